@@ -1,0 +1,38 @@
+# Thin layer over cargo: build, lay out an MPI installation, refresh the header.
+#   make                      release build
+#   make install PREFIX=DIR   DIR/bin (mpicc mpicxx mpirun mpiexec), DIR/include, DIR/lib
+#   make header               copy the generated mpi.h into include/
+PREFIX ?= $(CURDIR)/build/prefix
+CARGO ?= cargo
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+REL := target/release
+
+.PHONY: all build install header clean
+
+all: build
+
+build:
+	$(CARGO) build --release --lib --bins
+
+header: build
+	cp "$$(ls -t $(REL)/build/oxmpi-*/out/mpi.h | head -1)" include/mpi.h
+
+install: build
+	mkdir -p $(PREFIX)/bin $(PREFIX)/lib/pkgconfig $(PREFIX)/include
+	install -m 755 $(REL)/liboxmpi.so $(PREFIX)/lib/libmpi.so.12.0.0
+	ln -sf libmpi.so.12.0.0 $(PREFIX)/lib/libmpi.so.12
+	ln -sf libmpi.so.12 $(PREFIX)/lib/libmpi.so
+	ln -sf libmpi.so.12 $(PREFIX)/lib/libmpich.so.12
+	ln -sf libmpi.so.12 $(PREFIX)/lib/libmpich.so
+	install -m 644 include/mpi.h $(PREFIX)/include/mpi.h
+	install -m 755 $(REL)/mpirun $(PREFIX)/bin/mpirun
+	ln -sf mpirun $(PREFIX)/bin/mpiexec
+	install -m 755 tools/mpicc.in $(PREFIX)/bin/mpicc
+	ln -sf mpicc $(PREFIX)/bin/mpicxx
+	ln -sf mpicc $(PREFIX)/bin/mpic++
+	sed -e 's|@PREFIX@|$(abspath $(PREFIX))|' -e 's|@VERSION@|$(VERSION)|' tools/mpi.pc.in > $(PREFIX)/lib/pkgconfig/mpi.pc
+	ln -sf mpi.pc $(PREFIX)/lib/pkgconfig/oxmpi.pc
+
+clean:
+	$(CARGO) clean
+	rm -rf build

@@ -1,0 +1,64 @@
+//! Sets the SONAME of the C library and generates mpi.h.
+//!
+//! The header is generated into $OUT_DIR/mpi.h from the sources by cbindgen
+//! (cbindgen.toml), with a `PMPI_` prototype added for every `MPI_` function.
+//! `make header` copies it to include/mpi.h; tests/header.rs fails when the
+//! committed header differs from the generated one.
+
+fn main() {
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libmpi.so.12");
+    println!("cargo:rerun-if-changed=src");
+    println!("cargo:rerun-if-changed=cbindgen.toml");
+    let dir = std::env::var("CARGO_MANIFEST_DIR").unwrap();
+    let out = std::env::var("OUT_DIR").unwrap();
+    let cfg = cbindgen::Config::from_file(format!("{dir}/cbindgen.toml")).expect("cbindgen.toml");
+    let mut buf = Vec::new();
+    match cbindgen::Builder::new().with_crate(&dir).with_config(cfg).generate() {
+        Ok(b) => {
+            b.write(&mut buf);
+        }
+        Err(e) => {
+            println!("cargo:warning=cbindgen failed: {e}");
+            return;
+        }
+    }
+    let text = String::from_utf8(buf).unwrap();
+    std::fs::write(format!("{out}/mpi.h"), add_pmpi(&text)).unwrap();
+}
+
+/// After the block of MPI_ prototypes, repeats each as PMPI_.
+fn add_pmpi(h: &str) -> String {
+    let marker = "/* PMPI */";
+    let mut protos = Vec::new();
+    let mut cur: Option<String> = None;
+    for line in h.lines() {
+        if let Some(c) = cur.as_mut() {
+            c.push('\n');
+            c.push_str(line);
+            if line.trim_end().ends_with(';') {
+                protos.push(cur.take().unwrap());
+            }
+            continue;
+        }
+        let t = line.trim_start();
+        if (t.starts_with("int MPI_") || t.starts_with("double MPI_") || t.starts_with("MPI_Fint MPI_") || t.starts_with("MPI_Comm MPI_"))
+            && t.contains('(')
+        {
+            if line.trim_end().ends_with(';') {
+                protos.push(line.to_string());
+            } else {
+                cur = Some(line.to_string());
+            }
+        }
+    }
+    let mut p = String::from("/* Profiling interface: every MPI_ function is also PMPI_. */\n");
+    for pr in protos {
+        let i = pr.find("MPI_").unwrap();
+        let name_end = pr[i..].find('(').unwrap() + i;
+        let fixed = format!("{}P{}{}", &pr[..i], &pr[i..name_end], &pr[name_end..]);
+        // Re-indent continuation lines for the one extra character.
+        p.push_str(&fixed.replace("\n ", "\n  "));
+        p.push_str("\n\n");
+    }
+    h.replace(marker, &p)
+}

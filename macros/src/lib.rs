@@ -1,0 +1,95 @@
+//! `#[mpi_fn]`: the one wrapper around every OxMPI C entry point.
+//!
+//! Applied to `#[no_mangle] pub unsafe extern "C" fn MPI_Xxx(args) -> c_int { body }`
+//! where `body` evaluates to `crate::core::error::Result<()>`, it emits:
+//!
+//! * a private `unsafe fn` holding the body;
+//! * `MPI_Xxx` and `PMPI_Xxx`, both calling that private function through
+//!   `crate::abi::guard::enter`, which catches panics, routes errors to the
+//!   error handler of the argument named `comm` (or of `MPI_COMM_WORLD`) and
+//!   returns the MPI error code. The two symbols never call each other, so a
+//!   profiling tool that interposes `MPI_Xxx` and calls `PMPI_Xxx` cannot loop.
+//!
+//! Functions that do not return `c_int` (`MPI_Wtime`, `MPI_Wtick`, the
+//! `*_c2f`/`*_f2c` conversions) are only duplicated as `PMPI_Xxx`.
+//!
+//! cbindgen reads the source before expansion, so it sees the
+//! `#[no_mangle] extern "C"` signature as written and puts it in mpi.h.
+use proc_macro::TokenStream;
+use quote::{format_ident, quote};
+use syn::{parse_macro_input, FnArg, ItemFn, Pat, ReturnType, Type};
+
+#[proc_macro_attribute]
+pub fn mpi_fn(_attr: TokenStream, item: TokenStream) -> TokenStream {
+    let f = parse_macro_input!(item as ItemFn);
+    let name = f.sig.ident.clone();
+    let name_str = name.to_string();
+    let pname = format_ident!("P{}", name);
+    let inner = format_ident!("__oxmpi_impl_{}", name);
+    let attrs: Vec<_> = f
+        .attrs
+        .iter()
+        .filter(|a| !a.path().is_ident("no_mangle"))
+        .collect();
+    let inputs = &f.sig.inputs;
+    let mut args = Vec::new();
+    let mut has_comm = false;
+    for a in inputs {
+        if let FnArg::Typed(pt) = a {
+            if let Pat::Ident(pi) = &*pt.pat {
+                if pi.ident == "comm" {
+                    has_comm = true;
+                }
+                args.push(pi.ident.clone());
+            }
+        }
+    }
+    let output = &f.sig.output;
+    let returns_int = match output {
+        ReturnType::Type(_, t) => match &**t {
+            Type::Path(p) => p.path.segments.last().map(|s| s.ident == "c_int").unwrap_or(false),
+            _ => false,
+        },
+        ReturnType::Default => false,
+    };
+    let body = &f.block;
+    let vis = &f.vis;
+    if !returns_int {
+        return quote! {
+            #(#attrs)*
+            #[no_mangle]
+            #vis unsafe extern "C" fn #name(#inputs) #output #body
+            #[doc(hidden)]
+            #[no_mangle]
+            #vis unsafe extern "C" fn #pname(#inputs) #output #body
+        }
+        .into();
+    }
+    let comm_expr = if has_comm { quote!(Some(comm)) } else { quote!(None) };
+    quote! {
+        #[allow(non_snake_case, clippy::too_many_arguments, unused_unsafe, unused_mut)]
+        #[inline(always)]
+        unsafe fn #inner(#inputs) -> ::std::os::raw::c_int {
+            let __comm: Option<::std::os::raw::c_int> = #comm_expr;
+            crate::abi::guard::enter(#name_str, __comm, move || -> crate::core::error::Result<()> {
+                // SAFETY: an MPI entry point's pointer arguments are valid as
+                // the MPI standard requires of the caller (docs/abi.md);
+                // NULL and sentinels are checked by the helpers in abi::ptr.
+                unsafe { #body }
+            })
+        }
+        #(#attrs)*
+        #[no_mangle]
+        #vis unsafe extern "C" fn #name(#inputs) -> ::std::os::raw::c_int {
+            // SAFETY: same contract as the caller's.
+            unsafe { #inner(#(#args),*) }
+        }
+        #[doc(hidden)]
+        #[no_mangle]
+        #vis unsafe extern "C" fn #pname(#inputs) -> ::std::os::raw::c_int {
+            // SAFETY: same contract as the caller's.
+            unsafe { #inner(#(#args),*) }
+        }
+    }
+    .into()
+}

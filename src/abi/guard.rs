@@ -1,0 +1,84 @@
+//! The C boundary's error path: panics never cross it, errors go to the
+//! error handler of the right communicator.
+//!
+//! `enter` runs an entry point's body. On `Err` it finds the handler: of the
+//! error's own communicator, else of the call's `comm` argument, else of
+//! MPI_COMM_WORLD. MPI_ERRORS_ARE_FATAL and MPI_ERRORS_ABORT print
+//! "OxMPI error in <function>: <class>: <argument and value> (rank N)" and
+//! abort the job; MPI_ERRORS_RETURN returns the class; a user handler is
+//! called with the communicator and the code, without the library lock held.
+
+use super::consts::*;
+use crate::core::error::{class_name, Error, Result};
+use crate::core::runtime;
+use crate::core::state::{comm_index, ErrhFn};
+use std::os::raw::c_int;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+#[inline(always)]
+pub fn enter(func: &'static str, comm: Option<c_int>, f: impl FnOnce() -> Result<()>) -> c_int {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(())) => MPI_SUCCESS,
+        Ok(Err(e)) => raise(func, comm, e),
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".into());
+            raise(func, comm, Error::new(MPI_ERR_INTERN, format!("internal error (panic): {msg}")))
+        }
+    }
+}
+
+enum Handler {
+    Fatal,
+    Return,
+    User(ErrhFn),
+}
+
+#[cold]
+#[inline(never)]
+pub fn raise(func: &str, comm: Option<c_int>, e: Error) -> c_int {
+    let target = e.comm.or(comm).filter(|&c| comm_index(c).is_ok()).unwrap_or(MPI_COMM_WORLD);
+    let (handler, rank) = runtime::try_with(|st| {
+        let h = st.comm(target).map(|c| c.errhandler).unwrap_or(MPI_ERRORS_ARE_FATAL);
+        let h = match h {
+            MPI_ERRORS_RETURN => Handler::Return,
+            MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT => Handler::Fatal,
+            other => match super::handles::errh_index(other).and_then(|i| st.errhandlers.get(i).copied()) {
+                Some(f) => Handler::User(f),
+                None => Handler::Fatal,
+            },
+        };
+        (h, st.rank)
+    })
+    .unwrap_or((if runtime::phase() == 0 { Handler::Fatal } else { Handler::Return }, -1));
+    match handler {
+        Handler::Return => e.class,
+        Handler::User(f) => {
+            let mut c = target;
+            let mut code = e.class;
+            // SAFETY: `f` was registered by MPI_Comm_create_errhandler as a C function
+            // taking (MPI_Comm *, int *, ...); both pointers are valid for the call.
+            unsafe { f(&mut c, &mut code) };
+            e.class
+        }
+        Handler::Fatal => {
+            let who = if rank >= 0 { format!("rank {rank}") } else { "before MPI_Init".to_string() };
+            eprintln!("OxMPI error in {func}: {}: {} ({who})", class_name(e.class), e.msg);
+            abort_job(e.class.max(1), &format!("{func}: {}", e.msg));
+        }
+    }
+}
+
+/// Kills the job: tells the process manager, then exits this process.
+pub fn abort_job(code: c_int, why: &str) -> ! {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    runtime::try_with(|st| st.pmi.abort(code, why));
+    // SAFETY: _exit ends the process without running atexit handlers that could
+    // block on state other threads hold.
+    unsafe { libc::_exit(if code & 0xff == 0 { 1 } else { code & 0xff }) }
+}

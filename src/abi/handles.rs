@@ -1,0 +1,110 @@
+//! Decoding of integer handles (MPICH encoding, docs/abi.md): kind bits
+//! [31:30], object type [29:26], index [25:0]. Builtin datatypes are
+//! `0x4c00SSII` with SS the size in bytes; pair types are `0x8c00000N`.
+//! User-created objects get direct handles `0x80000000 | type << 26 | index`,
+//! which never collide with predefined ones and carry their kind.
+
+use super::consts::*;
+use crate::core::error::Result;
+use crate::err;
+use std::os::raw::c_int;
+
+pub const KIND_COMM: u32 = 1;
+pub const KIND_GROUP: u32 = 2;
+pub const KIND_DATATYPE: u32 = 3;
+pub const KIND_ERRHANDLER: u32 = 5;
+pub const KIND_OP: u32 = 6;
+pub const KIND_INFO: u32 = 7;
+pub const KIND_REQUEST: u32 = 0xb;
+
+const DIRECT: u32 = 0x8000_0000;
+
+pub fn object_type(h: c_int) -> u32 {
+    ((h as u32) >> 26) & 0xf
+}
+
+pub fn make(kind: u32, idx: u32) -> c_int {
+    (DIRECT | (kind << 26) | (idx & 0x03ff_ffff)) as c_int
+}
+
+/// Index of a user handle of `kind`, if `h` is one.
+pub fn index(h: c_int, kind: u32) -> Option<u32> {
+    let u = h as u32;
+    (u >> 30 == 2 && object_type(h) == kind).then_some(u & 0x03ff_ffff)
+}
+
+pub fn errh_index(h: c_int) -> Option<u32> {
+    index(h, KIND_ERRHANDLER)
+}
+
+/// " (it is a datatype handle)" when the handle names another kind of object than `expected`.
+pub fn kind_hint(h: c_int, expected: u32) -> &'static str {
+    if h as u32 >> 30 == 0 && h != 0 {
+        return " (it is a null handle)";
+    }
+    let t = object_type(h);
+    if t == expected {
+        return "";
+    }
+    match t {
+        KIND_COMM => " (it is a communicator handle)",
+        KIND_GROUP => " (it is a group handle)",
+        KIND_DATATYPE => " (it is a datatype handle)",
+        KIND_ERRHANDLER => " (it is an error handler handle)",
+        KIND_OP => " (it is an op handle)",
+        KIND_INFO => " (it is an info handle)",
+        KIND_REQUEST => " (it is a request handle)",
+        _ => "",
+    }
+}
+
+/// Size in bytes of one element of datatype `dt`.
+pub fn type_size(dt: c_int) -> Result<usize> {
+    let u = dt as u32;
+    if u >> 26 == 0x4c00_0000 >> 26 {
+        return Ok(((u >> 8) & 0xff) as usize);
+    }
+    Ok(match dt {
+        MPI_FLOAT_INT => 8,
+        MPI_DOUBLE_INT => 16,
+        MPI_LONG_INT => 16,
+        MPI_SHORT_INT => 8,
+        MPI_LONG_DOUBLE_INT => 32,
+        MPI_DATATYPE_NULL => return Err(err!(MPI_ERR_TYPE, "datatype=MPI_DATATYPE_NULL")),
+        _ => {
+            return Err(err!(
+                MPI_ERR_TYPE,
+                "datatype=0x{u:08x} is not a known datatype{}",
+                kind_hint(dt, KIND_DATATYPE)
+            ))
+        }
+    })
+}
+
+/// Basic elements per datatype element (2 for the pair types).
+pub fn type_elements(dt: c_int) -> usize {
+    match dt {
+        MPI_FLOAT_INT | MPI_DOUBLE_INT | MPI_LONG_INT | MPI_SHORT_INT | MPI_LONG_DOUBLE_INT => 2,
+        _ => 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn builtin_sizes_come_from_the_handle() {
+        assert_eq!(type_size(MPI_INT).unwrap(), 4);
+        assert_eq!(type_size(MPI_DOUBLE).unwrap(), 8);
+        assert_eq!(type_size(MPI_CHAR).unwrap(), 1);
+        assert_eq!(type_size(MPI_LONG_DOUBLE).unwrap(), 16);
+        assert_eq!(type_size(MPI_C_DOUBLE_COMPLEX).unwrap(), 16);
+        assert_eq!(type_size(MPI_DOUBLE_INT).unwrap(), 16);
+        assert_eq!(type_size(MPI_DATATYPE_NULL).unwrap_err().class, MPI_ERR_TYPE);
+        assert_eq!(type_size(MPI_COMM_WORLD).unwrap_err().class, MPI_ERR_TYPE);
+        assert!(type_size(MPI_COMM_WORLD).unwrap_err().msg.contains("communicator handle"));
+        assert_eq!(index(make(KIND_REQUEST, 7), KIND_REQUEST), Some(7));
+        assert_eq!(index(make(KIND_REQUEST, 7), KIND_COMM), None);
+        assert_eq!(make(KIND_REQUEST, 0) as u32, 0xac00_0000);
+    }
+}

@@ -1,0 +1,206 @@
+//! Environment: init/finalize, thread level, abort, version, clocks, and the
+//! rank/size/attribute queries of MPI_COMM_WORLD and MPI_COMM_SELF.
+
+use super::consts::*;
+use super::ptr::{out, write_cstr};
+use super::{MPI_Comm, MPI_Fint};
+use crate::core::runtime::{self, phase, set_phase, wait_for, with};
+use crate::core::state::State;
+use crate::err;
+use oxmpi_macros::mpi_fn;
+use std::os::raw::{c_char, c_int, c_void};
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// The library version string (MPI_Get_library_version).
+pub const LIBRARY_VERSION: &str = concat!("OxMPI ", env!("CARGO_PKG_VERSION"), " (MPICH ABI 4.0 compatible; shared memory transport)");
+
+fn do_init(required: c_int) -> crate::core::error::Result<c_int> {
+    if phase() != 0 {
+        return Err(err!(MPI_ERR_OTHER, "MPI_Init called twice (MPI is already {})", if phase() == 1 { "initialized" } else { "finalized" }));
+    }
+    if !(MPI_THREAD_SINGLE..=MPI_THREAD_MULTIPLE).contains(&required) {
+        return Err(err!(MPI_ERR_ARG, "required={required} is not a thread level"));
+    }
+    // One library-wide lock serialises every call, so every level can be provided.
+    let provided = required;
+    let st = State::init(provided)?;
+    let universe = if st.pmi.universe_size > 0 { st.pmi.universe_size } else { st.size };
+    ATTR_UNIVERSE.store(universe, Ordering::Relaxed);
+    ATTR_APPNUM.store(st.pmi.appnum.max(0), Ordering::Relaxed);
+    runtime::install(Some(st));
+    set_phase(1);
+    Ok(provided)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> c_int {
+    let _ = (argc, argv);
+    do_init(MPI_THREAD_SINGLE)?;
+    Ok(())
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Init_thread(
+    argc: *mut c_int,
+    argv: *mut *mut *mut c_char,
+    required: c_int,
+    provided: *mut c_int,
+) -> c_int {
+    let _ = (argc, argv);
+    if provided.is_null() {
+        return Err(err!(MPI_ERR_ARG, "provided=NULL"));
+    }
+    let p = do_init(required)?;
+    out(provided, "provided", p)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Finalize() -> c_int {
+    wait_for(|st| Ok(st.quiescent().then_some(())))?;
+    with(|st| {
+        st.pmi.barrier().map_err(|e| err!(MPI_ERR_INTERN, "PMI barrier failed: {e}"))?;
+        st.pmi.finalize().map_err(|e| err!(MPI_ERR_INTERN, "PMI finalize failed: {e}"))
+    })?;
+    set_phase(2);
+    drop(runtime::install(None));
+    Ok(())
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Initialized(flag: *mut c_int) -> c_int {
+    out(flag, "flag", (phase() >= 1) as c_int)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Finalized(flag: *mut c_int) -> c_int {
+    out(flag, "flag", (phase() == 2) as c_int)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Query_thread(provided: *mut c_int) -> c_int {
+    let p = with(|st| Ok(st.thread_level))?;
+    out(provided, "provided", p)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Is_thread_main(flag: *mut c_int) -> c_int {
+    let m = with(|st| Ok(st.main_thread == std::thread::current().id()))?;
+    out(flag, "flag", m as c_int)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Abort(comm: MPI_Comm, errorcode: c_int) -> c_int {
+    let rank = runtime::try_with(|st| st.rank).unwrap_or(0);
+    eprintln!("OxMPI: MPI_Abort(comm=0x{:08x}, errorcode={errorcode}) called by rank {rank}", comm as u32);
+    super::guard::abort_job(errorcode, &format!("MPI_Abort called by rank {rank} with errorcode {errorcode}"));
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_version(version: *mut c_int, subversion: *mut c_int) -> c_int {
+    out(version, "version", MPI_VERSION)?;
+    out(subversion, "subversion", MPI_SUBVERSION)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_library_version(version: *mut c_char, resultlen: *mut c_int) -> c_int {
+    let n = write_cstr(version, MPI_MAX_LIBRARY_VERSION_STRING as usize, LIBRARY_VERSION)?;
+    out(resultlen, "resultlen", n)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_processor_name(name: *mut c_char, resultlen: *mut c_int) -> c_int {
+    let n = write_cstr(name, MPI_MAX_PROCESSOR_NAME as usize, &crate::sys::hostname())?;
+    out(resultlen, "resultlen", n)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Wtime() -> f64 {
+    crate::sys::now()
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Wtick() -> f64 {
+    crate::sys::tick()
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_rank(comm: MPI_Comm, rank: *mut c_int) -> c_int {
+    let r = with(|st| Ok(st.comm(comm)?.rank))?;
+    out(rank, "rank", r)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_size(comm: MPI_Comm, size: *mut c_int) -> c_int {
+    let s = with(|st| Ok(st.comm(comm)?.size))?;
+    out(size, "size", s)
+}
+
+static ATTR_TAG_UB: AtomicI32 = AtomicI32::new(i32::MAX);
+static ATTR_HOST: AtomicI32 = AtomicI32::new(MPI_PROC_NULL);
+static ATTR_IO: AtomicI32 = AtomicI32::new(MPI_ANY_SOURCE);
+static ATTR_WTIME_GLOBAL: AtomicI32 = AtomicI32::new(0);
+static ATTR_UNIVERSE: AtomicI32 = AtomicI32::new(1);
+static ATTR_APPNUM: AtomicI32 = AtomicI32::new(0);
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_get_attr(
+    comm: MPI_Comm,
+    comm_keyval: c_int,
+    attribute_val: *mut c_void,
+    flag: *mut c_int,
+) -> c_int {
+    with(|st| st.comm(comm).map(|_| ()))?;
+    let v: Option<&'static AtomicI32> = match comm_keyval {
+        MPI_TAG_UB => Some(&ATTR_TAG_UB),
+        MPI_HOST => Some(&ATTR_HOST),
+        MPI_IO => Some(&ATTR_IO),
+        MPI_WTIME_IS_GLOBAL => Some(&ATTR_WTIME_GLOBAL),
+        MPI_UNIVERSE_SIZE => Some(&ATTR_UNIVERSE),
+        MPI_APPNUM => Some(&ATTR_APPNUM),
+        MPI_KEYVAL_INVALID => return Err(err!(MPI_ERR_KEYVAL, "comm_keyval=MPI_KEYVAL_INVALID")),
+        _ => None,
+    };
+    if flag.is_null() {
+        return Err(err!(MPI_ERR_ARG, "flag=NULL"));
+    }
+    match v {
+        Some(a) => {
+            // The attribute value of a predefined key is a pointer to an int
+            // (AtomicI32 has the layout of an int).
+            out(attribute_val as *mut *const c_void, "attribute_val", a.as_ptr() as *const c_void)?;
+            out(flag, "flag", 1)
+        }
+        None if comm_keyval as u32 >> 26 == 0x64000000 >> 26 || comm_keyval as u32 >> 26 == 0xa4000000 >> 26 => {
+            out(flag, "flag", 0)
+        }
+        None => Err(err!(MPI_ERR_KEYVAL, "comm_keyval={comm_keyval} is not a keyval")),
+    }
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_c2f(comm: MPI_Comm) -> MPI_Fint {
+    comm
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_f2c(comm: MPI_Fint) -> MPI_Comm {
+    comm
+}

@@ -1,0 +1,672 @@
+//! Point-to-point entry points: send modes, receives, probes, persistent
+//! requests and the buffered-send pool.
+
+use super::consts::*;
+use super::handles::{self, KIND_REQUEST};
+use super::ptr::{check_buf, inp, out, write_status};
+use super::request::req_index;
+use super::{MPI_Comm, MPI_Datatype, MPI_Message, MPI_Request, MPI_Status};
+use crate::core::error::Result;
+use crate::core::runtime::{wait_for, with};
+use crate::core::state::{Bsend, Persist, ReqId, ReqKind, Request, SendMode, State, Status};
+use crate::err;
+use oxmpi_macros::mpi_fn;
+use std::os::raw::{c_int, c_void};
+
+pub const TAG_UB: c_int = i32::MAX;
+
+fn comm_desc(st: &State, comm: MPI_Comm) -> String {
+    st.comm(comm).map(|c| format!("{} (size {})", c.name, c.size)).unwrap_or_default()
+}
+
+/// Validates (buf, count, datatype) and returns the message size in bytes.
+fn check_data(buf: *const c_void, count: c_int, datatype: MPI_Datatype, bufname: &str) -> Result<usize> {
+    if count < 0 {
+        return Err(err!(MPI_ERR_COUNT, "count={count} must be non-negative"));
+    }
+    let sz = handles::type_size(datatype)?;
+    check_buf(buf as *const u8, count, bufname)?;
+    (count as usize)
+        .checked_mul(sz)
+        .ok_or_else(|| err!(MPI_ERR_COUNT, "count={count} overflows the message size"))
+}
+
+fn check_dest(st: &State, comm: MPI_Comm, dest: c_int, tag: c_int) -> Result<()> {
+    let c = st.comm(comm)?;
+    if dest != MPI_PROC_NULL && (dest < 0 || dest >= c.size) {
+        return Err(err!(MPI_ERR_RANK, "dest={dest} is not a rank of {}", comm_desc(st, comm)));
+    }
+    if !(0..=TAG_UB).contains(&tag) {
+        return Err(err!(MPI_ERR_TAG, "tag={tag} must be in 0..={TAG_UB} for a send"));
+    }
+    Ok(())
+}
+
+fn check_source(st: &State, comm: MPI_Comm, source: c_int, tag: c_int) -> Result<()> {
+    let c = st.comm(comm)?;
+    if source != MPI_PROC_NULL && source != MPI_ANY_SOURCE && (source < 0 || source >= c.size) {
+        return Err(err!(MPI_ERR_RANK, "source={source} is not a rank of {}", comm_desc(st, comm)));
+    }
+    if tag != MPI_ANY_TAG && !(0..=TAG_UB).contains(&tag) {
+        return Err(err!(MPI_ERR_TAG, "tag={tag} must be MPI_ANY_TAG or in 0..={TAG_UB}"));
+    }
+    Ok(())
+}
+
+/// Starts a send on request `rid` (already validated).
+fn launch_send(st: &mut State, rid: ReqId, comm: MPI_Comm, dest: c_int, tag: c_int, buf: *const u8, bytes: usize, mode: SendMode) -> Result<()> {
+    if mode == SendMode::Buffered && dest != MPI_PROC_NULL {
+        let (off, region) = st.bsend_alloc(bytes).ok_or_else(|| {
+            err!(
+                MPI_ERR_BUFFER,
+                "a buffered send of {bytes} bytes (+{MPI_BSEND_OVERHEAD} overhead) does not fit in the attached buffer ({})",
+                st.bsend.as_ref().map(|b| format!("{} bytes", b.size)).unwrap_or_else(|| "none attached".into())
+            )
+        })?;
+        // SAFETY: region has room for `bytes`; buf holds `bytes` (validated).
+        unsafe { std::ptr::copy_nonoverlapping(buf, region, bytes) };
+        let mut inner = Request::new(ReqKind::Send, comm, region, bytes);
+        inner.bsend_region = Some(off);
+        let irid = st.reqs.insert(inner);
+        st.start_send(irid, comm, dest, tag, region, bytes, SendMode::Standard)?;
+        st.complete(rid);
+        return Ok(());
+    }
+    st.start_send(rid, comm, dest, tag, buf, bytes, mode)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn isend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode) -> Result<ReqId> {
+    let bytes = check_data(buf, count, datatype, "buf")?;
+    with(|st| {
+        check_dest(st, comm, dest, tag)?;
+        let rid = st.reqs.insert(Request::new(ReqKind::Send, comm, buf as *mut u8, bytes));
+        if let Err(e) = launch_send(st, rid, comm, dest, tag, buf as *const u8, bytes, mode) {
+            st.reqs.remove(rid);
+            return Err(e);
+        }
+        Ok(rid)
+    })
+}
+
+fn irecv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm) -> Result<ReqId> {
+    let bytes = check_data(buf, count, datatype, "buf")?;
+    with(|st| {
+        check_source(st, comm, source, tag)?;
+        let rid = st.reqs.insert(Request::new(ReqKind::Recv, comm, buf as *mut u8, bytes));
+        st.start_recv(rid, comm, source, tag)?;
+        Ok(rid)
+    })
+}
+
+/// Waits for request `rid` and retires it; returns its status.
+fn wait_rid(rid: ReqId) -> Result<Status> {
+    wait_for(|st| {
+        let r = st.reqs.get(rid).ok_or_else(|| err!(MPI_ERR_INTERN, "request vanished"))?;
+        if r.done {
+            let s = r.status;
+            let comm = r.comm;
+            st.reqs.remove(rid);
+            if s.error != MPI_SUCCESS {
+                return Err(crate::core::error::Error::new(s.error, trunc_msg(&s)).on_comm(comm));
+            }
+            return Ok(Some(s));
+        }
+        Ok(None)
+    })
+}
+
+pub fn trunc_msg(s: &Status) -> String {
+    if s.error == MPI_ERR_TRUNCATE {
+        format!("message of {} bytes from source={} tag={} is longer than the receive buffer", s.bytes, s.source, s.tag)
+    } else {
+        format!("request failed with error class {}", s.error)
+    }
+}
+
+fn new_handle(rid: ReqId) -> MPI_Request {
+    handles::make(KIND_REQUEST, rid)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn persistent_send(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode) -> Result<ReqId> {
+    let bytes = check_data(buf, count, datatype, "buf")?;
+    with(|st| {
+        check_dest(st, comm, dest, tag)?;
+        let mut r = Request::new(ReqKind::Send, comm, buf as *mut u8, bytes);
+        r.active = false;
+        r.persist = Some(Persist { recv: false, mode, buf: buf as *mut u8, bytes, peer: dest, tag, comm });
+        Ok(st.reqs.insert(r))
+    })
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Send(
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    let rid = isend(buf, count, datatype, dest, tag, comm, SendMode::Standard)?;
+    wait_rid(rid).map(|_| ())
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ssend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    let rid = isend(buf, count, datatype, dest, tag, comm, SendMode::Sync)?;
+    wait_rid(rid).map(|_| ())
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rsend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    let rid = isend(buf, count, datatype, dest, tag, comm, SendMode::Ready)?;
+    wait_rid(rid).map(|_| ())
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Bsend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    let rid = isend(buf, count, datatype, dest, tag, comm, SendMode::Buffered)?;
+    wait_rid(rid).map(|_| ())
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Isend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    let rid = isend(buf, count, datatype, dest, tag, comm, SendMode::Standard)?;
+    out(request, "request", new_handle(rid))
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Issend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    let rid = isend(buf, count, datatype, dest, tag, comm, SendMode::Sync)?;
+    out(request, "request", new_handle(rid))
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Irsend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    let rid = isend(buf, count, datatype, dest, tag, comm, SendMode::Ready)?;
+    out(request, "request", new_handle(rid))
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ibsend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    let rid = isend(buf, count, datatype, dest, tag, comm, SendMode::Buffered)?;
+    out(request, "request", new_handle(rid))
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Send_init(
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    let rid = persistent_send(buf, count, datatype, dest, tag, comm, SendMode::Standard)?;
+    out(request, "request", new_handle(rid))
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ssend_init(
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    let rid = persistent_send(buf, count, datatype, dest, tag, comm, SendMode::Sync)?;
+    out(request, "request", new_handle(rid))
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rsend_init(
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    let rid = persistent_send(buf, count, datatype, dest, tag, comm, SendMode::Ready)?;
+    out(request, "request", new_handle(rid))
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Bsend_init(
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    let rid = persistent_send(buf, count, datatype, dest, tag, comm, SendMode::Buffered)?;
+    out(request, "request", new_handle(rid))
+}
+
+/// Starts persistent request `rid` (MPI_Start).
+pub fn start_persistent(st: &mut State, rid: ReqId) -> Result<()> {
+    let r = st.reqs.get_mut(rid).ok_or_else(|| err!(MPI_ERR_REQUEST, "request is not valid"))?;
+    let p = r.persist.ok_or_else(|| err!(MPI_ERR_REQUEST, "request is not a persistent request"))?;
+    if r.active {
+        return Err(err!(MPI_ERR_REQUEST, "request is already active (MPI_Start on an active persistent request)"));
+    }
+    r.active = true;
+    r.done = false;
+    r.status = Status::empty();
+    r.got = 0;
+    r.total = 0;
+    if p.recv {
+        st.start_recv(rid, p.comm, p.peer, p.tag)
+    } else {
+        launch_send(st, rid, p.comm, p.peer, p.tag, p.buf, p.bytes, p.mode)
+    }
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Recv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    let rid = irecv(buf, count, datatype, source, tag, comm)?;
+    let s = wait_rid(rid)?;
+    write_status(status, &s, false);
+    Ok(())
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Irecv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    let rid = irecv(buf, count, datatype, source, tag, comm)?;
+    out(request, "request", new_handle(rid))
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Recv_init(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    let bytes = check_data(buf, count, datatype, "buf")?;
+    let rid = with(|st| {
+        check_source(st, comm, source, tag)?;
+        let mut r = Request::new(ReqKind::Recv, comm, buf as *mut u8, bytes);
+        r.active = false;
+        r.persist = Some(Persist { recv: true, mode: SendMode::Standard, buf: buf as *mut u8, bytes, peer: source, tag, comm });
+        Ok(st.reqs.insert(r))
+    })?;
+    out(request, "request", new_handle(rid))
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Sendrecv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    let r = irecv(recvbuf, recvcount, recvtype, source, recvtag, comm)?;
+    let s = match isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, SendMode::Standard) {
+        Ok(s) => s,
+        Err(e) => {
+            with(|st| {
+                st.cancel_recv(r);
+                st.reqs.remove(r);
+                Ok(())
+            })?;
+            return Err(e);
+        }
+    };
+    wait_rid(s)?;
+    let st = wait_rid(r)?;
+    write_status(status, &st, false);
+    Ok(())
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Sendrecv_replace(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    let bytes = check_data(buf, count, datatype, "buf")?;
+    let mut tmp = vec![0u8; bytes];
+    let r = irecv(tmp.as_mut_ptr() as *mut c_void, count, datatype, source, recvtag, comm)?;
+    let s = isend(buf, count, datatype, dest, sendtag, comm, SendMode::Standard)?;
+    wait_rid(s)?;
+    let st = wait_rid(r)?;
+    let n = (st.bytes as usize).min(bytes);
+    std::ptr::copy_nonoverlapping(tmp.as_ptr(), buf as *mut u8, n);
+    write_status(status, &st, false);
+    Ok(())
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Probe(source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
+    with(|st| check_source(st, comm, source, tag))?;
+    let s = if source == MPI_PROC_NULL {
+        Status::proc_null()
+    } else {
+        wait_for(|st| st.iprobe(comm, source, tag))?
+    };
+    write_status(status, &s, false);
+    Ok(())
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Iprobe(source: c_int, tag: c_int, comm: MPI_Comm, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
+    if flag.is_null() {
+        return Err(err!(MPI_ERR_ARG, "flag=NULL"));
+    }
+    let s = with(|st| {
+        check_source(st, comm, source, tag)?;
+        if source == MPI_PROC_NULL {
+            return Ok(Some(Status::proc_null()));
+        }
+        st.progress();
+        st.iprobe(comm, source, tag)
+    })?;
+    if let Some(s) = s {
+        write_status(status, &s, false);
+    }
+    out(flag, "flag", s.is_some() as c_int)
+}
+
+fn message_handle(st: &mut State, comm: MPI_Comm, uid: u64) -> MPI_Message {
+    let rid = st.reqs.insert(Request::new(ReqKind::Message { uid }, comm, std::ptr::null_mut(), 0));
+    new_handle(rid)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Mprobe(source: c_int, tag: c_int, comm: MPI_Comm, message: *mut MPI_Message, status: *mut MPI_Status) -> c_int {
+    if message.is_null() {
+        return Err(err!(MPI_ERR_ARG, "message=NULL"));
+    }
+    with(|st| check_source(st, comm, source, tag))?;
+    if source == MPI_PROC_NULL {
+        write_status(status, &Status::proc_null(), false);
+        return out(message, "message", MPI_MESSAGE_NO_PROC);
+    }
+    let (h, s) = wait_for(|st| {
+        Ok(st.improbe(comm, source, tag)?.map(|(uid, s)| (message_handle(st, comm, uid), s)))
+    })?;
+    write_status(status, &s, false);
+    out(message, "message", h)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Improbe(
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    flag: *mut c_int,
+    message: *mut MPI_Message,
+    status: *mut MPI_Status,
+) -> c_int {
+    if message.is_null() || flag.is_null() {
+        return Err(err!(MPI_ERR_ARG, "{}=NULL", if flag.is_null() { "flag" } else { "message" }));
+    }
+    with(|st| check_source(st, comm, source, tag))?;
+    if source == MPI_PROC_NULL {
+        write_status(status, &Status::proc_null(), false);
+        out(flag, "flag", 1)?;
+        return out(message, "message", MPI_MESSAGE_NO_PROC);
+    }
+    let r = with(|st| {
+        st.progress();
+        Ok(st.improbe(comm, source, tag)?.map(|(uid, s)| (message_handle(st, comm, uid), s)))
+    })?;
+    match r {
+        Some((h, s)) => {
+            write_status(status, &s, false);
+            out(message, "message", h)?;
+            out(flag, "flag", 1)
+        }
+        None => out(flag, "flag", 0),
+    }
+}
+
+/// Turns a message handle into a receive request on `buf`.
+unsafe fn mrecv_start(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, message: *mut MPI_Message) -> Result<Option<ReqId>> {
+    // SAFETY: message is a valid pointer (caller's contract).
+    let m = unsafe { inp(message, "message")? };
+    let bytes = check_data(buf, count, datatype, "buf")?;
+    if m == MPI_MESSAGE_NO_PROC {
+        return Ok(None);
+    }
+    let rid = with(|st| {
+        let rid = req_index(m).filter(|&i| matches!(st.reqs.get(i).map(|r| r.kind), Some(ReqKind::Message { .. })));
+        let rid = rid.ok_or_else(|| err!(MPI_ERR_REQUEST, "message=0x{:08x} is not a matched message", m as u32))?;
+        let r = st.reqs.get_mut(rid).unwrap();
+        let ReqKind::Message { uid } = r.kind else { unreachable!() };
+        r.kind = ReqKind::Recv;
+        r.buf = buf as *mut u8;
+        r.cap = bytes;
+        st.start_mrecv(rid, uid);
+        Ok(rid)
+    })?;
+    Ok(Some(rid))
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Mrecv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    message: *mut MPI_Message,
+    status: *mut MPI_Status,
+) -> c_int {
+    let s = match mrecv_start(buf, count, datatype, message)? {
+        None => Status::proc_null(),
+        Some(rid) => {
+            *message = MPI_MESSAGE_NULL;
+            wait_rid(rid)?
+        }
+    };
+    *message = MPI_MESSAGE_NULL;
+    write_status(status, &s, false);
+    Ok(())
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Imrecv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    message: *mut MPI_Message,
+    request: *mut MPI_Request,
+) -> c_int {
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    let rid = match mrecv_start(buf, count, datatype, message)? {
+        Some(rid) => rid,
+        None => with(|st| {
+            let rid = st.reqs.insert(Request::new(ReqKind::Recv, MPI_COMM_SELF, std::ptr::null_mut(), 0));
+            st.reqs.get_mut(rid).unwrap().status = Status::proc_null();
+            st.complete(rid);
+            Ok(rid)
+        })?,
+    };
+    *message = MPI_MESSAGE_NULL;
+    out(request, "request", new_handle(rid))
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Buffer_attach(buffer: *mut c_void, size: c_int) -> c_int {
+    if size < 0 {
+        return Err(err!(MPI_ERR_ARG, "size={size} must be non-negative"));
+    }
+    if buffer.is_null() && size > 0 {
+        return Err(err!(MPI_ERR_BUFFER, "buffer=NULL with size={size}"));
+    }
+    with(|st| {
+        if st.bsend.is_some() {
+            return Err(err!(MPI_ERR_BUFFER, "a buffer is already attached (detach it first)"));
+        }
+        st.bsend = Some(Bsend::new(buffer as *mut u8, size as usize));
+        Ok(())
+    })
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
+    if buffer_addr.is_null() || size.is_null() {
+        return Err(err!(MPI_ERR_ARG, "{}=NULL", if size.is_null() { "size" } else { "buffer_addr" }));
+    }
+    // Detach waits until every buffered message has left the buffer.
+    wait_for(|st| match st.bsend.as_ref() {
+        None => Err(err!(MPI_ERR_BUFFER, "no buffer is attached")),
+        Some(b) if b.in_use() => Ok(None),
+        Some(_) => Ok(Some(())),
+    })?;
+    let b = with(|st| Ok(st.bsend.take().unwrap()))?;
+    out(buffer_addr as *mut *mut c_void, "buffer_addr", b.base as *mut c_void)?;
+    out(size, "size", b.size as c_int)
+}
+

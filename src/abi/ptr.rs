@@ -1,0 +1,124 @@
+//! Raw-pointer helpers of the C boundary; sentinels are resolved here and
+//! nowhere else (MPI_STATUS_IGNORE, MPI_STATUSES_IGNORE, MPI_IN_PLACE, MPI_BOTTOM).
+
+use super::consts::*;
+use super::MPI_Status;
+use crate::core::error::Result;
+use crate::core::state::Status;
+use crate::err;
+use std::os::raw::c_int;
+
+/// MPI_STATUS_IGNORE and MPI_STATUSES_IGNORE are `(MPI_Status *)1`.
+pub fn status_ignored(p: *const MPI_Status) -> bool {
+    p as usize == 1 || p.is_null()
+}
+
+/// Writes `s` to `p` unless `p` is MPI_STATUS_IGNORE. The MPI_ERROR field is
+/// written only when `with_error` (multi-request calls).
+///
+/// # Safety
+/// `p` is MPI_STATUS_IGNORE or valid for writes of one MPI_Status.
+pub unsafe fn write_status(p: *mut MPI_Status, s: &Status, with_error: bool) {
+    if status_ignored(p) {
+        return;
+    }
+    // SAFETY: per the contract, p is a writable status.
+    let st = unsafe { &mut *p };
+    st.count_lo = s.bytes as u32 as c_int;
+    st.count_hi_and_cancelled = (((s.bytes >> 32) as u32) << 1 | s.cancelled as u32) as c_int;
+    st.MPI_SOURCE = s.source;
+    st.MPI_TAG = s.tag;
+    if with_error {
+        st.MPI_ERROR = s.error;
+    }
+}
+
+/// Element `i` of a status array, or MPI_STATUSES_IGNORE.
+///
+/// # Safety
+/// `p` is MPI_STATUSES_IGNORE or an array of more than `i` statuses.
+pub unsafe fn status_at(p: *mut MPI_Status, i: usize) -> *mut MPI_Status {
+    if status_ignored(p) {
+        1 as *mut MPI_Status
+    } else {
+        // SAFETY: per the contract.
+        unsafe { p.add(i) }
+    }
+}
+
+/// Reads the byte count and cancelled flag back from a C status.
+pub fn read_status(st: &MPI_Status) -> (u64, bool) {
+    let hi = (st.count_hi_and_cancelled as u32 >> 1) as u64;
+    ((hi << 32) | st.count_lo as u32 as u64, st.count_hi_and_cancelled & 1 != 0)
+}
+
+/// Writes an output argument, failing with MPI_ERR_ARG on NULL.
+///
+/// # Safety
+/// `p` is NULL or valid for writes of one T.
+pub unsafe fn out<T>(p: *mut T, name: &str, v: T) -> Result<()> {
+    if p.is_null() {
+        return Err(err!(MPI_ERR_ARG, "{name}=NULL: an output argument may not be NULL"));
+    }
+    // SAFETY: non-null and valid per the contract.
+    unsafe { p.write(v) };
+    Ok(())
+}
+
+/// Reads an input argument, failing with MPI_ERR_ARG on NULL.
+///
+/// # Safety
+/// `p` is NULL or valid for reads of one T.
+pub unsafe fn inp<T: Copy>(p: *const T, name: &str) -> Result<T> {
+    if p.is_null() {
+        return Err(err!(MPI_ERR_ARG, "{name}=NULL"));
+    }
+    // SAFETY: non-null and valid per the contract.
+    Ok(unsafe { p.read() })
+}
+
+/// Checks that a buffer of `count` elements can be used: a non-zero count needs a
+/// non-NULL address.
+pub fn check_buf(buf: *const u8, count: c_int, name: &str) -> Result<()> {
+    if buf.is_null() && count > 0 {
+        return Err(err!(MPI_ERR_BUFFER, "{name}=NULL with count={count}"));
+    }
+    if buf as isize == -1 {
+        return Err(err!(MPI_ERR_BUFFER, "{name}=MPI_IN_PLACE is not allowed here"));
+    }
+    Ok(())
+}
+
+/// Copies a Rust string into a C buffer of `max` bytes, NUL-terminated; returns the length.
+///
+/// # Safety
+/// `dst` is valid for writes of `max` bytes.
+pub unsafe fn write_cstr(dst: *mut std::os::raw::c_char, max: usize, s: &str) -> Result<c_int> {
+    if dst.is_null() {
+        return Err(err!(MPI_ERR_ARG, "string buffer=NULL"));
+    }
+    let b = s.as_bytes();
+    let n = b.len().min(max.saturating_sub(1));
+    // SAFETY: n + 1 <= max bytes of dst are writable.
+    unsafe {
+        std::ptr::copy_nonoverlapping(b.as_ptr(), dst as *mut u8, n);
+        *dst.add(n) = 0;
+    }
+    Ok(n as c_int)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn status_round_trips_large_counts_and_cancel() {
+        for &(bytes, c) in &[(0u64, false), (5, true), (0xffff_ffff, false), (0x7_0000_0003, true)] {
+            let mut st = MPI_Status::default();
+            let s = Status { source: 3, tag: 9, error: 0, bytes, cancelled: c };
+            // SAFETY: st is a valid status.
+            unsafe { write_status(&mut st, &s, false) };
+            assert_eq!(read_status(&st), (bytes, c));
+            assert_eq!((st.MPI_SOURCE, st.MPI_TAG), (3, 9));
+        }
+    }
+}

@@ -1,0 +1,517 @@
+//! Completion: the Wait and Test families, request lifetime (free, cancel,
+//! start), and status queries.
+
+use super::consts::*;
+use super::handles::{self, KIND_REQUEST};
+use super::ptr::{inp, out, read_status, status_at, write_status};
+use super::{MPI_Count, MPI_Datatype, MPI_Request, MPI_Status};
+use crate::core::error::{Error, Result};
+use crate::core::runtime::{wait_for, with};
+use crate::core::state::{ReqId, ReqKind, State, Status};
+use crate::err;
+use oxmpi_macros::mpi_fn;
+use std::os::raw::c_int;
+
+pub fn req_index(h: MPI_Request) -> Option<ReqId> {
+    handles::index(h, KIND_REQUEST)
+}
+
+enum Poll {
+    Null,
+    Pending,
+    Done(Status, c_int),
+}
+
+fn lookup(st: &State, h: MPI_Request) -> Result<ReqId> {
+    req_index(h)
+        .filter(|&i| matches!(st.reqs.get(i), Some(r) if !matches!(r.kind, ReqKind::Message { .. }) && !r.user_freed))
+        .ok_or_else(|| {
+            err!(MPI_ERR_REQUEST, "request=0x{:08x} is not a valid request{}", h as u32, handles::kind_hint(h, KIND_REQUEST))
+        })
+}
+
+fn poll(st: &State, h: MPI_Request) -> Result<Poll> {
+    if h == MPI_REQUEST_NULL {
+        return Ok(Poll::Null);
+    }
+    let r = st.reqs.get(lookup(st, h)?).unwrap();
+    Ok(if !r.active {
+        Poll::Null
+    } else if r.done {
+        Poll::Done(r.status, r.comm)
+    } else {
+        Poll::Pending
+    })
+}
+
+/// Releases a completed request: a persistent one becomes inactive, others are freed
+/// and the caller's handle becomes MPI_REQUEST_NULL.
+fn retire(st: &mut State, h: &mut MPI_Request) {
+    let Some(rid) = req_index(*h) else { return };
+    let Some(r) = st.reqs.get_mut(rid) else { return };
+    if r.persist.is_some() {
+        r.active = false;
+    } else {
+        st.reqs.remove(rid);
+        *h = MPI_REQUEST_NULL;
+    }
+}
+
+fn status_error(s: &Status, comm: c_int) -> Result<()> {
+    if s.error != MPI_SUCCESS {
+        return Err(Error::new(s.error, super::p2p::trunc_msg(s)).on_comm(comm));
+    }
+    Ok(())
+}
+
+/// Waits for one request; retires it; returns its status.
+///
+/// # Safety
+/// `request` is valid for reads and writes.
+pub unsafe fn finish_wait(request: *mut MPI_Request) -> Result<(Status, c_int)> {
+    let mut h = unsafe { inp(request, "request")? };
+    let r = wait_for(|st| {
+        Ok(match poll(st, h)? {
+            Poll::Null => Some((Status::empty(), MPI_COMM_WORLD)),
+            Poll::Pending => None,
+            Poll::Done(s, c) => {
+                retire(st, &mut h);
+                Some((s, c))
+            }
+        })
+    })?;
+    // SAFETY: checked non-NULL above.
+    unsafe { *request = h };
+    Ok(r)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
+    let (s, comm) = finish_wait(request)?;
+    write_status(status, &s, false);
+    status_error(&s, comm)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Test(request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
+    let mut h = inp(request, "request")?;
+    if flag.is_null() {
+        return Err(err!(MPI_ERR_ARG, "flag=NULL"));
+    }
+    let r = with(|st| {
+        let mut p = poll(st, h)?;
+        if matches!(p, Poll::Pending) {
+            st.progress();
+            p = poll(st, h)?;
+        }
+        Ok(match p {
+            Poll::Null => Some((Status::empty(), MPI_COMM_WORLD)),
+            Poll::Pending => None,
+            Poll::Done(s, c) => {
+                retire(st, &mut h);
+                Some((s, c))
+            }
+        })
+    })?;
+    *request = h;
+    match r {
+        Some((s, c)) => {
+            write_status(status, &s, false);
+            *flag = 1;
+            status_error(&s, c)
+        }
+        None => out(flag, "flag", 0),
+    }
+}
+
+unsafe fn req_slice<'a>(count: c_int, reqs: *mut MPI_Request) -> Result<&'a mut [MPI_Request]> {
+    if count < 0 {
+        return Err(err!(MPI_ERR_COUNT, "count={count} must be non-negative"));
+    }
+    if count == 0 {
+        return Ok(&mut []);
+    }
+    if reqs.is_null() {
+        return Err(err!(MPI_ERR_ARG, "array_of_requests=NULL with count={count}"));
+    }
+    // SAFETY: the caller passes an array of `count` requests.
+    Ok(unsafe { std::slice::from_raw_parts_mut(reqs, count as usize) })
+}
+
+/// Writes the statuses of a multi-request completion; with an error among
+/// them, every MPI_ERROR field is set and MPI_ERR_IN_STATUS is returned.
+unsafe fn write_many(statuses: *mut MPI_Status, idx: &[usize], got: &[(Status, c_int)]) -> Result<()> {
+    let failed = got.iter().find(|(s, _)| s.error != MPI_SUCCESS);
+    for (k, (s, _)) in got.iter().enumerate() {
+        // SAFETY: statuses holds an entry for every index (or is STATUSES_IGNORE).
+        unsafe { write_status(status_at(statuses, idx[k]), s, failed.is_some()) };
+    }
+    if let Some((s, c)) = failed {
+        return Err(Error::new(
+            MPI_ERR_IN_STATUS,
+            format!("a request failed ({}); see the MPI_ERROR field of each status", super::p2p::trunc_msg(s)),
+        )
+        .on_comm(*c));
+    }
+    Ok(())
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Waitall(count: c_int, array_of_requests: *mut MPI_Request, array_of_statuses: *mut MPI_Status) -> c_int {
+    let reqs = req_slice(count, array_of_requests)?;
+    let got = wait_for(|st| {
+        let mut all = true;
+        for &h in reqs.iter() {
+            if matches!(poll(st, h)?, Poll::Pending) {
+                all = false;
+                break;
+            }
+        }
+        if !all {
+            return Ok(None);
+        }
+        let mut v = Vec::with_capacity(reqs.len());
+        for h in reqs.iter_mut() {
+            v.push(match poll(st, *h)? {
+                Poll::Done(s, c) => {
+                    retire(st, h);
+                    (s, c)
+                }
+                _ => (Status::empty(), MPI_COMM_WORLD),
+            });
+        }
+        Ok(Some(v))
+    })?;
+    let idx: Vec<usize> = (0..reqs.len()).collect();
+    write_many(array_of_statuses, &idx, &got)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Testall(
+    count: c_int,
+    array_of_requests: *mut MPI_Request,
+    flag: *mut c_int,
+    array_of_statuses: *mut MPI_Status,
+) -> c_int {
+    let reqs = req_slice(count, array_of_requests)?;
+    if flag.is_null() {
+        return Err(err!(MPI_ERR_ARG, "flag=NULL"));
+    }
+    let got = with(|st| {
+        st.progress();
+        for &h in reqs.iter() {
+            if matches!(poll(st, h)?, Poll::Pending) {
+                return Ok(None);
+            }
+        }
+        let mut v = Vec::with_capacity(reqs.len());
+        for h in reqs.iter_mut() {
+            v.push(match poll(st, *h)? {
+                Poll::Done(s, c) => {
+                    retire(st, h);
+                    (s, c)
+                }
+                _ => (Status::empty(), MPI_COMM_WORLD),
+            });
+        }
+        Ok(Some(v))
+    })?;
+    match got {
+        None => out(flag, "flag", 0),
+        Some(v) => {
+            *flag = 1;
+            let idx: Vec<usize> = (0..reqs.len()).collect();
+            write_many(array_of_statuses, &idx, &v)
+        }
+    }
+}
+
+/// First completed request of the array: Some(Some(i, status)) or Some(None) when all are null.
+fn any_done(st: &mut State, reqs: &mut [MPI_Request]) -> Result<Option<Option<(usize, Status, c_int)>>> {
+    let mut all_null = true;
+    for (i, h) in reqs.iter_mut().enumerate() {
+        match poll(st, *h)? {
+            Poll::Null => {}
+            Poll::Pending => all_null = false,
+            Poll::Done(s, c) => {
+                retire(st, h);
+                return Ok(Some(Some((i, s, c))));
+            }
+        }
+    }
+    Ok(if all_null { Some(None) } else { None })
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Waitany(count: c_int, array_of_requests: *mut MPI_Request, index: *mut c_int, status: *mut MPI_Status) -> c_int {
+    let reqs = req_slice(count, array_of_requests)?;
+    if index.is_null() {
+        return Err(err!(MPI_ERR_ARG, "index=NULL"));
+    }
+    match wait_for(|st| any_done(st, reqs))? {
+        None => {
+            write_status(status, &Status::empty(), false);
+            out(index, "index", MPI_UNDEFINED)
+        }
+        Some((i, s, c)) => {
+            write_status(status, &s, false);
+            *index = i as c_int;
+            status_error(&s, c)
+        }
+    }
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Testany(
+    count: c_int,
+    array_of_requests: *mut MPI_Request,
+    index: *mut c_int,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    let reqs = req_slice(count, array_of_requests)?;
+    if index.is_null() || flag.is_null() {
+        return Err(err!(MPI_ERR_ARG, "{}=NULL", if flag.is_null() { "flag" } else { "index" }));
+    }
+    let r = with(|st| {
+        st.progress();
+        any_done(st, reqs)
+    })?;
+    match r {
+        None => {
+            *flag = 0;
+            out(index, "index", MPI_UNDEFINED)
+        }
+        Some(None) => {
+            write_status(status, &Status::empty(), false);
+            *flag = 1;
+            out(index, "index", MPI_UNDEFINED)
+        }
+        Some(Some((i, s, c))) => {
+            write_status(status, &s, false);
+            *flag = 1;
+            *index = i as c_int;
+            status_error(&s, c)
+        }
+    }
+}
+
+/// All completed requests: Some(list) (possibly empty when none is done yet) or None when all are null.
+fn some_done(st: &mut State, reqs: &mut [MPI_Request]) -> Result<Option<Vec<(usize, Status, c_int)>>> {
+    let mut all_null = true;
+    let mut v = Vec::new();
+    for (i, h) in reqs.iter_mut().enumerate() {
+        match poll(st, *h)? {
+            Poll::Null => {}
+            Poll::Pending => all_null = false,
+            Poll::Done(s, c) => {
+                all_null = false;
+                retire(st, h);
+                v.push((i, s, c));
+            }
+        }
+    }
+    Ok(if all_null { None } else { Some(v) })
+}
+
+unsafe fn write_some(
+    done: Option<Vec<(usize, Status, c_int)>>,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut MPI_Status,
+) -> Result<()> {
+    match done {
+        // SAFETY: outcount checked non-NULL by the caller.
+        None => unsafe { out(outcount, "outcount", MPI_UNDEFINED) },
+        Some(v) => {
+            for (k, (i, _, _)) in v.iter().enumerate() {
+                // SAFETY: indices has room for incount entries; k < incount.
+                unsafe { *indices.add(k) = *i as c_int };
+            }
+            // SAFETY: outcount checked non-NULL by the caller.
+            unsafe { *outcount = v.len() as c_int };
+            let idx: Vec<usize> = (0..v.len()).collect();
+            let got: Vec<(Status, c_int)> = v.iter().map(|(_, s, c)| (*s, *c)).collect();
+            // SAFETY: statuses has room for incount entries.
+            unsafe { write_many(statuses, &idx, &got) }
+        }
+    }
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Waitsome(
+    incount: c_int,
+    array_of_requests: *mut MPI_Request,
+    outcount: *mut c_int,
+    array_of_indices: *mut c_int,
+    array_of_statuses: *mut MPI_Status,
+) -> c_int {
+    let reqs = req_slice(incount, array_of_requests)?;
+    if outcount.is_null() || (incount > 0 && array_of_indices.is_null()) {
+        return Err(err!(MPI_ERR_ARG, "{}=NULL", if outcount.is_null() { "outcount" } else { "array_of_indices" }));
+    }
+    let done = wait_for(|st| {
+        Ok(match some_done(st, reqs)? {
+            None => Some(None),
+            Some(v) if v.is_empty() => None,
+            Some(v) => Some(Some(v)),
+        })
+    })?;
+    write_some(done, outcount, array_of_indices, array_of_statuses)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Testsome(
+    incount: c_int,
+    array_of_requests: *mut MPI_Request,
+    outcount: *mut c_int,
+    array_of_indices: *mut c_int,
+    array_of_statuses: *mut MPI_Status,
+) -> c_int {
+    let reqs = req_slice(incount, array_of_requests)?;
+    if outcount.is_null() || (incount > 0 && array_of_indices.is_null()) {
+        return Err(err!(MPI_ERR_ARG, "{}=NULL", if outcount.is_null() { "outcount" } else { "array_of_indices" }));
+    }
+    let done = with(|st| {
+        st.progress();
+        some_done(st, reqs)
+    })?;
+    write_some(done, outcount, array_of_indices, array_of_statuses)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Request_get_status(request: MPI_Request, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
+    if flag.is_null() {
+        return Err(err!(MPI_ERR_ARG, "flag=NULL"));
+    }
+    let p = with(|st| {
+        st.progress();
+        poll(st, request)
+    })?;
+    match p {
+        Poll::Null => {
+            write_status(status, &Status::empty(), false);
+            out(flag, "flag", 1)
+        }
+        Poll::Pending => out(flag, "flag", 0),
+        Poll::Done(s, _) => {
+            write_status(status, &s, false);
+            out(flag, "flag", 1)
+        }
+    }
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Request_free(request: *mut MPI_Request) -> c_int {
+    let h = inp(request, "request")?;
+    if h == MPI_REQUEST_NULL {
+        return Err(err!(MPI_ERR_REQUEST, "request=MPI_REQUEST_NULL cannot be freed"));
+    }
+    with(|st| {
+        let rid = lookup(st, h)?;
+        let r = st.reqs.get_mut(rid).unwrap();
+        if r.done || !r.active {
+            st.reqs.remove(rid);
+        } else {
+            // Completes in the background; the slot is released then.
+            r.user_freed = true;
+        }
+        Ok(())
+    })?;
+    out(request, "request", MPI_REQUEST_NULL)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Cancel(request: *mut MPI_Request) -> c_int {
+    let h = inp(request, "request")?;
+    if h == MPI_REQUEST_NULL {
+        return Err(err!(MPI_ERR_REQUEST, "request=MPI_REQUEST_NULL cannot be cancelled"));
+    }
+    with(|st| {
+        let rid = lookup(st, h)?;
+        // A receive that has not matched is removed from the queues; a send is
+        // not cancelled (it completes normally, MPI_Test_cancelled says false).
+        if st.reqs.get(rid).map(|r| r.kind) == Some(ReqKind::Recv) {
+            st.cancel_recv(rid);
+        }
+        Ok(())
+    })
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Test_cancelled(status: *const MPI_Status, flag: *mut c_int) -> c_int {
+    let s = inp(status, "status")?;
+    out(flag, "flag", read_status(&s).1 as c_int)
+}
+
+fn count_of(s: &MPI_Status, datatype: MPI_Datatype, elements: bool) -> Result<i64> {
+    let size = handles::type_size(datatype)?;
+    let (bytes, _) = read_status(s);
+    if size == 0 {
+        return Ok(0);
+    }
+    if bytes % size as u64 != 0 {
+        return Ok(MPI_UNDEFINED as i64);
+    }
+    let n = (bytes / size as u64) as i64;
+    Ok(if elements { n * handles::type_elements(datatype) as i64 } else { n })
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_count(status: *const MPI_Status, datatype: MPI_Datatype, count: *mut c_int) -> c_int {
+    let s = inp(status, "status")?;
+    let n = count_of(&s, datatype, false)?;
+    out(count, "count", if n > i32::MAX as i64 { MPI_UNDEFINED } else { n as c_int })
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_elements(status: *const MPI_Status, datatype: MPI_Datatype, count: *mut c_int) -> c_int {
+    let s = inp(status, "status")?;
+    let n = count_of(&s, datatype, true)?;
+    out(count, "count", if n > i32::MAX as i64 { MPI_UNDEFINED } else { n as c_int })
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_elements_x(status: *const MPI_Status, datatype: MPI_Datatype, count: *mut MPI_Count) -> c_int {
+    let s = inp(status, "status")?;
+    let n = count_of(&s, datatype, true)?;
+    out(count, "count", n as MPI_Count)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Start(request: *mut MPI_Request) -> c_int {
+    let h = inp(request, "request")?;
+    with(|st| {
+        let rid = lookup(st, h)?;
+        super::p2p::start_persistent(st, rid)
+    })
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Startall(count: c_int, array_of_requests: *mut MPI_Request) -> c_int {
+    let reqs = req_slice(count, array_of_requests)?;
+    with(|st| {
+        for &h in reqs.iter() {
+            let rid = lookup(st, h)?;
+            super::p2p::start_persistent(st, rid)?;
+        }
+        Ok(())
+    })
+}

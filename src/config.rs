@@ -1,0 +1,57 @@
+//! Every tunable of OxMPI, read from the environment in one table.
+//!
+//! `mpirun --tunables` prints the table (name, default, meaning). Owns nothing
+//! but the parsed values; read once at MPI_Init.
+
+/// (environment variable, default, meaning)
+pub const TUNABLES: &[(&str, &str, &str)] = &[
+    ("OXMPI_EAGER_LIMIT", "32768", "largest message (bytes) sent eagerly through shared-memory cells; larger ones use rendezvous"),
+    ("OXMPI_CMA", "1", "1: large messages are single-copy with process_vm_readv; 0: pipelined copy through shared cells"),
+    ("OXMPI_RING_CELLS", "64", "cells per sender-receiver ring in the shared segment"),
+    ("OXMPI_CELL_BYTES", "4096", "bytes per cell (64-byte header included)"),
+    ("OXMPI_SPIN_US", "50", "microseconds a waiting rank polls before yielding (0 when ranks outnumber cores)"),
+    ("OXMPI_YIELD_US", "5000", "microseconds a waiting rank polls with sched_yield before sleeping"),
+    ("OXMPI_SLEEP_MAX_US", "1000", "longest sleep between polls of a rank that has waited past its yield phase"),
+];
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub eager_limit: usize,
+    pub cma: bool,
+    pub ring_cells: usize,
+    pub cell_bytes: usize,
+    pub spin_us: u64,
+    pub yield_us: u64,
+    pub sleep_max_us: u64,
+}
+
+fn get(name: &str) -> u64 {
+    let default = TUNABLES.iter().find(|t| t.0 == name).map(|t| t.1).unwrap_or("0");
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| default.parse().unwrap_or(0))
+}
+
+impl Config {
+    pub fn from_env() -> Config {
+        let cell = (get("OXMPI_CELL_BYTES") as usize).clamp(256, 1 << 20) & !63;
+        Config {
+            eager_limit: get("OXMPI_EAGER_LIMIT") as usize,
+            cma: get("OXMPI_CMA") != 0,
+            ring_cells: (get("OXMPI_RING_CELLS") as usize).clamp(4, 1 << 16),
+            cell_bytes: cell,
+            spin_us: get("OXMPI_SPIN_US"),
+            yield_us: get("OXMPI_YIELD_US"),
+            sleep_max_us: get("OXMPI_SLEEP_MAX_US").max(1),
+        }
+    }
+}
+
+pub fn print_table() {
+    println!("{:<22} {:>8}  meaning", "variable", "default");
+    for (n, d, m) in TUNABLES {
+        let cur = std::env::var(n).map(|v| format!(" (set: {v})")).unwrap_or_default();
+        println!("{n:<22} {d:>8}  {m}{cur}");
+    }
+}

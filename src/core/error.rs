@@ -1,0 +1,134 @@
+//! The one error type of OxMPI and its mapping to MPI error classes.
+//!
+//! Every failure inside the library is an `Error { class, msg }`; `msg` names the
+//! argument and its value. The C boundary (abi::guard) adds the function name
+//! and the rank and hands it to the error handler.
+
+use crate::abi::consts::*;
+use std::os::raw::c_int;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    /// An MPI error class (MPI_ERR_*).
+    pub class: c_int,
+    pub msg: String,
+    /// Communicator whose error handler is invoked, when not the call's `comm`
+    /// argument (e.g. a request's communicator in MPI_Wait).
+    pub comm: Option<c_int>,
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    pub fn new(class: c_int, msg: impl Into<String>) -> Error {
+        Error { class, msg: msg.into(), comm: None }
+    }
+
+    pub fn on_comm(mut self, comm: c_int) -> Error {
+        self.comm = Some(comm);
+        self
+    }
+
+    pub fn not_implemented(func: &str) -> Error {
+        Error::new(MPI_ERR_OTHER, format!("not implemented: {func}"))
+    }
+}
+
+/// `err!(MPI_ERR_RANK, "dest={dest} ...")` builds an `Error`.
+#[macro_export]
+macro_rules! err {
+    ($class:expr, $($fmt:tt)*) => {
+        $crate::core::error::Error::new($class, format!($($fmt)*))
+    };
+}
+
+/// The standard's short text for an error class.
+pub fn class_string(class: c_int) -> Option<&'static str> {
+    Some(match class {
+        MPI_SUCCESS => "MPI_SUCCESS: no errors",
+        MPI_ERR_BUFFER => "MPI_ERR_BUFFER: invalid buffer pointer",
+        MPI_ERR_COUNT => "MPI_ERR_COUNT: invalid count argument",
+        MPI_ERR_TYPE => "MPI_ERR_TYPE: invalid datatype",
+        MPI_ERR_TAG => "MPI_ERR_TAG: invalid tag",
+        MPI_ERR_COMM => "MPI_ERR_COMM: invalid communicator",
+        MPI_ERR_RANK => "MPI_ERR_RANK: invalid rank",
+        MPI_ERR_ROOT => "MPI_ERR_ROOT: invalid root",
+        MPI_ERR_GROUP => "MPI_ERR_GROUP: invalid group",
+        MPI_ERR_OP => "MPI_ERR_OP: invalid reduce operation",
+        MPI_ERR_TOPOLOGY => "MPI_ERR_TOPOLOGY: invalid topology",
+        MPI_ERR_DIMS => "MPI_ERR_DIMS: invalid dimension argument",
+        MPI_ERR_ARG => "MPI_ERR_ARG: invalid argument of some other kind",
+        MPI_ERR_UNKNOWN => "MPI_ERR_UNKNOWN: unknown error",
+        MPI_ERR_TRUNCATE => "MPI_ERR_TRUNCATE: message truncated",
+        MPI_ERR_OTHER => "MPI_ERR_OTHER: known error not in this list",
+        MPI_ERR_INTERN => "MPI_ERR_INTERN: internal error",
+        MPI_ERR_IN_STATUS => "MPI_ERR_IN_STATUS: error code is in status",
+        MPI_ERR_PENDING => "MPI_ERR_PENDING: pending request",
+        MPI_ERR_REQUEST => "MPI_ERR_REQUEST: invalid request",
+        MPI_ERR_ACCESS => "MPI_ERR_ACCESS: permission denied",
+        MPI_ERR_AMODE => "MPI_ERR_AMODE: invalid file access mode",
+        MPI_ERR_BAD_FILE => "MPI_ERR_BAD_FILE: invalid file name",
+        MPI_ERR_CONVERSION => "MPI_ERR_CONVERSION: data conversion error",
+        MPI_ERR_DUP_DATAREP => "MPI_ERR_DUP_DATAREP: duplicate data representation",
+        MPI_ERR_FILE_EXISTS => "MPI_ERR_FILE_EXISTS: file exists",
+        MPI_ERR_FILE_IN_USE => "MPI_ERR_FILE_IN_USE: file in use",
+        MPI_ERR_FILE => "MPI_ERR_FILE: invalid file",
+        MPI_ERR_INFO => "MPI_ERR_INFO: invalid info object",
+        MPI_ERR_INFO_KEY => "MPI_ERR_INFO_KEY: invalid info key",
+        MPI_ERR_INFO_VALUE => "MPI_ERR_INFO_VALUE: invalid info value",
+        MPI_ERR_INFO_NOKEY => "MPI_ERR_INFO_NOKEY: no such info key",
+        MPI_ERR_IO => "MPI_ERR_IO: I/O error",
+        MPI_ERR_NAME => "MPI_ERR_NAME: invalid service name",
+        MPI_ERR_NO_MEM => "MPI_ERR_NO_MEM: out of memory",
+        MPI_ERR_NOT_SAME => "MPI_ERR_NOT_SAME: arguments not identical across processes",
+        MPI_ERR_NO_SPACE => "MPI_ERR_NO_SPACE: no space left",
+        MPI_ERR_NO_SUCH_FILE => "MPI_ERR_NO_SUCH_FILE: no such file",
+        MPI_ERR_PORT => "MPI_ERR_PORT: invalid port",
+        MPI_ERR_QUOTA => "MPI_ERR_QUOTA: quota exceeded",
+        MPI_ERR_READ_ONLY => "MPI_ERR_READ_ONLY: read-only file or file system",
+        MPI_ERR_SERVICE => "MPI_ERR_SERVICE: invalid service",
+        MPI_ERR_SPAWN => "MPI_ERR_SPAWN: spawn error",
+        MPI_ERR_UNSUPPORTED_DATAREP => "MPI_ERR_UNSUPPORTED_DATAREP: unsupported data representation",
+        MPI_ERR_UNSUPPORTED_OPERATION => "MPI_ERR_UNSUPPORTED_OPERATION: unsupported operation",
+        MPI_ERR_WIN => "MPI_ERR_WIN: invalid window",
+        MPI_ERR_BASE => "MPI_ERR_BASE: invalid base",
+        MPI_ERR_LOCKTYPE => "MPI_ERR_LOCKTYPE: invalid lock type",
+        MPI_ERR_KEYVAL => "MPI_ERR_KEYVAL: invalid keyval",
+        MPI_ERR_RMA_CONFLICT => "MPI_ERR_RMA_CONFLICT: conflicting RMA accesses",
+        MPI_ERR_RMA_SYNC => "MPI_ERR_RMA_SYNC: wrong RMA synchronization",
+        MPI_ERR_SIZE => "MPI_ERR_SIZE: invalid size",
+        MPI_ERR_DISP => "MPI_ERR_DISP: invalid displacement",
+        MPI_ERR_ASSERT => "MPI_ERR_ASSERT: invalid assert",
+        MPI_ERR_RMA_RANGE => "MPI_ERR_RMA_RANGE: target memory outside the window",
+        MPI_ERR_RMA_ATTACH => "MPI_ERR_RMA_ATTACH: memory cannot be attached",
+        MPI_ERR_RMA_SHARED => "MPI_ERR_RMA_SHARED: memory cannot be shared",
+        MPI_ERR_RMA_FLAVOR => "MPI_ERR_RMA_FLAVOR: wrong window flavor",
+        MPI_ERR_SESSION => "MPI_ERR_SESSION: invalid session",
+        MPI_ERR_PROC_ABORTED => "MPI_ERR_PROC_ABORTED: a peer process aborted",
+        MPI_ERR_VALUE_TOO_LARGE => "MPI_ERR_VALUE_TOO_LARGE: value too large",
+        _ => return None,
+    })
+}
+
+/// The name of an error class, for messages ("MPI_ERR_RANK").
+pub fn class_name(class: c_int) -> &'static str {
+    class_string(class)
+        .and_then(|s| s.split(':').next())
+        .unwrap_or("MPI_ERR_UNKNOWN")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_class_up_to_last_has_a_string() {
+        for c in 0..=MPI_ERR_VALUE_TOO_LARGE {
+            if (59..=74).contains(&c) {
+                continue; // MPI_T_ERR_* share the numbering; they are not error classes of MPI calls
+            }
+            assert!(class_string(c).is_some(), "class {c} has no string");
+        }
+        assert_eq!(class_name(MPI_ERR_TRUNCATE), "MPI_ERR_TRUNCATE");
+    }
+}

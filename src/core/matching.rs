@@ -1,0 +1,276 @@
+//! The matching engine: the one owner of posted-receive and unexpected-message
+//! queues for every communicator.
+//!
+//! Transports hand it arriving envelopes (`arrive`); receives are matched
+//! against already-arrived messages (`post`). MPI's rules hold: a message
+//! matches the earliest posted receive that accepts it, a receive takes the
+//! earliest arrived message it accepts, which gives non-overtaking order per
+//! (context, source, tag).
+//!
+//! Structure: exact receives are bucketed by (context, source, tag); receives
+//! with a wildcard sit in one ordered list; every entry carries a sequence
+//! number so the earliest of the two candidates wins. Unexpected messages are
+//! bucketed by their (concrete) key and also kept in arrival order for
+//! wildcard receives. Within one bucket the front entry is always the earliest
+//! match, so no search inside a bucket is needed. `NaiveMatcher` below is the
+//! linear-scan reference it is tested against.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+pub const ANY_SOURCE: i32 = -2;
+pub const ANY_TAG: i32 = -1;
+
+type Key = (u32, i32, i32);
+
+#[inline]
+fn accepts(ctx: u32, src: i32, tag: i32, m: Key) -> bool {
+    ctx == m.0 && (src == ANY_SOURCE || src == m.1) && (tag == ANY_TAG || tag == m.2)
+}
+
+/// P: what a posted receive carries (a request id); U: what an unexpected message carries.
+pub struct Matcher<P, U> {
+    seq: u64,
+    posted_exact: HashMap<Key, VecDeque<(u64, P)>>,
+    posted_wild: VecDeque<(u64, Key, P)>,
+    unexp: HashMap<Key, VecDeque<(u64, U)>>,
+    unexp_order: BTreeMap<u64, Key>,
+}
+
+impl<P, U> Default for Matcher<P, U> {
+    fn default() -> Self {
+        Matcher {
+            seq: 0,
+            posted_exact: HashMap::new(),
+            posted_wild: VecDeque::new(),
+            unexp: HashMap::new(),
+            unexp_order: BTreeMap::new(),
+        }
+    }
+}
+
+impl<P, U> Matcher<P, U> {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A message with envelope (ctx, src, tag) arrived: returns the posted receive it
+    /// matches (removed), or stores `item` as unexpected and returns None.
+    pub fn arrive(&mut self, ctx: u32, src: i32, tag: i32, item: U) -> Option<P> {
+        if let Some(p) = self.take_posted(ctx, src, tag) {
+            return Some(p);
+        }
+        self.seq += 1;
+        let key = (ctx, src, tag);
+        self.unexp.entry(key).or_default().push_back((self.seq, item));
+        self.unexp_order.insert(self.seq, key);
+        None
+    }
+
+    /// Removes and returns the earliest posted receive accepting (ctx, src, tag).
+    pub fn take_posted(&mut self, ctx: u32, src: i32, tag: i32) -> Option<P> {
+        let key = (ctx, src, tag);
+        let exact_seq = self.posted_exact.get(&key).and_then(|q| q.front()).map(|e| e.0);
+        let wild = self
+            .posted_wild
+            .iter()
+            .position(|(_, k, _)| accepts(k.0, k.1, k.2, key));
+        let wild_seq = wild.map(|i| self.posted_wild[i].0);
+        match (exact_seq, wild_seq) {
+            (None, None) => None,
+            (Some(e), w) if w.is_none_or(|w| e < w) => {
+                let q = self.posted_exact.get_mut(&key).unwrap();
+                let p = q.pop_front().unwrap().1;
+                if q.is_empty() {
+                    self.posted_exact.remove(&key);
+                }
+                Some(p)
+            }
+            _ => self.posted_wild.remove(wild.unwrap()).map(|e| e.2),
+        }
+    }
+
+    /// A receive for (ctx, src, tag) (wildcards allowed): returns the earliest unexpected
+    /// message it accepts (removed), or stores `item` as posted and returns None.
+    pub fn post(&mut self, ctx: u32, src: i32, tag: i32, item: P) -> Option<U> {
+        if let Some(u) = self.take_unexpected(ctx, src, tag) {
+            return Some(u);
+        }
+        self.seq += 1;
+        if src == ANY_SOURCE || tag == ANY_TAG {
+            self.posted_wild.push_back((self.seq, (ctx, src, tag), item));
+        } else {
+            self.posted_exact.entry((ctx, src, tag)).or_default().push_back((self.seq, item));
+        }
+        None
+    }
+
+    fn find_unexpected(&self, ctx: u32, src: i32, tag: i32) -> Option<Key> {
+        if src != ANY_SOURCE && tag != ANY_TAG {
+            let key = (ctx, src, tag);
+            return self.unexp.contains_key(&key).then_some(key);
+        }
+        self.unexp_order
+            .values()
+            .find(|k| accepts(ctx, src, tag, **k))
+            .copied()
+    }
+
+    /// Removes and returns the earliest unexpected message accepted by (ctx, src, tag).
+    pub fn take_unexpected(&mut self, ctx: u32, src: i32, tag: i32) -> Option<U> {
+        let key = self.find_unexpected(ctx, src, tag)?;
+        let q = self.unexp.get_mut(&key).unwrap();
+        let (seq, u) = q.pop_front().unwrap();
+        if q.is_empty() {
+            self.unexp.remove(&key);
+        }
+        self.unexp_order.remove(&seq);
+        Some(u)
+    }
+
+    /// The earliest unexpected message accepted by (ctx, src, tag), left in place (probe).
+    pub fn peek_unexpected(&self, ctx: u32, src: i32, tag: i32) -> Option<(Key, &U)> {
+        let key = self.find_unexpected(ctx, src, tag)?;
+        self.unexp.get(&key).and_then(|q| q.front()).map(|e| (key, &e.1))
+    }
+
+    /// Mutable access to unexpected messages, for filling in data that arrives in pieces.
+    pub fn unexpected_mut(&mut self) -> impl Iterator<Item = &mut U> {
+        self.unexp.values_mut().flat_map(|q| q.iter_mut().map(|e| &mut e.1))
+    }
+
+    /// Removes the posted receive for which `pred` holds (cancel). True if found.
+    pub fn cancel_posted(&mut self, mut pred: impl FnMut(&P) -> bool) -> bool {
+        if let Some(i) = self.posted_wild.iter().position(|e| pred(&e.2)) {
+            self.posted_wild.remove(i);
+            return true;
+        }
+        let mut hit = None;
+        for (k, q) in self.posted_exact.iter() {
+            if let Some(i) = q.iter().position(|e| pred(&e.1)) {
+                hit = Some((*k, i));
+                break;
+            }
+        }
+        if let Some((k, i)) = hit {
+            let q = self.posted_exact.get_mut(&k).unwrap();
+            q.remove(i);
+            if q.is_empty() {
+                self.posted_exact.remove(&k);
+            }
+            return true;
+        }
+        false
+    }
+
+    pub fn posted_len(&self) -> usize {
+        self.posted_exact.values().map(|q| q.len()).sum::<usize>() + self.posted_wild.len()
+    }
+
+    pub fn unexpected_len(&self) -> usize {
+        self.unexp_order.len()
+    }
+}
+
+/// The straightforward reference: two lists scanned front to back.
+#[derive(Default)]
+pub struct NaiveMatcher<P, U> {
+    posted: Vec<(Key, P)>,
+    unexp: Vec<(Key, U)>,
+}
+
+impl<P, U> NaiveMatcher<P, U> {
+    pub fn arrive(&mut self, ctx: u32, src: i32, tag: i32, item: U) -> Option<P> {
+        if let Some(i) = self.posted.iter().position(|(k, _)| accepts(k.0, k.1, k.2, (ctx, src, tag))) {
+            return Some(self.posted.remove(i).1);
+        }
+        self.unexp.push(((ctx, src, tag), item));
+        None
+    }
+    pub fn post(&mut self, ctx: u32, src: i32, tag: i32, item: P) -> Option<U> {
+        if let Some(i) = self.unexp.iter().position(|(k, _)| accepts(ctx, src, tag, *k)) {
+            return Some(self.unexp.remove(i).1);
+        }
+        self.posted.push(((ctx, src, tag), item));
+        None
+    }
+    pub fn peek_unexpected(&self, ctx: u32, src: i32, tag: i32) -> Option<&U> {
+        self.unexp.iter().find(|(k, _)| accepts(ctx, src, tag, *k)).map(|e| &e.1)
+    }
+    pub fn cancel_posted(&mut self, mut pred: impl FnMut(&P) -> bool) -> bool {
+        if let Some(i) = self.posted.iter().position(|(_, p)| pred(p)) {
+            self.posted.remove(i);
+            return true;
+        }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+    }
+
+    /// Randomized differential test against the linear-scan matcher.
+    #[test]
+    fn matches_naive_reference() {
+        for seed in 1..=300u64 {
+            let mut r = Rng(seed * 0x9E37_79B9_7F4A_7C15);
+            let mut fast: Matcher<u64, u64> = Matcher::new();
+            let mut slow: NaiveMatcher<u64, u64> = NaiveMatcher::default();
+            let nctx = 1 + r.below(3) as u32;
+            let nsrc = 1 + r.below(4) as i32;
+            let ntag = 1 + r.below(4) as i32;
+            for id in 0..400u64 {
+                let ctx = r.below(nctx as u64) as u32;
+                match r.below(10) {
+                    0..=3 => {
+                        let (s, t) = (r.below(nsrc as u64) as i32, r.below(ntag as u64) as i32);
+                        assert_eq!(fast.arrive(ctx, s, t, id), slow.arrive(ctx, s, t, id), "seed {seed} op {id}");
+                    }
+                    4..=7 => {
+                        let s = if r.below(4) == 0 { ANY_SOURCE } else { r.below(nsrc as u64) as i32 };
+                        let t = if r.below(4) == 0 { ANY_TAG } else { r.below(ntag as u64) as i32 };
+                        assert_eq!(fast.post(ctx, s, t, id), slow.post(ctx, s, t, id), "seed {seed} op {id}");
+                    }
+                    8 => {
+                        let s = if r.below(3) == 0 { ANY_SOURCE } else { r.below(nsrc as u64) as i32 };
+                        let t = if r.below(3) == 0 { ANY_TAG } else { r.below(ntag as u64) as i32 };
+                        assert_eq!(
+                            fast.peek_unexpected(ctx, s, t).map(|e| *e.1),
+                            slow.peek_unexpected(ctx, s, t).copied()
+                        );
+                    }
+                    _ => {
+                        let victim = r.below(id + 1);
+                        assert_eq!(fast.cancel_posted(|p| *p == victim), slow.cancel_posted(|p| *p == victim));
+                    }
+                }
+                assert_eq!(fast.posted_len(), slow.posted.len());
+                assert_eq!(fast.unexpected_len(), slow.unexp.len());
+            }
+        }
+    }
+
+    #[test]
+    fn non_overtaking_same_envelope() {
+        let mut m: Matcher<u32, u32> = Matcher::new();
+        for i in 0..10 {
+            assert!(m.arrive(0, 1, 5, i).is_none());
+        }
+        for i in 0..10 {
+            assert_eq!(m.post(0, ANY_SOURCE, ANY_TAG, 100), Some(i));
+        }
+    }
+}

@@ -1,0 +1,59 @@
+//! Waiting without burning the machine: spin briefly, then `sched_yield`, then
+//! sleep with growing intervals (OXMPI_SPIN_US, OXMPI_YIELD_US, OXMPI_SLEEP_MAX_US).
+//! When ranks on the node outnumber its cores the spin phase is skipped, so
+//! `mpirun -n 8` on 2 cores hands the CPU over at once.
+
+use crate::sys;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+static SPIN_NS: AtomicU64 = AtomicU64::new(50_000);
+static YIELD_NS: AtomicU64 = AtomicU64::new(5_000_000);
+static SLEEP_MAX_NS: AtomicU64 = AtomicU64::new(1_000_000);
+
+/// Sets the phase lengths (called once at init).
+pub fn configure(spin_us: u64, yield_us: u64, sleep_max_us: u64, oversubscribed: bool) {
+    let spin = if oversubscribed { 0 } else { spin_us * 1000 };
+    SPIN_NS.store(spin, Ordering::Relaxed);
+    YIELD_NS.store(yield_us * 1000, Ordering::Relaxed);
+    SLEEP_MAX_NS.store(sleep_max_us * 1000, Ordering::Relaxed);
+}
+
+pub struct Backoff {
+    start: f64,
+    iters: u32,
+    spinning: bool,
+    sleep_ns: u64,
+}
+
+impl Backoff {
+    pub fn new_default() -> Backoff {
+        Backoff { start: 0.0, iters: 0, spinning: true, sleep_ns: 20_000 }
+    }
+
+    /// Called after each unsuccessful poll.
+    #[inline]
+    pub fn snooze(&mut self) {
+        self.iters = self.iters.wrapping_add(1);
+        // While spinning, read the clock only every 64 polls.
+        if self.spinning && self.iters & 63 != 1 {
+            std::hint::spin_loop();
+            return;
+        }
+        let now = sys::now();
+        if self.iters == 1 {
+            self.start = now;
+        }
+        let waited = ((now - self.start) * 1e9) as u64;
+        let spin = SPIN_NS.load(Ordering::Relaxed);
+        if waited < spin {
+            std::hint::spin_loop();
+        } else if waited < spin + YIELD_NS.load(Ordering::Relaxed) {
+            self.spinning = false;
+            sys::yield_now();
+        } else {
+            self.spinning = false;
+            std::thread::sleep(std::time::Duration::from_nanos(self.sleep_ns));
+            self.sleep_ns = (self.sleep_ns * 2).min(SLEEP_MAX_NS.load(Ordering::Relaxed));
+        }
+    }
+}

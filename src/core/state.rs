@@ -1,0 +1,890 @@
+//! Runtime state of one rank and the point-to-point protocols.
+//!
+//! Owns: communicators, requests, the matching engine's queues (through
+//! `core::matching`), per-peer outgoing queues, unexpected messages, the
+//! buffered-send pool, error handlers. Calls `transport`, `bootstrap`, `sys`.
+//! Must not call the abi layer.
+//!
+//! Protocols (cell kinds in `kind`):
+//! * eager (≤ OXMPI_EAGER_LIMIT): EAGER cell with the envelope and the first
+//!   payload, FRAG cells with the rest; an Ssend sets `SYNC` and completes on ACK.
+//! * rendezvous: RTS with the sender's address; the receiver, once matched,
+//!   copies with one `process_vm_readv` and answers FIN; where CMA is refused
+//!   (or OXMPI_CMA=0) it answers CTS and the sender streams DATA cells.
+//! * self: delivered in place through the same matching path.
+//!
+//! Hot path budget (eager send into a ring with room): no allocation, no
+//! syscall; the one lock is the library-wide mutex taken by the abi layer.
+
+use crate::abi::consts::*;
+use crate::bootstrap::pmi::Pmi;
+use crate::config::Config;
+use crate::core::error::{Error, Result};
+use crate::core::matching::Matcher;
+use crate::core::slab::Slab;
+use crate::err;
+use crate::transport::ring::CellHeader;
+use crate::transport::shm::{self, Shm};
+use std::collections::{HashMap, VecDeque};
+use std::os::raw::c_int;
+
+pub mod kind {
+    pub const EAGER: u32 = 1;
+    pub const FRAG: u32 = 2;
+    pub const RTS: u32 = 3;
+    pub const CTS: u32 = 4;
+    pub const DATA: u32 = 5;
+    pub const FIN: u32 = 6;
+    pub const ACK: u32 = 7;
+}
+pub mod flag {
+    pub const SYNC: u32 = 1;
+}
+
+pub type ReqId = u32;
+
+/// What a completed operation reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Status {
+    pub source: i32,
+    pub tag: i32,
+    pub error: i32,
+    pub bytes: u64,
+    pub cancelled: bool,
+}
+
+impl Status {
+    /// The empty status of MPI_PROC_NULL and inactive requests.
+    pub fn empty() -> Status {
+        Status { source: MPI_ANY_SOURCE, tag: MPI_ANY_TAG, error: MPI_SUCCESS, bytes: 0, cancelled: false }
+    }
+    pub fn proc_null() -> Status {
+        Status { source: MPI_PROC_NULL, tag: MPI_ANY_TAG, error: MPI_SUCCESS, bytes: 0, cancelled: false }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendMode {
+    Standard,
+    Sync,
+    Ready,
+    Buffered,
+}
+
+/// The arguments of a persistent request, replayed by MPI_Start.
+#[derive(Clone, Copy, Debug)]
+pub struct Persist {
+    pub recv: bool,
+    pub mode: SendMode,
+    pub buf: *mut u8,
+    pub bytes: usize,
+    pub peer: i32,
+    pub tag: i32,
+    pub comm: c_int,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReqKind {
+    Send,
+    Recv,
+    /// A matched message (MPI_Mprobe); `uid` names it in the unexpected store.
+    Message { uid: u64 },
+}
+
+#[derive(Debug)]
+pub struct Request {
+    pub kind: ReqKind,
+    pub done: bool,
+    /// False for a persistent request between completion and the next Start.
+    pub active: bool,
+    pub status: Status,
+    pub comm: c_int,
+    pub buf: *mut u8,
+    pub cap: usize,
+    /// Receive: bytes of the message being received and bytes in so far.
+    pub total: usize,
+    pub got: usize,
+    pub persist: Option<Persist>,
+    pub user_freed: bool,
+    /// Buffered send: the region of the attached buffer it occupies.
+    pub bsend_region: Option<usize>,
+    /// Receive: posted in the matching engine and not matched yet (cancellable).
+    pub posted: bool,
+}
+
+impl Request {
+    pub fn new(kind: ReqKind, comm: c_int, buf: *mut u8, cap: usize) -> Request {
+        Request {
+            kind,
+            done: false,
+            active: true,
+            status: Status::empty(),
+            comm,
+            buf,
+            cap,
+            total: 0,
+            got: 0,
+            persist: None,
+            user_freed: false,
+            bsend_region: None,
+            posted: false,
+        }
+    }
+}
+
+pub struct Comm {
+    pub ctx: u32,
+    pub rank: i32,
+    pub size: i32,
+    /// World rank of each rank of the communicator.
+    pub world: Vec<i32>,
+    pub errhandler: c_int,
+    pub name: String,
+}
+
+enum UKind {
+    Eager { data: Vec<u8>, complete: bool, claimed: Option<ReqId> },
+    Rts { sreq: u64, addr: u64 },
+}
+
+/// A message that arrived before its receive.
+struct Unexp {
+    src: i32,
+    tag: i32,
+    peer: usize,
+    total: usize,
+    sync_sreq: Option<u64>,
+    kind: UKind,
+}
+
+#[derive(Clone, Copy)]
+enum AsmTarget {
+    Req(ReqId),
+    Unexp(u64),
+}
+
+/// The multi-cell eager message currently arriving from one peer.
+struct Asm {
+    target: AsmTarget,
+    total: usize,
+    got: usize,
+    /// Ssend token to acknowledge once the whole message is in.
+    sync: Option<u64>,
+}
+
+/// One outgoing message (or the rest of one) waiting for ring space.
+struct Out {
+    hdr: CellHeader,
+    first_kind: u32,
+    rest_kind: u32,
+    data: *const u8,
+    total: usize,
+    sent: usize,
+    started: bool,
+    done_req: Option<ReqId>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Path {
+    Local,
+    Shm(usize),
+    Unreachable,
+}
+
+pub type ErrhFn = unsafe extern "C" fn(*mut c_int, *mut c_int);
+
+/// The attached buffer of MPI_Buffer_attach and its live regions (offset, len).
+pub struct Bsend {
+    pub base: *mut u8,
+    pub size: usize,
+    regions: Vec<(usize, usize)>,
+}
+
+pub struct State {
+    pub cfg: Config,
+    pub rank: i32,
+    pub size: i32,
+    pub pmi: Pmi,
+    pub host: String,
+    pub shm: Option<Shm>,
+    pub paths: Vec<Path>,
+    pids: Vec<i32>,
+    cma_ok: Vec<bool>,
+    local_peers: Vec<(usize, usize)>,
+    matcher: Matcher<ReqId, u64>,
+    unexp: HashMap<u64, Unexp>,
+    next_uid: u64,
+    asm: Vec<Option<Asm>>,
+    outq: Vec<VecDeque<Out>>,
+    out_busy: usize,
+    pub reqs: Slab<Request>,
+    pub comms: Vec<Comm>,
+    pub errhandlers: Slab<ErrhFn>,
+    pub bsend: Option<Bsend>,
+    pub thread_level: c_int,
+    pub main_thread: std::thread::ThreadId,
+}
+
+// SAFETY: the raw pointers a State holds are user buffers passed to MPI calls
+// (valid until their request completes, by MPI's rules) and the shared segment;
+// State is only ever reached through the library-wide mutex (core::runtime).
+unsafe impl Send for State {}
+
+pub const WORLD_IDX: usize = 0;
+pub const SELF_IDX: usize = 1;
+
+fn bad_init(e: std::io::Error) -> Error {
+    err!(MPI_ERR_INTERN, "{e}")
+}
+
+impl State {
+    /// MPI_Init: bootstrap through PMI, find node-local ranks, set up shared memory.
+    pub fn init(thread_level: c_int) -> Result<State> {
+        let cfg = Config::from_env();
+        let mut pmi = Pmi::init().map_err(|e| err!(MPI_ERR_INTERN, "PMI initialisation failed: {e}"))?;
+        crate::sys::allow_cma_peers();
+        let rank = pmi.rank;
+        let size = pmi.size;
+        let host = crate::sys::host_id();
+        let mut hosts = vec![String::new(); size as usize];
+        let mut pids = vec![0; size as usize];
+        hosts[rank as usize] = host.clone();
+        pids[rank as usize] = crate::sys::pid();
+        if size > 1 {
+            pmi.put(&format!("oxmpi-card-{rank}"), &format!("{},{}", host, crate::sys::pid()))
+                .map_err(bad_init)?;
+            pmi.barrier().map_err(bad_init)?;
+            for r in 0..size {
+                if r == rank {
+                    continue;
+                }
+                let v = pmi
+                    .get(&format!("oxmpi-card-{r}"))
+                    .map_err(bad_init)?
+                    .ok_or_else(|| err!(MPI_ERR_INTERN, "rank {r} published no business card"))?;
+                let (h, p) = v
+                    .rsplit_once(',')
+                    .ok_or_else(|| err!(MPI_ERR_INTERN, "bad business card of rank {r}: {v}"))?;
+                hosts[r as usize] = h.to_string();
+                pids[r as usize] = p.parse().unwrap_or(0);
+            }
+        }
+        let local: Vec<usize> = (0..size as usize).filter(|&r| hosts[r] == host).collect();
+        let me_local = local.iter().position(|&r| r == rank as usize).unwrap();
+        let mut paths = vec![Path::Unreachable; size as usize];
+        for (li, &r) in local.iter().enumerate() {
+            paths[r] = Path::Shm(li);
+        }
+        paths[rank as usize] = Path::Local;
+        let shm = if local.len() > 1 {
+            let name = shm::segment_name(&pmi.kvsname, local[0] as i32);
+            Some(
+                Shm::setup(&name, me_local, local.len(), cfg.ring_cells, cfg.cell_bytes)
+                    .map_err(|e| err!(MPI_ERR_INTERN, "shared memory setup failed ({name}): {e}"))?,
+            )
+        } else {
+            None
+        };
+        let local_peers = local
+            .iter()
+            .enumerate()
+            .filter(|(_, &r)| r != rank as usize)
+            .map(|(li, &r)| (li, r))
+            .collect();
+        let oversub = local.len() > crate::sys::cpus_available();
+        crate::core::progress::configure(cfg.spin_us, cfg.yield_us, cfg.sleep_max_us, oversub);
+        let n = size as usize;
+        let world = Comm {
+            ctx: 0,
+            rank,
+            size,
+            world: (0..size).collect(),
+            errhandler: MPI_ERRORS_ARE_FATAL,
+            name: "MPI_COMM_WORLD".into(),
+        };
+        let selfc = Comm {
+            ctx: 2,
+            rank: 0,
+            size: 1,
+            world: vec![rank],
+            errhandler: MPI_ERRORS_ARE_FATAL,
+            name: "MPI_COMM_SELF".into(),
+        };
+        Ok(State {
+            cma_ok: vec![cfg.cma; n],
+            cfg,
+            rank,
+            size,
+            pmi,
+            host,
+            shm,
+            paths,
+            pids,
+            local_peers,
+            matcher: Matcher::new(),
+            unexp: HashMap::new(),
+            next_uid: 1,
+            asm: (0..n).map(|_| None).collect(),
+            outq: (0..n).map(|_| VecDeque::new()).collect(),
+            out_busy: 0,
+            reqs: Slab::default(),
+            comms: vec![world, selfc],
+            errhandlers: Slab::default(),
+            bsend: None,
+            thread_level,
+            main_thread: std::thread::current().id(),
+        })
+    }
+
+    /// Nothing left to push to any peer and no buffered send in flight.
+    pub fn quiescent(&self) -> bool {
+        self.out_busy == 0 && self.bsend.as_ref().is_none_or(|b| b.regions.is_empty())
+    }
+
+    // ---------------------------------------------------------------- progress
+
+    /// Moves arriving cells into the matching engine and pushes queued cells.
+    /// Returns true if anything happened.
+    pub fn progress(&mut self) -> bool {
+        let mut did = false;
+        if self.shm.is_some() {
+            for i in 0..self.local_peers.len() {
+                let (li, w) = self.local_peers[i];
+                for _ in 0..64 {
+                    let Some((hdr, data)) = self.shm.as_mut().unwrap().peek(li) else { break };
+                    self.handle_cell(w, &hdr, data);
+                    self.shm.as_mut().unwrap().release(li);
+                    did = true;
+                }
+            }
+            if self.out_busy > 0 {
+                for w in 0..self.outq.len() {
+                    if !self.outq[w].is_empty() {
+                        did |= self.pump(w);
+                    }
+                }
+            }
+            self.shm.as_mut().unwrap().try_unlink();
+        }
+        did
+    }
+
+    fn handle_cell(&mut self, w: usize, h: &CellHeader, data: *const u8) {
+        // SAFETY: the cell's payload holds `len` bytes and stays valid until release.
+        let payload = unsafe { std::slice::from_raw_parts(data, h.len as usize) };
+        match h.kind {
+            kind::EAGER => {
+                let sync = (h.flags & flag::SYNC != 0).then_some(h.sreq);
+                self.incoming_eager(w, h.ctx, h.src, h.tag, h.total as usize, payload, sync);
+            }
+            kind::FRAG => self.incoming_frag(w, payload),
+            kind::RTS => self.incoming_rts(w, h),
+            kind::CTS => {
+                if let Some(rid) = self.reqs.from_token(h.sreq) {
+                    let r = self.reqs.get(rid).unwrap();
+                    let hdr = CellHeader { rreq: h.rreq, total: h.total, ..Default::default() };
+                    let out = Out {
+                        hdr,
+                        first_kind: kind::DATA,
+                        rest_kind: kind::DATA,
+                        data: r.buf,
+                        total: h.total as usize,
+                        sent: 0,
+                        started: false,
+                        done_req: Some(rid),
+                    };
+                    self.send_out(w, out);
+                }
+            }
+            kind::DATA => {
+                if let Some(rid) = self.reqs.from_token(h.rreq) {
+                    let r = self.reqs.get_mut(rid).unwrap();
+                    let off = h.offset as usize;
+                    if off < r.cap {
+                        let n = payload.len().min(r.cap - off);
+                        // SAFETY: the receive buffer holds `cap` bytes (checked at post).
+                        unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), r.buf.add(off), n) };
+                    }
+                    r.got += payload.len();
+                    if r.got >= r.total {
+                        self.complete(rid);
+                    }
+                }
+            }
+            kind::FIN | kind::ACK => {
+                if let Some(rid) = self.reqs.from_token(h.sreq) {
+                    self.complete(rid);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn incoming_eager(
+        &mut self,
+        w: usize,
+        ctx: u32,
+        src: i32,
+        tag: i32,
+        total: usize,
+        first: &[u8],
+        sync: Option<u64>,
+    ) {
+        let multi = total > first.len();
+        let uid = self.next_uid;
+        match self.matcher.arrive(ctx, src, tag, uid) {
+            Some(rid) => {
+                let r = self.reqs.get_mut(rid).unwrap();
+                r.posted = false;
+                r.status.source = src;
+                r.status.tag = tag;
+                r.status.bytes = total as u64;
+                if total > r.cap {
+                    r.status.error = MPI_ERR_TRUNCATE;
+                }
+                let n = first.len().min(r.cap);
+                // SAFETY: the receive buffer holds `cap` bytes.
+                unsafe { std::ptr::copy_nonoverlapping(first.as_ptr(), r.buf, n) };
+                if multi {
+                    r.total = total;
+                    r.got = first.len();
+                    self.asm[w] = Some(Asm { target: AsmTarget::Req(rid), total, got: first.len(), sync });
+                } else {
+                    self.complete(rid);
+                    if let Some(s) = sync {
+                        self.send_ctrl(w, kind::ACK, s, 0);
+                    }
+                }
+            }
+            None => {
+                self.next_uid += 1;
+                let mut data = Vec::with_capacity(total);
+                data.extend_from_slice(first);
+                if multi {
+                    self.asm[w] = Some(Asm { target: AsmTarget::Unexp(uid), total, got: first.len(), sync: None });
+                }
+                self.unexp.insert(
+                    uid,
+                    Unexp {
+                        src,
+                        tag,
+                        peer: w,
+                        total,
+                        sync_sreq: sync,
+                        kind: UKind::Eager { data, complete: !multi, claimed: None },
+                    },
+                );
+            }
+        }
+    }
+
+    fn incoming_frag(&mut self, w: usize, payload: &[u8]) {
+        let Some(a) = self.asm[w].as_mut() else { return };
+        let off = a.got;
+        a.got += payload.len();
+        let finished = a.got >= a.total;
+        let target = a.target;
+        let sync = a.sync;
+        if finished {
+            self.asm[w] = None;
+        }
+        match target {
+            AsmTarget::Req(rid) => {
+                let Some(r) = self.reqs.get_mut(rid) else { return };
+                if off < r.cap {
+                    let n = payload.len().min(r.cap - off);
+                    // SAFETY: the receive buffer holds `cap` bytes.
+                    unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), r.buf.add(off), n) };
+                }
+                r.got += payload.len();
+                if finished {
+                    self.complete(rid);
+                    if let Some(s) = sync {
+                        self.send_ctrl(w, kind::ACK, s, 0);
+                    }
+                }
+            }
+            AsmTarget::Unexp(uid) => {
+                let Some(u) = self.unexp.get_mut(&uid) else { return };
+                if let UKind::Eager { data, complete, claimed } = &mut u.kind {
+                    data.extend_from_slice(payload);
+                    if finished {
+                        *complete = true;
+                        if let Some(rid) = claimed.take() {
+                            self.deliver_unexp(rid, uid);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn incoming_rts(&mut self, w: usize, h: &CellHeader) {
+        let uid = self.next_uid;
+        match self.matcher.arrive(h.ctx, h.src, h.tag, uid) {
+            Some(rid) => self.start_rndv(rid, w, h.src, h.tag, h.total as usize, h.sreq, h.addr),
+            None => {
+                self.next_uid += 1;
+                self.unexp.insert(
+                    uid,
+                    Unexp {
+                        src: h.src,
+                        tag: h.tag,
+                        peer: w,
+                        total: h.total as usize,
+                        sync_sreq: None,
+                        kind: UKind::Rts { sreq: h.sreq, addr: h.addr },
+                    },
+                );
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn start_rndv(&mut self, rid: ReqId, w: usize, src: i32, tag: i32, total: usize, sreq: u64, addr: u64) {
+        let token = self.reqs.token(rid);
+        let r = self.reqs.get_mut(rid).unwrap();
+        r.posted = false;
+        r.status.source = src;
+        r.status.tag = tag;
+        r.status.bytes = total as u64;
+        if total > r.cap {
+            r.status.error = MPI_ERR_TRUNCATE;
+        }
+        let n = total.min(r.cap);
+        let buf = r.buf;
+        if self.cma_ok[w] {
+            // SAFETY: the receive buffer holds `cap` >= n bytes.
+            match unsafe { crate::sys::cma_read(self.pids[w], addr as usize, buf, n) } {
+                Ok(()) => {
+                    self.send_ctrl(w, kind::FIN, sreq, 0);
+                    self.complete(rid);
+                    return;
+                }
+                Err(e) => {
+                    if std::env::var_os("OXMPI_DEBUG").is_some() {
+                        eprintln!("oxmpi[{}]: process_vm_readv from rank {w} refused ({e}); using copies through shared memory", self.rank);
+                    }
+                    self.cma_ok[w] = false;
+                }
+            }
+        }
+        let r = self.reqs.get_mut(rid).unwrap();
+        r.total = total;
+        r.got = 0;
+        let hdr = CellHeader { kind: kind::CTS, sreq, rreq: token, total: total as u64, ..Default::default() };
+        self.send_out(w, Out::ctrl(hdr));
+    }
+
+    fn send_ctrl(&mut self, w: usize, k: u32, sreq: u64, rreq: u64) {
+        if w == self.rank as usize {
+            if let Some(rid) = self.reqs.from_token(sreq) {
+                self.complete(rid);
+            }
+            return;
+        }
+        let hdr = CellHeader { kind: k, sreq, rreq, ..Default::default() };
+        self.send_out(w, Out::ctrl(hdr));
+    }
+
+    /// Sends `out` now if the ring has room and nothing is queued before it; else queues it.
+    fn send_out(&mut self, w: usize, mut out: Out) {
+        if self.outq[w].is_empty() {
+            if self.push_cells(w, &mut out) {
+                if let Some(rid) = out.done_req {
+                    self.complete(rid);
+                }
+                return;
+            }
+            self.out_busy += 1;
+        }
+        self.outq[w].push_back(out);
+    }
+
+    /// Pushes as many cells of `out` as fit. True when it is fully sent.
+    fn push_cells(&mut self, w: usize, out: &mut Out) -> bool {
+        let Path::Shm(li) = self.paths[w] else { return true };
+        let shm = self.shm.as_mut().unwrap();
+        let cap = shm.payload();
+        loop {
+            if out.started && out.sent >= out.total {
+                return true;
+            }
+            let n = (out.total - out.sent).min(cap);
+            let mut h = out.hdr;
+            h.kind = if out.started { out.rest_kind } else { out.first_kind };
+            h.len = n as u32;
+            h.offset = out.sent as u64;
+            let payload: &[u8] = if n == 0 {
+                &[]
+            } else {
+                // SAFETY: `data` holds `total` bytes for as long as the message is
+                // outgoing (user buffer of an incomplete request, per MPI rules).
+                unsafe { std::slice::from_raw_parts(out.data.add(out.sent), n) }
+            };
+            if !shm.push(li, &h, payload) {
+                return false;
+            }
+            out.started = true;
+            out.sent += n;
+        }
+    }
+
+    fn pump(&mut self, w: usize) -> bool {
+        let mut did = false;
+        while let Some(mut out) = self.outq[w].pop_front() {
+            let done = self.push_cells(w, &mut out);
+            if !done {
+                self.outq[w].push_front(out);
+                break;
+            }
+            did = true;
+            if let Some(rid) = out.done_req {
+                self.complete(rid);
+            }
+        }
+        if self.outq[w].is_empty() {
+            self.out_busy -= 1;
+        }
+        did
+    }
+
+    // ---------------------------------------------------------------- completion
+
+    pub fn complete(&mut self, rid: ReqId) {
+        let Some(r) = self.reqs.get_mut(rid) else { return };
+        r.done = true;
+        if let Some(off) = r.bsend_region.take() {
+            if let Some(b) = self.bsend.as_mut() {
+                b.regions.retain(|&(o, _)| o != off);
+            }
+            self.reqs.remove(rid);
+            return;
+        }
+        if r.user_freed {
+            self.reqs.remove(rid);
+        }
+    }
+
+    // ---------------------------------------------------------------- operations
+
+    pub fn comm(&self, h: c_int) -> Result<&Comm> {
+        let idx = comm_index(h)?;
+        self.comms.get(idx).ok_or_else(|| err!(MPI_ERR_COMM, "comm=0x{h:08x} is not a valid communicator"))
+    }
+
+    /// Starts a send of `bytes` bytes at `buf` to rank `dest` of `comm`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn start_send(
+        &mut self,
+        rid: ReqId,
+        comm: c_int,
+        dest: i32,
+        tag: i32,
+        buf: *const u8,
+        bytes: usize,
+        mode: SendMode,
+    ) -> Result<()> {
+        if dest == MPI_PROC_NULL {
+            let r = self.reqs.get_mut(rid).unwrap();
+            r.status = Status::proc_null();
+            self.complete(rid);
+            return Ok(());
+        }
+        let c = self.comm(comm)?;
+        let (ctx, src) = (c.ctx, c.rank);
+        let w = c.world[dest as usize] as usize;
+        let token = self.reqs.token(rid);
+        let sync = mode == SendMode::Sync;
+        match self.paths[w] {
+            Path::Local => {
+                let data = if bytes == 0 {
+                    &[][..]
+                } else {
+                    // SAFETY: the send buffer holds `bytes` bytes (checked by the caller).
+                    unsafe { std::slice::from_raw_parts(buf, bytes) }
+                };
+                self.incoming_eager(w, ctx, src, tag, bytes, data, sync.then_some(token));
+                if !sync {
+                    self.complete(rid);
+                }
+                Ok(())
+            }
+            Path::Shm(_) => {
+                let mut hdr = CellHeader { ctx, src, tag, total: bytes as u64, sreq: token, ..Default::default() };
+                let out = if bytes <= self.cfg.eager_limit {
+                    if sync {
+                        hdr.flags = flag::SYNC;
+                    }
+                    Out {
+                        hdr,
+                        first_kind: kind::EAGER,
+                        rest_kind: kind::FRAG,
+                        data: buf,
+                        total: bytes,
+                        sent: 0,
+                        started: false,
+                        done_req: (!sync).then_some(rid),
+                    }
+                } else {
+                    hdr.kind = kind::RTS;
+                    hdr.addr = buf as u64;
+                    Out::ctrl(hdr)
+                };
+                self.send_out(w, out);
+                Ok(())
+            }
+            Path::Unreachable => Err(err!(
+                MPI_ERR_OTHER,
+                "dest={dest}: rank {w} is on another host and no inter-node transport is available"
+            )),
+        }
+    }
+
+    /// Posts a receive (or matches an arrived message).
+    pub fn start_recv(&mut self, rid: ReqId, comm: c_int, src: i32, tag: i32) -> Result<()> {
+        if src == MPI_PROC_NULL {
+            self.reqs.get_mut(rid).unwrap().status = Status::proc_null();
+            self.complete(rid);
+            return Ok(());
+        }
+        let ctx = self.comm(comm)?.ctx;
+        match self.matcher.post(ctx, src, tag, rid) {
+            None => self.reqs.get_mut(rid).unwrap().posted = true,
+            Some(uid) => self.deliver_unexp(rid, uid),
+        }
+        Ok(())
+    }
+
+    /// Hands unexpected message `uid` to receive request `rid`.
+    fn deliver_unexp(&mut self, rid: ReqId, uid: u64) {
+        let incomplete = matches!(self.unexp.get(&uid), Some(Unexp { kind: UKind::Eager { complete: false, .. }, .. }));
+        if incomplete {
+            if let Some(Unexp { kind: UKind::Eager { claimed, .. }, .. }) = self.unexp.get_mut(&uid) {
+                *claimed = Some(rid);
+            }
+            self.reqs.get_mut(rid).unwrap().posted = false;
+            return;
+        }
+        let Some(u) = self.unexp.remove(&uid) else { return };
+        match u.kind {
+            UKind::Eager { data, .. } => {
+                let r = self.reqs.get_mut(rid).unwrap();
+                r.posted = false;
+                r.status.source = u.src;
+                r.status.tag = u.tag;
+                r.status.bytes = u.total as u64;
+                if u.total > r.cap {
+                    r.status.error = MPI_ERR_TRUNCATE;
+                }
+                let n = data.len().min(r.cap);
+                // SAFETY: the receive buffer holds `cap` bytes.
+                unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), r.buf, n) };
+                self.complete(rid);
+                if let Some(s) = u.sync_sreq {
+                    self.send_ctrl(u.peer, kind::ACK, s, 0);
+                }
+            }
+            UKind::Rts { sreq, addr } => self.start_rndv(rid, u.peer, u.src, u.tag, u.total, sreq, addr),
+        }
+    }
+
+    /// Envelope of the earliest arrived message matching (src, tag) on `comm`, left in place.
+    pub fn iprobe(&self, comm: c_int, src: i32, tag: i32) -> Result<Option<Status>> {
+        let ctx = self.comm(comm)?.ctx;
+        Ok(self.matcher.peek_unexpected(ctx, src, tag).map(|(_, uid)| {
+            let u = &self.unexp[uid];
+            Status { source: u.src, tag: u.tag, error: 0, bytes: u.total as u64, cancelled: false }
+        }))
+    }
+
+    /// Takes the earliest arrived message matching (src, tag) out of the queues (mprobe).
+    pub fn improbe(&mut self, comm: c_int, src: i32, tag: i32) -> Result<Option<(u64, Status)>> {
+        let ctx = self.comm(comm)?.ctx;
+        Ok(self.matcher.take_unexpected(ctx, src, tag).map(|uid| {
+            let u = &self.unexp[&uid];
+            (uid, Status { source: u.src, tag: u.tag, error: 0, bytes: u.total as u64, cancelled: false })
+        }))
+    }
+
+    /// Receives message `uid` (from improbe) with request `rid`.
+    pub fn start_mrecv(&mut self, rid: ReqId, uid: u64) {
+        self.deliver_unexp(rid, uid);
+    }
+
+    /// Cancels a receive that has not matched. True if it was cancelled.
+    pub fn cancel_recv(&mut self, rid: ReqId) -> bool {
+        let posted = self.reqs.get(rid).map(|r| r.posted).unwrap_or(false);
+        if posted && self.matcher.cancel_posted(|&p| p == rid) {
+            let r = self.reqs.get_mut(rid).unwrap();
+            r.posted = false;
+            r.status.cancelled = true;
+            self.complete(rid);
+            return true;
+        }
+        false
+    }
+
+    // ---------------------------------------------------------------- buffered send
+
+    /// Reserves `len` bytes of the attached buffer (first fit). None if it does not fit.
+    pub fn bsend_alloc(&mut self, len: usize) -> Option<(usize, *mut u8)> {
+        let b = self.bsend.as_mut()?;
+        let need = len + MPI_BSEND_OVERHEAD as usize;
+        let mut off = 0;
+        let mut at = 0;
+        for (i, &(o, l)) in b.regions.iter().enumerate() {
+            if o - off >= need {
+                break;
+            }
+            off = o + l;
+            at = i + 1;
+        }
+        if off + need > b.size {
+            return None;
+        }
+        b.regions.insert(at, (off, need));
+        // SAFETY: off + need <= size, inside the attached buffer.
+        Some((off, unsafe { b.base.add(off) }))
+    }
+}
+
+impl Out {
+    fn ctrl(hdr: CellHeader) -> Out {
+        Out {
+            first_kind: hdr.kind,
+            rest_kind: hdr.kind,
+            hdr,
+            data: std::ptr::null(),
+            total: 0,
+            sent: 0,
+            started: false,
+            done_req: None,
+        }
+    }
+}
+
+impl Bsend {
+    pub fn new(base: *mut u8, size: usize) -> Bsend {
+        Bsend { base, size, regions: Vec::new() }
+    }
+    pub fn in_use(&self) -> bool {
+        !self.regions.is_empty()
+    }
+}
+
+/// Index of a communicator handle in `State::comms`.
+pub fn comm_index(h: c_int) -> Result<usize> {
+    match h {
+        MPI_COMM_WORLD => Ok(WORLD_IDX),
+        MPI_COMM_SELF => Ok(SELF_IDX),
+        MPI_COMM_NULL => Err(err!(MPI_ERR_COMM, "comm=MPI_COMM_NULL")),
+        _ => Err(err!(
+            MPI_ERR_COMM,
+            "comm=0x{:08x} is not a communicator{}",
+            h as u32,
+            crate::abi::handles::kind_hint(h, crate::abi::handles::KIND_COMM)
+        )),
+    }
+}

@@ -1,0 +1,15 @@
+//! OxMPI: an MPI library with the MPICH ABI.
+//!
+//! Layers, data flowing downward only (docs/architecture.md):
+//! `abi` (C entry points) → `core` (state, matching, protocols, progress) →
+//! `transport` (self, shared memory) → `bootstrap` (PMI-1) → `sys` (libc).
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+#![allow(clippy::missing_safety_doc)]
+
+pub mod abi;
+pub mod bootstrap;
+pub mod config;
+pub mod core;
+pub mod sys;
+pub mod transport;

@@ -1,0 +1,228 @@
+//! Thin, safe wrappers over the libc calls OxMPI needs: POSIX shared memory,
+//! `process_vm_readv` (CMA), clocks, host identity.
+//!
+//! Owns no state. May call only libc. Everything above uses these wrappers
+//! instead of calling libc directly, so that each `unsafe` call is argued once.
+
+use std::ffi::CString;
+use std::io;
+
+/// A mapping of a POSIX shared-memory object.
+pub struct ShmMap {
+    ptr: *mut u8,
+    len: usize,
+}
+
+// SAFETY: the mapping is process-wide memory; concurrent access is mediated by
+// the atomics of the structures placed in it (transport::ring).
+unsafe impl Send for ShmMap {}
+// SAFETY: as above; `ShmMap` itself hands out only a base pointer.
+unsafe impl Sync for ShmMap {}
+
+impl ShmMap {
+    /// Creates `name` (must not exist) with mode 0600, sizes it to `len` and maps it.
+    pub fn create(name: &str, len: usize) -> io::Result<ShmMap> {
+        let c = CString::new(name).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+        // SAFETY: `c` is a valid NUL-terminated string.
+        let fd = unsafe {
+            libc::shm_open(c.as_ptr(), libc::O_CREAT | libc::O_EXCL | libc::O_RDWR, 0o600)
+        };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` is an open descriptor we own.
+        let r = unsafe { libc::ftruncate(fd, len as libc::off_t) };
+        if r != 0 {
+            let e = io::Error::last_os_error();
+            // SAFETY: fd is ours; name was created by us above.
+            unsafe {
+                libc::close(fd);
+                libc::shm_unlink(c.as_ptr());
+            }
+            return Err(e);
+        }
+        let m = Self::map_fd(fd, len);
+        if m.is_err() {
+            // SAFETY: the object was created by us above.
+            unsafe { libc::shm_unlink(c.as_ptr()) };
+        }
+        m
+    }
+
+    /// Opens an existing object `name` and maps it if it already has at least `len` bytes.
+    /// Returns `Ok(None)` while it does not exist or is not sized yet.
+    pub fn open(name: &str, len: usize) -> io::Result<Option<ShmMap>> {
+        let c = CString::new(name).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+        // SAFETY: `c` is a valid NUL-terminated string.
+        let fd = unsafe { libc::shm_open(c.as_ptr(), libc::O_RDWR, 0o600) };
+        if fd < 0 {
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::ENOENT) {
+                return Ok(None);
+            }
+            return Err(e);
+        }
+        // SAFETY: `st` is plain old data filled in by fstat on our open fd.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: fd is open, `st` is a valid out-pointer.
+        if unsafe { libc::fstat(fd, &mut st) } != 0 || (st.st_size as usize) < len {
+            // SAFETY: fd is ours.
+            unsafe { libc::close(fd) };
+            return Ok(None);
+        }
+        Self::map_fd(fd, len).map(Some)
+    }
+
+    fn map_fd(fd: i32, len: usize) -> io::Result<ShmMap> {
+        // SAFETY: mapping a shared object we hold open; the kernel picks the address.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd,
+                0,
+            )
+        };
+        // SAFETY: the mapping (if any) keeps its own reference; fd is ours.
+        unsafe { libc::close(fd) };
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(ShmMap { ptr: p as *mut u8, len })
+    }
+
+    /// Removes the name; the mapping stays valid until every process unmaps it.
+    pub fn unlink(name: &str) {
+        if let Ok(c) = CString::new(name) {
+            // SAFETY: valid C string; failure (already gone) is harmless.
+            unsafe { libc::shm_unlink(c.as_ptr()) };
+        }
+    }
+
+    pub fn base(&self) -> *mut u8 {
+        self.ptr
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl Drop for ShmMap {
+    fn drop(&mut self) {
+        // SAFETY: ptr/len are exactly what mmap returned; no references outlive self
+        // (the transport that hands out pointers into it is dropped first).
+        unsafe { libc::munmap(self.ptr as *mut libc::c_void, self.len) };
+    }
+}
+
+/// Copies `len` bytes at address `remote` in process `pid` into `dst` with one
+/// `process_vm_readv` call per kernel limit. Returns the error of the first failed call.
+///
+/// # Safety
+/// `dst` must be valid for writes of `len` bytes.
+pub unsafe fn cma_read(pid: i32, remote: usize, dst: *mut u8, len: usize) -> io::Result<()> {
+    let mut done = 0usize;
+    while done < len {
+        let local = libc::iovec {
+            // SAFETY: done < len, inside the caller's buffer.
+            iov_base: unsafe { dst.add(done) } as *mut libc::c_void,
+            iov_len: len - done,
+        };
+        let rem = libc::iovec {
+            iov_base: (remote + done) as *mut libc::c_void,
+            iov_len: len - done,
+        };
+        // SAFETY: the local iovec is writable (caller's contract); the kernel
+        // checks the remote range and reports EFAULT instead of faulting.
+        let n = unsafe { libc::process_vm_readv(pid, &local, 1, &rem, 1, 0) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            return Err(e);
+        }
+        if n == 0 {
+            return Err(io::Error::from(io::ErrorKind::UnexpectedEof));
+        }
+        done += n as usize;
+    }
+    Ok(())
+}
+
+/// Lets any process of ours read this process's memory with CMA, where Yama
+/// restricts ptrace to descendants (sibling ranks are not descendants).
+pub fn allow_cma_peers() {
+    // SAFETY: prctl with PR_SET_PTRACER only changes this process's Yama policy.
+    unsafe {
+        libc::prctl(libc::PR_SET_PTRACER, libc::PR_SET_PTRACER_ANY, 0, 0, 0);
+    }
+}
+
+/// Seconds since an arbitrary fixed point (CLOCK_MONOTONIC).
+pub fn now() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: valid out-pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+/// Resolution of `now()` in seconds.
+pub fn tick() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: valid out-pointer.
+    unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+pub fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: buf is writable for its length.
+    unsafe { libc::gethostname(buf.as_mut_ptr() as *mut libc::c_char, buf.len() - 1) };
+    let n = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..n]).into_owned()
+}
+
+/// An identifier of this machine's running kernel: ranks with equal ids can share memory.
+pub fn host_id() -> String {
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
+    let mut s: String = hostname()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' })
+        .collect();
+    s.push('_');
+    s.extend(boot.trim().chars().filter(|c| c.is_ascii_hexdigit()).take(16));
+    s
+}
+
+/// CPUs this process may run on.
+pub fn cpus_available() -> usize {
+    // SAFETY: cpu_set_t is plain data; sched_getaffinity fills it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0 {
+            let n = libc::CPU_COUNT(&set) as usize;
+            if n > 0 {
+                return n;
+            }
+        }
+    }
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+pub fn yield_now() {
+    // SAFETY: no arguments, no memory effects.
+    unsafe { libc::sched_yield() };
+}
+
+pub fn pid() -> i32 {
+    // SAFETY: always succeeds.
+    unsafe { libc::getpid() }
+}

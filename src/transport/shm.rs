@@ -1,0 +1,219 @@
+//! Shared-memory transport between the ranks of one node.
+//!
+//! Owns: the job's segment (create, attach, unlink) and one SPSC ring per
+//! ordered pair of local ranks. Calls `sys` and `transport::ring`. Knows no
+//! tags or communicators: it moves cells whose header the core fills in; the
+//! core's matching engine interprets them.
+//!
+//! Segment life: the lowest rank of the node creates `/oxmpi-<job>-<rank>`
+//! (mode 0600, O_EXCL), initialises every ring, then publishes the magic word;
+//! the others poll for it, attach and count themselves in `attached`; the
+//! creator unlinks the name as soon as the count is complete, so a crash after
+//! MPI_Init leaks nothing. `mpirun` also removes `/dev/shm/oxmpi-<job>-*` when
+//! the job ends, for crashes during MPI_Init.
+
+use super::ring::{self, CellHeader, Consumer, Producer};
+use crate::sys::ShmMap;
+use std::io;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+const MAGIC: u64 = 0x4f78_4d50_4953_484d; // "OxMPISHM"
+const VERSION: u32 = 1;
+const HEADER_BYTES: usize = 4096;
+
+/// Segment header. Written by the creator before `magic` is published.
+#[repr(C)]
+struct SegHeader {
+    /// MAGIC once the segment is initialised (Release store by the creator).
+    magic: AtomicU64,
+    version: u32,
+    nlocal: u32,
+    cells: u32,
+    cell_bytes: u32,
+    /// Ranks attached so far, creator included; each rank adds 1 once.
+    attached: AtomicU32,
+}
+
+pub struct Shm {
+    map: ShmMap,
+    name: String,
+    creator: bool,
+    unlinked: bool,
+    nlocal: usize,
+    /// Producer cursors, by destination local index (None for self).
+    tx: Vec<Option<Producer>>,
+    /// Consumer cursors, by source local index (None for self).
+    rx: Vec<Option<Consumer>>,
+    payload: usize,
+}
+
+/// Name of the segment of job `job` whose creator has rank `leader`.
+pub fn segment_name(job: &str, leader: i32) -> String {
+    let j: String = job
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .take(160)
+        .collect();
+    format!("/oxmpi-{j}-{leader}")
+}
+
+fn seg_bytes(nlocal: usize, cells: usize, cell_bytes: usize) -> usize {
+    HEADER_BYTES + nlocal * nlocal * ring::ring_bytes(cells, cell_bytes)
+}
+
+impl Shm {
+    /// Creates (me == 0) or attaches to the node's segment. `timeout_s` bounds the
+    /// wait for the creator.
+    pub fn setup(name: &str, me: usize, nlocal: usize, cells: usize, cell_bytes: usize) -> io::Result<Shm> {
+        let len = seg_bytes(nlocal, cells, cell_bytes);
+        let creator = me == 0;
+        let map = if creator {
+            let m = ShmMap::create(name, len)?;
+            let h = m.base() as *mut SegHeader;
+            // SAFETY: the fresh mapping is ours alone until `magic` is published,
+            // it is zero-filled and large enough for the header and all rings.
+            unsafe {
+                (*h).version = VERSION;
+                (*h).nlocal = nlocal as u32;
+                (*h).cells = cells as u32;
+                (*h).cell_bytes = cell_bytes as u32;
+                (*h).attached.store(0, Ordering::Relaxed);
+                for i in 0..nlocal * nlocal {
+                    ring::init(m.base().add(HEADER_BYTES + i * ring::ring_bytes(cells, cell_bytes)));
+                }
+                // Release: publishes the initialised header and rings; pairs with
+                // the Acquire load of `magic` by attaching ranks below.
+                (*h).magic.store(MAGIC, Ordering::Release);
+            }
+            m
+        } else {
+            let start = crate::sys::now();
+            let mut backoff = crate::core::progress::Backoff::new_default();
+            loop {
+                if let Some(m) = ShmMap::open(name, len)? {
+                    let h = m.base() as *const SegHeader;
+                    // Acquire: pairs with the creator's Release store of `magic`.
+                    // SAFETY: the mapping holds at least the header.
+                    if unsafe { (*h).magic.load(Ordering::Acquire) } == MAGIC {
+                        // SAFETY: header initialised (magic published).
+                        let ok = unsafe {
+                            (*h).version == VERSION
+                                && (*h).nlocal as usize == nlocal
+                                && (*h).cells as usize == cells
+                                && (*h).cell_bytes as usize == cell_bytes
+                        };
+                        if !ok {
+                            return Err(io::Error::other(format!(
+                                "shared segment {name} has a different layout (OXMPI_RING_CELLS / OXMPI_CELL_BYTES must be equal on all ranks)"
+                            )));
+                        }
+                        break m;
+                    }
+                }
+                if crate::sys::now() - start > 60.0 {
+                    return Err(io::Error::other(format!("timed out waiting for shared segment {name}")));
+                }
+                backoff.snooze();
+            }
+        };
+        let h = map.base() as *const SegHeader;
+        // AcqRel: our attachment is counted after our mapping exists; pairs with the
+        // creator's Acquire load in `try_unlink`.
+        // SAFETY: header initialised.
+        unsafe { (*h).attached.fetch_add(1, Ordering::AcqRel) };
+        let rb = ring::ring_bytes(cells, cell_bytes);
+        let ring_at = |s: usize, r: usize| {
+            // SAFETY: (s, r) < nlocal², inside the mapping.
+            unsafe { map.base().add(HEADER_BYTES + (s * nlocal + r) * rb) }
+        };
+        let mut tx = Vec::with_capacity(nlocal);
+        let mut rx = Vec::with_capacity(nlocal);
+        for p in 0..nlocal {
+            if p == me {
+                tx.push(None);
+                rx.push(None);
+            } else {
+                // SAFETY: ring (me -> p) has this rank as its only producer, ring
+                // (p -> me) has it as its only consumer; the mapping outlives the cursors.
+                unsafe {
+                    tx.push(Some(Producer::new(ring_at(me, p), cells, cell_bytes)));
+                    rx.push(Some(Consumer::new(ring_at(p, me), cells, cell_bytes)));
+                }
+            }
+        }
+        let mut s = Shm {
+            map,
+            name: name.to_string(),
+            creator,
+            unlinked: !creator,
+            nlocal,
+            tx,
+            rx,
+            payload: cell_bytes - ring::HEADER_BYTES,
+        };
+        s.try_unlink();
+        Ok(s)
+    }
+
+    /// Creator: removes the name once every local rank has attached. Cheap; called from progress.
+    pub fn try_unlink(&mut self) -> bool {
+        if self.unlinked {
+            return true;
+        }
+        let h = self.map.base() as *const SegHeader;
+        // Acquire: pairs with the AcqRel increments of attaching ranks.
+        // SAFETY: header initialised.
+        if unsafe { (*h).attached.load(Ordering::Acquire) } as usize == self.nlocal {
+            ShmMap::unlink(&self.name);
+            self.unlinked = true;
+        }
+        self.unlinked
+    }
+
+    pub fn is_creator(&self) -> bool {
+        self.creator
+    }
+
+    pub fn payload(&self) -> usize {
+        self.payload
+    }
+
+    /// Free cells towards local rank `peer`.
+    #[inline]
+    pub fn free_cells(&mut self, peer: usize) -> u64 {
+        self.tx[peer].as_mut().map(|p| p.free_cells()).unwrap_or(0)
+    }
+
+    #[inline]
+    pub fn push(&mut self, peer: usize, hdr: &CellHeader, payload: &[u8]) -> bool {
+        match self.tx[peer].as_mut() {
+            Some(p) => p.push(hdr, payload),
+            None => false,
+        }
+    }
+
+    /// Oldest unread cell from local rank `peer`; valid until `release(peer)`.
+    #[inline]
+    pub fn peek(&mut self, peer: usize) -> Option<(CellHeader, *const u8)> {
+        self.rx[peer].as_mut().and_then(|c| c.peek())
+    }
+
+    #[inline]
+    pub fn release(&mut self, peer: usize) {
+        if let Some(c) = self.rx[peer].as_mut() {
+            c.release()
+        }
+    }
+
+    pub fn nlocal(&self) -> usize {
+        self.nlocal
+    }
+}
+
+impl Drop for Shm {
+    fn drop(&mut self) {
+        if !self.unlinked {
+            ShmMap::unlink(&self.name);
+        }
+    }
+}
