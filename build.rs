@@ -13,7 +13,11 @@ fn main() {
     let out = std::env::var("OUT_DIR").unwrap();
     let cfg = cbindgen::Config::from_file(format!("{dir}/cbindgen.toml")).expect("cbindgen.toml");
     let mut buf = Vec::new();
-    match cbindgen::Builder::new().with_crate(&dir).with_config(cfg).generate() {
+    match cbindgen::Builder::new()
+        .with_crate(&dir)
+        .with_config(cfg)
+        .generate()
+    {
         Ok(b) => {
             b.write(&mut buf);
         }
@@ -41,7 +45,10 @@ fn add_pmpi(h: &str) -> String {
             continue;
         }
         let t = line.trim_start();
-        if (t.starts_with("int MPI_") || t.starts_with("double MPI_") || t.starts_with("MPI_Fint MPI_") || t.starts_with("MPI_Comm MPI_"))
+        if (t.starts_with("int MPI_")
+            || t.starts_with("double MPI_")
+            || t.starts_with("MPI_Fint MPI_")
+            || t.starts_with("MPI_Comm MPI_"))
             && t.contains('(')
         {
             if line.trim_end().ends_with(';') {

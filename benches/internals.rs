@@ -12,12 +12,18 @@ fn ring_push_pop(c: &mut Criterion) {
     // SAFETY: mem outlives the cursors and is large enough.
     let (mut p, mut q) = unsafe {
         ring::init(base);
-        (Producer::new(base, cells, cs), Consumer::new(base, cells, cs))
+        (
+            Producer::new(base, cells, cs),
+            Consumer::new(base, cells, cs),
+        )
     };
     let payload = [7u8; 8];
     c.bench_function("ring push+pop 8B", |b| {
         b.iter(|| {
-            let h = CellHeader { len: 8, ..Default::default() };
+            let h = CellHeader {
+                len: 8,
+                ..Default::default()
+            };
             assert!(p.push(&h, &payload));
             let (hh, _) = q.peek().unwrap();
             black_box(hh);

@@ -51,6 +51,13 @@ typedef long MPI_Aint;
 typedef long MPI_Count;
 typedef long MPI_Offset;
 typedef struct ADIOI_FileD *MPI_File;
+typedef struct {
+  MPI_Fint count_lo;
+  MPI_Fint count_hi_and_cancelled;
+  MPI_Fint MPI_SOURCE;
+  MPI_Fint MPI_TAG;
+  MPI_Fint MPI_ERROR;
+} MPI_F08_status;
 typedef struct MPIR_T_enum_s *MPI_T_enum;
 typedef struct MPIR_T_cvar_handle_s *MPI_T_cvar_handle;
 typedef struct MPIR_T_pvar_handle_s *MPI_T_pvar_handle;

@@ -26,7 +26,11 @@ pub struct Config {
 }
 
 fn get(name: &str) -> u64 {
-    let default = TUNABLES.iter().find(|t| t.0 == name).map(|t| t.1).unwrap_or("0");
+    let default = TUNABLES
+        .iter()
+        .find(|t| t.0 == name)
+        .map(|t| t.1)
+        .unwrap_or("0");
     std::env::var(name)
         .ok()
         .and_then(|v| v.trim().parse().ok())
@@ -51,7 +55,9 @@ impl Config {
 pub fn print_table() {
     println!("{:<22} {:>8}  meaning", "variable", "default");
     for (n, d, m) in TUNABLES {
-        let cur = std::env::var(n).map(|v| format!(" (set: {v})")).unwrap_or_default();
+        let cur = std::env::var(n)
+            .map(|v| format!(" (set: {v})"))
+            .unwrap_or_default();
         println!("{n:<22} {d:>8}  {m}{cur}");
     }
 }

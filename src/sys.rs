@@ -25,7 +25,11 @@ impl ShmMap {
         let c = CString::new(name).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
         // SAFETY: `c` is a valid NUL-terminated string.
         let fd = unsafe {
-            libc::shm_open(c.as_ptr(), libc::O_CREAT | libc::O_EXCL | libc::O_RDWR, 0o600)
+            libc::shm_open(
+                c.as_ptr(),
+                libc::O_CREAT | libc::O_EXCL | libc::O_RDWR,
+                0o600,
+            )
         };
         if fd < 0 {
             return Err(io::Error::last_os_error());
@@ -90,7 +94,10 @@ impl ShmMap {
         if p == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
         }
-        Ok(ShmMap { ptr: p as *mut u8, len })
+        Ok(ShmMap {
+            ptr: p as *mut u8,
+            len,
+        })
     }
 
     /// Removes the name; the mapping stays valid until every process unmaps it.
@@ -168,7 +175,10 @@ pub fn allow_cma_peers() {
 
 /// Seconds since an arbitrary fixed point (CLOCK_MONOTONIC).
 pub fn now() -> f64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: valid out-pointer.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
@@ -176,7 +186,10 @@ pub fn now() -> f64 {
 
 /// Resolution of `now()` in seconds.
 pub fn tick() -> f64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: valid out-pointer.
     unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
@@ -195,10 +208,21 @@ pub fn host_id() -> String {
     let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
     let mut s: String = hostname()
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     s.push('_');
-    s.extend(boot.trim().chars().filter(|c| c.is_ascii_hexdigit()).take(16));
+    s.extend(
+        boot.trim()
+            .chars()
+            .filter(|c| c.is_ascii_hexdigit())
+            .take(16),
+    );
     s
 }
 
@@ -214,7 +238,9 @@ pub fn cpus_available() -> usize {
             }
         }
     }
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
 }
 
 pub fn yield_now() {

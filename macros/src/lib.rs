@@ -47,7 +47,12 @@ pub fn mpi_fn(_attr: TokenStream, item: TokenStream) -> TokenStream {
     let output = &f.sig.output;
     let returns_int = match output {
         ReturnType::Type(_, t) => match &**t {
-            Type::Path(p) => p.path.segments.last().map(|s| s.ident == "c_int").unwrap_or(false),
+            Type::Path(p) => p
+                .path
+                .segments
+                .last()
+                .map(|s| s.ident == "c_int")
+                .unwrap_or(false),
             _ => false,
         },
         ReturnType::Default => false,
@@ -65,7 +70,11 @@ pub fn mpi_fn(_attr: TokenStream, item: TokenStream) -> TokenStream {
         }
         .into();
     }
-    let comm_expr = if has_comm { quote!(Some(comm)) } else { quote!(None) };
+    let comm_expr = if has_comm {
+        quote!(Some(comm))
+    } else {
+        quote!(None)
+    };
     quote! {
         #[allow(non_snake_case, clippy::too_many_arguments, unused_unsafe, unused_mut)]
         #[inline(always)]

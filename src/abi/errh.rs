@@ -19,20 +19,31 @@ fn valid_class(code: c_int) -> bool {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Error_class(errorcode: c_int, errorclass: *mut c_int) -> c_int {
     if !valid_class(errorcode) {
-        return Err(err!(MPI_ERR_ARG, "errorcode={errorcode} is not an error code"));
+        return Err(err!(
+            MPI_ERR_ARG,
+            "errorcode={errorcode} is not an error code"
+        ));
     }
     out(errorclass, "errorclass", errorcode)
 }
 
 #[mpi_fn]
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Error_string(errorcode: c_int, string: *mut c_char, resultlen: *mut c_int) -> c_int {
-    let s = class_string(errorcode).ok_or_else(|| err!(MPI_ERR_ARG, "errorcode={errorcode} is not an error code"))?;
+pub unsafe extern "C" fn MPI_Error_string(
+    errorcode: c_int,
+    string: *mut c_char,
+    resultlen: *mut c_int,
+) -> c_int {
+    let s = class_string(errorcode)
+        .ok_or_else(|| err!(MPI_ERR_ARG, "errorcode={errorcode} is not an error code"))?;
     let n = write_cstr(string, MPI_MAX_ERROR_STRING as usize, s)?;
     out(resultlen, "resultlen", n)
 }
 
-fn check_errhandler(st: &crate::core::state::State, h: MPI_Errhandler) -> crate::core::error::Result<()> {
+fn check_errhandler(
+    st: &crate::core::state::State,
+    h: MPI_Errhandler,
+) -> crate::core::error::Result<()> {
     match h {
         MPI_ERRORS_ARE_FATAL | MPI_ERRORS_RETURN | MPI_ERRORS_ABORT => Ok(()),
         MPI_ERRHANDLER_NULL => Err(err!(MPI_ERR_ARG, "errhandler=MPI_ERRHANDLER_NULL")),
@@ -50,7 +61,10 @@ fn check_errhandler(st: &crate::core::state::State, h: MPI_Errhandler) -> crate:
 
 #[mpi_fn]
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_set_errhandler(comm: MPI_Comm, errhandler: MPI_Errhandler) -> c_int {
+pub unsafe extern "C" fn MPI_Comm_set_errhandler(
+    comm: MPI_Comm,
+    errhandler: MPI_Errhandler,
+) -> c_int {
     with(|st| {
         let i = comm_index(comm)?;
         st.comm(comm)?;
@@ -62,7 +76,10 @@ pub unsafe extern "C" fn MPI_Comm_set_errhandler(comm: MPI_Comm, errhandler: MPI
 
 #[mpi_fn]
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_get_errhandler(comm: MPI_Comm, errhandler: *mut MPI_Errhandler) -> c_int {
+pub unsafe extern "C" fn MPI_Comm_get_errhandler(
+    comm: MPI_Comm,
+    errhandler: *mut MPI_Errhandler,
+) -> c_int {
     let h = with(|st| Ok(st.comm(comm)?.errhandler))?;
     out(errhandler, "errhandler", h)
 }
@@ -78,9 +95,14 @@ pub unsafe extern "C" fn MPI_Comm_create_errhandler(
     }
     // SAFETY: a non-NULL MPI_Comm_errhandler_function pointer is a C function
     // taking (MPI_Comm *, int *, ...); the first two arguments are all it reads.
-    let f: ErrhFn = std::mem::transmute::<*mut MPI_Comm_errhandler_function, ErrhFn>(comm_errhandler_fn);
+    let f: ErrhFn =
+        std::mem::transmute::<*mut MPI_Comm_errhandler_function, ErrhFn>(comm_errhandler_fn);
     let idx = with(|st| Ok(st.errhandlers.insert(f)))?;
-    out(errhandler, "errhandler", handles::make(KIND_ERRHANDLER, idx))
+    out(
+        errhandler,
+        "errhandler",
+        handles::make(KIND_ERRHANDLER, idx),
+    )
 }
 
 #[mpi_fn]
@@ -111,7 +133,10 @@ pub unsafe extern "C" fn MPI_Comm_call_errhandler(comm: MPI_Comm, errorcode: c_i
     with(|st| st.comm(comm).map(|_| ()))?;
     // The handler runs through the same path as a library error; for
     // MPI_ERRORS_RETURN the call itself succeeds.
-    let e = crate::core::error::Error::new(errorcode, format!("MPI_Comm_call_errhandler(errorcode={errorcode})"));
+    let e = crate::core::error::Error::new(
+        errorcode,
+        format!("MPI_Comm_call_errhandler(errorcode={errorcode})"),
+    );
     let h = with(|st| Ok(st.comm(comm)?.errhandler))?;
     super::guard::raise("MPI_Comm_call_errhandler", Some(comm), e);
     let _ = h;

@@ -26,7 +26,11 @@ pub fn enter(func: &'static str, comm: Option<c_int>, f: impl FnOnce() -> Result
                 .cloned()
                 .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_else(|| "unknown panic".into());
-            raise(func, comm, Error::new(MPI_ERR_INTERN, format!("internal error (panic): {msg}")))
+            raise(
+                func,
+                comm,
+                Error::new(MPI_ERR_INTERN, format!("internal error (panic): {msg}")),
+            )
         }
     }
 }
@@ -40,20 +44,36 @@ enum Handler {
 #[cold]
 #[inline(never)]
 pub fn raise(func: &str, comm: Option<c_int>, e: Error) -> c_int {
-    let target = e.comm.or(comm).filter(|&c| comm_index(c).is_ok()).unwrap_or(MPI_COMM_WORLD);
+    let target = e
+        .comm
+        .or(comm)
+        .filter(|&c| comm_index(c).is_ok())
+        .unwrap_or(MPI_COMM_WORLD);
     let (handler, rank) = runtime::try_with(|st| {
-        let h = st.comm(target).map(|c| c.errhandler).unwrap_or(MPI_ERRORS_ARE_FATAL);
+        let h = st
+            .comm(target)
+            .map(|c| c.errhandler)
+            .unwrap_or(MPI_ERRORS_ARE_FATAL);
         let h = match h {
             MPI_ERRORS_RETURN => Handler::Return,
             MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT => Handler::Fatal,
-            other => match super::handles::errh_index(other).and_then(|i| st.errhandlers.get(i).copied()) {
+            other => match super::handles::errh_index(other)
+                .and_then(|i| st.errhandlers.get(i).copied())
+            {
                 Some(f) => Handler::User(f),
                 None => Handler::Fatal,
             },
         };
         (h, st.rank)
     })
-    .unwrap_or((if runtime::phase() == 0 { Handler::Fatal } else { Handler::Return }, -1));
+    .unwrap_or((
+        if runtime::phase() == 0 {
+            Handler::Fatal
+        } else {
+            Handler::Return
+        },
+        -1,
+    ));
     match handler {
         Handler::Return => e.class,
         Handler::User(f) => {
@@ -65,8 +85,16 @@ pub fn raise(func: &str, comm: Option<c_int>, e: Error) -> c_int {
             e.class
         }
         Handler::Fatal => {
-            let who = if rank >= 0 { format!("rank {rank}") } else { "before MPI_Init".to_string() };
-            eprintln!("OxMPI error in {func}: {}: {} ({who})", class_name(e.class), e.msg);
+            let who = if rank >= 0 {
+                format!("rank {rank}")
+            } else {
+                "before MPI_Init".to_string()
+            };
+            eprintln!(
+                "OxMPI error in {func}: {}: {} ({who})",
+                class_name(e.class),
+                e.msg
+            );
             abort_job(e.class.max(1), &format!("{func}: {}", e.msg));
         }
     }

@@ -100,9 +100,15 @@ mod tests {
         assert_eq!(type_size(MPI_LONG_DOUBLE).unwrap(), 16);
         assert_eq!(type_size(MPI_C_DOUBLE_COMPLEX).unwrap(), 16);
         assert_eq!(type_size(MPI_DOUBLE_INT).unwrap(), 16);
-        assert_eq!(type_size(MPI_DATATYPE_NULL).unwrap_err().class, MPI_ERR_TYPE);
+        assert_eq!(
+            type_size(MPI_DATATYPE_NULL).unwrap_err().class,
+            MPI_ERR_TYPE
+        );
         assert_eq!(type_size(MPI_COMM_WORLD).unwrap_err().class, MPI_ERR_TYPE);
-        assert!(type_size(MPI_COMM_WORLD).unwrap_err().msg.contains("communicator handle"));
+        assert!(type_size(MPI_COMM_WORLD)
+            .unwrap_err()
+            .msg
+            .contains("communicator handle"));
         assert_eq!(index(make(KIND_REQUEST, 7), KIND_REQUEST), Some(7));
         assert_eq!(index(make(KIND_REQUEST, 7), KIND_COMM), None);
         assert_eq!(make(KIND_REQUEST, 0) as u32, 0xac00_0000);

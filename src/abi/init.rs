@@ -12,19 +12,38 @@ use std::os::raw::{c_char, c_int, c_void};
 use std::sync::atomic::{AtomicI32, Ordering};
 
 /// The library version string (MPI_Get_library_version).
-pub const LIBRARY_VERSION: &str = concat!("OxMPI ", env!("CARGO_PKG_VERSION"), " (MPICH ABI 4.0 compatible; shared memory transport)");
+pub const LIBRARY_VERSION: &str = concat!(
+    "OxMPI ",
+    env!("CARGO_PKG_VERSION"),
+    " (MPICH ABI 4.0 compatible; shared memory transport)"
+);
 
 fn do_init(required: c_int) -> crate::core::error::Result<c_int> {
     if phase() != 0 {
-        return Err(err!(MPI_ERR_OTHER, "MPI_Init called twice (MPI is already {})", if phase() == 1 { "initialized" } else { "finalized" }));
+        return Err(err!(
+            MPI_ERR_OTHER,
+            "MPI_Init called twice (MPI is already {})",
+            if phase() == 1 {
+                "initialized"
+            } else {
+                "finalized"
+            }
+        ));
     }
     if !(MPI_THREAD_SINGLE..=MPI_THREAD_MULTIPLE).contains(&required) {
-        return Err(err!(MPI_ERR_ARG, "required={required} is not a thread level"));
+        return Err(err!(
+            MPI_ERR_ARG,
+            "required={required} is not a thread level"
+        ));
     }
     // One library-wide lock serialises every call, so every level can be provided.
     let provided = required;
     let st = State::init(provided)?;
-    let universe = if st.pmi.universe_size > 0 { st.pmi.universe_size } else { st.size };
+    let universe = if st.pmi.universe_size > 0 {
+        st.pmi.universe_size
+    } else {
+        st.size
+    };
     ATTR_UNIVERSE.store(universe, Ordering::Relaxed);
     ATTR_APPNUM.store(st.pmi.appnum.max(0), Ordering::Relaxed);
     runtime::install(Some(st));
@@ -61,8 +80,12 @@ pub unsafe extern "C" fn MPI_Init_thread(
 pub unsafe extern "C" fn MPI_Finalize() -> c_int {
     wait_for(|st| Ok(st.quiescent().then_some(())))?;
     with(|st| {
-        st.pmi.barrier().map_err(|e| err!(MPI_ERR_INTERN, "PMI barrier failed: {e}"))?;
-        st.pmi.finalize().map_err(|e| err!(MPI_ERR_INTERN, "PMI finalize failed: {e}"))
+        st.pmi
+            .barrier()
+            .map_err(|e| err!(MPI_ERR_INTERN, "PMI barrier failed: {e}"))?;
+        st.pmi
+            .finalize()
+            .map_err(|e| err!(MPI_ERR_INTERN, "PMI finalize failed: {e}"))
     })?;
     set_phase(2);
     drop(runtime::install(None));
@@ -99,8 +122,14 @@ pub unsafe extern "C" fn MPI_Is_thread_main(flag: *mut c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Abort(comm: MPI_Comm, errorcode: c_int) -> c_int {
     let rank = runtime::try_with(|st| st.rank).unwrap_or(0);
-    eprintln!("OxMPI: MPI_Abort(comm=0x{:08x}, errorcode={errorcode}) called by rank {rank}", comm as u32);
-    super::guard::abort_job(errorcode, &format!("MPI_Abort called by rank {rank} with errorcode {errorcode}"));
+    eprintln!(
+        "OxMPI: MPI_Abort(comm=0x{:08x}, errorcode={errorcode}) called by rank {rank}",
+        comm as u32
+    );
+    super::guard::abort_job(
+        errorcode,
+        &format!("MPI_Abort called by rank {rank} with errorcode {errorcode}"),
+    );
 }
 
 #[mpi_fn]
@@ -112,15 +141,26 @@ pub unsafe extern "C" fn MPI_Get_version(version: *mut c_int, subversion: *mut c
 
 #[mpi_fn]
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Get_library_version(version: *mut c_char, resultlen: *mut c_int) -> c_int {
-    let n = write_cstr(version, MPI_MAX_LIBRARY_VERSION_STRING as usize, LIBRARY_VERSION)?;
+pub unsafe extern "C" fn MPI_Get_library_version(
+    version: *mut c_char,
+    resultlen: *mut c_int,
+) -> c_int {
+    let n = write_cstr(
+        version,
+        MPI_MAX_LIBRARY_VERSION_STRING as usize,
+        LIBRARY_VERSION,
+    )?;
     out(resultlen, "resultlen", n)
 }
 
 #[mpi_fn]
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Get_processor_name(name: *mut c_char, resultlen: *mut c_int) -> c_int {
-    let n = write_cstr(name, MPI_MAX_PROCESSOR_NAME as usize, &crate::sys::hostname())?;
+    let n = write_cstr(
+        name,
+        MPI_MAX_PROCESSOR_NAME as usize,
+        &crate::sys::hostname(),
+    )?;
     out(resultlen, "resultlen", n)
 }
 
@@ -183,13 +223,22 @@ pub unsafe extern "C" fn MPI_Comm_get_attr(
         Some(a) => {
             // The attribute value of a predefined key is a pointer to an int
             // (AtomicI32 has the layout of an int).
-            out(attribute_val as *mut *const c_void, "attribute_val", a.as_ptr() as *const c_void)?;
+            out(
+                attribute_val as *mut *const c_void,
+                "attribute_val",
+                a.as_ptr() as *const c_void,
+            )?;
             out(flag, "flag", 1)
         }
-        None if comm_keyval as u32 >> 26 == 0x64000000 >> 26 || comm_keyval as u32 >> 26 == 0xa4000000 >> 26 => {
+        None if comm_keyval as u32 >> 26 == 0x64000000 >> 26
+            || comm_keyval as u32 >> 26 == 0xa4000000 >> 26 =>
+        {
             out(flag, "flag", 0)
         }
-        None => Err(err!(MPI_ERR_KEYVAL, "comm_keyval={comm_keyval} is not a keyval")),
+        None => Err(err!(
+            MPI_ERR_KEYVAL,
+            "comm_keyval={comm_keyval} is not a keyval"
+        )),
     }
 }
 

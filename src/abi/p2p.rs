@@ -16,11 +16,18 @@ use std::os::raw::{c_int, c_void};
 pub const TAG_UB: c_int = i32::MAX;
 
 fn comm_desc(st: &State, comm: MPI_Comm) -> String {
-    st.comm(comm).map(|c| format!("{} (size {})", c.name, c.size)).unwrap_or_default()
+    st.comm(comm)
+        .map(|c| format!("{} (size {})", c.name, c.size))
+        .unwrap_or_default()
 }
 
 /// Validates (buf, count, datatype) and returns the message size in bytes.
-fn check_data(buf: *const c_void, count: c_int, datatype: MPI_Datatype, bufname: &str) -> Result<usize> {
+fn check_data(
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    bufname: &str,
+) -> Result<usize> {
     if count < 0 {
         return Err(err!(MPI_ERR_COUNT, "count={count} must be non-negative"));
     }
@@ -34,10 +41,17 @@ fn check_data(buf: *const c_void, count: c_int, datatype: MPI_Datatype, bufname:
 fn check_dest(st: &State, comm: MPI_Comm, dest: c_int, tag: c_int) -> Result<()> {
     let c = st.comm(comm)?;
     if dest != MPI_PROC_NULL && (dest < 0 || dest >= c.size) {
-        return Err(err!(MPI_ERR_RANK, "dest={dest} is not a rank of {}", comm_desc(st, comm)));
+        return Err(err!(
+            MPI_ERR_RANK,
+            "dest={dest} is not a rank of {}",
+            comm_desc(st, comm)
+        ));
     }
     if !(0..=TAG_UB).contains(&tag) {
-        return Err(err!(MPI_ERR_TAG, "tag={tag} must be in 0..={TAG_UB} for a send"));
+        return Err(err!(
+            MPI_ERR_TAG,
+            "tag={tag} must be in 0..={TAG_UB} for a send"
+        ));
     }
     Ok(())
 }
@@ -45,18 +59,41 @@ fn check_dest(st: &State, comm: MPI_Comm, dest: c_int, tag: c_int) -> Result<()>
 fn check_source(st: &State, comm: MPI_Comm, source: c_int, tag: c_int) -> Result<()> {
     let c = st.comm(comm)?;
     if source != MPI_PROC_NULL && source != MPI_ANY_SOURCE && (source < 0 || source >= c.size) {
-        return Err(err!(MPI_ERR_RANK, "source={source} is not a rank of {}", comm_desc(st, comm)));
+        return Err(err!(
+            MPI_ERR_RANK,
+            "source={source} is not a rank of {}",
+            comm_desc(st, comm)
+        ));
     }
     if tag != MPI_ANY_TAG && !(0..=TAG_UB).contains(&tag) {
-        return Err(err!(MPI_ERR_TAG, "tag={tag} must be MPI_ANY_TAG or in 0..={TAG_UB}"));
+        return Err(err!(
+            MPI_ERR_TAG,
+            "tag={tag} must be MPI_ANY_TAG or in 0..={TAG_UB}"
+        ));
     }
     Ok(())
 }
 
 /// Starts a send on request `rid` (already validated).
-fn launch_send(st: &mut State, rid: ReqId, comm: MPI_Comm, dest: c_int, tag: c_int, buf: *const u8, bytes: usize, mode: SendMode) -> Result<()> {
+#[allow(clippy::too_many_arguments)]
+fn launch_send(
+    st: &mut State,
+    rid: ReqId,
+    comm: MPI_Comm,
+    dest: c_int,
+    tag: c_int,
+    buf: *const u8,
+    bytes: usize,
+    mode: SendMode,
+) -> Result<()> {
     if mode == SendMode::Buffered && dest != MPI_PROC_NULL {
-        let (off, region) = st.bsend_alloc(bytes).ok_or_else(|| {
+        // Space held by earlier buffered messages is released as they complete:
+        // drain what progress can finish before deciding that the buffer is full.
+        let mut slot = st.bsend_alloc(bytes);
+        while slot.is_none() && st.progress() {
+            slot = st.bsend_alloc(bytes);
+        }
+        let (off, region) = slot.ok_or_else(|| {
             err!(
                 MPI_ERR_BUFFER,
                 "a buffered send of {bytes} bytes (+{MPI_BSEND_OVERHEAD} overhead) does not fit in the attached buffer ({})",
@@ -68,19 +105,32 @@ fn launch_send(st: &mut State, rid: ReqId, comm: MPI_Comm, dest: c_int, tag: c_i
         let mut inner = Request::new(ReqKind::Send, comm, region, bytes);
         inner.bsend_region = Some(off);
         let irid = st.reqs.insert(inner);
-        st.start_send(irid, comm, dest, tag, region, bytes, SendMode::Standard)?;
+        // SAFETY: region holds `bytes` bytes until the inner request completes.
+        unsafe { st.start_send(irid, comm, dest, tag, region, bytes, SendMode::Standard)? };
         st.complete(rid);
         return Ok(());
     }
-    st.start_send(rid, comm, dest, tag, buf, bytes, mode)
+    // SAFETY: buf holds `bytes` bytes (validated) and, by MPI's rules, stays valid
+    // until the request completes.
+    unsafe { st.start_send(rid, comm, dest, tag, buf, bytes, mode) }
 }
 
 #[allow(clippy::too_many_arguments)]
-fn isend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode) -> Result<ReqId> {
+fn isend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    mode: SendMode,
+) -> Result<ReqId> {
     let bytes = check_data(buf, count, datatype, "buf")?;
     with(|st| {
         check_dest(st, comm, dest, tag)?;
-        let rid = st.reqs.insert(Request::new(ReqKind::Send, comm, buf as *mut u8, bytes));
+        let rid = st
+            .reqs
+            .insert(Request::new(ReqKind::Send, comm, buf as *mut u8, bytes));
         if let Err(e) = launch_send(st, rid, comm, dest, tag, buf as *const u8, bytes, mode) {
             st.reqs.remove(rid);
             return Err(e);
@@ -89,11 +139,20 @@ fn isend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, 
     })
 }
 
-fn irecv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm) -> Result<ReqId> {
+fn irecv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> Result<ReqId> {
     let bytes = check_data(buf, count, datatype, "buf")?;
     with(|st| {
         check_source(st, comm, source, tag)?;
-        let rid = st.reqs.insert(Request::new(ReqKind::Recv, comm, buf as *mut u8, bytes));
+        let rid = st
+            .reqs
+            .insert(Request::new(ReqKind::Recv, comm, buf as *mut u8, bytes));
         st.start_recv(rid, comm, source, tag)?;
         Ok(rid)
     })
@@ -102,7 +161,10 @@ fn irecv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, 
 /// Waits for request `rid` and retires it; returns its status.
 fn wait_rid(rid: ReqId) -> Result<Status> {
     wait_for(|st| {
-        let r = st.reqs.get(rid).ok_or_else(|| err!(MPI_ERR_INTERN, "request vanished"))?;
+        let r = st
+            .reqs
+            .get(rid)
+            .ok_or_else(|| err!(MPI_ERR_INTERN, "request vanished"))?;
         if r.done {
             let s = r.status;
             let comm = r.comm;
@@ -118,7 +180,10 @@ fn wait_rid(rid: ReqId) -> Result<Status> {
 
 pub fn trunc_msg(s: &Status) -> String {
     if s.error == MPI_ERR_TRUNCATE {
-        format!("message of {} bytes from source={} tag={} is longer than the receive buffer", s.bytes, s.source, s.tag)
+        format!(
+            "message of {} bytes from source={} tag={} is longer than the receive buffer",
+            s.bytes, s.source, s.tag
+        )
     } else {
         format!("request failed with error class {}", s.error)
     }
@@ -129,13 +194,29 @@ fn new_handle(rid: ReqId) -> MPI_Request {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn persistent_send(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode) -> Result<ReqId> {
+fn persistent_send(
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    mode: SendMode,
+) -> Result<ReqId> {
     let bytes = check_data(buf, count, datatype, "buf")?;
     with(|st| {
         check_dest(st, comm, dest, tag)?;
         let mut r = Request::new(ReqKind::Send, comm, buf as *mut u8, bytes);
         r.active = false;
-        r.persist = Some(Persist { recv: false, mode, buf: buf as *mut u8, bytes, peer: dest, tag, comm });
+        r.persist = Some(Persist {
+            recv: false,
+            mode,
+            buf: buf as *mut u8,
+            bytes,
+            peer: dest,
+            tag,
+            comm,
+        });
         Ok(st.reqs.insert(r))
     })
 }
@@ -342,10 +423,18 @@ pub unsafe extern "C" fn MPI_Bsend_init(
 
 /// Starts persistent request `rid` (MPI_Start).
 pub fn start_persistent(st: &mut State, rid: ReqId) -> Result<()> {
-    let r = st.reqs.get_mut(rid).ok_or_else(|| err!(MPI_ERR_REQUEST, "request is not valid"))?;
-    let p = r.persist.ok_or_else(|| err!(MPI_ERR_REQUEST, "request is not a persistent request"))?;
+    let r = st
+        .reqs
+        .get_mut(rid)
+        .ok_or_else(|| err!(MPI_ERR_REQUEST, "request is not valid"))?;
+    let p = r
+        .persist
+        .ok_or_else(|| err!(MPI_ERR_REQUEST, "request is not a persistent request"))?;
     if r.active {
-        return Err(err!(MPI_ERR_REQUEST, "request is already active (MPI_Start on an active persistent request)"));
+        return Err(err!(
+            MPI_ERR_REQUEST,
+            "request is already active (MPI_Start on an active persistent request)"
+        ));
     }
     r.active = true;
     r.done = false;
@@ -413,7 +502,15 @@ pub unsafe extern "C" fn MPI_Recv_init(
         check_source(st, comm, source, tag)?;
         let mut r = Request::new(ReqKind::Recv, comm, buf as *mut u8, bytes);
         r.active = false;
-        r.persist = Some(Persist { recv: true, mode: SendMode::Standard, buf: buf as *mut u8, bytes, peer: source, tag, comm });
+        r.persist = Some(Persist {
+            recv: true,
+            mode: SendMode::Standard,
+            buf: buf as *mut u8,
+            bytes,
+            peer: source,
+            tag,
+            comm,
+        });
         Ok(st.reqs.insert(r))
     })?;
     out(request, "request", new_handle(rid))
@@ -436,7 +533,15 @@ pub unsafe extern "C" fn MPI_Sendrecv(
     status: *mut MPI_Status,
 ) -> c_int {
     let r = irecv(recvbuf, recvcount, recvtype, source, recvtag, comm)?;
-    let s = match isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, SendMode::Standard) {
+    let s = match isend(
+        sendbuf,
+        sendcount,
+        sendtype,
+        dest,
+        sendtag,
+        comm,
+        SendMode::Standard,
+    ) {
         Ok(s) => s,
         Err(e) => {
             with(|st| {
@@ -468,8 +573,23 @@ pub unsafe extern "C" fn MPI_Sendrecv_replace(
 ) -> c_int {
     let bytes = check_data(buf, count, datatype, "buf")?;
     let mut tmp = vec![0u8; bytes];
-    let r = irecv(tmp.as_mut_ptr() as *mut c_void, count, datatype, source, recvtag, comm)?;
-    let s = isend(buf, count, datatype, dest, sendtag, comm, SendMode::Standard)?;
+    let r = irecv(
+        tmp.as_mut_ptr() as *mut c_void,
+        count,
+        datatype,
+        source,
+        recvtag,
+        comm,
+    )?;
+    let s = isend(
+        buf,
+        count,
+        datatype,
+        dest,
+        sendtag,
+        comm,
+        SendMode::Standard,
+    )?;
     wait_rid(s)?;
     let st = wait_rid(r)?;
     let n = (st.bytes as usize).min(bytes);
@@ -480,7 +600,12 @@ pub unsafe extern "C" fn MPI_Sendrecv_replace(
 
 #[mpi_fn]
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Probe(source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
+pub unsafe extern "C" fn MPI_Probe(
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
     with(|st| check_source(st, comm, source, tag))?;
     let s = if source == MPI_PROC_NULL {
         Status::proc_null()
@@ -493,7 +618,13 @@ pub unsafe extern "C" fn MPI_Probe(source: c_int, tag: c_int, comm: MPI_Comm, st
 
 #[mpi_fn]
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Iprobe(source: c_int, tag: c_int, comm: MPI_Comm, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
+pub unsafe extern "C" fn MPI_Iprobe(
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
     if flag.is_null() {
         return Err(err!(MPI_ERR_ARG, "flag=NULL"));
     }
@@ -512,13 +643,24 @@ pub unsafe extern "C" fn MPI_Iprobe(source: c_int, tag: c_int, comm: MPI_Comm, f
 }
 
 fn message_handle(st: &mut State, comm: MPI_Comm, uid: u64) -> MPI_Message {
-    let rid = st.reqs.insert(Request::new(ReqKind::Message { uid }, comm, std::ptr::null_mut(), 0));
+    let rid = st.reqs.insert(Request::new(
+        ReqKind::Message { uid },
+        comm,
+        std::ptr::null_mut(),
+        0,
+    ));
     new_handle(rid)
 }
 
 #[mpi_fn]
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Mprobe(source: c_int, tag: c_int, comm: MPI_Comm, message: *mut MPI_Message, status: *mut MPI_Status) -> c_int {
+pub unsafe extern "C" fn MPI_Mprobe(
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    message: *mut MPI_Message,
+    status: *mut MPI_Status,
+) -> c_int {
     if message.is_null() {
         return Err(err!(MPI_ERR_ARG, "message=NULL"));
     }
@@ -528,7 +670,9 @@ pub unsafe extern "C" fn MPI_Mprobe(source: c_int, tag: c_int, comm: MPI_Comm, m
         return out(message, "message", MPI_MESSAGE_NO_PROC);
     }
     let (h, s) = wait_for(|st| {
-        Ok(st.improbe(comm, source, tag)?.map(|(uid, s)| (message_handle(st, comm, uid), s)))
+        Ok(st
+            .improbe(comm, source, tag)?
+            .map(|(uid, s)| (message_handle(st, comm, uid), s)))
     })?;
     write_status(status, &s, false);
     out(message, "message", h)
@@ -545,7 +689,11 @@ pub unsafe extern "C" fn MPI_Improbe(
     status: *mut MPI_Status,
 ) -> c_int {
     if message.is_null() || flag.is_null() {
-        return Err(err!(MPI_ERR_ARG, "{}=NULL", if flag.is_null() { "flag" } else { "message" }));
+        return Err(err!(
+            MPI_ERR_ARG,
+            "{}=NULL",
+            if flag.is_null() { "flag" } else { "message" }
+        ));
     }
     with(|st| check_source(st, comm, source, tag))?;
     if source == MPI_PROC_NULL {
@@ -555,7 +703,9 @@ pub unsafe extern "C" fn MPI_Improbe(
     }
     let r = with(|st| {
         st.progress();
-        Ok(st.improbe(comm, source, tag)?.map(|(uid, s)| (message_handle(st, comm, uid), s)))
+        Ok(st
+            .improbe(comm, source, tag)?
+            .map(|(uid, s)| (message_handle(st, comm, uid), s)))
     })?;
     match r {
         Some((h, s)) => {
@@ -568,7 +718,12 @@ pub unsafe extern "C" fn MPI_Improbe(
 }
 
 /// Turns a message handle into a receive request on `buf`.
-unsafe fn mrecv_start(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, message: *mut MPI_Message) -> Result<Option<ReqId>> {
+unsafe fn mrecv_start(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    message: *mut MPI_Message,
+) -> Result<Option<ReqId>> {
     // SAFETY: message is a valid pointer (caller's contract).
     let m = unsafe { inp(message, "message")? };
     let bytes = check_data(buf, count, datatype, "buf")?;
@@ -576,10 +731,23 @@ unsafe fn mrecv_start(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, me
         return Ok(None);
     }
     let rid = with(|st| {
-        let rid = req_index(m).filter(|&i| matches!(st.reqs.get(i).map(|r| r.kind), Some(ReqKind::Message { .. })));
-        let rid = rid.ok_or_else(|| err!(MPI_ERR_REQUEST, "message=0x{:08x} is not a matched message", m as u32))?;
+        let rid = req_index(m).filter(|&i| {
+            matches!(
+                st.reqs.get(i).map(|r| r.kind),
+                Some(ReqKind::Message { .. })
+            )
+        });
+        let rid = rid.ok_or_else(|| {
+            err!(
+                MPI_ERR_REQUEST,
+                "message=0x{:08x} is not a matched message",
+                m as u32
+            )
+        })?;
         let r = st.reqs.get_mut(rid).unwrap();
-        let ReqKind::Message { uid } = r.kind else { unreachable!() };
+        let ReqKind::Message { uid } = r.kind else {
+            unreachable!()
+        };
         r.kind = ReqKind::Recv;
         r.buf = buf as *mut u8;
         r.cap = bytes;
@@ -625,7 +793,12 @@ pub unsafe extern "C" fn MPI_Imrecv(
     let rid = match mrecv_start(buf, count, datatype, message)? {
         Some(rid) => rid,
         None => with(|st| {
-            let rid = st.reqs.insert(Request::new(ReqKind::Recv, MPI_COMM_SELF, std::ptr::null_mut(), 0));
+            let rid = st.reqs.insert(Request::new(
+                ReqKind::Recv,
+                MPI_COMM_SELF,
+                std::ptr::null_mut(),
+                0,
+            ));
             st.reqs.get_mut(rid).unwrap().status = Status::proc_null();
             st.complete(rid);
             Ok(rid)
@@ -646,7 +819,10 @@ pub unsafe extern "C" fn MPI_Buffer_attach(buffer: *mut c_void, size: c_int) -> 
     }
     with(|st| {
         if st.bsend.is_some() {
-            return Err(err!(MPI_ERR_BUFFER, "a buffer is already attached (detach it first)"));
+            return Err(err!(
+                MPI_ERR_BUFFER,
+                "a buffer is already attached (detach it first)"
+            ));
         }
         st.bsend = Some(Bsend::new(buffer as *mut u8, size as usize));
         Ok(())
@@ -657,7 +833,15 @@ pub unsafe extern "C" fn MPI_Buffer_attach(buffer: *mut c_void, size: c_int) -> 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
     if buffer_addr.is_null() || size.is_null() {
-        return Err(err!(MPI_ERR_ARG, "{}=NULL", if size.is_null() { "size" } else { "buffer_addr" }));
+        return Err(err!(
+            MPI_ERR_ARG,
+            "{}=NULL",
+            if size.is_null() {
+                "size"
+            } else {
+                "buffer_addr"
+            }
+        ));
     }
     // Detach waits until every buffered message has left the buffer.
     wait_for(|st| match st.bsend.as_ref() {
@@ -666,7 +850,10 @@ pub unsafe extern "C" fn MPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut 
         Some(_) => Ok(Some(())),
     })?;
     let b = with(|st| Ok(st.bsend.take().unwrap()))?;
-    out(buffer_addr as *mut *mut c_void, "buffer_addr", b.base as *mut c_void)?;
+    out(
+        buffer_addr as *mut *mut c_void,
+        "buffer_addr",
+        b.base as *mut c_void,
+    )?;
     out(size, "size", b.size as c_int)
 }
-

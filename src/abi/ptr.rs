@@ -39,7 +39,10 @@ pub unsafe fn write_status(p: *mut MPI_Status, s: &Status, with_error: bool) {
 /// `p` is MPI_STATUSES_IGNORE or an array of more than `i` statuses.
 pub unsafe fn status_at(p: *mut MPI_Status, i: usize) -> *mut MPI_Status {
     if status_ignored(p) {
-        1 as *mut MPI_Status
+        // MPI_STATUSES_IGNORE is the address 1 in the MPICH ABI.
+        #[allow(clippy::manual_dangling_ptr)]
+        let ignore = 1 as *mut MPI_Status;
+        ignore
     } else {
         // SAFETY: per the contract.
         unsafe { p.add(i) }
@@ -49,7 +52,10 @@ pub unsafe fn status_at(p: *mut MPI_Status, i: usize) -> *mut MPI_Status {
 /// Reads the byte count and cancelled flag back from a C status.
 pub fn read_status(st: &MPI_Status) -> (u64, bool) {
     let hi = (st.count_hi_and_cancelled as u32 >> 1) as u64;
-    ((hi << 32) | st.count_lo as u32 as u64, st.count_hi_and_cancelled & 1 != 0)
+    (
+        (hi << 32) | st.count_lo as u32 as u64,
+        st.count_hi_and_cancelled & 1 != 0,
+    )
 }
 
 /// Writes an output argument, failing with MPI_ERR_ARG on NULL.
@@ -58,7 +64,10 @@ pub fn read_status(st: &MPI_Status) -> (u64, bool) {
 /// `p` is NULL or valid for writes of one T.
 pub unsafe fn out<T>(p: *mut T, name: &str, v: T) -> Result<()> {
     if p.is_null() {
-        return Err(err!(MPI_ERR_ARG, "{name}=NULL: an output argument may not be NULL"));
+        return Err(err!(
+            MPI_ERR_ARG,
+            "{name}=NULL: an output argument may not be NULL"
+        ));
     }
     // SAFETY: non-null and valid per the contract.
     unsafe { p.write(v) };
@@ -84,7 +93,10 @@ pub fn check_buf(buf: *const u8, count: c_int, name: &str) -> Result<()> {
         return Err(err!(MPI_ERR_BUFFER, "{name}=NULL with count={count}"));
     }
     if buf as isize == -1 {
-        return Err(err!(MPI_ERR_BUFFER, "{name}=MPI_IN_PLACE is not allowed here"));
+        return Err(err!(
+            MPI_ERR_BUFFER,
+            "{name}=MPI_IN_PLACE is not allowed here"
+        ));
     }
     Ok(())
 }
@@ -112,9 +124,20 @@ mod tests {
     use super::*;
     #[test]
     fn status_round_trips_large_counts_and_cancel() {
-        for &(bytes, c) in &[(0u64, false), (5, true), (0xffff_ffff, false), (0x7_0000_0003, true)] {
+        for &(bytes, c) in &[
+            (0u64, false),
+            (5, true),
+            (0xffff_ffff, false),
+            (0x7_0000_0003, true),
+        ] {
             let mut st = MPI_Status::default();
-            let s = Status { source: 3, tag: 9, error: 0, bytes, cancelled: c };
+            let s = Status {
+                source: 3,
+                tag: 9,
+                error: 0,
+                bytes,
+                cancelled: c,
+            };
             // SAFETY: st is a valid status.
             unsafe { write_status(&mut st, &s, false) };
             assert_eq!(read_status(&st), (bytes, c));

@@ -48,7 +48,9 @@ fn poll(st: &State, h: MPI_Request) -> Result<Poll> {
 /// and the caller's handle becomes MPI_REQUEST_NULL.
 fn retire(st: &mut State, h: &mut MPI_Request) {
     let Some(rid) = req_index(*h) else { return };
-    let Some(r) = st.reqs.get_mut(rid) else { return };
+    let Some(r) = st.reqs.get_mut(rid) else {
+        return;
+    };
     if r.persist.is_some() {
         r.active = false;
     } else {
@@ -69,6 +71,7 @@ fn status_error(s: &Status, comm: c_int) -> Result<()> {
 /// # Safety
 /// `request` is valid for reads and writes.
 pub unsafe fn finish_wait(request: *mut MPI_Request) -> Result<(Status, c_int)> {
+    // SAFETY: request is valid for reads (caller's contract).
     let mut h = unsafe { inp(request, "request")? };
     let r = wait_for(|st| {
         Ok(match poll(st, h)? {
@@ -95,7 +98,11 @@ pub unsafe extern "C" fn MPI_Wait(request: *mut MPI_Request, status: *mut MPI_St
 
 #[mpi_fn]
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Test(request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
+pub unsafe extern "C" fn MPI_Test(
+    request: *mut MPI_Request,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
     let mut h = inp(request, "request")?;
     if flag.is_null() {
         return Err(err!(MPI_ERR_ARG, "flag=NULL"));
@@ -134,7 +141,10 @@ unsafe fn req_slice<'a>(count: c_int, reqs: *mut MPI_Request) -> Result<&'a mut 
         return Ok(&mut []);
     }
     if reqs.is_null() {
-        return Err(err!(MPI_ERR_ARG, "array_of_requests=NULL with count={count}"));
+        return Err(err!(
+            MPI_ERR_ARG,
+            "array_of_requests=NULL with count={count}"
+        ));
     }
     // SAFETY: the caller passes an array of `count` requests.
     Ok(unsafe { std::slice::from_raw_parts_mut(reqs, count as usize) })
@@ -142,7 +152,11 @@ unsafe fn req_slice<'a>(count: c_int, reqs: *mut MPI_Request) -> Result<&'a mut 
 
 /// Writes the statuses of a multi-request completion; with an error among
 /// them, every MPI_ERROR field is set and MPI_ERR_IN_STATUS is returned.
-unsafe fn write_many(statuses: *mut MPI_Status, idx: &[usize], got: &[(Status, c_int)]) -> Result<()> {
+unsafe fn write_many(
+    statuses: *mut MPI_Status,
+    idx: &[usize],
+    got: &[(Status, c_int)],
+) -> Result<()> {
     let failed = got.iter().find(|(s, _)| s.error != MPI_SUCCESS);
     for (k, (s, _)) in got.iter().enumerate() {
         // SAFETY: statuses holds an entry for every index (or is STATUSES_IGNORE).
@@ -151,7 +165,10 @@ unsafe fn write_many(statuses: *mut MPI_Status, idx: &[usize], got: &[(Status, c
     if let Some((s, c)) = failed {
         return Err(Error::new(
             MPI_ERR_IN_STATUS,
-            format!("a request failed ({}); see the MPI_ERROR field of each status", super::p2p::trunc_msg(s)),
+            format!(
+                "a request failed ({}); see the MPI_ERROR field of each status",
+                super::p2p::trunc_msg(s)
+            ),
         )
         .on_comm(*c));
     }
@@ -160,7 +177,11 @@ unsafe fn write_many(statuses: *mut MPI_Status, idx: &[usize], got: &[(Status, c
 
 #[mpi_fn]
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Waitall(count: c_int, array_of_requests: *mut MPI_Request, array_of_statuses: *mut MPI_Status) -> c_int {
+pub unsafe extern "C" fn MPI_Waitall(
+    count: c_int,
+    array_of_requests: *mut MPI_Request,
+    array_of_statuses: *mut MPI_Status,
+) -> c_int {
     let reqs = req_slice(count, array_of_requests)?;
     let got = wait_for(|st| {
         let mut all = true;
@@ -231,7 +252,10 @@ pub unsafe extern "C" fn MPI_Testall(
 }
 
 /// First completed request of the array: Some(Some(i, status)) or Some(None) when all are null.
-fn any_done(st: &mut State, reqs: &mut [MPI_Request]) -> Result<Option<Option<(usize, Status, c_int)>>> {
+fn any_done(
+    st: &mut State,
+    reqs: &mut [MPI_Request],
+) -> Result<Option<Option<(usize, Status, c_int)>>> {
     let mut all_null = true;
     for (i, h) in reqs.iter_mut().enumerate() {
         match poll(st, *h)? {
@@ -248,7 +272,12 @@ fn any_done(st: &mut State, reqs: &mut [MPI_Request]) -> Result<Option<Option<(u
 
 #[mpi_fn]
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Waitany(count: c_int, array_of_requests: *mut MPI_Request, index: *mut c_int, status: *mut MPI_Status) -> c_int {
+pub unsafe extern "C" fn MPI_Waitany(
+    count: c_int,
+    array_of_requests: *mut MPI_Request,
+    index: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
     let reqs = req_slice(count, array_of_requests)?;
     if index.is_null() {
         return Err(err!(MPI_ERR_ARG, "index=NULL"));
@@ -277,7 +306,11 @@ pub unsafe extern "C" fn MPI_Testany(
 ) -> c_int {
     let reqs = req_slice(count, array_of_requests)?;
     if index.is_null() || flag.is_null() {
-        return Err(err!(MPI_ERR_ARG, "{}=NULL", if flag.is_null() { "flag" } else { "index" }));
+        return Err(err!(
+            MPI_ERR_ARG,
+            "{}=NULL",
+            if flag.is_null() { "flag" } else { "index" }
+        ));
     }
     let r = with(|st| {
         st.progress();
@@ -303,7 +336,10 @@ pub unsafe extern "C" fn MPI_Testany(
 }
 
 /// All completed requests: Some(list) (possibly empty when none is done yet) or None when all are null.
-fn some_done(st: &mut State, reqs: &mut [MPI_Request]) -> Result<Option<Vec<(usize, Status, c_int)>>> {
+fn some_done(
+    st: &mut State,
+    reqs: &mut [MPI_Request],
+) -> Result<Option<Vec<(usize, Status, c_int)>>> {
     let mut all_null = true;
     let mut v = Vec::new();
     for (i, h) in reqs.iter_mut().enumerate() {
@@ -355,7 +391,15 @@ pub unsafe extern "C" fn MPI_Waitsome(
 ) -> c_int {
     let reqs = req_slice(incount, array_of_requests)?;
     if outcount.is_null() || (incount > 0 && array_of_indices.is_null()) {
-        return Err(err!(MPI_ERR_ARG, "{}=NULL", if outcount.is_null() { "outcount" } else { "array_of_indices" }));
+        return Err(err!(
+            MPI_ERR_ARG,
+            "{}=NULL",
+            if outcount.is_null() {
+                "outcount"
+            } else {
+                "array_of_indices"
+            }
+        ));
     }
     let done = wait_for(|st| {
         Ok(match some_done(st, reqs)? {
@@ -378,7 +422,15 @@ pub unsafe extern "C" fn MPI_Testsome(
 ) -> c_int {
     let reqs = req_slice(incount, array_of_requests)?;
     if outcount.is_null() || (incount > 0 && array_of_indices.is_null()) {
-        return Err(err!(MPI_ERR_ARG, "{}=NULL", if outcount.is_null() { "outcount" } else { "array_of_indices" }));
+        return Err(err!(
+            MPI_ERR_ARG,
+            "{}=NULL",
+            if outcount.is_null() {
+                "outcount"
+            } else {
+                "array_of_indices"
+            }
+        ));
     }
     let done = with(|st| {
         st.progress();
@@ -389,7 +441,11 @@ pub unsafe extern "C" fn MPI_Testsome(
 
 #[mpi_fn]
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Request_get_status(request: MPI_Request, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
+pub unsafe extern "C" fn MPI_Request_get_status(
+    request: MPI_Request,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
     if flag.is_null() {
         return Err(err!(MPI_ERR_ARG, "flag=NULL"));
     }
@@ -415,7 +471,10 @@ pub unsafe extern "C" fn MPI_Request_get_status(request: MPI_Request, flag: *mut
 pub unsafe extern "C" fn MPI_Request_free(request: *mut MPI_Request) -> c_int {
     let h = inp(request, "request")?;
     if h == MPI_REQUEST_NULL {
-        return Err(err!(MPI_ERR_REQUEST, "request=MPI_REQUEST_NULL cannot be freed"));
+        return Err(err!(
+            MPI_ERR_REQUEST,
+            "request=MPI_REQUEST_NULL cannot be freed"
+        ));
     }
     with(|st| {
         let rid = lookup(st, h)?;
@@ -436,7 +495,10 @@ pub unsafe extern "C" fn MPI_Request_free(request: *mut MPI_Request) -> c_int {
 pub unsafe extern "C" fn MPI_Cancel(request: *mut MPI_Request) -> c_int {
     let h = inp(request, "request")?;
     if h == MPI_REQUEST_NULL {
-        return Err(err!(MPI_ERR_REQUEST, "request=MPI_REQUEST_NULL cannot be cancelled"));
+        return Err(err!(
+            MPI_ERR_REQUEST,
+            "request=MPI_REQUEST_NULL cannot be cancelled"
+        ));
     }
     with(|st| {
         let rid = lookup(st, h)?;
@@ -466,28 +528,60 @@ fn count_of(s: &MPI_Status, datatype: MPI_Datatype, elements: bool) -> Result<i6
         return Ok(MPI_UNDEFINED as i64);
     }
     let n = (bytes / size as u64) as i64;
-    Ok(if elements { n * handles::type_elements(datatype) as i64 } else { n })
+    Ok(if elements {
+        n * handles::type_elements(datatype) as i64
+    } else {
+        n
+    })
 }
 
 #[mpi_fn]
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Get_count(status: *const MPI_Status, datatype: MPI_Datatype, count: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Get_count(
+    status: *const MPI_Status,
+    datatype: MPI_Datatype,
+    count: *mut c_int,
+) -> c_int {
     let s = inp(status, "status")?;
     let n = count_of(&s, datatype, false)?;
-    out(count, "count", if n > i32::MAX as i64 { MPI_UNDEFINED } else { n as c_int })
+    out(
+        count,
+        "count",
+        if n > i32::MAX as i64 {
+            MPI_UNDEFINED
+        } else {
+            n as c_int
+        },
+    )
 }
 
 #[mpi_fn]
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Get_elements(status: *const MPI_Status, datatype: MPI_Datatype, count: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Get_elements(
+    status: *const MPI_Status,
+    datatype: MPI_Datatype,
+    count: *mut c_int,
+) -> c_int {
     let s = inp(status, "status")?;
     let n = count_of(&s, datatype, true)?;
-    out(count, "count", if n > i32::MAX as i64 { MPI_UNDEFINED } else { n as c_int })
+    out(
+        count,
+        "count",
+        if n > i32::MAX as i64 {
+            MPI_UNDEFINED
+        } else {
+            n as c_int
+        },
+    )
 }
 
 #[mpi_fn]
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Get_elements_x(status: *const MPI_Status, datatype: MPI_Datatype, count: *mut MPI_Count) -> c_int {
+pub unsafe extern "C" fn MPI_Get_elements_x(
+    status: *const MPI_Status,
+    datatype: MPI_Datatype,
+    count: *mut MPI_Count,
+) -> c_int {
     let s = inp(status, "status")?;
     let n = count_of(&s, datatype, true)?;
     out(count, "count", n as MPI_Count)

@@ -39,7 +39,13 @@ fn usage() -> ! {
 
 fn parse_args() -> Opts {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut o = Opts { n: 1, env: Vec::new(), timeout: None, tag: false, prog: Vec::new() };
+    let mut o = Opts {
+        n: 1,
+        env: Vec::new(),
+        timeout: None,
+        tag: false,
+        prog: Vec::new(),
+    };
     let mut i = 0;
     let need = |i: usize| -> String { args.get(i + 1).cloned().unwrap_or_else(|| usage()) };
     while i < args.len() {
@@ -53,7 +59,9 @@ fn parse_args() -> Opts {
                 let v = need(i);
                 match v.split_once('=') {
                     Some((k, val)) => o.env.push((k.into(), val.into())),
-                    None => o.env.push((v.clone(), std::env::var(&v).unwrap_or_default())),
+                    None => o
+                        .env
+                        .push((v.clone(), std::env::var(&v).unwrap_or_default())),
                 }
                 i += 2;
             }
@@ -126,7 +134,14 @@ struct Rank {
 fn socketpair() -> (OwnedFd, OwnedFd) {
     let mut fds = [0; 2];
     // SAFETY: fds is a valid 2-element array.
-    let r = unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0, fds.as_mut_ptr()) };
+    let r = unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    };
     if r != 0 {
         eprintln!("mpirun: socketpair: {}", std::io::Error::last_os_error());
         std::process::exit(1);
@@ -161,7 +176,11 @@ fn cleanup_shm(kvs: &str) {
 
 fn forward(buf: &mut Vec<u8>, data: &[u8], rank: usize, tag: bool, to_err: bool, flush_all: bool) {
     buf.extend_from_slice(data);
-    let mut w: Box<dyn Write> = if to_err { Box::new(std::io::stderr().lock()) } else { Box::new(std::io::stdout().lock()) };
+    let mut w: Box<dyn Write> = if to_err {
+        Box::new(std::io::stderr().lock())
+    } else {
+        Box::new(std::io::stdout().lock())
+    };
     while let Some(i) = buf.iter().position(|&b| b == b'\n') {
         let line: Vec<u8> = buf.drain(..=i).collect();
         if tag {
@@ -258,7 +277,11 @@ fn main() {
             Err(e) => {
                 eprintln!("mpirun: cannot start {}: {e}", o.prog[0]);
                 kill_group(pgid, libc::SIGKILL);
-                std::process::exit(if e.kind() == std::io::ErrorKind::NotFound { 127 } else { 126 });
+                std::process::exit(if e.kind() == std::io::ErrorKind::NotFound {
+                    127
+                } else {
+                    126
+                });
             }
         }
     }
@@ -273,7 +296,9 @@ fn main() {
         if sig != 0 {
             kill_group(pgid, sig);
             if killing_since.is_none() {
-                failure.get_or_insert_with(|| format!("mpirun: received signal {sig}; forwarded it to the job"));
+                failure.get_or_insert_with(|| {
+                    format!("mpirun: received signal {sig}; forwarded it to the job")
+                });
                 exit_code.get_or_insert(128 + sig);
                 killing_since = Some(Instant::now());
             }
@@ -297,7 +322,11 @@ fn main() {
         for (i, r) in ranks.iter().enumerate() {
             for (k, fd) in [(0u8, &r.pmi), (1, &r.out), (2, &r.err)] {
                 if let Some(fd) = fd {
-                    pfds.push(libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 });
+                    pfds.push(libc::pollfd {
+                        fd: fd.as_raw_fd(),
+                        events: libc::POLLIN,
+                        revents: 0,
+                    });
                     who.push((i, k));
                 }
             }
@@ -344,7 +373,18 @@ fn main() {
                     while let Some(pos) = ranks[i].rbuf.iter().position(|&b| b == b'\n') {
                         let line: Vec<u8> = ranks[i].rbuf.drain(..=pos).collect();
                         let Ok(m) = wire::parse(&line) else { continue };
-                        handle_pmi(&mut ranks, i, &m, &mut kv, &kvs, n, &mut failure, &mut exit_code, &mut killing_since, pgid);
+                        handle_pmi(
+                            &mut ranks,
+                            i,
+                            &m,
+                            &mut kv,
+                            &kvs,
+                            n,
+                            &mut failure,
+                            &mut exit_code,
+                            &mut killing_since,
+                            pgid,
+                        );
                     }
                 }
             }
@@ -357,7 +397,9 @@ fn main() {
             if pid <= 0 {
                 break;
             }
-            let Some(i) = ranks.iter().position(|r| r.pid == pid) else { continue };
+            let Some(i) = ranks.iter().position(|r| r.pid == pid) else {
+                continue;
+            };
             let finalized = ranks[i].state == RankState::Finalized;
             ranks[i].state = RankState::Exited;
             running -= 1;
@@ -371,7 +413,11 @@ fn main() {
             if code != 0 && killing_since.is_none() {
                 failure = Some(format!(
                     "mpirun: rank {i} (pid {pid}) {why}{}; killing the job",
-                    if finalized { " after MPI_Finalize" } else { " before MPI_Finalize" }
+                    if finalized {
+                        " after MPI_Finalize"
+                    } else {
+                        " before MPI_Finalize"
+                    }
                 ));
                 exit_code = Some(code);
                 kill_group(pgid, libc::SIGTERM);
@@ -411,29 +457,76 @@ fn handle_pmi(
         }
     };
     match m.cmd() {
-        "init" => reply(ranks, i, Msg::new("response_to_init").with("pmi_version", 1).with("pmi_subversion", 1).with("rc", 0)),
+        "init" => reply(
+            ranks,
+            i,
+            Msg::new("response_to_init")
+                .with("pmi_version", 1)
+                .with("pmi_subversion", 1)
+                .with("rc", 0),
+        ),
         "get_maxes" => reply(
             ranks,
             i,
-            Msg::new("maxes").with("rc", 0).with("kvsname_max", 256).with("keylen_max", 64).with("vallen_max", 1024),
+            Msg::new("maxes")
+                .with("rc", 0)
+                .with("kvsname_max", 256)
+                .with("keylen_max", 64)
+                .with("vallen_max", 1024),
         ),
         "get_appnum" => reply(ranks, i, Msg::new("appnum").with("rc", 0).with("appnum", 0)),
-        "get_universe_size" => reply(ranks, i, Msg::new("universe_size").with("rc", 0).with("size", n)),
-        "get_my_kvsname" => reply(ranks, i, Msg::new("my_kvsname").with("rc", 0).with("kvsname", kvs)),
+        "get_universe_size" => reply(
+            ranks,
+            i,
+            Msg::new("universe_size").with("rc", 0).with("size", n),
+        ),
+        "get_my_kvsname" => reply(
+            ranks,
+            i,
+            Msg::new("my_kvsname").with("rc", 0).with("kvsname", kvs),
+        ),
         "put" => {
             if let (Some(k), Some(v)) = (m.get("key"), m.get("value")) {
                 kv.insert(k.to_string(), v.to_string());
-                reply(ranks, i, Msg::new("put_result").with("rc", 0).with("msg", "success"));
+                reply(
+                    ranks,
+                    i,
+                    Msg::new("put_result").with("rc", 0).with("msg", "success"),
+                );
             } else {
-                reply(ranks, i, Msg::new("put_result").with("rc", -1).with("msg", "missing_key_or_value"));
+                reply(
+                    ranks,
+                    i,
+                    Msg::new("put_result")
+                        .with("rc", -1)
+                        .with("msg", "missing_key_or_value"),
+                );
             }
         }
         "get" => {
             let k = m.get("key").unwrap_or("");
-            let v = if k == "PMI_process_mapping" { Some(format!("(vector,(0,1,{n}))")) } else { kv.get(k).cloned() };
+            let v = if k == "PMI_process_mapping" {
+                Some(format!("(vector,(0,1,{n}))"))
+            } else {
+                kv.get(k).cloned()
+            };
             match v {
-                Some(v) => reply(ranks, i, Msg::new("get_result").with("rc", 0).with("msg", "success").with("value", v)),
-                None => reply(ranks, i, Msg::new("get_result").with("rc", -1).with("msg", format!("key_{k}_not_found")).with("value", "unknown")),
+                Some(v) => reply(
+                    ranks,
+                    i,
+                    Msg::new("get_result")
+                        .with("rc", 0)
+                        .with("msg", "success")
+                        .with("value", v),
+                ),
+                None => reply(
+                    ranks,
+                    i,
+                    Msg::new("get_result")
+                        .with("rc", -1)
+                        .with("msg", format!("key_{k}_not_found"))
+                        .with("value", "unknown"),
+                ),
             }
         }
         "barrier_in" => {
@@ -457,16 +550,39 @@ fn handle_pmi(
             if killing_since.is_none() {
                 *failure = Some(format!(
                     "mpirun: rank {i} called MPI_Abort with error code {code}{}; killing the job",
-                    m.get("message").map(|s| format!(" ({})", s.replace('_', " "))).unwrap_or_default()
+                    m.get("message")
+                        .map(|s| format!(" ({})", s.replace('_', " ")))
+                        .unwrap_or_default()
                 ));
                 *exit_code = Some(if code == 0 { 1 } else { code });
                 kill_group(pgid, libc::SIGTERM);
                 *killing_since = Some(Instant::now());
             }
         }
-        "publish_name" => reply(ranks, i, Msg::new("publish_result").with("rc", 1).with("info", "fail").with("msg", "not_supported")),
-        "unpublish_name" => reply(ranks, i, Msg::new("unpublish_result").with("rc", 1).with("info", "fail").with("msg", "not_supported")),
-        "lookup_name" => reply(ranks, i, Msg::new("lookup_result").with("rc", 1).with("info", "fail").with("msg", "not_supported")),
+        "publish_name" => reply(
+            ranks,
+            i,
+            Msg::new("publish_result")
+                .with("rc", 1)
+                .with("info", "fail")
+                .with("msg", "not_supported"),
+        ),
+        "unpublish_name" => reply(
+            ranks,
+            i,
+            Msg::new("unpublish_result")
+                .with("rc", 1)
+                .with("info", "fail")
+                .with("msg", "not_supported"),
+        ),
+        "lookup_name" => reply(
+            ranks,
+            i,
+            Msg::new("lookup_result")
+                .with("rc", 1)
+                .with("info", "fail")
+                .with("msg", "not_supported"),
+        ),
         _ => {}
     }
 }

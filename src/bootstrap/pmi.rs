@@ -61,7 +61,10 @@ impl Pmi {
             local: HashMap::new(),
         };
         if let Ok(fd) = std::env::var("PMI_FD") {
-            let fd: i32 = fd.trim().parse().map_err(|_| io_err(format!("bad PMI_FD={fd}")))?;
+            let fd: i32 = fd
+                .trim()
+                .parse()
+                .map_err(|_| io_err(format!("bad PMI_FD={fd}")))?;
             // SAFETY: PMI_FD names a connected stream socket that the process manager
             // gave us to own; nothing else in this process uses it.
             let s = unsafe { std::os::unix::net::UnixStream::from_raw_fd(fd) };
@@ -85,7 +88,11 @@ impl Pmi {
         } else {
             return Ok(p);
         }
-        let r = p.call(&Msg::new("init").with("pmi_version", 1).with("pmi_subversion", 1))?;
+        let r = p.call(
+            &Msg::new("init")
+                .with("pmi_version", 1)
+                .with("pmi_subversion", 1),
+        )?;
         if r.cmd() != "response_to_init" || r.rc() != 0 {
             return Err(io_err(format!("PMI init refused: {}", r.encode().trim())));
         }
@@ -123,7 +130,10 @@ impl Pmi {
                 }
             }
             let mut b = [0u8; 1024];
-            let conn = self.conn.as_mut().ok_or_else(|| io_err("no PMI server".into()))?;
+            let conn = self
+                .conn
+                .as_mut()
+                .ok_or_else(|| io_err("no PMI server".into()))?;
             let n = conn.read(&mut b)?;
             if n == 0 {
                 return Err(io_err("PMI server closed the connection".into()));
@@ -143,9 +153,17 @@ impl Pmi {
             return Ok(());
         }
         let kvs = self.kvsname.clone();
-        let r = self.call(&Msg::new("put").with("kvsname", kvs).with("key", key).with("value", value))?;
+        let r = self.call(
+            &Msg::new("put")
+                .with("kvsname", kvs)
+                .with("key", key)
+                .with("value", value),
+        )?;
         if r.rc() != 0 {
-            return Err(io_err(format!("PMI put {key} failed: {}", r.encode().trim())));
+            return Err(io_err(format!(
+                "PMI put {key} failed: {}",
+                r.encode().trim()
+            )));
         }
         Ok(())
     }
@@ -186,7 +204,13 @@ impl Pmi {
     pub fn abort(&mut self, code: i32, msg: &str) {
         let m: String = msg
             .chars()
-            .map(|c| if c.is_whitespace() || c == '=' { '_' } else { c })
+            .map(|c| {
+                if c.is_whitespace() || c == '=' {
+                    '_'
+                } else {
+                    c
+                }
+            })
             .take(400)
             .collect();
         let _ = self.send(&Msg::new("abort").with("exitcode", code).with("message", m));

@@ -16,7 +16,9 @@ pub struct Msg {
 
 impl Msg {
     pub fn new(cmd: &str) -> Msg {
-        Msg { pairs: vec![("cmd".into(), cmd.into())] }
+        Msg {
+            pairs: vec![("cmd".into(), cmd.into())],
+        }
     }
 
     pub fn with(mut self, k: &str, v: impl ToString) -> Msg {
@@ -25,7 +27,10 @@ impl Msg {
     }
 
     pub fn get(&self, k: &str) -> Option<&str> {
-        self.pairs.iter().find(|(kk, _)| kk == k).map(|(_, v)| v.as_str())
+        self.pairs
+            .iter()
+            .find(|(kk, _)| kk == k)
+            .map(|(_, v)| v.as_str())
     }
 
     pub fn cmd(&self) -> &str {
@@ -117,7 +122,10 @@ mod tests {
 
     #[test]
     fn rejects_malformed() {
-        assert_eq!(parse(b"cmd=put novalue"), Err(ParseError::NoEquals("novalue".into())));
+        assert_eq!(
+            parse(b"cmd=put novalue"),
+            Err(ParseError::NoEquals("novalue".into()))
+        );
         assert_eq!(parse(b"   \n"), Err(ParseError::Empty));
         assert_eq!(parse(&[b'a'; 2000]), Err(ParseError::TooLong));
         assert_eq!(parse(b"=x"), Err(ParseError::NoEquals("=x".into())));
@@ -126,7 +134,10 @@ mod tests {
 
     #[test]
     fn round_trip() {
-        let m = Msg::new("put").with("kvsname", "k").with("key", "a").with("value", "b=c");
+        let m = Msg::new("put")
+            .with("kvsname", "k")
+            .with("key", "a")
+            .with("value", "b=c");
         assert_eq!(parse(m.encode().as_bytes()).unwrap(), m);
         let b: Vec<u8> = (0..=255).collect();
         assert_eq!(hex_decode(&hex_encode(&b)).unwrap(), b);

@@ -21,7 +21,11 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
     pub fn new(class: c_int, msg: impl Into<String>) -> Error {
-        Error { class, msg: msg.into(), comm: None }
+        Error {
+            class,
+            msg: msg.into(),
+            comm: None,
+        }
     }
 
     pub fn on_comm(mut self, comm: c_int) -> Error {
@@ -88,7 +92,9 @@ pub fn class_string(class: c_int) -> Option<&'static str> {
         MPI_ERR_READ_ONLY => "MPI_ERR_READ_ONLY: read-only file or file system",
         MPI_ERR_SERVICE => "MPI_ERR_SERVICE: invalid service",
         MPI_ERR_SPAWN => "MPI_ERR_SPAWN: spawn error",
-        MPI_ERR_UNSUPPORTED_DATAREP => "MPI_ERR_UNSUPPORTED_DATAREP: unsupported data representation",
+        MPI_ERR_UNSUPPORTED_DATAREP => {
+            "MPI_ERR_UNSUPPORTED_DATAREP: unsupported data representation"
+        }
         MPI_ERR_UNSUPPORTED_OPERATION => "MPI_ERR_UNSUPPORTED_OPERATION: unsupported operation",
         MPI_ERR_WIN => "MPI_ERR_WIN: invalid window",
         MPI_ERR_BASE => "MPI_ERR_BASE: invalid base",
@@ -124,8 +130,8 @@ mod tests {
     #[test]
     fn every_class_up_to_last_has_a_string() {
         for c in 0..=MPI_ERR_VALUE_TOO_LARGE {
-            if (59..=74).contains(&c) {
-                continue; // MPI_T_ERR_* share the numbering; they are not error classes of MPI calls
+            if (59..=74).contains(&c) || c == 54 {
+                continue; // MPI_T_ERR_* share the numbering; MPICH has no class 54
             }
             assert!(class_string(c).is_some(), "class {c} has no string");
         }

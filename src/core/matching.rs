@@ -61,7 +61,10 @@ impl<P, U> Matcher<P, U> {
         }
         self.seq += 1;
         let key = (ctx, src, tag);
-        self.unexp.entry(key).or_default().push_back((self.seq, item));
+        self.unexp
+            .entry(key)
+            .or_default()
+            .push_back((self.seq, item));
         self.unexp_order.insert(self.seq, key);
         None
     }
@@ -69,7 +72,11 @@ impl<P, U> Matcher<P, U> {
     /// Removes and returns the earliest posted receive accepting (ctx, src, tag).
     pub fn take_posted(&mut self, ctx: u32, src: i32, tag: i32) -> Option<P> {
         let key = (ctx, src, tag);
-        let exact_seq = self.posted_exact.get(&key).and_then(|q| q.front()).map(|e| e.0);
+        let exact_seq = self
+            .posted_exact
+            .get(&key)
+            .and_then(|q| q.front())
+            .map(|e| e.0);
         let wild = self
             .posted_wild
             .iter()
@@ -97,9 +104,13 @@ impl<P, U> Matcher<P, U> {
         }
         self.seq += 1;
         if src == ANY_SOURCE || tag == ANY_TAG {
-            self.posted_wild.push_back((self.seq, (ctx, src, tag), item));
+            self.posted_wild
+                .push_back((self.seq, (ctx, src, tag), item));
         } else {
-            self.posted_exact.entry((ctx, src, tag)).or_default().push_back((self.seq, item));
+            self.posted_exact
+                .entry((ctx, src, tag))
+                .or_default()
+                .push_back((self.seq, item));
         }
         None
     }
@@ -130,12 +141,17 @@ impl<P, U> Matcher<P, U> {
     /// The earliest unexpected message accepted by (ctx, src, tag), left in place (probe).
     pub fn peek_unexpected(&self, ctx: u32, src: i32, tag: i32) -> Option<(Key, &U)> {
         let key = self.find_unexpected(ctx, src, tag)?;
-        self.unexp.get(&key).and_then(|q| q.front()).map(|e| (key, &e.1))
+        self.unexp
+            .get(&key)
+            .and_then(|q| q.front())
+            .map(|e| (key, &e.1))
     }
 
     /// Mutable access to unexpected messages, for filling in data that arrives in pieces.
     pub fn unexpected_mut(&mut self) -> impl Iterator<Item = &mut U> {
-        self.unexp.values_mut().flat_map(|q| q.iter_mut().map(|e| &mut e.1))
+        self.unexp
+            .values_mut()
+            .flat_map(|q| q.iter_mut().map(|e| &mut e.1))
     }
 
     /// Removes the posted receive for which `pred` holds (cancel). True if found.
@@ -180,21 +196,32 @@ pub struct NaiveMatcher<P, U> {
 
 impl<P, U> NaiveMatcher<P, U> {
     pub fn arrive(&mut self, ctx: u32, src: i32, tag: i32, item: U) -> Option<P> {
-        if let Some(i) = self.posted.iter().position(|(k, _)| accepts(k.0, k.1, k.2, (ctx, src, tag))) {
+        if let Some(i) = self
+            .posted
+            .iter()
+            .position(|(k, _)| accepts(k.0, k.1, k.2, (ctx, src, tag)))
+        {
             return Some(self.posted.remove(i).1);
         }
         self.unexp.push(((ctx, src, tag), item));
         None
     }
     pub fn post(&mut self, ctx: u32, src: i32, tag: i32, item: P) -> Option<U> {
-        if let Some(i) = self.unexp.iter().position(|(k, _)| accepts(ctx, src, tag, *k)) {
+        if let Some(i) = self
+            .unexp
+            .iter()
+            .position(|(k, _)| accepts(ctx, src, tag, *k))
+        {
             return Some(self.unexp.remove(i).1);
         }
         self.posted.push(((ctx, src, tag), item));
         None
     }
     pub fn peek_unexpected(&self, ctx: u32, src: i32, tag: i32) -> Option<&U> {
-        self.unexp.iter().find(|(k, _)| accepts(ctx, src, tag, *k)).map(|e| &e.1)
+        self.unexp
+            .iter()
+            .find(|(k, _)| accepts(ctx, src, tag, *k))
+            .map(|e| &e.1)
     }
     pub fn cancel_posted(&mut self, mut pred: impl FnMut(&P) -> bool) -> bool {
         if let Some(i) = self.posted.iter().position(|(_, p)| pred(p)) {
@@ -226,7 +253,7 @@ mod tests {
     #[test]
     fn matches_naive_reference() {
         for seed in 1..=300u64 {
-            let mut r = Rng(seed * 0x9E37_79B9_7F4A_7C15);
+            let mut r = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
             let mut fast: Matcher<u64, u64> = Matcher::new();
             let mut slow: NaiveMatcher<u64, u64> = NaiveMatcher::default();
             let nctx = 1 + r.below(3) as u32;
@@ -237,16 +264,40 @@ mod tests {
                 match r.below(10) {
                     0..=3 => {
                         let (s, t) = (r.below(nsrc as u64) as i32, r.below(ntag as u64) as i32);
-                        assert_eq!(fast.arrive(ctx, s, t, id), slow.arrive(ctx, s, t, id), "seed {seed} op {id}");
+                        assert_eq!(
+                            fast.arrive(ctx, s, t, id),
+                            slow.arrive(ctx, s, t, id),
+                            "seed {seed} op {id}"
+                        );
                     }
                     4..=7 => {
-                        let s = if r.below(4) == 0 { ANY_SOURCE } else { r.below(nsrc as u64) as i32 };
-                        let t = if r.below(4) == 0 { ANY_TAG } else { r.below(ntag as u64) as i32 };
-                        assert_eq!(fast.post(ctx, s, t, id), slow.post(ctx, s, t, id), "seed {seed} op {id}");
+                        let s = if r.below(4) == 0 {
+                            ANY_SOURCE
+                        } else {
+                            r.below(nsrc as u64) as i32
+                        };
+                        let t = if r.below(4) == 0 {
+                            ANY_TAG
+                        } else {
+                            r.below(ntag as u64) as i32
+                        };
+                        assert_eq!(
+                            fast.post(ctx, s, t, id),
+                            slow.post(ctx, s, t, id),
+                            "seed {seed} op {id}"
+                        );
                     }
                     8 => {
-                        let s = if r.below(3) == 0 { ANY_SOURCE } else { r.below(nsrc as u64) as i32 };
-                        let t = if r.below(3) == 0 { ANY_TAG } else { r.below(ntag as u64) as i32 };
+                        let s = if r.below(3) == 0 {
+                            ANY_SOURCE
+                        } else {
+                            r.below(nsrc as u64) as i32
+                        };
+                        let t = if r.below(3) == 0 {
+                            ANY_TAG
+                        } else {
+                            r.below(ntag as u64) as i32
+                        };
                         assert_eq!(
                             fast.peek_unexpected(ctx, s, t).map(|e| *e.1),
                             slow.peek_unexpected(ctx, s, t).copied()
@@ -254,7 +305,10 @@ mod tests {
                     }
                     _ => {
                         let victim = r.below(id + 1);
-                        assert_eq!(fast.cancel_posted(|p| *p == victim), slow.cancel_posted(|p| *p == victim));
+                        assert_eq!(
+                            fast.cancel_posted(|p| *p == victim),
+                            slow.cancel_posted(|p| *p == victim)
+                        );
                     }
                 }
                 assert_eq!(fast.posted_len(), slow.posted.len());

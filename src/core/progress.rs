@@ -27,7 +27,12 @@ pub struct Backoff {
 
 impl Backoff {
     pub fn new_default() -> Backoff {
-        Backoff { start: 0.0, iters: 0, spinning: true, sleep_ns: 20_000 }
+        Backoff {
+            start: 0.0,
+            iters: 0,
+            spinning: true,
+            sleep_ns: 20_000,
+        }
     }
 
     /// Called after each unsuccessful poll.

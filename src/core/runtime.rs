@@ -30,7 +30,10 @@ pub fn set_phase(p: u8) {
 
 fn not_ready() -> Error {
     match phase() {
-        0 => err!(MPI_ERR_OTHER, "MPI is not initialized (call MPI_Init first)"),
+        0 => err!(
+            MPI_ERR_OTHER,
+            "MPI is not initialized (call MPI_Init first)"
+        ),
         _ => err!(MPI_ERR_OTHER, "MPI has been finalized"),
     }
 }

@@ -56,10 +56,22 @@ pub struct Status {
 impl Status {
     /// The empty status of MPI_PROC_NULL and inactive requests.
     pub fn empty() -> Status {
-        Status { source: MPI_ANY_SOURCE, tag: MPI_ANY_TAG, error: MPI_SUCCESS, bytes: 0, cancelled: false }
+        Status {
+            source: MPI_ANY_SOURCE,
+            tag: MPI_ANY_TAG,
+            error: MPI_SUCCESS,
+            bytes: 0,
+            cancelled: false,
+        }
     }
     pub fn proc_null() -> Status {
-        Status { source: MPI_PROC_NULL, tag: MPI_ANY_TAG, error: MPI_SUCCESS, bytes: 0, cancelled: false }
+        Status {
+            source: MPI_PROC_NULL,
+            tag: MPI_ANY_TAG,
+            error: MPI_SUCCESS,
+            bytes: 0,
+            cancelled: false,
+        }
     }
 }
 
@@ -88,7 +100,9 @@ pub enum ReqKind {
     Send,
     Recv,
     /// A matched message (MPI_Mprobe); `uid` names it in the unexpected store.
-    Message { uid: u64 },
+    Message {
+        uid: u64,
+    },
 }
 
 #[derive(Debug)]
@@ -143,8 +157,15 @@ pub struct Comm {
 }
 
 enum UKind {
-    Eager { data: Vec<u8>, complete: bool, claimed: Option<ReqId> },
-    Rts { sreq: u64, addr: u64 },
+    Eager {
+        data: Vec<u8>,
+        complete: bool,
+        claimed: Option<ReqId>,
+    },
+    Rts {
+        sreq: u64,
+        addr: u64,
+    },
 }
 
 /// A message that arrived before its receive.
@@ -241,7 +262,8 @@ impl State {
     /// MPI_Init: bootstrap through PMI, find node-local ranks, set up shared memory.
     pub fn init(thread_level: c_int) -> Result<State> {
         let cfg = Config::from_env();
-        let mut pmi = Pmi::init().map_err(|e| err!(MPI_ERR_INTERN, "PMI initialisation failed: {e}"))?;
+        let mut pmi =
+            Pmi::init().map_err(|e| err!(MPI_ERR_INTERN, "PMI initialisation failed: {e}"))?;
         crate::sys::allow_cma_peers();
         let rank = pmi.rank;
         let size = pmi.size;
@@ -251,8 +273,11 @@ impl State {
         hosts[rank as usize] = host.clone();
         pids[rank as usize] = crate::sys::pid();
         if size > 1 {
-            pmi.put(&format!("oxmpi-card-{rank}"), &format!("{},{}", host, crate::sys::pid()))
-                .map_err(bad_init)?;
+            pmi.put(
+                &format!("oxmpi-card-{rank}"),
+                &format!("{},{}", host, crate::sys::pid()),
+            )
+            .map_err(bad_init)?;
             pmi.barrier().map_err(bad_init)?;
             for r in 0..size {
                 if r == rank {
@@ -279,8 +304,9 @@ impl State {
         let shm = if local.len() > 1 {
             let name = shm::segment_name(&pmi.kvsname, local[0] as i32);
             Some(
-                Shm::setup(&name, me_local, local.len(), cfg.ring_cells, cfg.cell_bytes)
-                    .map_err(|e| err!(MPI_ERR_INTERN, "shared memory setup failed ({name}): {e}"))?,
+                Shm::setup(&name, me_local, local.len(), cfg.ring_cells, cfg.cell_bytes).map_err(
+                    |e| err!(MPI_ERR_INTERN, "shared memory setup failed ({name}): {e}"),
+                )?,
             )
         } else {
             None
@@ -351,7 +377,9 @@ impl State {
             for i in 0..self.local_peers.len() {
                 let (li, w) = self.local_peers[i];
                 for _ in 0..64 {
-                    let Some((hdr, data)) = self.shm.as_mut().unwrap().peek(li) else { break };
+                    let Some((hdr, data)) = self.shm.as_mut().unwrap().peek(li) else {
+                        break;
+                    };
                     self.handle_cell(w, &hdr, data);
                     self.shm.as_mut().unwrap().release(li);
                     did = true;
@@ -382,7 +410,11 @@ impl State {
             kind::CTS => {
                 if let Some(rid) = self.reqs.from_token(h.sreq) {
                     let r = self.reqs.get(rid).unwrap();
-                    let hdr = CellHeader { rreq: h.rreq, total: h.total, ..Default::default() };
+                    let hdr = CellHeader {
+                        rreq: h.rreq,
+                        total: h.total,
+                        ..Default::default()
+                    };
                     let out = Out {
                         hdr,
                         first_kind: kind::DATA,
@@ -403,7 +435,9 @@ impl State {
                     if off < r.cap {
                         let n = payload.len().min(r.cap - off);
                         // SAFETY: the receive buffer holds `cap` bytes (checked at post).
-                        unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), r.buf.add(off), n) };
+                        unsafe {
+                            std::ptr::copy_nonoverlapping(payload.as_ptr(), r.buf.add(off), n)
+                        };
                     }
                     r.got += payload.len();
                     if r.got >= r.total {
@@ -449,7 +483,12 @@ impl State {
                 if multi {
                     r.total = total;
                     r.got = first.len();
-                    self.asm[w] = Some(Asm { target: AsmTarget::Req(rid), total, got: first.len(), sync });
+                    self.asm[w] = Some(Asm {
+                        target: AsmTarget::Req(rid),
+                        total,
+                        got: first.len(),
+                        sync,
+                    });
                 } else {
                     self.complete(rid);
                     if let Some(s) = sync {
@@ -462,7 +501,12 @@ impl State {
                 let mut data = Vec::with_capacity(total);
                 data.extend_from_slice(first);
                 if multi {
-                    self.asm[w] = Some(Asm { target: AsmTarget::Unexp(uid), total, got: first.len(), sync: None });
+                    self.asm[w] = Some(Asm {
+                        target: AsmTarget::Unexp(uid),
+                        total,
+                        got: first.len(),
+                        sync: None,
+                    });
                 }
                 self.unexp.insert(
                     uid,
@@ -472,7 +516,11 @@ impl State {
                         peer: w,
                         total,
                         sync_sreq: sync,
-                        kind: UKind::Eager { data, complete: !multi, claimed: None },
+                        kind: UKind::Eager {
+                            data,
+                            complete: !multi,
+                            claimed: None,
+                        },
                     },
                 );
             }
@@ -480,7 +528,9 @@ impl State {
     }
 
     fn incoming_frag(&mut self, w: usize, payload: &[u8]) {
-        let Some(a) = self.asm[w].as_mut() else { return };
+        let Some(a) = self.asm[w].as_mut() else {
+            return;
+        };
         let off = a.got;
         a.got += payload.len();
         let finished = a.got >= a.total;
@@ -491,7 +541,9 @@ impl State {
         }
         match target {
             AsmTarget::Req(rid) => {
-                let Some(r) = self.reqs.get_mut(rid) else { return };
+                let Some(r) = self.reqs.get_mut(rid) else {
+                    return;
+                };
                 if off < r.cap {
                     let n = payload.len().min(r.cap - off);
                     // SAFETY: the receive buffer holds `cap` bytes.
@@ -506,8 +558,15 @@ impl State {
                 }
             }
             AsmTarget::Unexp(uid) => {
-                let Some(u) = self.unexp.get_mut(&uid) else { return };
-                if let UKind::Eager { data, complete, claimed } = &mut u.kind {
+                let Some(u) = self.unexp.get_mut(&uid) else {
+                    return;
+                };
+                if let UKind::Eager {
+                    data,
+                    complete,
+                    claimed,
+                } = &mut u.kind
+                {
                     data.extend_from_slice(payload);
                     if finished {
                         *complete = true;
@@ -534,7 +593,10 @@ impl State {
                         peer: w,
                         total: h.total as usize,
                         sync_sreq: None,
-                        kind: UKind::Rts { sreq: h.sreq, addr: h.addr },
+                        kind: UKind::Rts {
+                            sreq: h.sreq,
+                            addr: h.addr,
+                        },
                     },
                 );
             }
@@ -542,7 +604,16 @@ impl State {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn start_rndv(&mut self, rid: ReqId, w: usize, src: i32, tag: i32, total: usize, sreq: u64, addr: u64) {
+    fn start_rndv(
+        &mut self,
+        rid: ReqId,
+        w: usize,
+        src: i32,
+        tag: i32,
+        total: usize,
+        sreq: u64,
+        addr: u64,
+    ) {
         let token = self.reqs.token(rid);
         let r = self.reqs.get_mut(rid).unwrap();
         r.posted = false;
@@ -573,7 +644,13 @@ impl State {
         let r = self.reqs.get_mut(rid).unwrap();
         r.total = total;
         r.got = 0;
-        let hdr = CellHeader { kind: kind::CTS, sreq, rreq: token, total: total as u64, ..Default::default() };
+        let hdr = CellHeader {
+            kind: kind::CTS,
+            sreq,
+            rreq: token,
+            total: total as u64,
+            ..Default::default()
+        };
         self.send_out(w, Out::ctrl(hdr));
     }
 
@@ -584,7 +661,12 @@ impl State {
             }
             return;
         }
-        let hdr = CellHeader { kind: k, sreq, rreq, ..Default::default() };
+        let hdr = CellHeader {
+            kind: k,
+            sreq,
+            rreq,
+            ..Default::default()
+        };
         self.send_out(w, Out::ctrl(hdr));
     }
 
@@ -604,7 +686,9 @@ impl State {
 
     /// Pushes as many cells of `out` as fit. True when it is fully sent.
     fn push_cells(&mut self, w: usize, out: &mut Out) -> bool {
-        let Path::Shm(li) = self.paths[w] else { return true };
+        let Path::Shm(li) = self.paths[w] else {
+            return true;
+        };
         let shm = self.shm.as_mut().unwrap();
         let cap = shm.payload();
         loop {
@@ -613,7 +697,11 @@ impl State {
             }
             let n = (out.total - out.sent).min(cap);
             let mut h = out.hdr;
-            h.kind = if out.started { out.rest_kind } else { out.first_kind };
+            h.kind = if out.started {
+                out.rest_kind
+            } else {
+                out.first_kind
+            };
             h.len = n as u32;
             h.offset = out.sent as u64;
             let payload: &[u8] = if n == 0 {
@@ -653,7 +741,9 @@ impl State {
     // ---------------------------------------------------------------- completion
 
     pub fn complete(&mut self, rid: ReqId) {
-        let Some(r) = self.reqs.get_mut(rid) else { return };
+        let Some(r) = self.reqs.get_mut(rid) else {
+            return;
+        };
         r.done = true;
         if let Some(off) = r.bsend_region.take() {
             if let Some(b) = self.bsend.as_mut() {
@@ -671,12 +761,17 @@ impl State {
 
     pub fn comm(&self, h: c_int) -> Result<&Comm> {
         let idx = comm_index(h)?;
-        self.comms.get(idx).ok_or_else(|| err!(MPI_ERR_COMM, "comm=0x{h:08x} is not a valid communicator"))
+        self.comms
+            .get(idx)
+            .ok_or_else(|| err!(MPI_ERR_COMM, "comm=0x{h:08x} is not a valid communicator"))
     }
 
     /// Starts a send of `bytes` bytes at `buf` to rank `dest` of `comm`.
+    ///
+    /// # Safety
+    /// `buf` is readable for `bytes` bytes until request `rid` completes.
     #[allow(clippy::too_many_arguments)]
-    pub fn start_send(
+    pub unsafe fn start_send(
         &mut self,
         rid: ReqId,
         comm: c_int,
@@ -712,7 +807,14 @@ impl State {
                 Ok(())
             }
             Path::Shm(_) => {
-                let mut hdr = CellHeader { ctx, src, tag, total: bytes as u64, sreq: token, ..Default::default() };
+                let mut hdr = CellHeader {
+                    ctx,
+                    src,
+                    tag,
+                    total: bytes as u64,
+                    sreq: token,
+                    ..Default::default()
+                };
                 let out = if bytes <= self.cfg.eager_limit {
                     if sync {
                         hdr.flags = flag::SYNC;
@@ -759,15 +861,30 @@ impl State {
 
     /// Hands unexpected message `uid` to receive request `rid`.
     fn deliver_unexp(&mut self, rid: ReqId, uid: u64) {
-        let incomplete = matches!(self.unexp.get(&uid), Some(Unexp { kind: UKind::Eager { complete: false, .. }, .. }));
+        let incomplete = matches!(
+            self.unexp.get(&uid),
+            Some(Unexp {
+                kind: UKind::Eager {
+                    complete: false,
+                    ..
+                },
+                ..
+            })
+        );
         if incomplete {
-            if let Some(Unexp { kind: UKind::Eager { claimed, .. }, .. }) = self.unexp.get_mut(&uid) {
+            if let Some(Unexp {
+                kind: UKind::Eager { claimed, .. },
+                ..
+            }) = self.unexp.get_mut(&uid)
+            {
                 *claimed = Some(rid);
             }
             self.reqs.get_mut(rid).unwrap().posted = false;
             return;
         }
-        let Some(u) = self.unexp.remove(&uid) else { return };
+        let Some(u) = self.unexp.remove(&uid) else {
+            return;
+        };
         match u.kind {
             UKind::Eager { data, .. } => {
                 let r = self.reqs.get_mut(rid).unwrap();
@@ -786,7 +903,9 @@ impl State {
                     self.send_ctrl(u.peer, kind::ACK, s, 0);
                 }
             }
-            UKind::Rts { sreq, addr } => self.start_rndv(rid, u.peer, u.src, u.tag, u.total, sreq, addr),
+            UKind::Rts { sreq, addr } => {
+                self.start_rndv(rid, u.peer, u.src, u.tag, u.total, sreq, addr)
+            }
         }
     }
 
@@ -795,7 +914,13 @@ impl State {
         let ctx = self.comm(comm)?.ctx;
         Ok(self.matcher.peek_unexpected(ctx, src, tag).map(|(_, uid)| {
             let u = &self.unexp[uid];
-            Status { source: u.src, tag: u.tag, error: 0, bytes: u.total as u64, cancelled: false }
+            Status {
+                source: u.src,
+                tag: u.tag,
+                error: 0,
+                bytes: u.total as u64,
+                cancelled: false,
+            }
         }))
     }
 
@@ -804,7 +929,16 @@ impl State {
         let ctx = self.comm(comm)?.ctx;
         Ok(self.matcher.take_unexpected(ctx, src, tag).map(|uid| {
             let u = &self.unexp[&uid];
-            (uid, Status { source: u.src, tag: u.tag, error: 0, bytes: u.total as u64, cancelled: false })
+            (
+                uid,
+                Status {
+                    source: u.src,
+                    tag: u.tag,
+                    error: 0,
+                    bytes: u.total as u64,
+                    cancelled: false,
+                },
+            )
         }))
     }
 
@@ -867,7 +1001,11 @@ impl Out {
 
 impl Bsend {
     pub fn new(base: *mut u8, size: usize) -> Bsend {
-        Bsend { base, size, regions: Vec::new() }
+        Bsend {
+            base,
+            size,
+            regions: Vec::new(),
+        }
     }
     pub fn in_use(&self) -> bool {
         !self.regions.is_empty()

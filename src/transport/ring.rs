@@ -225,18 +225,29 @@ mod tests {
         // and outlives both cursors.
         let (mut p, mut c) = unsafe {
             init(base);
-            (Producer::new(base, cells, cs), Consumer::new(base, cells, cs))
+            (
+                Producer::new(base, cells, cs),
+                Consumer::new(base, cells, cs),
+            )
         };
         let mut next_in = 0u32;
         let mut next_out = 0u32;
         for round in 0..50 {
             let n = (round % 6) as u32;
             for _ in 0..n {
-                let h = CellHeader { tag: next_in as i32, len: 4, ..Default::default() };
+                let h = CellHeader {
+                    tag: next_in as i32,
+                    len: 4,
+                    ..Default::default()
+                };
                 if p.push(&h, &next_in.to_le_bytes()) {
                     next_in += 1;
                 } else {
-                    assert_eq!(next_in - next_out, cells as u32, "push refused only when full");
+                    assert_eq!(
+                        next_in - next_out,
+                        cells as u32,
+                        "push refused only when full"
+                    );
                 }
             }
             while let Some((h, data)) = c.peek() {
@@ -270,7 +281,10 @@ mod tests {
         let t = std::thread::spawn(move || {
             let mut i = 0;
             while i < N {
-                let h = CellHeader { total: i, ..Default::default() };
+                let h = CellHeader {
+                    total: i,
+                    ..Default::default()
+                };
                 if p.push(&h, &[]) {
                     i += 1;
                 } else {

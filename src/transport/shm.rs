@@ -51,7 +51,13 @@ pub struct Shm {
 pub fn segment_name(job: &str, leader: i32) -> String {
     let j: String = job
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .take(160)
         .collect();
     format!("/oxmpi-{j}-{leader}")
@@ -64,7 +70,13 @@ fn seg_bytes(nlocal: usize, cells: usize, cell_bytes: usize) -> usize {
 impl Shm {
     /// Creates (me == 0) or attaches to the node's segment. `timeout_s` bounds the
     /// wait for the creator.
-    pub fn setup(name: &str, me: usize, nlocal: usize, cells: usize, cell_bytes: usize) -> io::Result<Shm> {
+    pub fn setup(
+        name: &str,
+        me: usize,
+        nlocal: usize,
+        cells: usize,
+        cell_bytes: usize,
+    ) -> io::Result<Shm> {
         let len = seg_bytes(nlocal, cells, cell_bytes);
         let creator = me == 0;
         let map = if creator {
@@ -79,7 +91,10 @@ impl Shm {
                 (*h).cell_bytes = cell_bytes as u32;
                 (*h).attached.store(0, Ordering::Relaxed);
                 for i in 0..nlocal * nlocal {
-                    ring::init(m.base().add(HEADER_BYTES + i * ring::ring_bytes(cells, cell_bytes)));
+                    ring::init(
+                        m.base()
+                            .add(HEADER_BYTES + i * ring::ring_bytes(cells, cell_bytes)),
+                    );
                 }
                 // Release: publishes the initialised header and rings; pairs with
                 // the Acquire load of `magic` by attaching ranks below.
@@ -111,7 +126,9 @@ impl Shm {
                     }
                 }
                 if crate::sys::now() - start > 60.0 {
-                    return Err(io::Error::other(format!("timed out waiting for shared segment {name}")));
+                    return Err(io::Error::other(format!(
+                        "timed out waiting for shared segment {name}"
+                    )));
                 }
                 backoff.snooze();
             }

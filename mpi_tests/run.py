@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Runs the MPI test programs listed in mpi_tests/testlist.
+
+Each line: `program nranks [key=value ...]` where keys are
+  env.VAR=VALUE   environment for the job
+  exit=N          expected exit status of mpirun (default 0)
+  stderr=TEXT     text that must appear in the job's stderr (repeatable; '~' = space)
+  stdout=TEXT     text that must appear in stdout
+  timeout=S       seconds before the job is killed (default 60)
+Programs are C files in mpi_tests/ built with PREFIX/bin/mpicc (or mpicxx for .cc).
+Every job runs under `mpirun --timeout` and in its own session; when the
+timeout fires the whole session is killed and the case fails with a message.
+After each job /dev/shm must hold no oxmpi-* file.
+Usage: run.py PREFIX [--cflags=...] [--filter=substring]
+"""
+import os, shlex, signal, subprocess, sys, time, pathlib
+
+here = pathlib.Path(__file__).resolve().parent
+root = here.parent
+
+def main():
+    prefix = pathlib.Path(sys.argv[1]).resolve()
+    cflags = []
+    filt = None
+    for a in sys.argv[2:]:
+        if a.startswith("--cflags="):
+            cflags = shlex.split(a[len("--cflags="):])
+        elif a.startswith("--filter="):
+            filt = a[len("--filter="):]
+    tag = "asan" if any("sanitize" in c for c in cflags) else "plain"
+    bdir = root / "build" / "tests" / tag
+    bdir.mkdir(parents=True, exist_ok=True)
+    gen = here / "gen_constants.py"
+    subprocess.run([sys.executable, str(gen), str(bdir / "constants.c")], check=True)
+    cases = []
+    for line in (here / "testlist").read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        f = line.split()
+        opts = {"env": {}, "exit": 0, "stderr": [], "stdout": [], "timeout": 60.0}
+        for kv in f[2:]:
+            k, v = kv.split("=", 1)
+            if k.startswith("env."):
+                opts["env"][k[4:]] = v
+            elif k in ("stderr", "stdout"):
+                opts[k].append(v.replace("~", " "))
+            elif k == "exit":
+                opts["exit"] = int(v)
+            elif k == "timeout":
+                opts["timeout"] = float(v)
+        cases.append((f[0], int(f[1]), opts))
+    built = {}
+    failures = []
+    t0 = time.time()
+    for prog, n, opts in cases:
+        name = f"{prog} -n {n}" + "".join(f" {k}={v}" for k, v in opts["env"].items())
+        if filt and filt not in name:
+            continue
+        if prog not in built:
+            src = here / (prog + ".c")
+            if not src.exists():
+                src = bdir / (prog + ".c")
+            exe = bdir / prog
+            cc = str(prefix / "bin" / "mpicc")
+            r = subprocess.run([cc, "-O1", "-g", "-Wall", "-Werror", *cflags, str(src), "-o", str(exe), "-lpthread"],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                failures.append(f"{prog}: build failed\n{r.stderr}")
+                print(f"BUILD FAIL {prog}\n{r.stderr}", flush=True)
+                built[prog] = None
+                continue
+            built[prog] = exe
+        exe = built[prog]
+        if exe is None:
+            continue
+        env = dict(os.environ)
+        env.update(opts["env"])
+        env.setdefault("ASAN_OPTIONS", "detect_leaks=0")
+        tmo = opts["timeout"]
+        cmd = [str(prefix / "bin" / "mpirun"), "-n", str(n), "--timeout", str(tmo), str(exe)]
+        start = time.time()
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
+        try:
+            out, err = p.communicate(timeout=tmo + 15)
+            rc = p.returncode
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            out, err = p.communicate()
+            rc = None
+        dt = time.time() - start
+        out = out.decode(errors="replace")
+        err = err.decode(errors="replace")
+        problems = []
+        if rc is None:
+            problems.append(f"hung: killed after {tmo + 15:.0f} s")
+        elif rc != opts["exit"]:
+            problems.append(f"exit status {rc}, expected {opts['exit']}")
+        for t in opts["stderr"]:
+            if t not in err:
+                problems.append(f"stderr lacks {t!r}")
+        for t in opts["stdout"]:
+            if t not in out:
+                problems.append(f"stdout lacks {t!r}")
+        if opts["exit"] == 0 and "FAIL" in out:
+            problems.append("a rank printed FAIL")
+        left = [x for x in os.listdir("/dev/shm") if x.startswith("oxmpi-")]
+        if left:
+            problems.append(f"left in /dev/shm: {left}")
+            for x in left:
+                try:
+                    os.unlink("/dev/shm/" + x)
+                except OSError:
+                    pass
+        status = "ok  " if not problems else "FAIL"
+        print(f"{status} {name:60s} {dt:6.2f}s", flush=True)
+        if problems:
+            failures.append(f"{name}: {'; '.join(problems)}\n--- stdout ---\n{out[-3000:]}\n--- stderr ---\n{err[-3000:]}")
+    print(f"\n{len(cases)} cases, {len(failures)} failed, {time.time() - t0:.1f} s")
+    for f in failures:
+        print("\n=== " + f)
+    sys.exit(1 if failures else 0)
+
+if __name__ == "__main__":
+    main()

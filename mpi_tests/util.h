@@ -1,0 +1,32 @@
+/* Shared by the test programs: a check that reports and aborts the job. */
+#ifndef OXMPI_TEST_UTIL_H
+#define OXMPI_TEST_UTIL_H
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int test_rank = -1;
+#define CHECK(cond, ...)                                                        \
+    do {                                                                        \
+        if (!(cond)) {                                                          \
+            printf("FAIL rank %d %s:%d: ", test_rank, __FILE__, __LINE__);      \
+            printf(__VA_ARGS__);                                                \
+            printf("\n");                                                       \
+            fflush(stdout);                                                     \
+            MPI_Abort(MPI_COMM_WORLD, 99);                                      \
+        }                                                                       \
+    } while (0)
+
+static inline unsigned char pattern(int src, int tag, long i) {
+    return (unsigned char)(src * 31 + tag * 7 + i * 13 + (i >> 8));
+}
+static inline void fill(unsigned char *b, long n, int src, int tag) {
+    for (long i = 0; i < n; i++) b[i] = pattern(src, tag, i);
+}
+static inline long verify(const unsigned char *b, long n, int src, int tag) {
+    for (long i = 0; i < n; i++)
+        if (b[i] != pattern(src, tag, i)) return i;
+    return -1;
+}
+#endif
