@@ -2,6 +2,8 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
+#include <dirent.h>
 
 int main(int argc, char **argv) {
     int rank, size, len, v, sv, flag;
@@ -22,6 +24,18 @@ int main(int argc, char **argv) {
             MPI_Send(&token, 1, MPI_INT, 1, 7, MPI_COMM_WORLD);
             MPI_Recv(&token, 1, MPI_INT, size - 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             if (token != 1000 + size - 1) { printf("FAIL: token %d\n", token); return 1; }
+            /* Every rank has attached to the shared segment by now (each has sent):
+             * its name must already be gone from /dev/shm. */
+            const char *job = getenv("OXMPI_JOB");
+            if (job) {
+                char prefix[300];
+                snprintf(prefix, sizeof prefix, "oxmpi-%s-", job);
+                DIR *d = opendir("/dev/shm");
+                struct dirent *e;
+                while (d && (e = readdir(d)))
+                    if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) { printf("FAIL: %s still in /dev/shm\n", e->d_name); return 1; }
+                if (d) closedir(d);
+            }
         } else {
             MPI_Recv(&token, 1, MPI_INT, rank - 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             token++;

@@ -41,6 +41,13 @@ check "pkg-config mpi" "-I$prefix/include" env PKG_CONFIG_PATH="$prefix/lib/pkgc
 "$prefix/bin/mpicxx" -x c++ "$here/hello.c" -o "$out/hello_cxx"
 check "C++ program through mpicxx" "hello from rank 1 of 2" "$prefix/bin/mpirun" -n 2 "$out/hello_cxx"
 check "singleton run without mpirun" "hello from rank 0 of 1" "$out/hello_ox"
+check "stdin to rank 0, --tag-output" "\[0\] from stdin" sh -c "echo from stdin | '$prefix/bin/mpirun' -n 2 --tag-output --timeout 20 cat"
+start=$(date +%s)
+set +e
+timeout --preserve-status -s INT 1 "$prefix/bin/mpirun" -n 3 sleep 30 2>/dev/null
+rc=$?
+set -e
+if [ "$rc" = 130 ] && [ $(( $(date +%s) - start )) -le 5 ]; then echo "ok   SIGINT is forwarded and ends the job (exit 130)"; else echo "FAIL SIGINT forwarding: rc=$rc"; fail=1; fi
 left=$(ls /dev/shm | grep '^oxmpi-' || true)
 [ -z "$left" ] || { echo "FAIL: left in /dev/shm: $left"; fail=1; }
 exit $fail
