@@ -41,6 +41,19 @@ check "pkg-config mpi" "-I$prefix/include" env PKG_CONFIG_PATH="$prefix/lib/pkgc
 "$prefix/bin/mpicxx" -x c++ "$here/hello.c" -o "$out/hello_cxx"
 check "C++ program through mpicxx" "hello from rank 1 of 2" "$prefix/bin/mpirun" -n 2 "$out/hello_cxx"
 check "singleton run without mpirun" "hello from rank 0 of 1" "$out/hello_ox"
+if command -v cmake >/dev/null; then
+  rm -rf "$out/cmake" && mkdir -p "$out/cmake"
+  cat > "$out/cmake/CMakeLists.txt" <<CM
+cmake_minimum_required(VERSION 3.10)
+project(findmpi C)
+find_package(MPI REQUIRED COMPONENTS C)
+add_executable(hello $here/hello.c)
+target_link_libraries(hello MPI::MPI_C)
+CM
+  check "CMake FindMPI finds OxMPI" "$prefix/lib/libmpi.so" cmake -S "$out/cmake" -B "$out/cmake/b" -DMPI_C_COMPILER="$prefix/bin/mpicc"
+  cmake --build "$out/cmake/b" >/dev/null
+  check "CMake-built program runs" "hello from rank 1 of 2" "$prefix/bin/mpirun" -n 2 "$out/cmake/b/hello"
+fi
 check "stdin to rank 0, --tag-output" "\[0\] from stdin" sh -c "echo from stdin | '$prefix/bin/mpirun' -n 2 --tag-output --timeout 20 cat"
 start=$(date +%s)
 set +e

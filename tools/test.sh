@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq build-essential python3 pkg-config mpich libmpich-dev >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq build-essential python3 pkg-config cmake mpich libmpich-dev >/dev/null
 fi
 export CARGO_TERM_COLOR=never
 echo "== format and lints"
