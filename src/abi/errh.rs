@@ -137,8 +137,6 @@ pub unsafe extern "C" fn MPI_Comm_call_errhandler(comm: MPI_Comm, errorcode: c_i
         errorcode,
         format!("MPI_Comm_call_errhandler(errorcode={errorcode})"),
     );
-    let h = with(|st| Ok(st.comm(comm)?.errhandler))?;
     super::guard::raise("MPI_Comm_call_errhandler", Some(comm), e);
-    let _ = h;
     Ok(())
 }
