@@ -133,6 +133,27 @@ pub unsafe extern "C" fn MPI_Test(
     }
 }
 
+/// When no request of the array is pending: retires them all and returns their
+/// statuses (the empty status for null and inactive ones). Otherwise None.
+fn retire_all(st: &mut State, reqs: &mut [MPI_Request]) -> Result<Option<Vec<(Status, c_int)>>> {
+    for &h in reqs.iter() {
+        if matches!(poll(st, h)?, Poll::Pending) {
+            return Ok(None);
+        }
+    }
+    let mut v = Vec::with_capacity(reqs.len());
+    for h in reqs.iter_mut() {
+        v.push(match poll(st, *h)? {
+            Poll::Done(s, c) => {
+                retire(st, h);
+                (s, c)
+            }
+            _ => (Status::empty(), MPI_COMM_WORLD),
+        });
+    }
+    Ok(Some(v))
+}
+
 unsafe fn req_slice<'a>(count: c_int, reqs: *mut MPI_Request) -> Result<&'a mut [MPI_Request]> {
     if count < 0 {
         return Err(err!(MPI_ERR_COUNT, "count={count} must be non-negative"));
@@ -183,29 +204,7 @@ pub unsafe extern "C" fn MPI_Waitall(
     array_of_statuses: *mut MPI_Status,
 ) -> c_int {
     let reqs = req_slice(count, array_of_requests)?;
-    let got = wait_for(|st| {
-        let mut all = true;
-        for &h in reqs.iter() {
-            if matches!(poll(st, h)?, Poll::Pending) {
-                all = false;
-                break;
-            }
-        }
-        if !all {
-            return Ok(None);
-        }
-        let mut v = Vec::with_capacity(reqs.len());
-        for h in reqs.iter_mut() {
-            v.push(match poll(st, *h)? {
-                Poll::Done(s, c) => {
-                    retire(st, h);
-                    (s, c)
-                }
-                _ => (Status::empty(), MPI_COMM_WORLD),
-            });
-        }
-        Ok(Some(v))
-    })?;
+    let got = wait_for(|st| retire_all(st, reqs))?;
     let idx: Vec<usize> = (0..reqs.len()).collect();
     write_many(array_of_statuses, &idx, &got)
 }
@@ -224,22 +223,7 @@ pub unsafe extern "C" fn MPI_Testall(
     }
     let got = with(|st| {
         st.progress();
-        for &h in reqs.iter() {
-            if matches!(poll(st, h)?, Poll::Pending) {
-                return Ok(None);
-            }
-        }
-        let mut v = Vec::with_capacity(reqs.len());
-        for h in reqs.iter_mut() {
-            v.push(match poll(st, *h)? {
-                Poll::Done(s, c) => {
-                    retire(st, h);
-                    (s, c)
-                }
-                _ => (Status::empty(), MPI_COMM_WORLD),
-            });
-        }
-        Ok(Some(v))
+        retire_all(st, reqs)
     })?;
     match got {
         None => out(flag, "flag", 0),
@@ -356,6 +340,18 @@ fn some_done(
     Ok(if all_null { None } else { Some(v) })
 }
 
+fn check_some_args(incount: c_int, outcount: *mut c_int, indices: *mut c_int) -> Result<()> {
+    if outcount.is_null() || (incount > 0 && indices.is_null()) {
+        let which = if outcount.is_null() {
+            "outcount"
+        } else {
+            "array_of_indices"
+        };
+        return Err(err!(MPI_ERR_ARG, "{which}=NULL"));
+    }
+    Ok(())
+}
+
 unsafe fn write_some(
     done: Option<Vec<(usize, Status, c_int)>>,
     outcount: *mut c_int,
@@ -390,17 +386,7 @@ pub unsafe extern "C" fn MPI_Waitsome(
     array_of_statuses: *mut MPI_Status,
 ) -> c_int {
     let reqs = req_slice(incount, array_of_requests)?;
-    if outcount.is_null() || (incount > 0 && array_of_indices.is_null()) {
-        return Err(err!(
-            MPI_ERR_ARG,
-            "{}=NULL",
-            if outcount.is_null() {
-                "outcount"
-            } else {
-                "array_of_indices"
-            }
-        ));
-    }
+    check_some_args(incount, outcount, array_of_indices)?;
     let done = wait_for(|st| {
         Ok(match some_done(st, reqs)? {
             None => Some(None),
@@ -421,17 +407,7 @@ pub unsafe extern "C" fn MPI_Testsome(
     array_of_statuses: *mut MPI_Status,
 ) -> c_int {
     let reqs = req_slice(incount, array_of_requests)?;
-    if outcount.is_null() || (incount > 0 && array_of_indices.is_null()) {
-        return Err(err!(
-            MPI_ERR_ARG,
-            "{}=NULL",
-            if outcount.is_null() {
-                "outcount"
-            } else {
-                "array_of_indices"
-            }
-        ));
-    }
+    check_some_args(incount, outcount, array_of_indices)?;
     let done = with(|st| {
         st.progress();
         some_done(st, reqs)

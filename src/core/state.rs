@@ -127,6 +127,18 @@ pub struct Request {
 }
 
 impl Request {
+    /// Stores a piece of the incoming message at `off` (what lies beyond the
+    /// buffer is dropped: the status already says MPI_ERR_TRUNCATE) and counts it.
+    fn take_piece(&mut self, off: usize, payload: &[u8]) {
+        if off < self.cap {
+            let n = payload.len().min(self.cap - off);
+            // SAFETY: a receive buffer holds `cap` bytes (checked when it was posted)
+            // and stays valid until the request completes.
+            unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), self.buf.add(off), n) };
+        }
+        self.got += payload.len();
+    }
+
     pub fn new(kind: ReqKind, comm: c_int, buf: *mut u8, cap: usize) -> Request {
         Request {
             kind,
@@ -431,15 +443,7 @@ impl State {
             kind::DATA => {
                 if let Some(rid) = self.reqs.from_token(h.rreq) {
                     let r = self.reqs.get_mut(rid).unwrap();
-                    let off = h.offset as usize;
-                    if off < r.cap {
-                        let n = payload.len().min(r.cap - off);
-                        // SAFETY: the receive buffer holds `cap` bytes (checked at post).
-                        unsafe {
-                            std::ptr::copy_nonoverlapping(payload.as_ptr(), r.buf.add(off), n)
-                        };
-                    }
-                    r.got += payload.len();
+                    r.take_piece(h.offset as usize, payload);
                     if r.got >= r.total {
                         self.complete(rid);
                     }
@@ -544,12 +548,7 @@ impl State {
                 let Some(r) = self.reqs.get_mut(rid) else {
                     return;
                 };
-                if off < r.cap {
-                    let n = payload.len().min(r.cap - off);
-                    // SAFETY: the receive buffer holds `cap` bytes.
-                    unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), r.buf.add(off), n) };
-                }
-                r.got += payload.len();
+                r.take_piece(off, payload);
                 if finished {
                     self.complete(rid);
                     if let Some(s) = sync {
@@ -909,37 +908,33 @@ impl State {
         }
     }
 
+    /// The status a receive of unexpected message `u` would report.
+    fn envelope(u: &Unexp) -> Status {
+        Status {
+            source: u.src,
+            tag: u.tag,
+            error: 0,
+            bytes: u.total as u64,
+            cancelled: false,
+        }
+    }
+
     /// Envelope of the earliest arrived message matching (src, tag) on `comm`, left in place.
     pub fn iprobe(&self, comm: c_int, src: i32, tag: i32) -> Result<Option<Status>> {
         let ctx = self.comm(comm)?.ctx;
-        Ok(self.matcher.peek_unexpected(ctx, src, tag).map(|(_, uid)| {
-            let u = &self.unexp[uid];
-            Status {
-                source: u.src,
-                tag: u.tag,
-                error: 0,
-                bytes: u.total as u64,
-                cancelled: false,
-            }
-        }))
+        Ok(self
+            .matcher
+            .peek_unexpected(ctx, src, tag)
+            .map(|(_, uid)| Self::envelope(&self.unexp[uid])))
     }
 
     /// Takes the earliest arrived message matching (src, tag) out of the queues (mprobe).
     pub fn improbe(&mut self, comm: c_int, src: i32, tag: i32) -> Result<Option<(u64, Status)>> {
         let ctx = self.comm(comm)?.ctx;
-        Ok(self.matcher.take_unexpected(ctx, src, tag).map(|uid| {
-            let u = &self.unexp[&uid];
-            (
-                uid,
-                Status {
-                    source: u.src,
-                    tag: u.tag,
-                    error: 0,
-                    bytes: u.total as u64,
-                    cancelled: false,
-                },
-            )
-        }))
+        Ok(self
+            .matcher
+            .take_unexpected(ctx, src, tag)
+            .map(|uid| (uid, Self::envelope(&self.unexp[&uid]))))
     }
 
     /// Receives message `uid` (from improbe) with request `rid`.
