@@ -34,6 +34,10 @@
 #define MPI_WIN_NULL_DELETE_FN ((MPI_Win_delete_attr_function *)0)
 #define MPI_CONVERSION_FN_NULL ((MPI_Datarep_conversion_function *)0)
 #define MPI_CONVERSION_FN_NULL_C ((MPI_Datarep_conversion_function_c *)0)
+#define MPI_DUP_FN MPIR_Dup_fn
+#define MPI_COMM_DUP_FN ((MPI_Comm_copy_attr_function *)MPI_DUP_FN)
+#define MPI_TYPE_DUP_FN ((MPI_Type_copy_attr_function *)MPI_DUP_FN)
+#define MPI_WIN_DUP_FN ((MPI_Win_copy_attr_function *)MPI_DUP_FN)
 
 typedef int MPI_Comm;
 typedef int MPI_Group;
@@ -818,6 +822,14 @@ typedef int (MPI_Datarep_conversion_function_c)(void *, MPI_Datatype, MPI_Count,
 
 #define ROMIO_VERSION 126
 
+#define TAG_AGREE -10
+
+#define TAG_SPLIT -20
+
+#define TAG_INTER -30
+
+#define TAG_CREATE_GROUP -268435456
+
 typedef struct MPI_Status {
   int count_lo;
   int count_hi_and_cancelled;
@@ -829,6 +841,60 @@ typedef struct MPI_Status {
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+int MPIR_Dup_fn(int _oldcomm,
+                int _keyval,
+                void *_extra_state,
+                void *attribute_val_in,
+                void *attribute_val_out,
+                int *flag);
+
+int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                           MPI_Comm_delete_attr_function *comm_delete_attr_fn,
+                           int *comm_keyval,
+                           void *extra_state);
+
+int MPI_Comm_free_keyval(int *comm_keyval);
+
+int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val);
+
+int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);
+
+int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval);
+
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
+
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm);
+
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
+
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
+
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm);
+
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
+
+int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm);
+
+int MPI_Comm_free(MPI_Comm *comm);
+
+int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result);
+
+int MPI_Comm_test_inter(MPI_Comm comm, int *flag);
+
+int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name);
+
+int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
+
+int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info);
+
+int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used);
+
+int MPI_Comm_group(MPI_Comm comm, MPI_Group *group);
+
+int MPI_Comm_remote_size(MPI_Comm comm, int *size);
+
+int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group);
 
 int MPI_Error_class(int errorcode, int *errorclass);
 
@@ -844,6 +910,54 @@ int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn,
 int MPI_Errhandler_free(MPI_Errhandler *errhandler);
 
 int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
+
+int MPI_Group_size(MPI_Group group, int *size);
+
+int MPI_Group_rank(MPI_Group group, int *rank);
+
+int MPI_Group_free(MPI_Group *group);
+
+int MPI_Group_translate_ranks(MPI_Group group1,
+                              int n,
+                              const int *ranks1,
+                              MPI_Group group2,
+                              int *ranks2);
+
+int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result);
+
+int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+
+int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+
+int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+
+int MPI_Group_incl(MPI_Group group, int n, const int *ranks, MPI_Group *newgroup);
+
+int MPI_Group_excl(MPI_Group group, int n, const int *ranks, MPI_Group *newgroup);
+
+int MPI_Group_range_incl(MPI_Group group, int n, int (*ranges_)[3], MPI_Group *newgroup);
+
+int MPI_Group_range_excl(MPI_Group group, int n, int (*ranges_)[3], MPI_Group *newgroup);
+
+int MPI_Info_create(MPI_Info *info);
+
+int MPI_Info_set(MPI_Info info, const char *key, const char *value);
+
+int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag);
+
+int MPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag);
+
+int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag);
+
+int MPI_Info_get_nkeys(MPI_Info info, int *nkeys);
+
+int MPI_Info_get_nthkey(MPI_Info info, int n, char *key);
+
+int MPI_Info_delete(MPI_Info info, const char *key);
+
+int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo);
+
+int MPI_Info_free(MPI_Info *info);
 
 int MPI_Init(int *argc, char ***argv);
 
@@ -874,8 +988,6 @@ double MPI_Wtick(void);
 int MPI_Comm_rank(MPI_Comm comm, int *rank);
 
 int MPI_Comm_size(MPI_Comm comm, int *size);
-
-int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);
 
 int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
 
@@ -1081,6 +1193,53 @@ int MPI_Startall(int count, MPI_Request *array_of_requests);
 #endif  /* OXMPI_MPI_H */
 
 /* Profiling interface: every MPI_ function is also PMPI_. */
+int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                            MPI_Comm_delete_attr_function *comm_delete_attr_fn,
+                            int *comm_keyval,
+                            void *extra_state);
+
+int PMPI_Comm_free_keyval(int *comm_keyval);
+
+int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val);
+
+int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);
+
+int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval);
+
+int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
+
+int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm);
+
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
+
+int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
+
+int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm);
+
+int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
+
+int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm);
+
+int PMPI_Comm_free(MPI_Comm *comm);
+
+int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result);
+
+int PMPI_Comm_test_inter(MPI_Comm comm, int *flag);
+
+int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name);
+
+int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
+
+int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info);
+
+int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used);
+
+int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group);
+
+int PMPI_Comm_remote_size(MPI_Comm comm, int *size);
+
+int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group);
+
 int PMPI_Error_class(int errorcode, int *errorclass);
 
 int PMPI_Error_string(int errorcode, char *string, int *resultlen);
@@ -1095,6 +1254,54 @@ int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn
 int PMPI_Errhandler_free(MPI_Errhandler *errhandler);
 
 int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
+
+int PMPI_Group_size(MPI_Group group, int *size);
+
+int PMPI_Group_rank(MPI_Group group, int *rank);
+
+int PMPI_Group_free(MPI_Group *group);
+
+int PMPI_Group_translate_ranks(MPI_Group group1,
+                               int n,
+                               const int *ranks1,
+                               MPI_Group group2,
+                               int *ranks2);
+
+int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result);
+
+int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+
+int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+
+int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+
+int PMPI_Group_incl(MPI_Group group, int n, const int *ranks, MPI_Group *newgroup);
+
+int PMPI_Group_excl(MPI_Group group, int n, const int *ranks, MPI_Group *newgroup);
+
+int PMPI_Group_range_incl(MPI_Group group, int n, int (*ranges_)[3], MPI_Group *newgroup);
+
+int PMPI_Group_range_excl(MPI_Group group, int n, int (*ranges_)[3], MPI_Group *newgroup);
+
+int PMPI_Info_create(MPI_Info *info);
+
+int PMPI_Info_set(MPI_Info info, const char *key, const char *value);
+
+int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag);
+
+int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag);
+
+int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag);
+
+int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys);
+
+int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key);
+
+int PMPI_Info_delete(MPI_Info info, const char *key);
+
+int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo);
+
+int PMPI_Info_free(MPI_Info *info);
 
 int PMPI_Init(int *argc, char ***argv);
 
@@ -1125,8 +1332,6 @@ double PMPI_Wtick(void);
 int PMPI_Comm_rank(MPI_Comm comm, int *rank);
 
 int PMPI_Comm_size(MPI_Comm comm, int *size);
-
-int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);
 
 int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
 

@@ -9,6 +9,7 @@
 
 pub mod abi;
 pub mod bootstrap;
+pub mod coll;
 pub mod config;
 pub mod core;
 pub mod sys;

@@ -37,7 +37,7 @@ pub fn mpi_fn(_attr: TokenStream, item: TokenStream) -> TokenStream {
     for a in inputs {
         if let FnArg::Typed(pt) = a {
             if let Pat::Ident(pi) = &*pt.pat {
-                if pi.ident == "comm" {
+                if pi.ident == "comm" && matches!(&*pt.ty, Type::Path(_)) {
                     has_comm = true;
                 }
                 args.push(pi.ident.clone());

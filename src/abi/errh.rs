@@ -6,7 +6,7 @@ use super::ptr::{inp, out, write_cstr};
 use super::{MPI_Comm, MPI_Comm_errhandler_function, MPI_Errhandler};
 use crate::core::error::class_string;
 use crate::core::runtime::with;
-use crate::core::state::{comm_index, ErrhFn};
+use crate::core::state::ErrhFn;
 use crate::err;
 use oxmpi_macros::mpi_fn;
 use std::os::raw::{c_char, c_int};
@@ -66,10 +66,9 @@ pub unsafe extern "C" fn MPI_Comm_set_errhandler(
     errhandler: MPI_Errhandler,
 ) -> c_int {
     with(|st| {
-        let i = comm_index(comm)?;
         st.comm(comm)?;
         check_errhandler(st, errhandler)?;
-        st.comms[i].errhandler = errhandler;
+        st.comm_mut(comm)?.errhandler = errhandler;
         Ok(())
     })
 }
@@ -117,7 +116,7 @@ pub unsafe extern "C" fn MPI_Errhandler_free(errhandler: *mut MPI_Errhandler) ->
                 check_errhandler(st, h)?;
                 // Communicators still using it keep a valid copy of the function:
                 // the slot is only released when no communicator refers to it.
-                if !st.comms.iter().any(|c| c.errhandler == h) {
+                if !st.comms.iter().flatten().any(|c| c.errhandler == h) {
                     st.errhandlers.remove(handles::errh_index(h).unwrap());
                 }
                 Ok(())

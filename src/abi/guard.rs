@@ -11,7 +11,7 @@
 use super::consts::*;
 use crate::core::error::{class_name, Error, Result};
 use crate::core::runtime;
-use crate::core::state::{comm_index, ErrhFn};
+use crate::core::state::ErrhFn;
 use std::os::raw::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -44,12 +44,11 @@ enum Handler {
 #[cold]
 #[inline(never)]
 pub fn raise(func: &str, comm: Option<c_int>, e: Error) -> c_int {
-    let target = e
-        .comm
-        .or(comm)
-        .filter(|&c| comm_index(c).is_ok())
-        .unwrap_or(MPI_COMM_WORLD);
+    let mut target = e.comm.or(comm).unwrap_or(MPI_COMM_WORLD);
     let (handler, rank) = runtime::try_with(|st| {
+        if st.comm(target).is_err() {
+            target = MPI_COMM_WORLD;
+        }
         let h = st
             .comm(target)
             .map(|c| c.errhandler)

@@ -8,8 +8,7 @@ use crate::core::runtime::{self, phase, set_phase, wait_for, with};
 use crate::core::state::State;
 use crate::err;
 use oxmpi_macros::mpi_fn;
-use std::os::raw::{c_char, c_int, c_void};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::os::raw::{c_char, c_int};
 
 /// The library version string (MPI_Get_library_version).
 pub const LIBRARY_VERSION: &str = concat!(
@@ -44,8 +43,7 @@ fn do_init(required: c_int) -> crate::core::error::Result<c_int> {
     } else {
         st.size
     };
-    ATTR_UNIVERSE.store(universe, Ordering::Relaxed);
-    ATTR_APPNUM.store(st.pmi.appnum.max(0), Ordering::Relaxed);
+    super::attr::init_predefined(universe, st.pmi.appnum.max(0));
     runtime::install(Some(st));
     set_phase(1);
     Ok(provided)
@@ -188,58 +186,6 @@ pub unsafe extern "C" fn MPI_Comm_rank(comm: MPI_Comm, rank: *mut c_int) -> c_in
 pub unsafe extern "C" fn MPI_Comm_size(comm: MPI_Comm, size: *mut c_int) -> c_int {
     let s = with(|st| Ok(st.comm(comm)?.size))?;
     out(size, "size", s)
-}
-
-static ATTR_TAG_UB: AtomicI32 = AtomicI32::new(i32::MAX);
-static ATTR_HOST: AtomicI32 = AtomicI32::new(MPI_PROC_NULL);
-static ATTR_IO: AtomicI32 = AtomicI32::new(MPI_ANY_SOURCE);
-static ATTR_WTIME_GLOBAL: AtomicI32 = AtomicI32::new(0);
-static ATTR_UNIVERSE: AtomicI32 = AtomicI32::new(1);
-static ATTR_APPNUM: AtomicI32 = AtomicI32::new(0);
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_get_attr(
-    comm: MPI_Comm,
-    comm_keyval: c_int,
-    attribute_val: *mut c_void,
-    flag: *mut c_int,
-) -> c_int {
-    with(|st| st.comm(comm).map(|_| ()))?;
-    let v: Option<&'static AtomicI32> = match comm_keyval {
-        MPI_TAG_UB => Some(&ATTR_TAG_UB),
-        MPI_HOST => Some(&ATTR_HOST),
-        MPI_IO => Some(&ATTR_IO),
-        MPI_WTIME_IS_GLOBAL => Some(&ATTR_WTIME_GLOBAL),
-        MPI_UNIVERSE_SIZE => Some(&ATTR_UNIVERSE),
-        MPI_APPNUM => Some(&ATTR_APPNUM),
-        MPI_KEYVAL_INVALID => return Err(err!(MPI_ERR_KEYVAL, "comm_keyval=MPI_KEYVAL_INVALID")),
-        _ => None,
-    };
-    if flag.is_null() {
-        return Err(err!(MPI_ERR_ARG, "flag=NULL"));
-    }
-    match v {
-        Some(a) => {
-            // The attribute value of a predefined key is a pointer to an int
-            // (AtomicI32 has the layout of an int).
-            out(
-                attribute_val as *mut *const c_void,
-                "attribute_val",
-                a.as_ptr() as *const c_void,
-            )?;
-            out(flag, "flag", 1)
-        }
-        None if comm_keyval as u32 >> 26 == 0x64000000 >> 26
-            || comm_keyval as u32 >> 26 == 0xa4000000 >> 26 =>
-        {
-            out(flag, "flag", 0)
-        }
-        None => Err(err!(
-            MPI_ERR_KEYVAL,
-            "comm_keyval={comm_keyval} is not a keyval"
-        )),
-    }
 }
 
 #[mpi_fn]

@@ -8,10 +8,14 @@
 //! Conventions (handles, NULL vs sentinels, threads, panics): docs/abi.md.
 #![allow(non_camel_case_types, non_snake_case, clippy::not_unsafe_ptr_arg_deref)]
 
+pub mod attr;
+pub mod comm;
 pub mod consts;
 pub mod errh;
+pub mod group;
 pub mod guard;
 pub mod handles;
+pub mod info;
 pub mod init;
 pub mod p2p;
 pub mod ptr;
@@ -49,3 +53,5 @@ pub struct MPI_Status {
 /// Opaque stand-ins for the C function types declared in mpi.h (see
 /// cbindgen.toml); parameters are pointers to them, as in MPICH's prototypes.
 pub type MPI_Comm_errhandler_function = c_void;
+pub type MPI_Comm_copy_attr_function = c_void;
+pub type MPI_Comm_delete_attr_function = c_void;

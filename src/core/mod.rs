@@ -1,6 +1,7 @@
 //! Runtime state, requests, communicators, the matching engine, protocols,
 //! progress and errors. Calls `transport`, `bootstrap` and `sys`; never `abi`
 //! (except for the constant table it shares).
+pub mod comm;
 pub mod error;
 pub mod matching;
 pub mod progress;

@@ -19,6 +19,7 @@
 use crate::abi::consts::*;
 use crate::bootstrap::pmi::Pmi;
 use crate::config::Config;
+use crate::core::comm::Comm;
 use crate::core::error::{Error, Result};
 use crate::core::matching::Matcher;
 use crate::core::slab::Slab;
@@ -158,16 +159,6 @@ impl Request {
     }
 }
 
-pub struct Comm {
-    pub ctx: u32,
-    pub rank: i32,
-    pub size: i32,
-    /// World rank of each rank of the communicator.
-    pub world: Vec<i32>,
-    pub errhandler: c_int,
-    pub name: String,
-}
-
 enum UKind {
     Eager {
         data: Vec<u8>,
@@ -251,7 +242,16 @@ pub struct State {
     outq: Vec<VecDeque<Out>>,
     out_busy: usize,
     pub reqs: Slab<Request>,
-    pub comms: Vec<Comm>,
+    pub comms: Vec<Option<Comm>>,
+    pub next_ctx: u32,
+    /// Context ids this process has ever used (ids are never reused).
+    pub used_ctx: std::collections::HashSet<u32>,
+    pub groups: Slab<Vec<i32>>,
+    pub keyvals: Slab<crate::core::comm::Keyval>,
+    pub infos: Slab<Vec<(String, String)>>,
+    pub info_env: Vec<(String, String)>,
+    /// Node id (lowest world rank on the same host) of every world rank.
+    pub node: Vec<i32>,
     pub errhandlers: Slab<ErrhFn>,
     pub bsend: Option<Bsend>,
     pub thread_level: c_int,
@@ -262,9 +262,6 @@ pub struct State {
 // (valid until their request completes, by MPI's rules) and the shared segment;
 // State is only ever reached through the library-wide mutex (core::runtime).
 unsafe impl Send for State {}
-
-pub const WORLD_IDX: usize = 0;
-pub const SELF_IDX: usize = 1;
 
 fn bad_init(e: std::io::Error) -> Error {
     err!(MPI_ERR_INTERN, "{e}")
@@ -332,22 +329,19 @@ impl State {
         let oversub = local.len() > crate::sys::cpus_available();
         crate::core::progress::configure(cfg.spin_us, cfg.yield_us, cfg.sleep_max_us, oversub);
         let n = size as usize;
-        let world = Comm {
-            ctx: 0,
-            rank,
-            size,
-            world: (0..size).collect(),
-            errhandler: MPI_ERRORS_ARE_FATAL,
-            name: "MPI_COMM_WORLD".into(),
-        };
-        let selfc = Comm {
-            ctx: 2,
-            rank: 0,
-            size: 1,
-            world: vec![rank],
-            errhandler: MPI_ERRORS_ARE_FATAL,
-            name: "MPI_COMM_SELF".into(),
-        };
+        let world = Comm::new(0, (0..size).collect(), rank, "MPI_COMM_WORLD");
+        let selfc = Comm::new(2, vec![rank], rank, "MPI_COMM_SELF");
+        let node: Vec<i32> = (0..size as usize)
+            .map(|r| (0..size as usize).find(|&q| hosts[q] == hosts[r]).unwrap() as i32)
+            .collect();
+        let info_env = vec![
+            (
+                "command".to_string(),
+                std::env::args().next().unwrap_or_default(),
+            ),
+            ("maxprocs".to_string(), size.to_string()),
+            ("host".to_string(), crate::sys::hostname()),
+        ];
         Ok(State {
             cma_ok: vec![cfg.cma; n],
             cfg,
@@ -366,7 +360,14 @@ impl State {
             outq: (0..n).map(|_| VecDeque::new()).collect(),
             out_busy: 0,
             reqs: Slab::default(),
-            comms: vec![world, selfc],
+            comms: vec![Some(world), Some(selfc)],
+            next_ctx: 4,
+            used_ctx: [0u32, 2].into_iter().collect(),
+            groups: Slab::default(),
+            keyvals: Slab::default(),
+            infos: Slab::default(),
+            info_env,
+            node,
             errhandlers: Slab::default(),
             bsend: None,
             thread_level,
@@ -758,13 +759,6 @@ impl State {
 
     // ---------------------------------------------------------------- operations
 
-    pub fn comm(&self, h: c_int) -> Result<&Comm> {
-        let idx = comm_index(h)?;
-        self.comms
-            .get(idx)
-            .ok_or_else(|| err!(MPI_ERR_COMM, "comm=0x{h:08x} is not a valid communicator"))
-    }
-
     /// Starts a send of `bytes` bytes at `buf` to rank `dest` of `comm`.
     ///
     /// # Safety
@@ -787,8 +781,28 @@ impl State {
             return Ok(());
         }
         let c = self.comm(comm)?;
-        let (ctx, src) = (c.ctx, c.rank);
-        let w = c.world[dest as usize] as usize;
+        let (ctx, src, w) = (c.ctx, c.rank, c.peer_world(dest) as usize);
+        // SAFETY: forwarded contract.
+        unsafe { self.start_send_to(rid, ctx, src, w, tag, buf, bytes, mode) }
+    }
+
+    /// Starts a send with an explicit envelope: context `ctx`, source rank `src`
+    /// as the receiver will match it, destination world rank `w`.
+    ///
+    /// # Safety
+    /// As for `start_send`.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn start_send_to(
+        &mut self,
+        rid: ReqId,
+        ctx: u32,
+        src: i32,
+        w: usize,
+        tag: i32,
+        buf: *const u8,
+        bytes: usize,
+        mode: SendMode,
+    ) -> Result<()> {
         let token = self.reqs.token(rid);
         let sync = mode == SendMode::Sync;
         match self.paths[w] {
@@ -838,7 +852,7 @@ impl State {
             }
             Path::Unreachable => Err(err!(
                 MPI_ERR_OTHER,
-                "dest={dest}: rank {w} is on another host and no inter-node transport is available"
+                "world rank {w} is on another host and no inter-node transport is available"
             )),
         }
     }
@@ -851,11 +865,16 @@ impl State {
             return Ok(());
         }
         let ctx = self.comm(comm)?.ctx;
+        self.start_recv_ctx(rid, ctx, src, tag);
+        Ok(())
+    }
+
+    /// Posts a receive in context `ctx` (source and tag may be wildcards).
+    pub fn start_recv_ctx(&mut self, rid: ReqId, ctx: u32, src: i32, tag: i32) {
         match self.matcher.post(ctx, src, tag, rid) {
             None => self.reqs.get_mut(rid).unwrap().posted = true,
             Some(uid) => self.deliver_unexp(rid, uid),
         }
-        Ok(())
     }
 
     /// Hands unexpected message `uid` to receive request `rid`.
@@ -1004,20 +1023,5 @@ impl Bsend {
     }
     pub fn in_use(&self) -> bool {
         !self.regions.is_empty()
-    }
-}
-
-/// Index of a communicator handle in `State::comms`.
-pub fn comm_index(h: c_int) -> Result<usize> {
-    match h {
-        MPI_COMM_WORLD => Ok(WORLD_IDX),
-        MPI_COMM_SELF => Ok(SELF_IDX),
-        MPI_COMM_NULL => Err(err!(MPI_ERR_COMM, "comm=MPI_COMM_NULL")),
-        _ => Err(err!(
-            MPI_ERR_COMM,
-            "comm=0x{:08x} is not a communicator{}",
-            h as u32,
-            crate::abi::handles::kind_hint(h, crate::abi::handles::KIND_COMM)
-        )),
     }
 }

@@ -1,0 +1,432 @@
+//! Communicator management: dup, split, create, free, compare, names, info.
+
+use super::consts::*;
+use super::ptr::{inp, out, write_cstr};
+use super::{MPI_Comm, MPI_Group, MPI_Info, MPI_Request};
+use crate::coll::create::{self, agree_ctx, TAG_AGREE, TAG_CREATE_GROUP, TAG_SPLIT};
+use crate::core::comm::Comm;
+use crate::core::error::Result;
+use crate::core::runtime::with;
+use crate::core::state::{ReqKind, Request};
+use crate::err;
+use oxmpi_macros::mpi_fn;
+use std::os::raw::{c_char, c_int};
+
+/// Members (world ranks), my index and the collective context of `comm`.
+fn coll_view(comm: MPI_Comm) -> Result<(Vec<i32>, usize, u32)> {
+    with(|st| {
+        let c = st.comm(comm)?;
+        if c.remote.is_some() {
+            return Err(err!(
+                MPI_ERR_COMM,
+                "comm=0x{:08x} is an intercommunicator; this call needs an intracommunicator",
+                comm as u32
+            ));
+        }
+        Ok((c.world.clone(), c.rank as usize, c.ctx + 1))
+    })
+}
+
+/// Duplicates `comm` (attributes copied through their callbacks).
+fn dup(comm: MPI_Comm, info: Option<Vec<(String, String)>>) -> Result<MPI_Comm> {
+    let (members, me, cctx) = coll_view(comm)?;
+    let ctx = agree_ctx(&members, me, cctx, TAG_AGREE)?;
+    let (name, errh, topo, old_info, attrs) = with(|st| {
+        let c = st.comm(comm)?;
+        Ok((
+            c.name.clone(),
+            c.errhandler,
+            c.topo.clone(),
+            c.info.clone(),
+            c.attrs.clone(),
+        ))
+    })?;
+    let me_w = with(|st| Ok(st.rank))?;
+    let mut c = Comm::new(ctx, members, me_w, &format!("dup of {name}"));
+    c.errhandler = errh;
+    c.topo = topo;
+    c.info = info.unwrap_or(old_info);
+    c.attrs = super::attr::copy_attrs(comm, &attrs)?;
+    with(|st| Ok(st.add_comm(c)))
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
+    if newcomm.is_null() {
+        return Err(err!(MPI_ERR_ARG, "newcomm=NULL"));
+    }
+    let h = dup(comm, None)?;
+    out(newcomm, "newcomm", h)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_dup_with_info(
+    comm: MPI_Comm,
+    info: MPI_Info,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
+    if newcomm.is_null() {
+        return Err(err!(MPI_ERR_ARG, "newcomm=NULL"));
+    }
+    let kv = with(|st| {
+        if info == MPI_INFO_NULL {
+            Ok(Vec::new())
+        } else {
+            st.info(info).cloned()
+        }
+    })?;
+    let h = dup(comm, Some(kv))?;
+    out(newcomm, "newcomm", h)
+}
+
+/// MPI_Comm_idup completes during the call (the duplicate is agreed on with
+/// blocking exchanges) and returns a completed request.
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_idup(
+    comm: MPI_Comm,
+    newcomm: *mut MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    if newcomm.is_null() || request.is_null() {
+        return Err(err!(
+            MPI_ERR_ARG,
+            "{}=NULL",
+            if request.is_null() {
+                "request"
+            } else {
+                "newcomm"
+            }
+        ));
+    }
+    let h = dup(comm, None)?;
+    let rid = with(|st| {
+        let rid = st
+            .reqs
+            .insert(Request::new(ReqKind::Send, comm, std::ptr::null_mut(), 0));
+        st.complete(rid);
+        Ok(rid)
+    })?;
+    out(newcomm, "newcomm", h)?;
+    out(
+        request,
+        "request",
+        super::handles::make(super::handles::KIND_REQUEST, rid),
+    )
+}
+
+/// Splits `comm` by (color, key); returns the new handle or MPI_COMM_NULL.
+fn split(comm: MPI_Comm, color: c_int, key: c_int) -> Result<MPI_Comm> {
+    if color < 0 && color != MPI_UNDEFINED {
+        return Err(err!(
+            MPI_ERR_ARG,
+            "color={color} must be non-negative or MPI_UNDEFINED"
+        ));
+    }
+    let (members, me, cctx) = coll_view(comm)?;
+    let mut mine = Vec::with_capacity(8);
+    mine.extend_from_slice(&color.to_le_bytes());
+    mine.extend_from_slice(&key.to_le_bytes());
+    let all = create::allgather(&members, me, cctx, TAG_SPLIT, &mine)?;
+    let ctx = agree_ctx(&members, me, cctx, TAG_AGREE)?;
+    if color == MPI_UNDEFINED {
+        return Ok(MPI_COMM_NULL);
+    }
+    let mut chosen: Vec<(i32, usize)> = Vec::new();
+    for (r, ck) in all.chunks_exact(8).enumerate() {
+        let c = i32::from_le_bytes([ck[0], ck[1], ck[2], ck[3]]);
+        let k = i32::from_le_bytes([ck[4], ck[5], ck[6], ck[7]]);
+        if c == color {
+            chosen.push((k, r));
+        }
+    }
+    chosen.sort();
+    let world: Vec<i32> = chosen.iter().map(|&(_, r)| members[r]).collect();
+    with(|st| {
+        let errh = st.comm(comm)?.errhandler;
+        let mut c = Comm::new(ctx, world, st.rank, "split communicator");
+        c.errhandler = errh;
+        Ok(st.add_comm(c))
+    })
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_split(
+    comm: MPI_Comm,
+    color: c_int,
+    key: c_int,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
+    if newcomm.is_null() {
+        return Err(err!(MPI_ERR_ARG, "newcomm=NULL"));
+    }
+    let h = split(comm, color, key)?;
+    out(newcomm, "newcomm", h)
+}
+
+/// MPI_COMM_TYPE_SHARED groups the ranks of one node; other split types
+/// (hardware-guided ones) are not supported and give MPI_COMM_NULL, as the
+/// standard allows.
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_split_type(
+    comm: MPI_Comm,
+    split_type: c_int,
+    key: c_int,
+    info: MPI_Info,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
+    let _ = info;
+    if newcomm.is_null() {
+        return Err(err!(MPI_ERR_ARG, "newcomm=NULL"));
+    }
+    let color = match split_type {
+        MPI_COMM_TYPE_SHARED => with(|st| Ok(st.node_of(st.rank)))?,
+        MPI_UNDEFINED
+        | MPI_COMM_TYPE_HW_GUIDED
+        | MPI_COMM_TYPE_HW_UNGUIDED
+        | MPIX_COMM_TYPE_NEIGHBORHOOD => MPI_UNDEFINED,
+        _ => {
+            return Err(err!(
+                MPI_ERR_ARG,
+                "split_type={split_type} is not a split type"
+            ))
+        }
+    };
+    let h = split(comm, color, key)?;
+    if h != MPI_COMM_NULL {
+        with(|st| {
+            st.comm_mut(h)?.name = "shared-memory communicator".into();
+            Ok(())
+        })?;
+    }
+    out(newcomm, "newcomm", h)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_create(
+    comm: MPI_Comm,
+    group: MPI_Group,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
+    if newcomm.is_null() {
+        return Err(err!(MPI_ERR_ARG, "newcomm=NULL"));
+    }
+    let (members, me, cctx) = coll_view(comm)?;
+    let g = with(|st| st.group(group).map(|g| g.to_vec()))?;
+    if let Some(w) = g.iter().find(|w| !members.contains(w)) {
+        return Err(err!(
+            MPI_ERR_GROUP,
+            "group contains world rank {w}, which is not in the communicator"
+        ));
+    }
+    let ctx = agree_ctx(&members, me, cctx, TAG_AGREE)?;
+    let h = with(|st| {
+        if !g.contains(&st.rank) {
+            return Ok(MPI_COMM_NULL);
+        }
+        let errh = st.comm(comm)?.errhandler;
+        let mut c = Comm::new(ctx, g.clone(), st.rank, "created communicator");
+        c.errhandler = errh;
+        Ok(st.add_comm(c))
+    })?;
+    out(newcomm, "newcomm", h)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_create_group(
+    comm: MPI_Comm,
+    group: MPI_Group,
+    tag: c_int,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
+    if newcomm.is_null() {
+        return Err(err!(MPI_ERR_ARG, "newcomm=NULL"));
+    }
+    if tag < 0 {
+        return Err(err!(MPI_ERR_TAG, "tag={tag} must be non-negative"));
+    }
+    let (members, _, cctx) = coll_view(comm)?;
+    let (g, me_w, errh) = with(|st| {
+        Ok((
+            st.group(group)?.to_vec(),
+            st.rank,
+            st.comm(comm)?.errhandler,
+        ))
+    })?;
+    if let Some(w) = g.iter().find(|w| !members.contains(w)) {
+        return Err(err!(
+            MPI_ERR_GROUP,
+            "group contains world rank {w}, which is not in the communicator"
+        ));
+    }
+    let Some(me) = g.iter().position(|&w| w == me_w) else {
+        return out(newcomm, "newcomm", MPI_COMM_NULL);
+    };
+    let ctx = agree_ctx(&g, me, cctx, TAG_CREATE_GROUP - 2 * (tag & 0x7ff_ffff))?;
+    let h = with(|st| {
+        let mut c = Comm::new(ctx, g.clone(), me_w, "created communicator");
+        c.errhandler = errh;
+        Ok(st.add_comm(c))
+    })?;
+    out(newcomm, "newcomm", h)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_free(comm: *mut MPI_Comm) -> c_int {
+    let h = inp(comm, "comm")?;
+    if h == MPI_COMM_WORLD || h == MPI_COMM_SELF {
+        return Err(err!(
+            MPI_ERR_COMM,
+            "comm={} is predefined and cannot be freed",
+            if h == MPI_COMM_WORLD {
+                "MPI_COMM_WORLD"
+            } else {
+                "MPI_COMM_SELF"
+            }
+        ));
+    }
+    let attrs = with(|st| Ok(st.comm(h)?.attrs.clone()))?;
+    super::attr::delete_attrs(h, &attrs)?;
+    with(|st| st.remove_comm(h).map(|_| ()))?;
+    out(comm, "comm", MPI_COMM_NULL)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_compare(
+    comm1: MPI_Comm,
+    comm2: MPI_Comm,
+    result: *mut c_int,
+) -> c_int {
+    let r = with(|st| {
+        let a = st.comm(comm1)?;
+        let b = st.comm(comm2)?;
+        Ok(if comm1 == comm2 {
+            MPI_IDENT
+        } else if a.world == b.world && a.remote == b.remote {
+            MPI_CONGRUENT
+        } else {
+            let mut x = a.world.clone();
+            let mut y = b.world.clone();
+            x.sort();
+            y.sort();
+            if x == y && a.remote.is_none() == b.remote.is_none() {
+                MPI_SIMILAR
+            } else {
+                MPI_UNEQUAL
+            }
+        })
+    })?;
+    out(result, "result", r)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_test_inter(comm: MPI_Comm, flag: *mut c_int) -> c_int {
+    let f = with(|st| Ok(st.comm(comm)?.remote.is_some()))?;
+    out(flag, "flag", f as c_int)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_set_name(comm: MPI_Comm, comm_name: *const c_char) -> c_int {
+    if comm_name.is_null() {
+        return Err(err!(MPI_ERR_ARG, "comm_name=NULL"));
+    }
+    let name = std::ffi::CStr::from_ptr(comm_name).to_string_lossy();
+    let name: String = name
+        .chars()
+        .take(MPI_MAX_OBJECT_NAME as usize - 1)
+        .collect();
+    with(|st| {
+        st.comm_mut(comm)?.name = name;
+        Ok(())
+    })
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_get_name(
+    comm: MPI_Comm,
+    comm_name: *mut c_char,
+    resultlen: *mut c_int,
+) -> c_int {
+    let name = with(|st| Ok(st.comm(comm)?.name.clone()))?;
+    let n = write_cstr(comm_name, MPI_MAX_OBJECT_NAME as usize, &name)?;
+    out(resultlen, "resultlen", n)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_set_info(comm: MPI_Comm, info: MPI_Info) -> c_int {
+    with(|st| {
+        let kv = st.info(info)?.clone();
+        st.comm_mut(comm)?.info = kv;
+        Ok(())
+    })
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_get_info(comm: MPI_Comm, info_used: *mut MPI_Info) -> c_int {
+    let h = with(|st| {
+        let kv = st.comm(comm)?.info.clone();
+        Ok(super::handles::make(
+            super::handles::KIND_INFO,
+            st.infos.insert(kv),
+        ))
+    })?;
+    out(info_used, "info_used", h)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_group(comm: MPI_Comm, group: *mut MPI_Group) -> c_int {
+    let g = with(|st| {
+        let w = st.comm(comm)?.world.clone();
+        Ok(st.add_group(w))
+    })?;
+    out(group, "group", g)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_remote_size(comm: MPI_Comm, size: *mut c_int) -> c_int {
+    let n = with(|st| {
+        st.comm(comm)?
+            .remote
+            .as_ref()
+            .map(|r| r.len() as c_int)
+            .ok_or_else(|| {
+                err!(
+                    MPI_ERR_COMM,
+                    "comm=0x{:08x} is not an intercommunicator",
+                    comm as u32
+                )
+            })
+    })?;
+    out(size, "size", n)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_remote_group(comm: MPI_Comm, group: *mut MPI_Group) -> c_int {
+    let g = with(|st| {
+        let r = st.comm(comm)?.remote.clone().ok_or_else(|| {
+            err!(
+                MPI_ERR_COMM,
+                "comm=0x{:08x} is not an intercommunicator",
+                comm as u32
+            )
+        })?;
+        Ok(st.add_group(r))
+    })?;
+    out(group, "group", g)
+}

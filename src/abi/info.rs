@@ -1,0 +1,213 @@
+//! Info objects: ordered (key, value) string pairs. MPI_INFO_ENV is read-only.
+
+use super::consts::*;
+use super::handles::{self, KIND_INFO};
+use super::ptr::{inp, out, write_cstr};
+use super::MPI_Info;
+use crate::core::error::Result;
+use crate::core::runtime::with;
+use crate::err;
+use oxmpi_macros::mpi_fn;
+use std::os::raw::{c_char, c_int};
+
+unsafe fn key_arg(key: *const c_char) -> Result<String> {
+    if key.is_null() {
+        return Err(err!(MPI_ERR_INFO_KEY, "key=NULL"));
+    }
+    // SAFETY: a NUL-terminated C string (caller's contract).
+    let k = unsafe { std::ffi::CStr::from_ptr(key) }
+        .to_string_lossy()
+        .into_owned();
+    if k.is_empty() || k.len() > MPI_MAX_INFO_KEY as usize {
+        return Err(err!(
+            MPI_ERR_INFO_KEY,
+            "key \"{k}\" must have 1 to {MPI_MAX_INFO_KEY} characters"
+        ));
+    }
+    Ok(k)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_create(info: *mut MPI_Info) -> c_int {
+    let h = with(|st| Ok(handles::make(KIND_INFO, st.infos.insert(Vec::new()))))?;
+    out(info, "info", h)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_set(
+    info: MPI_Info,
+    key: *const c_char,
+    value: *const c_char,
+) -> c_int {
+    let k = key_arg(key)?;
+    if value.is_null() {
+        return Err(err!(MPI_ERR_INFO_VALUE, "value=NULL"));
+    }
+    let v = std::ffi::CStr::from_ptr(value)
+        .to_string_lossy()
+        .into_owned();
+    if v.len() > MPI_MAX_INFO_VAL as usize {
+        return Err(err!(
+            MPI_ERR_INFO_VALUE,
+            "value of {} characters is longer than MPI_MAX_INFO_VAL",
+            v.len()
+        ));
+    }
+    with(|st| {
+        let kv = st.info_mut(info)?;
+        match kv.iter_mut().find(|(kk, _)| *kk == k) {
+            Some(e) => e.1 = v,
+            None => kv.push((k, v)),
+        }
+        Ok(())
+    })
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_get(
+    info: MPI_Info,
+    key: *const c_char,
+    valuelen: c_int,
+    value: *mut c_char,
+    flag: *mut c_int,
+) -> c_int {
+    let k = key_arg(key)?;
+    if valuelen < 0 {
+        return Err(err!(
+            MPI_ERR_ARG,
+            "valuelen={valuelen} must be non-negative"
+        ));
+    }
+    let v = with(|st| {
+        Ok(st
+            .info(info)?
+            .iter()
+            .find(|(kk, _)| *kk == k)
+            .map(|e| e.1.clone()))
+    })?;
+    match v {
+        Some(v) => {
+            write_cstr(value, valuelen as usize + 1, &v)?;
+            out(flag, "flag", 1)
+        }
+        None => out(flag, "flag", 0),
+    }
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_get_string(
+    info: MPI_Info,
+    key: *const c_char,
+    buflen: *mut c_int,
+    value: *mut c_char,
+    flag: *mut c_int,
+) -> c_int {
+    let k = key_arg(key)?;
+    let len = inp(buflen, "buflen")?;
+    let v = with(|st| {
+        Ok(st
+            .info(info)?
+            .iter()
+            .find(|(kk, _)| *kk == k)
+            .map(|e| e.1.clone()))
+    })?;
+    match v {
+        Some(v) => {
+            if len > 0 {
+                write_cstr(value, len as usize, &v)?;
+            }
+            out(buflen, "buflen", v.len() as c_int + 1)?;
+            out(flag, "flag", 1)
+        }
+        None => out(flag, "flag", 0),
+    }
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_get_valuelen(
+    info: MPI_Info,
+    key: *const c_char,
+    valuelen: *mut c_int,
+    flag: *mut c_int,
+) -> c_int {
+    let k = key_arg(key)?;
+    let v = with(|st| {
+        Ok(st
+            .info(info)?
+            .iter()
+            .find(|(kk, _)| *kk == k)
+            .map(|e| e.1.len()))
+    })?;
+    match v {
+        Some(n) => {
+            out(valuelen, "valuelen", n as c_int)?;
+            out(flag, "flag", 1)
+        }
+        None => out(flag, "flag", 0),
+    }
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_get_nkeys(info: MPI_Info, nkeys: *mut c_int) -> c_int {
+    let n = with(|st| Ok(st.info(info)?.len() as c_int))?;
+    out(nkeys, "nkeys", n)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_get_nthkey(info: MPI_Info, n: c_int, key: *mut c_char) -> c_int {
+    let k = with(|st| {
+        let kv = st.info(info)?;
+        if n < 0 || n as usize >= kv.len() {
+            return Err(err!(MPI_ERR_ARG, "n={n} is not in 0..{}", kv.len()));
+        }
+        Ok(kv[n as usize].0.clone())
+    })?;
+    write_cstr(key, MPI_MAX_INFO_KEY as usize + 1, &k).map(|_| ())
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_delete(info: MPI_Info, key: *const c_char) -> c_int {
+    let k = key_arg(key)?;
+    with(|st| {
+        let kv = st.info_mut(info)?;
+        let before = kv.len();
+        kv.retain(|(kk, _)| *kk != k);
+        if kv.len() == before {
+            return Err(err!(
+                MPI_ERR_INFO_NOKEY,
+                "key \"{k}\" is not in the info object"
+            ));
+        }
+        Ok(())
+    })
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_dup(info: MPI_Info, newinfo: *mut MPI_Info) -> c_int {
+    let h = with(|st| {
+        let kv = st.info(info)?.clone();
+        Ok(handles::make(KIND_INFO, st.infos.insert(kv)))
+    })?;
+    out(newinfo, "newinfo", h)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_free(info: *mut MPI_Info) -> c_int {
+    let h = inp(info, "info")?;
+    with(|st| {
+        st.info_mut(h)?;
+        st.infos.remove(handles::index(h, KIND_INFO).unwrap());
+        Ok(())
+    })?;
+    out(info, "info", MPI_INFO_NULL)
+}
