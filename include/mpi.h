@@ -822,6 +822,24 @@ typedef int (MPI_Datarep_conversion_function_c)(void *, MPI_Datatype, MPI_Count,
 
 #define ROMIO_VERSION 126
 
+#define TAG_BARRIER -100
+
+#define TAG_BCAST -101
+
+#define TAG_REDUCE -102
+
+#define TAG_ALLREDUCE -103
+
+#define TAG_GATHER -104
+
+#define TAG_SCATTER -105
+
+#define TAG_ALLGATHER -106
+
+#define TAG_ALLTOALL -107
+
+#define TAG_SCAN -108
+
 #define TAG_AGREE -10
 
 #define TAG_SPLIT -20
@@ -829,6 +847,8 @@ typedef int (MPI_Datarep_conversion_function_c)(void *, MPI_Datatype, MPI_Count,
 #define TAG_INTER -30
 
 #define TAG_CREATE_GROUP -268435456
+
+#define OXMPIX_BFLOAT16 1275069168
 
 typedef struct MPI_Status {
   int count_lo;
@@ -861,6 +881,126 @@ int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val);
 int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);
 
 int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval);
+
+int MPI_Barrier(MPI_Comm comm);
+
+int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
+
+int MPI_Reduce(const void *sendbuf,
+               void *recvbuf,
+               int count,
+               MPI_Datatype datatype,
+               MPI_Op op,
+               int root,
+               MPI_Comm comm);
+
+int MPI_Allreduce(const void *sendbuf,
+                  void *recvbuf,
+                  int count,
+                  MPI_Datatype datatype,
+                  MPI_Op op,
+                  MPI_Comm comm);
+
+int MPI_Gather(const void *sendbuf,
+               int sendcount,
+               MPI_Datatype sendtype,
+               void *recvbuf,
+               int recvcount,
+               MPI_Datatype recvtype,
+               int root,
+               MPI_Comm comm);
+
+int MPI_Gatherv(const void *sendbuf,
+                int sendcount,
+                MPI_Datatype sendtype,
+                void *recvbuf,
+                const int *recvcounts,
+                const int *displs,
+                MPI_Datatype recvtype,
+                int root,
+                MPI_Comm comm);
+
+int MPI_Scatter(const void *sendbuf,
+                int sendcount,
+                MPI_Datatype sendtype,
+                void *recvbuf,
+                int recvcount,
+                MPI_Datatype recvtype,
+                int root,
+                MPI_Comm comm);
+
+int MPI_Scatterv(const void *sendbuf,
+                 const int *sendcounts,
+                 const int *displs,
+                 MPI_Datatype sendtype,
+                 void *recvbuf,
+                 int recvcount,
+                 MPI_Datatype recvtype,
+                 int root,
+                 MPI_Comm comm);
+
+int MPI_Allgather(const void *sendbuf,
+                  int sendcount,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  int recvcount,
+                  MPI_Datatype recvtype,
+                  MPI_Comm comm);
+
+int MPI_Allgatherv(const void *sendbuf,
+                   int sendcount,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   const int *recvcounts,
+                   const int *displs,
+                   MPI_Datatype recvtype,
+                   MPI_Comm comm);
+
+int MPI_Alltoall(const void *sendbuf,
+                 int sendcount,
+                 MPI_Datatype sendtype,
+                 void *recvbuf,
+                 int recvcount,
+                 MPI_Datatype recvtype,
+                 MPI_Comm comm);
+
+int MPI_Alltoallv(const void *sendbuf,
+                  const int *sendcounts,
+                  const int *sdispls,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  const int *recvcounts,
+                  const int *rdispls,
+                  MPI_Datatype recvtype,
+                  MPI_Comm comm);
+
+int MPI_Reduce_scatter_block(const void *sendbuf,
+                             void *recvbuf,
+                             int recvcount,
+                             MPI_Datatype datatype,
+                             MPI_Op op,
+                             MPI_Comm comm);
+
+int MPI_Reduce_scatter(const void *sendbuf,
+                       void *recvbuf,
+                       const int *recvcounts,
+                       MPI_Datatype datatype,
+                       MPI_Op op,
+                       MPI_Comm comm);
+
+int MPI_Scan(const void *sendbuf,
+             void *recvbuf,
+             int count,
+             MPI_Datatype datatype,
+             MPI_Op op,
+             MPI_Comm comm);
+
+int MPI_Exscan(const void *sendbuf,
+               void *recvbuf,
+               int count,
+               MPI_Datatype datatype,
+               MPI_Op op,
+               MPI_Comm comm);
 
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
 
@@ -988,6 +1128,18 @@ double MPI_Wtick(void);
 int MPI_Comm_rank(MPI_Comm comm, int *rank);
 
 int MPI_Comm_size(MPI_Comm comm, int *size);
+
+int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
+
+int MPI_Op_free(MPI_Op *op);
+
+int MPI_Op_commutative(MPI_Op op, int *commute);
+
+int MPI_Reduce_local(const void *inbuf,
+                     void *inoutbuf,
+                     int count,
+                     MPI_Datatype datatype,
+                     MPI_Op op);
 
 int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
 
@@ -1206,6 +1358,126 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int 
 
 int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval);
 
+int PMPI_Barrier(MPI_Comm comm);
+
+int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
+
+int PMPI_Reduce(const void *sendbuf,
+                void *recvbuf,
+                int count,
+                MPI_Datatype datatype,
+                MPI_Op op,
+                int root,
+                MPI_Comm comm);
+
+int PMPI_Allreduce(const void *sendbuf,
+                   void *recvbuf,
+                   int count,
+                   MPI_Datatype datatype,
+                   MPI_Op op,
+                   MPI_Comm comm);
+
+int PMPI_Gather(const void *sendbuf,
+                int sendcount,
+                MPI_Datatype sendtype,
+                void *recvbuf,
+                int recvcount,
+                MPI_Datatype recvtype,
+                int root,
+                MPI_Comm comm);
+
+int PMPI_Gatherv(const void *sendbuf,
+                 int sendcount,
+                 MPI_Datatype sendtype,
+                 void *recvbuf,
+                 const int *recvcounts,
+                 const int *displs,
+                 MPI_Datatype recvtype,
+                 int root,
+                 MPI_Comm comm);
+
+int PMPI_Scatter(const void *sendbuf,
+                 int sendcount,
+                 MPI_Datatype sendtype,
+                 void *recvbuf,
+                 int recvcount,
+                 MPI_Datatype recvtype,
+                 int root,
+                 MPI_Comm comm);
+
+int PMPI_Scatterv(const void *sendbuf,
+                  const int *sendcounts,
+                  const int *displs,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  int recvcount,
+                  MPI_Datatype recvtype,
+                  int root,
+                  MPI_Comm comm);
+
+int PMPI_Allgather(const void *sendbuf,
+                   int sendcount,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   int recvcount,
+                   MPI_Datatype recvtype,
+                   MPI_Comm comm);
+
+int PMPI_Allgatherv(const void *sendbuf,
+                    int sendcount,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    const int *recvcounts,
+                    const int *displs,
+                    MPI_Datatype recvtype,
+                    MPI_Comm comm);
+
+int PMPI_Alltoall(const void *sendbuf,
+                  int sendcount,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  int recvcount,
+                  MPI_Datatype recvtype,
+                  MPI_Comm comm);
+
+int PMPI_Alltoallv(const void *sendbuf,
+                   const int *sendcounts,
+                   const int *sdispls,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   const int *recvcounts,
+                   const int *rdispls,
+                   MPI_Datatype recvtype,
+                   MPI_Comm comm);
+
+int PMPI_Reduce_scatter_block(const void *sendbuf,
+                              void *recvbuf,
+                              int recvcount,
+                              MPI_Datatype datatype,
+                              MPI_Op op,
+                              MPI_Comm comm);
+
+int PMPI_Reduce_scatter(const void *sendbuf,
+                        void *recvbuf,
+                        const int *recvcounts,
+                        MPI_Datatype datatype,
+                        MPI_Op op,
+                        MPI_Comm comm);
+
+int PMPI_Scan(const void *sendbuf,
+              void *recvbuf,
+              int count,
+              MPI_Datatype datatype,
+              MPI_Op op,
+              MPI_Comm comm);
+
+int PMPI_Exscan(const void *sendbuf,
+                void *recvbuf,
+                int count,
+                MPI_Datatype datatype,
+                MPI_Op op,
+                MPI_Comm comm);
+
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
 
 int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm);
@@ -1332,6 +1604,18 @@ double PMPI_Wtick(void);
 int PMPI_Comm_rank(MPI_Comm comm, int *rank);
 
 int PMPI_Comm_size(MPI_Comm comm, int *size);
+
+int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
+
+int PMPI_Op_free(MPI_Op *op);
+
+int PMPI_Op_commutative(MPI_Op op, int *commute);
+
+int PMPI_Reduce_local(const void *inbuf,
+                      void *inoutbuf,
+                      int count,
+                      MPI_Datatype datatype,
+                      MPI_Op op);
 
 int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
 

@@ -63,7 +63,7 @@ def main():
                 src = bdir / (prog + ".c")
             exe = bdir / prog
             cc = str(prefix / "bin" / "mpicc")
-            r = subprocess.run([cc, "-O1", "-g", "-Wall", "-Werror", *cflags, str(src), "-o", str(exe), "-lpthread"],
+            r = subprocess.run([cc, "-O1", "-g", "-Wall", "-Werror", *cflags, str(src), "-o", str(exe), "-lpthread", "-lm"],
                                capture_output=True, text=True)
             if r.returncode != 0:
                 failures.append(f"{prog}: build failed\n{r.stderr}")

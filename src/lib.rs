@@ -12,5 +12,6 @@ pub mod bootstrap;
 pub mod coll;
 pub mod config;
 pub mod core;
+pub mod op;
 pub mod sys;
 pub mod transport;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Demo: build OxMPI, install it into build/prefix, and run a 4-rank job that
-# sums a value across ranks and measures point-to-point bandwidth.
+# sums the ranks with MPI_Allreduce and measures point-to-point bandwidth.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then

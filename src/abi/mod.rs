@@ -9,6 +9,7 @@
 #![allow(non_camel_case_types, non_snake_case, clippy::not_unsafe_ptr_arg_deref)]
 
 pub mod attr;
+pub mod coll;
 pub mod comm;
 pub mod consts;
 pub mod errh;
@@ -17,6 +18,7 @@ pub mod guard;
 pub mod handles;
 pub mod info;
 pub mod init;
+pub mod op;
 pub mod p2p;
 pub mod ptr;
 pub mod request;

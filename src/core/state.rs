@@ -249,6 +249,7 @@ pub struct State {
     pub groups: Slab<Vec<i32>>,
     pub keyvals: Slab<crate::core::comm::Keyval>,
     pub infos: Slab<Vec<(String, String)>>,
+    pub ops: Slab<crate::abi::op::UserOp>,
     pub info_env: Vec<(String, String)>,
     /// Node id (lowest world rank on the same host) of every world rank.
     pub node: Vec<i32>,
@@ -366,6 +367,7 @@ impl State {
             groups: Slab::default(),
             keyvals: Slab::default(),
             infos: Slab::default(),
+            ops: Slab::default(),
             info_env,
             node,
             errhandlers: Slab::default(),

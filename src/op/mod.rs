@@ -1,0 +1,574 @@
+//! Reduction kernels: every predefined op on every type the standard allows it
+//! for, plus user ops. `reduce(op, elem, n, inbuf, inout)` computes
+//! `inout[i] = in[i] op inout[i]` element by element (`in` is the left
+//! operand: for a non-commutative op it comes from the lower rank).
+//!
+//! Kernels are plain loops over slices of the element type, which the
+//! compiler vectorises. 16-bit floats (MPIX_C_FLOAT16 and bfloat16) are
+//! widened to f32, combined, and rounded back to nearest-even for each element,
+//! as the element-wise rule requires. Owns no state; calls nothing.
+
+use crate::abi::consts::*;
+use crate::core::error::Result;
+use crate::err;
+use std::os::raw::c_int;
+
+/// OxMPI's bfloat16 datatype handle: builtin datatype encoding with size 2 and
+/// an index above MPICH's builtins.
+pub const OXMPIX_BFLOAT16: c_int = 0x4c00_02f0;
+
+/// Element kinds the kernels know.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Elem {
+    I8,
+    U8,
+    I16,
+    U16,
+    I32,
+    U32,
+    I64,
+    U64,
+    F32,
+    F64,
+    F16,
+    BF16,
+    C32,
+    C64,
+    /// C _Bool / C++ bool (1 byte).
+    Bool,
+    /// Fortran LOGICAL (4 bytes, non-zero is true).
+    Logical,
+    /// Raw bytes (MPI_BYTE): bitwise ops only.
+    Byte,
+    /// (value, int index) pairs for MAXLOC/MINLOC: value kind, value size, int offset, pair size.
+    Pair(PairKind),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PairKind {
+    FloatInt,
+    DoubleInt,
+    LongInt,
+    ShortInt,
+    TwoInt,
+    TwoFloat,
+    TwoDouble,
+}
+
+/// What kernel family a builtin datatype belongs to.
+pub fn elem_of(dt: c_int) -> Option<Elem> {
+    use Elem::*;
+    Some(match dt {
+        MPI_CHAR | MPI_SIGNED_CHAR | MPI_INT8_T | MPI_INTEGER1 => I8,
+        MPI_UNSIGNED_CHAR | MPI_UINT8_T | MPI_CHARACTER => U8,
+        MPI_SHORT | MPI_INT16_T | MPI_INTEGER2 => I16,
+        MPI_UNSIGNED_SHORT | MPI_UINT16_T => U16,
+        MPI_INT | MPI_INT32_T | MPI_INTEGER | MPI_INTEGER4 => I32,
+        MPI_UNSIGNED | MPI_UINT32_T => U32,
+        MPI_LONG | MPI_LONG_LONG | MPI_INT64_T | MPI_INTEGER8 | MPI_AINT | MPI_OFFSET
+        | MPI_COUNT => I64,
+        MPI_UNSIGNED_LONG | MPI_UNSIGNED_LONG_LONG | MPI_UINT64_T => U64,
+        MPI_FLOAT | MPI_REAL | MPI_REAL4 => F32,
+        MPI_DOUBLE | MPI_DOUBLE_PRECISION | MPI_REAL8 => F64,
+        MPIX_C_FLOAT16 => F16,
+        OXMPIX_BFLOAT16 => BF16,
+        MPI_C_FLOAT_COMPLEX | MPI_COMPLEX | MPI_COMPLEX8 | MPI_CXX_FLOAT_COMPLEX => C32,
+        MPI_C_DOUBLE_COMPLEX | MPI_DOUBLE_COMPLEX | MPI_COMPLEX16 | MPI_CXX_DOUBLE_COMPLEX => C64,
+        MPI_C_BOOL | MPI_CXX_BOOL => Bool,
+        MPI_LOGICAL => Logical,
+        MPI_BYTE => Byte,
+        MPI_WCHAR => U32,
+        MPI_FLOAT_INT => Pair(PairKind::FloatInt),
+        MPI_DOUBLE_INT => Pair(PairKind::DoubleInt),
+        MPI_LONG_INT => Pair(PairKind::LongInt),
+        MPI_SHORT_INT => Pair(PairKind::ShortInt),
+        MPI_2INT | MPI_2INTEGER => Pair(PairKind::TwoInt),
+        MPI_2REAL => Pair(PairKind::TwoFloat),
+        MPI_2DOUBLE_PRECISION => Pair(PairKind::TwoDouble),
+        _ => return None,
+    })
+}
+
+pub fn is_builtin_op(op: c_int) -> bool {
+    (MPI_MAX..=MPI_NO_OP).contains(&op)
+}
+
+pub fn op_name(op: c_int) -> &'static str {
+    match op {
+        MPI_MAX => "MPI_MAX",
+        MPI_MIN => "MPI_MIN",
+        MPI_SUM => "MPI_SUM",
+        MPI_PROD => "MPI_PROD",
+        MPI_LAND => "MPI_LAND",
+        MPI_BAND => "MPI_BAND",
+        MPI_LOR => "MPI_LOR",
+        MPI_BOR => "MPI_BOR",
+        MPI_LXOR => "MPI_LXOR",
+        MPI_BXOR => "MPI_BXOR",
+        MPI_MAXLOC => "MPI_MAXLOC",
+        MPI_MINLOC => "MPI_MINLOC",
+        MPI_REPLACE => "MPI_REPLACE",
+        MPI_NO_OP => "MPI_NO_OP",
+        _ => "user op",
+    }
+}
+
+/// Checks that builtin `op` is defined on datatype `dt`; returns its element kind.
+pub fn check(op: c_int, dt: c_int) -> Result<Elem> {
+    use Elem::*;
+    let e = elem_of(dt).ok_or_else(|| {
+        err!(
+            MPI_ERR_OP,
+            "op={} is not defined for datatype 0x{:08x}",
+            op_name(op),
+            dt as u32
+        )
+    })?;
+    let int = matches!(e, I8 | U8 | I16 | U16 | I32 | U32 | I64 | U64);
+    let float = matches!(e, F32 | F64 | F16 | BF16);
+    let ok = match op {
+        MPI_MAX | MPI_MIN => int || float,
+        MPI_SUM | MPI_PROD => int || float || matches!(e, C32 | C64),
+        MPI_LAND | MPI_LOR | MPI_LXOR => int || matches!(e, Bool | Logical),
+        MPI_BAND | MPI_BOR | MPI_BXOR => int || e == Byte,
+        MPI_MAXLOC | MPI_MINLOC => matches!(e, Pair(_)),
+        MPI_REPLACE | MPI_NO_OP => true,
+        _ => false,
+    };
+    if !ok {
+        return Err(err!(
+            MPI_ERR_OP,
+            "op={} is not defined for datatype 0x{:08x}",
+            op_name(op),
+            dt as u32
+        ));
+    }
+    Ok(e)
+}
+
+macro_rules! int_kernel {
+    ($t:ty, $op:expr, $a:expr, $b:expr) => {{
+        let a: &[$t] = $a;
+        let b: &mut [$t] = $b;
+        match $op {
+            MPI_MAX => b.iter_mut().zip(a).for_each(|(y, x)| *y = (*x).max(*y)),
+            MPI_MIN => b.iter_mut().zip(a).for_each(|(y, x)| *y = (*x).min(*y)),
+            MPI_SUM => b
+                .iter_mut()
+                .zip(a)
+                .for_each(|(y, x)| *y = x.wrapping_add(*y)),
+            MPI_PROD => b
+                .iter_mut()
+                .zip(a)
+                .for_each(|(y, x)| *y = x.wrapping_mul(*y)),
+            MPI_LAND => b
+                .iter_mut()
+                .zip(a)
+                .for_each(|(y, x)| *y = ((*x != 0) && (*y != 0)) as $t),
+            MPI_LOR => b
+                .iter_mut()
+                .zip(a)
+                .for_each(|(y, x)| *y = ((*x != 0) || (*y != 0)) as $t),
+            MPI_LXOR => b
+                .iter_mut()
+                .zip(a)
+                .for_each(|(y, x)| *y = ((*x != 0) != (*y != 0)) as $t),
+            MPI_BAND => b.iter_mut().zip(a).for_each(|(y, x)| *y &= *x),
+            MPI_BOR => b.iter_mut().zip(a).for_each(|(y, x)| *y |= *x),
+            MPI_BXOR => b.iter_mut().zip(a).for_each(|(y, x)| *y ^= *x),
+            _ => unreachable!(),
+        }
+    }};
+}
+
+macro_rules! float_kernel {
+    ($t:ty, $op:expr, $a:expr, $b:expr) => {{
+        let a: &[$t] = $a;
+        let b: &mut [$t] = $b;
+        match $op {
+            // max/min with C semantics (fmax-like: a NaN operand loses).
+            MPI_MAX => b
+                .iter_mut()
+                .zip(a)
+                .for_each(|(y, x)| *y = if *x > *y { *x } else { *y }),
+            MPI_MIN => b
+                .iter_mut()
+                .zip(a)
+                .for_each(|(y, x)| *y = if *x < *y { *x } else { *y }),
+            MPI_SUM => b.iter_mut().zip(a).for_each(|(y, x)| *y += *x),
+            MPI_PROD => b.iter_mut().zip(a).for_each(|(y, x)| *y *= *x),
+            _ => unreachable!(),
+        }
+    }};
+}
+
+/// Reinterprets raw bytes as a slice of `T`, copying into aligned storage when needed.
+fn with_slices<T: Copy + Default>(
+    a: &[u8],
+    b: &mut [u8],
+    n: usize,
+    f: impl FnOnce(&[T], &mut [T]),
+) {
+    let sz = std::mem::size_of::<T>();
+    debug_assert!(a.len() >= n * sz && b.len() >= n * sz);
+    let aligned = |p: *const u8| (p as usize) % std::mem::align_of::<T>() == 0;
+    if aligned(a.as_ptr()) && aligned(b.as_ptr()) {
+        // SAFETY: both ranges hold n * size_of::<T>() bytes, are aligned for T, and
+        // every bit pattern is a valid T for the numeric types used here.
+        let (x, y) = unsafe {
+            (
+                std::slice::from_raw_parts(a.as_ptr() as *const T, n),
+                std::slice::from_raw_parts_mut(b.as_mut_ptr() as *mut T, n),
+            )
+        };
+        f(x, y);
+    } else {
+        let mut x = vec![T::default(); n];
+        let mut y = vec![T::default(); n];
+        // SAFETY: the vectors hold n elements of T; the byte ranges hold as many bytes.
+        unsafe {
+            std::ptr::copy_nonoverlapping(a.as_ptr(), x.as_mut_ptr() as *mut u8, n * sz);
+            std::ptr::copy_nonoverlapping(b.as_ptr(), y.as_mut_ptr() as *mut u8, n * sz);
+        }
+        f(&x, &mut y);
+        // SAFETY: as above.
+        unsafe { std::ptr::copy_nonoverlapping(y.as_ptr() as *const u8, b.as_mut_ptr(), n * sz) };
+    }
+}
+
+pub fn f16_to_f32(h: u16) -> f32 {
+    let s = ((h >> 15) as u32) << 31;
+    let e = ((h >> 10) & 0x1f) as u32;
+    let m = (h & 0x3ff) as u32;
+    let bits = if e == 0 {
+        if m == 0 {
+            s
+        } else {
+            // subnormal: normalise
+            let mut e2 = 127 - 15 + 1;
+            let mut m2 = m;
+            while m2 & 0x400 == 0 {
+                m2 <<= 1;
+                e2 -= 1;
+            }
+            s | (e2 << 23) | ((m2 & 0x3ff) << 13)
+        }
+    } else if e == 31 {
+        s | 0x7f80_0000 | (m << 13)
+    } else {
+        s | ((e + 127 - 15) << 23) | (m << 13)
+    };
+    f32::from_bits(bits)
+}
+
+pub fn f32_to_f16(f: f32) -> u16 {
+    let x = f.to_bits();
+    let s = ((x >> 16) & 0x8000) as u16;
+    let e = ((x >> 23) & 0xff) as i32;
+    let m = x & 0x7f_ffff;
+    if e == 0xff {
+        return s | 0x7c00 | if m != 0 { 0x200 } else { 0 };
+    }
+    let e16 = e - 127 + 15;
+    if e16 >= 31 {
+        return s | 0x7c00;
+    }
+    if e16 <= 0 {
+        if e16 < -10 {
+            return s;
+        }
+        let m = m | 0x80_0000;
+        let shift = (14 - e16) as u32;
+        let half = 1u32 << (shift - 1);
+        let rest = m & ((1 << shift) - 1);
+        let mut r = m >> shift;
+        if rest > half || (rest == half && r & 1 == 1) {
+            r += 1;
+        }
+        return s | r as u16;
+    }
+    let mut r = ((e16 as u32) << 10) | (m >> 13);
+    let rest = m & 0x1fff;
+    if rest > 0x1000 || (rest == 0x1000 && r & 1 == 1) {
+        r += 1; // may carry into the exponent, which is the correct rounding
+    }
+    s | r as u16
+}
+
+pub fn bf16_to_f32(h: u16) -> f32 {
+    f32::from_bits((h as u32) << 16)
+}
+
+pub fn f32_to_bf16(f: f32) -> u16 {
+    let x = f.to_bits();
+    if f.is_nan() {
+        return ((x >> 16) as u16) | 0x40;
+    }
+    let rest = x & 0xffff;
+    let mut r = x >> 16;
+    if rest > 0x8000 || (rest == 0x8000 && r & 1 == 1) {
+        r += 1;
+    }
+    r as u16
+}
+
+fn half_kernel(op: c_int, a: &[u16], b: &mut [u16], to: fn(u16) -> f32, from: fn(f32) -> u16) {
+    for (y, x) in b.iter_mut().zip(a) {
+        let (p, q) = (to(*x), to(*y));
+        let r = match op {
+            MPI_MAX => {
+                if p > q {
+                    p
+                } else {
+                    q
+                }
+            }
+            MPI_MIN => {
+                if p < q {
+                    p
+                } else {
+                    q
+                }
+            }
+            MPI_SUM => p + q,
+            MPI_PROD => p * q,
+            _ => unreachable!(),
+        };
+        *y = from(r);
+    }
+}
+
+fn complex_kernel<
+    T: Copy
+        + Default
+        + std::ops::Add<Output = T>
+        + std::ops::Sub<Output = T>
+        + std::ops::Mul<Output = T>,
+>(
+    op: c_int,
+    a: &[T],
+    b: &mut [T],
+) {
+    for (y, x) in b.chunks_exact_mut(2).zip(a.chunks_exact(2)) {
+        match op {
+            MPI_SUM => {
+                y[0] = x[0] + y[0];
+                y[1] = x[1] + y[1];
+            }
+            _ => {
+                let re = x[0] * y[0] - x[1] * y[1];
+                let im = x[0] * y[1] + x[1] * y[0];
+                y[0] = re;
+                y[1] = im;
+            }
+        }
+    }
+}
+
+/// MAXLOC/MINLOC on pairs: the value wins by op; on a tie the smaller index.
+fn loc_kernel<V: Copy + PartialOrd>(
+    op: c_int,
+    n: usize,
+    a: &[u8],
+    b: &mut [u8],
+    voff_idx: usize,
+    size: usize,
+    read: fn(&[u8]) -> V,
+) {
+    for i in 0..n {
+        let pa = &a[i * size..(i + 1) * size];
+        let (va, ia) = (
+            read(pa),
+            i32::from_ne_bytes(pa[voff_idx..voff_idx + 4].try_into().unwrap()),
+        );
+        let pb = &mut b[i * size..(i + 1) * size];
+        let (vb, ib) = (
+            read(pb),
+            i32::from_ne_bytes(pb[voff_idx..voff_idx + 4].try_into().unwrap()),
+        );
+        let take_a = if op == MPI_MAXLOC {
+            va > vb || (va == vb && ia < ib)
+        } else {
+            va < vb || (va == vb && ia < ib)
+        };
+        if take_a {
+            pb.copy_from_slice(pa);
+        }
+    }
+}
+
+/// Applies builtin `op` to `n` elements of kind `e`: inout = in op inout.
+pub fn reduce_builtin(op: c_int, e: Elem, n: usize, inbuf: &[u8], inout: &mut [u8]) {
+    use Elem::*;
+    if op == MPI_NO_OP {
+        return;
+    }
+    if op == MPI_REPLACE {
+        let len = inbuf.len().min(inout.len());
+        inout[..len].copy_from_slice(&inbuf[..len]);
+        return;
+    }
+    match e {
+        I8 => with_slices::<i8>(inbuf, inout, n, |a, b| int_kernel!(i8, op, a, b)),
+        U8 | Bool | Byte => with_slices::<u8>(inbuf, inout, n, |a, b| int_kernel!(u8, op, a, b)),
+        I16 => with_slices::<i16>(inbuf, inout, n, |a, b| int_kernel!(i16, op, a, b)),
+        U16 => with_slices::<u16>(inbuf, inout, n, |a, b| int_kernel!(u16, op, a, b)),
+        I32 | Logical => with_slices::<i32>(inbuf, inout, n, |a, b| int_kernel!(i32, op, a, b)),
+        U32 => with_slices::<u32>(inbuf, inout, n, |a, b| int_kernel!(u32, op, a, b)),
+        I64 => with_slices::<i64>(inbuf, inout, n, |a, b| int_kernel!(i64, op, a, b)),
+        U64 => with_slices::<u64>(inbuf, inout, n, |a, b| int_kernel!(u64, op, a, b)),
+        F32 => with_slices::<f32>(inbuf, inout, n, |a, b| float_kernel!(f32, op, a, b)),
+        F64 => with_slices::<f64>(inbuf, inout, n, |a, b| float_kernel!(f64, op, a, b)),
+        F16 => with_slices::<u16>(inbuf, inout, n, |a, b| {
+            half_kernel(op, a, b, f16_to_f32, f32_to_f16)
+        }),
+        BF16 => with_slices::<u16>(inbuf, inout, n, |a, b| {
+            half_kernel(op, a, b, bf16_to_f32, f32_to_bf16)
+        }),
+        C32 => with_slices::<f32>(inbuf, inout, 2 * n, |a, b| complex_kernel(op, a, b)),
+        C64 => with_slices::<f64>(inbuf, inout, 2 * n, |a, b| complex_kernel(op, a, b)),
+        Pair(k) => match k {
+            PairKind::FloatInt => loc_kernel(op, n, inbuf, inout, 4, 8, |p| {
+                f32::from_ne_bytes(p[0..4].try_into().unwrap())
+            }),
+            PairKind::DoubleInt => loc_kernel(op, n, inbuf, inout, 8, 16, |p| {
+                f64::from_ne_bytes(p[0..8].try_into().unwrap())
+            }),
+            PairKind::LongInt => loc_kernel(op, n, inbuf, inout, 8, 16, |p| {
+                i64::from_ne_bytes(p[0..8].try_into().unwrap())
+            }),
+            PairKind::ShortInt => loc_kernel(op, n, inbuf, inout, 4, 8, |p| {
+                i16::from_ne_bytes(p[0..2].try_into().unwrap())
+            }),
+            PairKind::TwoInt => loc_kernel(op, n, inbuf, inout, 4, 8, |p| {
+                i32::from_ne_bytes(p[0..4].try_into().unwrap())
+            }),
+            PairKind::TwoFloat => loc_kernel(op, n, inbuf, inout, 4, 8, |p| {
+                f32::from_ne_bytes(p[0..4].try_into().unwrap())
+            }),
+            PairKind::TwoDouble => loc_kernel_f64_idx(op, n, inbuf, inout),
+        },
+    }
+}
+
+/// MPI_2DOUBLE_PRECISION: the index is a double too.
+fn loc_kernel_f64_idx(op: c_int, n: usize, a: &[u8], b: &mut [u8]) {
+    for i in 0..n {
+        let pa = &a[i * 16..(i + 1) * 16];
+        let va = f64::from_ne_bytes(pa[0..8].try_into().unwrap());
+        let ia = f64::from_ne_bytes(pa[8..16].try_into().unwrap());
+        let pb = &mut b[i * 16..(i + 1) * 16];
+        let vb = f64::from_ne_bytes(pb[0..8].try_into().unwrap());
+        let ib = f64::from_ne_bytes(pb[8..16].try_into().unwrap());
+        let take_a = if op == MPI_MAXLOC {
+            va > vb || (va == vb && ia < ib)
+        } else {
+            va < vb || (va == vb && ia < ib)
+        };
+        if take_a {
+            pb.copy_from_slice(pa);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run<T: Copy>(op: c_int, dt: c_int, a: &[T], b: &[T]) -> Vec<T> {
+        let e = check(op, dt).unwrap();
+        // SAFETY: viewing plain numeric slices as bytes.
+        let ab = unsafe {
+            std::slice::from_raw_parts(a.as_ptr() as *const u8, std::mem::size_of_val(a))
+        };
+        let mut bb: Vec<T> = b.to_vec();
+        // SAFETY: as above.
+        let bbytes = unsafe {
+            std::slice::from_raw_parts_mut(bb.as_mut_ptr() as *mut u8, std::mem::size_of_val(b))
+        };
+        let n = ab.len() / crate::abi::handles::type_size(dt).unwrap();
+        reduce_builtin(op, e, n, ab, bbytes);
+        bb
+    }
+
+    #[test]
+    fn integer_ops_match_the_definitions() {
+        let a = [1i32, -5, 7, 0];
+        let b = [3i32, -2, 7, 9];
+        assert_eq!(run(MPI_SUM, MPI_INT, &a, &b), vec![4, -7, 14, 9]);
+        assert_eq!(run(MPI_PROD, MPI_INT, &a, &b), vec![3, 10, 49, 0]);
+        assert_eq!(run(MPI_MAX, MPI_INT, &a, &b), vec![3, -2, 7, 9]);
+        assert_eq!(run(MPI_MIN, MPI_INT, &a, &b), vec![1, -5, 7, 0]);
+        assert_eq!(run(MPI_LAND, MPI_INT, &a, &b), vec![1, 1, 1, 0]);
+        assert_eq!(run(MPI_LXOR, MPI_INT, &a, &b), vec![0, 0, 0, 1]);
+        assert_eq!(run(MPI_BXOR, MPI_INT, &a, &b), vec![1 ^ 3, -5 ^ -2, 0, 9]);
+        assert_eq!(
+            run(MPI_SUM, MPI_UNSIGNED_CHAR, &[200u8], &[100u8]),
+            vec![44]
+        );
+    }
+
+    #[test]
+    fn wrong_combinations_are_mpi_err_op() {
+        assert_eq!(check(MPI_BAND, MPI_DOUBLE).unwrap_err().class, MPI_ERR_OP);
+        assert_eq!(check(MPI_MAXLOC, MPI_INT).unwrap_err().class, MPI_ERR_OP);
+        assert_eq!(
+            check(MPI_MAX, MPI_C_DOUBLE_COMPLEX).unwrap_err().class,
+            MPI_ERR_OP
+        );
+        assert_eq!(check(MPI_SUM, MPI_BYTE).unwrap_err().class, MPI_ERR_OP);
+        assert!(check(MPI_BOR, MPI_BYTE).is_ok());
+        assert!(check(MPI_LOR, MPI_C_BOOL).is_ok());
+    }
+
+    #[test]
+    fn maxloc_prefers_lower_index_on_ties() {
+        let a = [1.0f64, 3.0, 2.0, 2.0];
+        let ai: Vec<(f64, i32)> = vec![(5.0, 3), (5.0, 1)];
+        let bi: Vec<(f64, i32)> = vec![(5.0, 2), (4.0, 0)];
+        let _ = a;
+        #[repr(C)]
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        struct Di(f64, i32);
+        let x: Vec<Di> = ai.iter().map(|&(v, i)| Di(v, i)).collect();
+        let y: Vec<Di> = bi.iter().map(|&(v, i)| Di(v, i)).collect();
+        let r = run(MPI_MAXLOC, MPI_DOUBLE_INT, &x, &y);
+        assert_eq!((r[0].0, r[0].1), (5.0, 2));
+        assert_eq!((r[1].0, r[1].1), (5.0, 1));
+        let r = run(MPI_MINLOC, MPI_DOUBLE_INT, &x, &y);
+        assert_eq!((r[0].0, r[0].1), (5.0, 2));
+        assert_eq!((r[1].0, r[1].1), (4.0, 0));
+    }
+
+    #[test]
+    fn complex_product() {
+        let r = run(MPI_PROD, MPI_C_DOUBLE_COMPLEX, &[1.0f64, 2.0], &[3.0, -1.0]);
+        assert_eq!(r, vec![5.0, 5.0]);
+    }
+
+    #[test]
+    fn half_precision_rounds_each_step() {
+        for &v in &[0.0f32, 1.0, -2.5, 65504.0, 6.1e-5, 1e-7, 0.333] {
+            let h = f32_to_f16(v);
+            let back = f16_to_f32(h);
+            assert!((back - v).abs() <= v.abs() * 1e-3 + 6e-8, "{v} -> {back}");
+        }
+        assert_eq!(f32_to_f16(1.0 + 1.0 / 2048.0), f32_to_f16(1.0)); // tie to even
+        assert_eq!(f32_to_f16(1e6), 0x7c00);
+        // 2048 + 1 is not representable in f16: the sum stays 2048.
+        let r = run(
+            MPI_SUM,
+            MPIX_C_FLOAT16,
+            &[f32_to_f16(1.0)],
+            &[f32_to_f16(2048.0)],
+        );
+        assert_eq!(f16_to_f32(r[0]), 2048.0);
+        let r = run(
+            MPI_SUM,
+            OXMPIX_BFLOAT16,
+            &[f32_to_bf16(1.5)],
+            &[f32_to_bf16(2.25)],
+        );
+        assert_eq!(bf16_to_f32(r[0]), 3.75);
+    }
+}
