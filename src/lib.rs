@@ -12,6 +12,7 @@ pub mod bootstrap;
 pub mod coll;
 pub mod config;
 pub mod core;
+pub mod datatype;
 pub mod op;
 pub mod sys;
 pub mod transport;
