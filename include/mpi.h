@@ -848,7 +848,7 @@ typedef int (MPI_Datarep_conversion_function_c)(void *, MPI_Datatype, MPI_Count,
 
 #define TAG_CREATE_GROUP -268435456
 
-#define OXMPIX_BFLOAT16 1275069168
+#define OXMPI_BFLOAT16 1275069168
 
 typedef struct MPI_Status {
   int count_lo;
@@ -1035,6 +1035,152 @@ int MPI_Comm_group(MPI_Comm comm, MPI_Group *group);
 int MPI_Comm_remote_size(MPI_Comm comm, int *size);
 
 int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group);
+
+int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype);
+
+int MPI_Type_vector(int count,
+                    int blocklength,
+                    int stride,
+                    MPI_Datatype oldtype,
+                    MPI_Datatype *newtype);
+
+int MPI_Type_create_hvector(int count,
+                            int blocklength,
+                            MPI_Aint stride,
+                            MPI_Datatype oldtype,
+                            MPI_Datatype *newtype);
+
+int MPI_Type_indexed(int count,
+                     const int *array_of_blocklengths,
+                     const int *array_of_displacements,
+                     MPI_Datatype oldtype,
+                     MPI_Datatype *newtype);
+
+int MPI_Type_create_hindexed(int count,
+                             const int *array_of_blocklengths,
+                             const MPI_Aint *array_of_displacements,
+                             MPI_Datatype oldtype,
+                             MPI_Datatype *newtype);
+
+int MPI_Type_create_indexed_block(int count,
+                                  int blocklength,
+                                  const int *array_of_displacements,
+                                  MPI_Datatype oldtype,
+                                  MPI_Datatype *newtype);
+
+int MPI_Type_create_hindexed_block(int count,
+                                   int blocklength,
+                                   const MPI_Aint *array_of_displacements,
+                                   MPI_Datatype oldtype,
+                                   MPI_Datatype *newtype);
+
+int MPI_Type_create_struct(int count,
+                           const int *array_of_blocklengths,
+                           const MPI_Aint *array_of_displacements,
+                           const MPI_Datatype *array_of_types,
+                           MPI_Datatype *newtype);
+
+int MPI_Type_create_resized(MPI_Datatype oldtype,
+                            MPI_Aint lb,
+                            MPI_Aint extent,
+                            MPI_Datatype *newtype);
+
+int MPI_Type_create_subarray(int ndims,
+                             const int *array_of_sizes,
+                             const int *array_of_subsizes,
+                             const int *array_of_starts,
+                             int order,
+                             MPI_Datatype oldtype,
+                             MPI_Datatype *newtype);
+
+int MPI_Type_create_darray(int size,
+                           int rank,
+                           int ndims,
+                           const int *array_of_gsizes,
+                           const int *array_of_distribs,
+                           const int *array_of_dargs,
+                           const int *array_of_psizes,
+                           int order,
+                           MPI_Datatype oldtype,
+                           MPI_Datatype *newtype);
+
+int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype);
+
+int MPI_Type_commit(MPI_Datatype *datatype);
+
+int MPI_Type_free(MPI_Datatype *datatype);
+
+int MPI_Type_size(MPI_Datatype datatype, int *size);
+
+int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size);
+
+int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent);
+
+int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
+
+int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent);
+
+int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent);
+
+int MPI_Type_get_envelope(MPI_Datatype datatype,
+                          int *num_integers,
+                          int *num_addresses,
+                          int *num_datatypes,
+                          int *combiner);
+
+int MPI_Type_get_contents(MPI_Datatype datatype,
+                          int max_integers,
+                          int max_addresses,
+                          int max_datatypes,
+                          int *array_of_integers,
+                          MPI_Aint *array_of_addresses,
+                          MPI_Datatype *array_of_datatypes);
+
+int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name);
+
+int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen);
+
+int MPI_Get_address(const void *location, MPI_Aint *address);
+
+MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp);
+
+MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
+
+int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size);
+
+int MPI_Pack(const void *inbuf,
+             int incount,
+             MPI_Datatype datatype,
+             void *outbuf,
+             int outsize,
+             int *position,
+             MPI_Comm comm);
+
+int MPI_Unpack(const void *inbuf,
+               int insize,
+               int *position,
+               void *outbuf,
+               int outcount,
+               MPI_Datatype datatype,
+               MPI_Comm comm);
+
+int MPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype datatype, MPI_Aint *size);
+
+int MPI_Pack_external(const char *datarep,
+                      const void *inbuf,
+                      int incount,
+                      MPI_Datatype datatype,
+                      void *outbuf,
+                      MPI_Aint outsize,
+                      MPI_Aint *position);
+
+int MPI_Unpack_external(const char *datarep,
+                        const void *inbuf,
+                        MPI_Aint insize,
+                        MPI_Aint *position,
+                        void *outbuf,
+                        int outcount,
+                        MPI_Datatype datatype);
 
 int MPI_Error_class(int errorcode, int *errorclass);
 
@@ -1511,6 +1657,148 @@ int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group);
 int PMPI_Comm_remote_size(MPI_Comm comm, int *size);
 
 int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group);
+
+int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype);
+
+int PMPI_Type_vector(int count,
+                     int blocklength,
+                     int stride,
+                     MPI_Datatype oldtype,
+                     MPI_Datatype *newtype);
+
+int PMPI_Type_create_hvector(int count,
+                             int blocklength,
+                             MPI_Aint stride,
+                             MPI_Datatype oldtype,
+                             MPI_Datatype *newtype);
+
+int PMPI_Type_indexed(int count,
+                      const int *array_of_blocklengths,
+                      const int *array_of_displacements,
+                      MPI_Datatype oldtype,
+                      MPI_Datatype *newtype);
+
+int PMPI_Type_create_hindexed(int count,
+                              const int *array_of_blocklengths,
+                              const MPI_Aint *array_of_displacements,
+                              MPI_Datatype oldtype,
+                              MPI_Datatype *newtype);
+
+int PMPI_Type_create_indexed_block(int count,
+                                   int blocklength,
+                                   const int *array_of_displacements,
+                                   MPI_Datatype oldtype,
+                                   MPI_Datatype *newtype);
+
+int PMPI_Type_create_hindexed_block(int count,
+                                    int blocklength,
+                                    const MPI_Aint *array_of_displacements,
+                                    MPI_Datatype oldtype,
+                                    MPI_Datatype *newtype);
+
+int PMPI_Type_create_struct(int count,
+                            const int *array_of_blocklengths,
+                            const MPI_Aint *array_of_displacements,
+                            const MPI_Datatype *array_of_types,
+                            MPI_Datatype *newtype);
+
+int PMPI_Type_create_resized(MPI_Datatype oldtype,
+                             MPI_Aint lb,
+                             MPI_Aint extent,
+                             MPI_Datatype *newtype);
+
+int PMPI_Type_create_subarray(int ndims,
+                              const int *array_of_sizes,
+                              const int *array_of_subsizes,
+                              const int *array_of_starts,
+                              int order,
+                              MPI_Datatype oldtype,
+                              MPI_Datatype *newtype);
+
+int PMPI_Type_create_darray(int size,
+                            int rank,
+                            int ndims,
+                            const int *array_of_gsizes,
+                            const int *array_of_distribs,
+                            const int *array_of_dargs,
+                            const int *array_of_psizes,
+                            int order,
+                            MPI_Datatype oldtype,
+                            MPI_Datatype *newtype);
+
+int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype);
+
+int PMPI_Type_commit(MPI_Datatype *datatype);
+
+int PMPI_Type_free(MPI_Datatype *datatype);
+
+int PMPI_Type_size(MPI_Datatype datatype, int *size);
+
+int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size);
+
+int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent);
+
+int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
+
+int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent);
+
+int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent);
+
+int PMPI_Type_get_envelope(MPI_Datatype datatype,
+                           int *num_integers,
+                           int *num_addresses,
+                           int *num_datatypes,
+                           int *combiner);
+
+int PMPI_Type_get_contents(MPI_Datatype datatype,
+                           int max_integers,
+                           int max_addresses,
+                           int max_datatypes,
+                           int *array_of_integers,
+                           MPI_Aint *array_of_addresses,
+                           MPI_Datatype *array_of_datatypes);
+
+int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name);
+
+int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen);
+
+int PMPI_Get_address(const void *location, MPI_Aint *address);
+
+int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size);
+
+int PMPI_Pack(const void *inbuf,
+              int incount,
+              MPI_Datatype datatype,
+              void *outbuf,
+              int outsize,
+              int *position,
+              MPI_Comm comm);
+
+int PMPI_Unpack(const void *inbuf,
+                int insize,
+                int *position,
+                void *outbuf,
+                int outcount,
+                MPI_Datatype datatype,
+                MPI_Comm comm);
+
+int PMPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype datatype, MPI_Aint *size);
+
+int PMPI_Pack_external(const char *datarep,
+                       const void *inbuf,
+                       int incount,
+                       MPI_Datatype datatype,
+                       void *outbuf,
+                       MPI_Aint outsize,
+                       MPI_Aint *position);
+
+int PMPI_Unpack_external(const char *datarep,
+                         const void *inbuf,
+                         MPI_Aint insize,
+                         MPI_Aint *position,
+                         void *outbuf,
+                         int outcount,
+                         MPI_Datatype datatype);
 
 int PMPI_Error_class(int errorcode, int *errorclass);
 

@@ -2,7 +2,7 @@
 //! `coll::basic` outside the library lock. Contiguous (predefined) datatypes.
 
 use super::consts::*;
-use super::handles;
+use super::datatype::{describe, size_and_type};
 use super::op::{check as op_check, is_commutative, lookup};
 use super::{MPI_Comm, MPI_Datatype, MPI_Op};
 use crate::coll::basic::{self, View};
@@ -15,11 +15,133 @@ fn in_place(p: *const c_void) -> bool {
     p as isize == -1
 }
 
+/// Bytes of `count` elements of a predefined or dense datatype (see `block_size`).
 fn size_of(count: c_int, dt: MPI_Datatype, what: &str) -> Result<usize> {
     if count < 0 {
         return Err(err!(MPI_ERR_COUNT, "{what}={count} must be non-negative"));
     }
-    Ok(count as usize * handles::type_size(dt)?)
+    Ok(count as usize * block_size(dt)?)
+}
+
+/// Size of one element for the block arithmetic of gather/scatter-like calls,
+/// which supports predefined and dense (contiguous, extent == size) types.
+fn block_size(dt: MPI_Datatype) -> Result<usize> {
+    let (size, t) = size_and_type(dt)?;
+    if let Some(t) = t {
+        if !(t.is_contiguous(2) && t.lb == 0) {
+            return Err(err!(
+                MPI_ERR_TYPE,
+                "non-contiguous derived datatypes in this collective are not implemented yet"
+            ));
+        }
+    }
+    Ok(size)
+}
+
+/// The element type and count a reduction works on (derived types must be made of one basic type).
+fn reduction_type(dt: MPI_Datatype, count: c_int) -> Result<(MPI_Datatype, usize)> {
+    let (_, t) = size_and_type(dt)?;
+    match t {
+        None => Ok((dt, count.max(0) as usize)),
+        Some(t) => t
+            .homogeneous()
+            .map(|(b, n)| (b, n * count.max(0) as usize))
+            .ok_or_else(|| {
+                err!(
+                    MPI_ERR_OP,
+                    "reductions on a datatype mixing basic types are not defined"
+                )
+            }),
+    }
+}
+
+/// The bytes of `count` elements of `dt` at `p`, packed if the type is not contiguous.
+unsafe fn bytes_typed<'a>(
+    p: *const c_void,
+    count: c_int,
+    dt: MPI_Datatype,
+    name: &str,
+) -> Result<std::borrow::Cow<'a, [u8]>> {
+    if in_place(p) {
+        return Err(err!(
+            MPI_ERR_BUFFER,
+            "{name}=MPI_IN_PLACE is not allowed here"
+        ));
+    }
+    let d = describe(p, count, dt, name)?;
+    Ok(match d.staged {
+        None if d.bytes == 0 => std::borrow::Cow::Borrowed(&[][..]),
+        // SAFETY: a contiguous range of d.bytes bytes (describe checked NULL).
+        None => std::borrow::Cow::Borrowed(unsafe { std::slice::from_raw_parts(d.ptr, d.bytes) }),
+        Some(t) => {
+            let mut v = vec![0u8; d.bytes];
+            // SAFETY: the buffer holds count elements of t (MPI's rule).
+            unsafe { crate::datatype::pack(&t, count as usize, p as *const u8, &mut v) };
+            std::borrow::Cow::Owned(v)
+        }
+    })
+}
+
+/// A receive area for `count` elements of `dt` at `p`: the user memory when
+/// contiguous, else a staging buffer unpacked by `finish`.
+struct OutBuf<'a> {
+    direct: Option<&'a mut [u8]>,
+    staged: Vec<u8>,
+    unpack: Option<(std::sync::Arc<crate::datatype::Type>, usize, *mut u8)>,
+}
+
+impl OutBuf<'_> {
+    fn slice(&mut self) -> &mut [u8] {
+        match self.direct.as_mut() {
+            Some(d) => d,
+            None => &mut self.staged,
+        }
+    }
+    fn finish(self) {
+        if let Some((t, n, dst)) = self.unpack {
+            // SAFETY: dst holds n elements of t (MPI's rule for receive buffers).
+            unsafe { crate::datatype::unpack(&t, n, &self.staged, dst) };
+        }
+    }
+}
+
+unsafe fn out_typed<'a>(
+    p: *mut c_void,
+    count: c_int,
+    dt: MPI_Datatype,
+    name: &str,
+) -> Result<OutBuf<'a>> {
+    if in_place(p) {
+        return Err(err!(
+            MPI_ERR_BUFFER,
+            "{name}=MPI_IN_PLACE is not allowed here"
+        ));
+    }
+    let d = describe(p, count, dt, name)?;
+    Ok(match d.staged {
+        None if d.bytes == 0 => OutBuf {
+            direct: Some(&mut []),
+            staged: vec![],
+            unpack: None,
+        },
+        None => OutBuf {
+            // SAFETY: a contiguous range of d.bytes bytes (describe checked NULL).
+            direct: Some(unsafe { std::slice::from_raw_parts_mut(d.ptr, d.bytes) }),
+            staged: vec![],
+            unpack: None,
+        },
+        Some(t) => {
+            let mut v = vec![0u8; d.bytes];
+            // Start from the current contents (in-place reductions read them).
+            // SAFETY: as for bytes_typed.
+            unsafe { crate::datatype::pack(&t, count as usize, p as *const u8, &mut v) };
+            OutBuf {
+                direct: None,
+                staged: v,
+                unpack: Some((t, count as usize, p as *mut u8)),
+            }
+        }
+    })
 }
 
 /// A byte view of a user buffer; NULL is allowed for zero bytes.
@@ -127,9 +249,10 @@ pub unsafe extern "C" fn MPI_Bcast(
 ) -> c_int {
     let v = basic::view(comm)?;
     let root = check_root(&v, root)?;
-    let n = size_of(count, datatype, "count")?;
-    let b = bytes_mut(buffer, n, "buffer")?;
-    basic::bcast(&v, b, root)
+    let mut b = out_typed(buffer, count, datatype, "buffer")?;
+    basic::bcast(&v, b.slice(), root)?;
+    b.finish();
+    Ok(())
 }
 
 #[mpi_fn]
@@ -145,26 +268,20 @@ pub unsafe extern "C" fn MPI_Reduce(
 ) -> c_int {
     let v = basic::view(comm)?;
     let root = check_root(&v, root)?;
-    let n = size_of(count, datatype, "count")?;
+    let (et, ne) = reduction_type(datatype, count)?;
     let k = lookup(op)?;
-    op_check(&k, datatype)?;
+    op_check(&k, et)?;
     let me_root = v.rank == root;
     let mut acc = if me_root && in_place(sendbuf) {
-        bytes(recvbuf, n, "recvbuf")?.to_vec()
+        bytes_typed(recvbuf, count, datatype, "recvbuf")?.into_owned()
     } else {
-        bytes(sendbuf, n, "sendbuf")?.to_vec()
+        bytes_typed(sendbuf, count, datatype, "sendbuf")?.into_owned()
     };
-    basic::reduce(
-        &v,
-        &mut acc,
-        &k,
-        datatype,
-        count as usize,
-        root,
-        is_commutative(&k),
-    )?;
+    basic::reduce(&v, &mut acc, &k, et, ne, root, is_commutative(&k))?;
     if me_root {
-        bytes_mut(recvbuf, n, "recvbuf")?.copy_from_slice(&acc);
+        let mut o = out_typed(recvbuf, count, datatype, "recvbuf")?;
+        o.slice().copy_from_slice(&acc);
+        o.finish();
     }
     Ok(())
 }
@@ -180,23 +297,18 @@ pub unsafe extern "C" fn MPI_Allreduce(
     comm: MPI_Comm,
 ) -> c_int {
     let v = basic::view(comm)?;
-    let n = size_of(count, datatype, "count")?;
+    let (et, ne) = reduction_type(datatype, count)?;
     let k = lookup(op)?;
-    op_check(&k, datatype)?;
+    op_check(&k, et)?;
     let mut acc = if in_place(sendbuf) {
-        bytes(recvbuf, n, "recvbuf")?.to_vec()
+        bytes_typed(recvbuf, count, datatype, "recvbuf")?.into_owned()
     } else {
-        bytes(sendbuf, n, "sendbuf")?.to_vec()
+        bytes_typed(sendbuf, count, datatype, "sendbuf")?.into_owned()
     };
-    basic::allreduce(
-        &v,
-        &mut acc,
-        &k,
-        datatype,
-        count as usize,
-        is_commutative(&k),
-    )?;
-    bytes_mut(recvbuf, n, "recvbuf")?.copy_from_slice(&acc);
+    basic::allreduce(&v, &mut acc, &k, et, ne, is_commutative(&k))?;
+    let mut o = out_typed(recvbuf, count, datatype, "recvbuf")?;
+    o.slice().copy_from_slice(&acc);
+    o.finish();
     Ok(())
 }
 
@@ -224,11 +336,7 @@ pub unsafe extern "C" fn MPI_Gather(
     let (bl, end) = blocks(
         &counts,
         None,
-        if me_root {
-            handles::type_size(recvtype)?
-        } else {
-            0
-        },
+        if me_root { block_size(recvtype)? } else { 0 },
     )?;
     let _ = rn;
     let mine = if me_root && in_place(sendbuf) {
@@ -268,7 +376,7 @@ pub unsafe extern "C" fn MPI_Gatherv(
         blocks(
             ints(recvcounts, v.size, "recvcounts")?,
             Some(ints(displs, v.size, "displs")?),
-            handles::type_size(recvtype)?,
+            block_size(recvtype)?,
         )?
     } else {
         (vec![(0, 0); v.size], 0)
@@ -306,11 +414,7 @@ pub unsafe extern "C" fn MPI_Scatter(
     let root = check_root(&v, root)?;
     let me_root = v.rank == root;
     let (bl, end) = if me_root {
-        blocks(
-            &vec![sendcount; v.size],
-            None,
-            handles::type_size(sendtype)?,
-        )?
+        blocks(&vec![sendcount; v.size], None, block_size(sendtype)?)?
     } else {
         (vec![(0, 0); v.size], 0)
     };
@@ -351,7 +455,7 @@ pub unsafe extern "C" fn MPI_Scatterv(
         blocks(
             ints(sendcounts, v.size, "sendcounts")?,
             Some(ints(displs, v.size, "displs")?),
-            handles::type_size(sendtype)?,
+            block_size(sendtype)?,
         )?
     } else {
         (vec![(0, 0); v.size], 0)
@@ -385,11 +489,7 @@ pub unsafe extern "C" fn MPI_Allgather(
     comm: MPI_Comm,
 ) -> c_int {
     let v = basic::view(comm)?;
-    let (bl, end) = blocks(
-        &vec![recvcount; v.size],
-        None,
-        handles::type_size(recvtype)?,
-    )?;
+    let (bl, end) = blocks(&vec![recvcount; v.size], None, block_size(recvtype)?)?;
     let rbuf = bytes_mut(recvbuf, end, "recvbuf")?;
     if !in_place(sendbuf) {
         let s = bytes(
@@ -426,7 +526,7 @@ pub unsafe extern "C" fn MPI_Allgatherv(
     let (bl, end) = blocks(
         ints(recvcounts, v.size, "recvcounts")?,
         Some(ints(displs, v.size, "displs")?),
-        handles::type_size(recvtype)?,
+        block_size(recvtype)?,
     )?;
     let rbuf = bytes_mut(recvbuf, end, "recvbuf")?;
     if !in_place(sendbuf) {
@@ -461,20 +561,12 @@ pub unsafe extern "C" fn MPI_Alltoall(
     comm: MPI_Comm,
 ) -> c_int {
     let v = basic::view(comm)?;
-    let (rbl, rend) = blocks(
-        &vec![recvcount; v.size],
-        None,
-        handles::type_size(recvtype)?,
-    )?;
+    let (rbl, rend) = blocks(&vec![recvcount; v.size], None, block_size(recvtype)?)?;
     let rbuf = bytes_mut(recvbuf, rend, "recvbuf")?;
     let (sbl, sdata) = if in_place(sendbuf) {
         (rbl.clone(), rbuf.to_vec())
     } else {
-        let (sbl, send) = blocks(
-            &vec![sendcount; v.size],
-            None,
-            handles::type_size(sendtype)?,
-        )?;
+        let (sbl, send) = blocks(&vec![sendcount; v.size], None, block_size(sendtype)?)?;
         (sbl, bytes(sendbuf, send, "sendbuf")?.to_vec())
     };
     basic::alltoallv(&v, &sdata, &sbl, rbuf, &rbl)
@@ -497,7 +589,7 @@ pub unsafe extern "C" fn MPI_Alltoallv(
     let (rbl, rend) = blocks(
         ints(recvcounts, v.size, "recvcounts")?,
         Some(ints(rdispls, v.size, "rdispls")?),
-        handles::type_size(recvtype)?,
+        block_size(recvtype)?,
     )?;
     let rbuf = bytes_mut(recvbuf, rend, "recvbuf")?;
     let (sbl, sdata) = if in_place(sendbuf) {
@@ -506,7 +598,7 @@ pub unsafe extern "C" fn MPI_Alltoallv(
         let (sbl, send) = blocks(
             ints(sendcounts, v.size, "sendcounts")?,
             Some(ints(sdispls, v.size, "sdispls")?),
-            handles::type_size(sendtype)?,
+            block_size(sendtype)?,
         )?;
         (sbl, bytes(sendbuf, send, "sendbuf")?.to_vec())
     };
@@ -523,7 +615,7 @@ unsafe fn reduce_scatter_impl(
 ) -> Result<()> {
     // SAFETY: the buffers and arrays are valid as MPI requires of the caller.
     unsafe {
-        let es = handles::type_size(datatype)?;
+        let es = block_size(datatype)?;
         let (bl, end) = blocks(counts, None, es)?;
         let total: usize = counts.iter().map(|&c| c as usize).sum();
         let k = lookup(op)?;
@@ -581,17 +673,19 @@ unsafe fn scan_impl(
     // SAFETY: the buffers and arrays are valid as MPI requires of the caller.
     unsafe {
         let v = basic::view(comm)?;
-        let n = size_of(count, datatype, "count")?;
+        let (et, ne) = reduction_type(datatype, count)?;
         let k = lookup(op)?;
-        op_check(&k, datatype)?;
+        op_check(&k, et)?;
         let mut acc = if in_place(sendbuf) {
-            bytes(recvbuf, n, "recvbuf")?.to_vec()
+            bytes_typed(recvbuf, count, datatype, "recvbuf")?.into_owned()
         } else {
-            bytes(sendbuf, n, "sendbuf")?.to_vec()
+            bytes_typed(sendbuf, count, datatype, "sendbuf")?.into_owned()
         };
-        basic::scan(&v, &mut acc, &k, datatype, count as usize, exclusive)?;
+        basic::scan(&v, &mut acc, &k, et, ne, exclusive)?;
         if !(exclusive && v.rank == 0) {
-            bytes_mut(recvbuf, n, "recvbuf")?.copy_from_slice(&acc);
+            let mut o = out_typed(recvbuf, count, datatype, "recvbuf")?;
+            o.slice().copy_from_slice(&acc);
+            o.finish();
         }
         Ok(())
     }

@@ -81,6 +81,8 @@ pub fn type_size(dt: c_int) -> Result<usize> {
     })
 }
 
+pub use super::type_names::builtin_name;
+
 /// Basic elements per datatype element (2 for the pair types).
 pub fn type_elements(dt: c_int) -> usize {
     match dt {

@@ -12,6 +12,7 @@ pub mod attr;
 pub mod coll;
 pub mod comm;
 pub mod consts;
+pub mod datatype;
 pub mod errh;
 pub mod group;
 pub mod guard;
@@ -22,6 +23,7 @@ pub mod op;
 pub mod p2p;
 pub mod ptr;
 pub mod request;
+pub mod type_names;
 
 use std::os::raw::{c_int, c_long, c_void};
 

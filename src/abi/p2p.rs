@@ -2,16 +2,21 @@
 //! requests and the buffered-send pool.
 
 use super::consts::*;
+use super::datatype::describe;
 use super::handles::{self, KIND_REQUEST};
-use super::ptr::{check_buf, inp, out, write_status};
+use super::ptr::{inp, out, write_status};
 use super::request::req_index;
 use super::{MPI_Comm, MPI_Datatype, MPI_Message, MPI_Request, MPI_Status};
 use crate::core::error::Result;
 use crate::core::runtime::{wait_for, with};
-use crate::core::state::{Bsend, Persist, ReqId, ReqKind, Request, SendMode, State, Status};
+use crate::core::state::{
+    Bsend, Persist, ReqId, ReqKind, Request, SendMode, Staged, State, Status,
+};
+use crate::datatype::Type;
 use crate::err;
 use oxmpi_macros::mpi_fn;
 use std::os::raw::{c_int, c_void};
+use std::sync::Arc;
 
 pub const TAG_UB: c_int = i32::MAX;
 
@@ -21,21 +26,38 @@ fn comm_desc(st: &State, comm: MPI_Comm) -> String {
         .unwrap_or_default()
 }
 
-/// Validates (buf, count, datatype) and returns the message size in bytes.
-fn check_data(
+/// Validates (buf, count, datatype); for a non-contiguous type also returns
+/// the staging area: packed data for a send, a landing buffer for a receive.
+fn prepare(
     buf: *const c_void,
     count: c_int,
     datatype: MPI_Datatype,
-    bufname: &str,
-) -> Result<usize> {
-    if count < 0 {
-        return Err(err!(MPI_ERR_COUNT, "count={count} must be non-negative"));
-    }
-    let sz = handles::type_size(datatype)?;
-    check_buf(buf as *const u8, count, bufname)?;
-    (count as usize)
-        .checked_mul(sz)
-        .ok_or_else(|| err!(MPI_ERR_COUNT, "count={count} overflows the message size"))
+    recv: bool,
+) -> Result<(*mut u8, usize, Option<Box<Staged>>)> {
+    let d = describe(buf, count, datatype, "buf")?;
+    Ok(match d.staged {
+        None => (d.ptr, d.bytes, None),
+        Some(t) => stage(&t, count as usize, buf as *mut u8, d.bytes, recv),
+    })
+}
+
+fn stage(
+    t: &Arc<Type>,
+    count: usize,
+    user: *mut u8,
+    bytes: usize,
+    recv: bool,
+) -> (*mut u8, usize, Option<Box<Staged>>) {
+    let mut data = vec![0u8; bytes];
+    let unpack = if recv {
+        Some((t.clone(), count, user))
+    } else {
+        // SAFETY: the user buffer holds `count` elements of `t` (MPI's rule).
+        unsafe { crate::datatype::pack(t, count, user, &mut data) };
+        None
+    };
+    let ptr = data.as_mut_ptr();
+    (ptr, bytes, Some(Box::new(Staged { data, unpack })))
 }
 
 fn check_dest(st: &State, comm: MPI_Comm, dest: c_int, tag: c_int) -> Result<()> {
@@ -125,13 +147,13 @@ fn isend(
     comm: MPI_Comm,
     mode: SendMode,
 ) -> Result<ReqId> {
-    let bytes = check_data(buf, count, datatype, "buf")?;
+    let (ptr, bytes, staged) = prepare(buf, count, datatype, false)?;
     with(|st| {
         check_dest(st, comm, dest, tag)?;
-        let rid = st
-            .reqs
-            .insert(Request::new(ReqKind::Send, comm, buf as *mut u8, bytes));
-        if let Err(e) = launch_send(st, rid, comm, dest, tag, buf as *const u8, bytes, mode) {
+        let mut req = Request::new(ReqKind::Send, comm, ptr, bytes);
+        req.staged = staged;
+        let rid = st.reqs.insert(req);
+        if let Err(e) = launch_send(st, rid, comm, dest, tag, ptr, bytes, mode) {
             st.reqs.remove(rid);
             return Err(e);
         }
@@ -147,12 +169,12 @@ fn irecv(
     tag: c_int,
     comm: MPI_Comm,
 ) -> Result<ReqId> {
-    let bytes = check_data(buf, count, datatype, "buf")?;
+    let (ptr, bytes, staged) = prepare(buf, count, datatype, true)?;
     with(|st| {
         check_source(st, comm, source, tag)?;
-        let rid = st
-            .reqs
-            .insert(Request::new(ReqKind::Recv, comm, buf as *mut u8, bytes));
+        let mut req = Request::new(ReqKind::Recv, comm, ptr, bytes);
+        req.staged = staged;
+        let rid = st.reqs.insert(req);
         st.start_recv(rid, comm, source, tag)?;
         Ok(rid)
     })
@@ -203,19 +225,25 @@ fn persistent_send(
     comm: MPI_Comm,
     mode: SendMode,
 ) -> Result<ReqId> {
-    let bytes = check_data(buf, count, datatype, "buf")?;
+    let d = describe(buf, count, datatype, "buf")?;
+    let bytes = d.bytes;
     with(|st| {
         check_dest(st, comm, dest, tag)?;
-        let mut r = Request::new(ReqKind::Send, comm, buf as *mut u8, bytes);
+        let mut r = Request::new(ReqKind::Send, comm, d.ptr, bytes);
         r.active = false;
         r.persist = Some(Persist {
             recv: false,
             mode,
-            buf: buf as *mut u8,
+            buf: if d.staged.is_some() {
+                buf as *mut u8
+            } else {
+                d.ptr
+            },
             bytes,
             peer: dest,
             tag,
             comm,
+            layout: d.staged.map(|t| (t, count as usize)),
         });
         Ok(st.reqs.insert(r))
     })
@@ -429,6 +457,7 @@ pub fn start_persistent(st: &mut State, rid: ReqId) -> Result<()> {
         .ok_or_else(|| err!(MPI_ERR_REQUEST, "request is not valid"))?;
     let p = r
         .persist
+        .clone()
         .ok_or_else(|| err!(MPI_ERR_REQUEST, "request is not a persistent request"))?;
     if r.active {
         return Err(err!(
@@ -441,10 +470,19 @@ pub fn start_persistent(st: &mut State, rid: ReqId) -> Result<()> {
     r.status = Status::empty();
     r.got = 0;
     r.total = 0;
+    let mut ptr = p.buf;
+    if let Some((t, count)) = &p.layout {
+        // Pack the current contents (send) or make a landing area (receive) anew.
+        let (sp, _, staged) = stage(t, *count, p.buf, p.bytes, p.recv);
+        ptr = sp;
+        r.staged = staged;
+    }
+    r.buf = ptr;
+    r.cap = p.bytes;
     if p.recv {
         st.start_recv(rid, p.comm, p.peer, p.tag)
     } else {
-        launch_send(st, rid, p.comm, p.peer, p.tag, p.buf, p.bytes, p.mode)
+        launch_send(st, rid, p.comm, p.peer, p.tag, ptr, p.bytes, p.mode)
     }
 }
 
@@ -497,19 +535,25 @@ pub unsafe extern "C" fn MPI_Recv_init(
     if request.is_null() {
         return Err(err!(MPI_ERR_ARG, "request=NULL"));
     }
-    let bytes = check_data(buf, count, datatype, "buf")?;
+    let d = describe(buf, count, datatype, "buf")?;
+    let bytes = d.bytes;
     let rid = with(|st| {
         check_source(st, comm, source, tag)?;
-        let mut r = Request::new(ReqKind::Recv, comm, buf as *mut u8, bytes);
+        let mut r = Request::new(ReqKind::Recv, comm, d.ptr, bytes);
         r.active = false;
         r.persist = Some(Persist {
             recv: true,
             mode: SendMode::Standard,
-            buf: buf as *mut u8,
+            buf: if d.staged.is_some() {
+                buf as *mut u8
+            } else {
+                d.ptr
+            },
             bytes,
             peer: source,
             tag,
             comm,
+            layout: d.staged.map(|t| (t, count as usize)),
         });
         Ok(st.reqs.insert(r))
     })?;
@@ -571,16 +615,19 @@ pub unsafe extern "C" fn MPI_Sendrecv_replace(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> c_int {
-    let bytes = check_data(buf, count, datatype, "buf")?;
-    let mut tmp = vec![0u8; bytes];
-    let r = irecv(
-        tmp.as_mut_ptr() as *mut c_void,
-        count,
-        datatype,
-        source,
-        recvtag,
-        comm,
-    )?;
+    let d = describe(buf, count, datatype, "buf")?;
+    let mut tmp = vec![0u8; d.bytes];
+    let r = with(|st| {
+        check_source(st, comm, source, recvtag)?;
+        let rid = st.reqs.insert(Request::new(
+            ReqKind::Recv,
+            comm,
+            tmp.as_mut_ptr(),
+            tmp.len(),
+        ));
+        st.start_recv(rid, comm, source, recvtag)?;
+        Ok(rid)
+    })?;
     let s = isend(
         buf,
         count,
@@ -592,8 +639,11 @@ pub unsafe extern "C" fn MPI_Sendrecv_replace(
     )?;
     wait_rid(s)?;
     let st = wait_rid(r)?;
-    let n = (st.bytes as usize).min(bytes);
-    std::ptr::copy_nonoverlapping(tmp.as_ptr(), buf as *mut u8, n);
+    let n = (st.bytes as usize).min(d.bytes);
+    match d.staged {
+        Some(t) => crate::datatype::unpack(&t, count as usize, &tmp[..n], buf as *mut u8),
+        None => std::ptr::copy_nonoverlapping(tmp.as_ptr(), d.ptr, n),
+    }
     write_status(status, &st, false);
     Ok(())
 }
@@ -726,7 +776,7 @@ unsafe fn mrecv_start(
 ) -> Result<Option<ReqId>> {
     // SAFETY: message is a valid pointer (caller's contract).
     let m = unsafe { inp(message, "message")? };
-    let bytes = check_data(buf, count, datatype, "buf")?;
+    let (ptr, bytes, staged) = prepare(buf, count, datatype, true)?;
     if m == MPI_MESSAGE_NO_PROC {
         return Ok(None);
     }
@@ -749,7 +799,8 @@ unsafe fn mrecv_start(
             unreachable!()
         };
         r.kind = ReqKind::Recv;
-        r.buf = buf as *mut u8;
+        r.buf = ptr;
+        r.staged = staged;
         r.cap = bytes;
         st.start_mrecv(rid, uid);
         Ok(rid)

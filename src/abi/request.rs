@@ -495,19 +495,23 @@ pub unsafe extern "C" fn MPI_Test_cancelled(status: *const MPI_Status, flag: *mu
 }
 
 fn count_of(s: &MPI_Status, datatype: MPI_Datatype, elements: bool) -> Result<i64> {
-    let size = handles::type_size(datatype)?;
+    let (size, t) = super::datatype::size_and_type(datatype)?;
     let (bytes, _) = read_status(s);
     if size == 0 {
         return Ok(0);
     }
-    if bytes % size as u64 != 0 {
-        return Ok(MPI_UNDEFINED as i64);
+    if !elements {
+        if bytes % size as u64 != 0 {
+            return Ok(MPI_UNDEFINED as i64);
+        }
+        return Ok((bytes / size as u64) as i64);
     }
-    let n = (bytes / size as u64) as i64;
-    Ok(if elements {
-        n * handles::type_elements(datatype) as i64
-    } else {
-        n
+    Ok(match t {
+        Some(t) => crate::datatype::elements_in(&t, bytes as usize)
+            .map(|n| n as i64)
+            .unwrap_or(MPI_UNDEFINED as i64),
+        None if bytes % size as u64 != 0 => MPI_UNDEFINED as i64,
+        None => (bytes / size as u64) as i64 * handles::type_elements(datatype) as i64,
     })
 }
 

@@ -85,7 +85,7 @@ pub enum SendMode {
 }
 
 /// The arguments of a persistent request, replayed by MPI_Start.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Persist {
     pub recv: bool,
     pub mode: SendMode,
@@ -94,6 +94,8 @@ pub struct Persist {
     pub peer: i32,
     pub tag: i32,
     pub comm: c_int,
+    /// Non-contiguous datatype and count, packed or unpacked at each start.
+    pub layout: Option<(std::sync::Arc<crate::datatype::Type>, usize)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,6 +127,16 @@ pub struct Request {
     pub bsend_region: Option<usize>,
     /// Receive: posted in the matching engine and not matched yet (cancellable).
     pub posted: bool,
+    /// Non-contiguous data: the packed bytes (send) or the landing area (receive).
+    pub staged: Option<Box<Staged>>,
+}
+
+/// Packed data of a non-contiguous datatype, owned by its request.
+#[derive(Debug)]
+pub struct Staged {
+    pub data: Vec<u8>,
+    /// Receive: unpack into (type, count, user buffer) when the message is in.
+    pub unpack: Option<(std::sync::Arc<crate::datatype::Type>, usize, *mut u8)>,
 }
 
 impl Request {
@@ -155,6 +167,7 @@ impl Request {
             user_freed: false,
             bsend_region: None,
             posted: false,
+            staged: None,
         }
     }
 }
@@ -250,6 +263,8 @@ pub struct State {
     pub keyvals: Slab<crate::core::comm::Keyval>,
     pub infos: Slab<Vec<(String, String)>>,
     pub ops: Slab<crate::abi::op::UserOp>,
+    pub types: Slab<std::sync::Arc<crate::datatype::Type>>,
+    pub builtin_type_names: HashMap<c_int, String>,
     pub info_env: Vec<(String, String)>,
     /// Node id (lowest world rank on the same host) of every world rank.
     pub node: Vec<i32>,
@@ -368,6 +383,8 @@ impl State {
             keyvals: Slab::default(),
             infos: Slab::default(),
             ops: Slab::default(),
+            types: Slab::default(),
+            builtin_type_names: HashMap::new(),
             info_env,
             node,
             errhandlers: Slab::default(),
@@ -747,6 +764,14 @@ impl State {
             return;
         };
         r.done = true;
+        if let Some(st) = r.staged.as_ref() {
+            if let Some((t, count, dst)) = &st.unpack {
+                let n = (r.status.bytes as usize).min(st.data.len());
+                // SAFETY: dst is the user's receive buffer of `count` elements of `t`,
+                // valid until this request completes (now).
+                unsafe { crate::datatype::unpack(t, *count, &st.data[..n], *dst) };
+            }
+        }
         if let Some(off) = r.bsend_region.take() {
             if let Some(b) = self.bsend.as_mut() {
                 b.regions.retain(|&(o, _)| o != off);

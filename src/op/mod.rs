@@ -15,7 +15,7 @@ use std::os::raw::c_int;
 
 /// OxMPI's bfloat16 datatype handle: builtin datatype encoding with size 2 and
 /// an index above MPICH's builtins.
-pub const OXMPIX_BFLOAT16: c_int = 0x4c00_02f0;
+pub const OXMPI_BFLOAT16: c_int = 0x4c00_02f0;
 
 /// Element kinds the kernels know.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,7 +71,7 @@ pub fn elem_of(dt: c_int) -> Option<Elem> {
         MPI_FLOAT | MPI_REAL | MPI_REAL4 => F32,
         MPI_DOUBLE | MPI_DOUBLE_PRECISION | MPI_REAL8 => F64,
         MPIX_C_FLOAT16 => F16,
-        OXMPIX_BFLOAT16 => BF16,
+        OXMPI_BFLOAT16 => BF16,
         MPI_C_FLOAT_COMPLEX | MPI_COMPLEX | MPI_COMPLEX8 | MPI_CXX_FLOAT_COMPLEX => C32,
         MPI_C_DOUBLE_COMPLEX | MPI_DOUBLE_COMPLEX | MPI_COMPLEX16 | MPI_CXX_DOUBLE_COMPLEX => C64,
         MPI_C_BOOL | MPI_CXX_BOOL => Bool,
@@ -565,7 +565,7 @@ mod tests {
         assert_eq!(f16_to_f32(r[0]), 2048.0);
         let r = run(
             MPI_SUM,
-            OXMPIX_BFLOAT16,
+            OXMPI_BFLOAT16,
             &[f32_to_bf16(1.5)],
             &[f32_to_bf16(2.25)],
         );

@@ -1,0 +1,877 @@
+//! Datatype entry points: constructors, commit/free, queries, envelope and
+//! contents, addresses, pack/unpack (native and external32), and the
+//! descriptors the communication calls use.
+
+use super::consts::*;
+use super::handles::{self, KIND_DATATYPE};
+use super::ptr::{inp, out, write_cstr};
+use super::{MPI_Aint, MPI_Count, MPI_Datatype};
+use crate::core::error::Result;
+use crate::core::runtime::with;
+use crate::datatype::{self as dtm, external32, Envelope, Type, TypeRef};
+use crate::err;
+use oxmpi_macros::mpi_fn;
+use std::os::raw::{c_char, c_int, c_void};
+use std::sync::Arc;
+
+/// User datatype handles start after MPICH's five pair types (0x8c000000..4).
+const FIRST_USER: u32 = 5;
+
+pub fn is_predefined(dt: MPI_Datatype) -> bool {
+    (dt as u32) >> 26 == 0x4c00_0000 >> 26
+        || handles::index(dt, KIND_DATATYPE).is_some_and(|i| i < FIRST_USER)
+}
+
+/// The type behind a handle (predefined ones are built on the fly).
+pub fn lookup(dt: MPI_Datatype) -> Result<Arc<Type>> {
+    if is_predefined(dt) {
+        return Ok(Arc::new(Type::builtin(dt)?));
+    }
+    let i = handles::index(dt, KIND_DATATYPE).filter(|&i| i >= FIRST_USER);
+    i.and_then(|i| {
+        with(|st| Ok(st.types.get(i - FIRST_USER).cloned()))
+            .ok()
+            .flatten()
+    })
+    .ok_or_else(|| {
+        if dt == MPI_DATATYPE_NULL {
+            err!(MPI_ERR_TYPE, "datatype=MPI_DATATYPE_NULL")
+        } else {
+            err!(
+                MPI_ERR_TYPE,
+                "datatype=0x{:08x} is not a valid datatype{}",
+                dt as u32,
+                handles::kind_hint(dt, KIND_DATATYPE)
+            )
+        }
+    })
+}
+
+fn add(t: Type) -> Result<MPI_Datatype> {
+    with(|st| {
+        Ok(handles::make(
+            KIND_DATATYPE,
+            st.types.insert(Arc::new(t)) + FIRST_USER,
+        ))
+    })
+}
+
+/// How a (buffer, count, datatype) triple is moved.
+pub struct Desc {
+    /// Start of the data when it is one contiguous range.
+    pub ptr: *mut u8,
+    /// Bytes of the message.
+    pub bytes: usize,
+    /// The type, when the data must be packed or unpacked.
+    pub staged: Option<Arc<Type>>,
+}
+
+/// Validates and describes a communication buffer.
+pub fn describe(buf: *const c_void, count: c_int, dt: MPI_Datatype, name: &str) -> Result<Desc> {
+    if count < 0 {
+        return Err(err!(MPI_ERR_COUNT, "count={count} must be non-negative"));
+    }
+    if buf as isize == -1 {
+        return Err(err!(
+            MPI_ERR_BUFFER,
+            "{name}=MPI_IN_PLACE is not allowed here"
+        ));
+    }
+    if is_predefined(dt) {
+        let sz = handles::type_size(dt)?;
+        if buf.is_null() && count > 0 && sz > 0 {
+            return Err(err!(MPI_ERR_BUFFER, "{name}=NULL with count={count}"));
+        }
+        let bytes = (count as usize)
+            .checked_mul(sz)
+            .ok_or_else(|| err!(MPI_ERR_COUNT, "count={count} overflows"))?;
+        return Ok(Desc {
+            ptr: buf as *mut u8,
+            bytes,
+            staged: None,
+        });
+    }
+    let t = lookup(dt)?;
+    if !t.committed {
+        return Err(err!(
+            MPI_ERR_TYPE,
+            "datatype=0x{:08x} is not committed (call MPI_Type_commit)",
+            dt as u32
+        ));
+    }
+    let bytes = count as usize * t.size;
+    if bytes > 0 && buf.is_null() && t.true_lb >= 0 {
+        return Err(err!(MPI_ERR_BUFFER, "{name}=NULL with count={count}"));
+    }
+    if t.is_contiguous(count as usize) {
+        let start = t.segs.first().map(|s| s.0).unwrap_or(0);
+        return Ok(Desc {
+            ptr: (buf as *mut u8).wrapping_offset(start),
+            bytes,
+            staged: None,
+        });
+    }
+    Ok(Desc {
+        ptr: buf as *mut u8,
+        bytes,
+        staged: Some(t),
+    })
+}
+
+/// Size in bytes and the type (for element counts) of a datatype.
+pub fn size_and_type(dt: MPI_Datatype) -> Result<(usize, Option<Arc<Type>>)> {
+    if is_predefined(dt) {
+        return Ok((handles::type_size(dt)?, None));
+    }
+    let t = lookup(dt)?;
+    Ok((t.size, Some(t)))
+}
+
+unsafe fn arr<'a, T>(p: *const T, n: usize, name: &str) -> Result<&'a [T]> {
+    if n == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(err!(MPI_ERR_ARG, "{name}=NULL"));
+    }
+    // SAFETY: the caller passes an array of n elements.
+    Ok(unsafe { std::slice::from_raw_parts(p, n) })
+}
+
+fn nonneg(v: c_int, name: &str) -> Result<usize> {
+    if v < 0 {
+        return Err(err!(MPI_ERR_COUNT, "{name}={v} must be non-negative"));
+    }
+    Ok(v as usize)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_contiguous(
+    count: c_int,
+    oldtype: MPI_Datatype,
+    newtype: *mut MPI_Datatype,
+) -> c_int {
+    let n = nonneg(count, "count")?;
+    let old = lookup(oldtype)?;
+    out(newtype, "newtype", add(dtm::contiguous(n, oldtype, &old))?)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_vector(
+    count: c_int,
+    blocklength: c_int,
+    stride: c_int,
+    oldtype: MPI_Datatype,
+    newtype: *mut MPI_Datatype,
+) -> c_int {
+    let n = nonneg(count, "count")?;
+    let bl = nonneg(blocklength, "blocklength")?;
+    let old = lookup(oldtype)?;
+    let t = dtm::hvector(
+        n,
+        bl,
+        stride as isize * old.extent(),
+        oldtype,
+        &old,
+        Some(stride),
+    );
+    out(newtype, "newtype", add(t)?)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_create_hvector(
+    count: c_int,
+    blocklength: c_int,
+    stride: MPI_Aint,
+    oldtype: MPI_Datatype,
+    newtype: *mut MPI_Datatype,
+) -> c_int {
+    let n = nonneg(count, "count")?;
+    let bl = nonneg(blocklength, "blocklength")?;
+    let old = lookup(oldtype)?;
+    out(
+        newtype,
+        "newtype",
+        add(dtm::hvector(n, bl, stride as isize, oldtype, &old, None))?,
+    )
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_indexed(
+    count: c_int,
+    array_of_blocklengths: *const c_int,
+    array_of_displacements: *const c_int,
+    oldtype: MPI_Datatype,
+    newtype: *mut MPI_Datatype,
+) -> c_int {
+    let n = nonneg(count, "count")?;
+    let bl = arr(array_of_blocklengths, n, "array_of_blocklengths")?;
+    let ds = arr(array_of_displacements, n, "array_of_displacements")?;
+    let old = lookup(oldtype)?;
+    let bls: Vec<usize> = bl
+        .iter()
+        .map(|&b| nonneg(b, "blocklength"))
+        .collect::<Result<_>>()?;
+    let bytes: Vec<isize> = ds.iter().map(|&d| d as isize * old.extent()).collect();
+    let mut ints = vec![count];
+    ints.extend_from_slice(bl);
+    ints.extend_from_slice(ds);
+    let t = dtm::hindexed(
+        &bls,
+        &bytes,
+        oldtype,
+        &old,
+        Envelope {
+            combiner: MPI_COMBINER_INDEXED,
+            ints,
+            aints: vec![],
+            types: vec![],
+        },
+    );
+    out(newtype, "newtype", add(t)?)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_create_hindexed(
+    count: c_int,
+    array_of_blocklengths: *const c_int,
+    array_of_displacements: *const MPI_Aint,
+    oldtype: MPI_Datatype,
+    newtype: *mut MPI_Datatype,
+) -> c_int {
+    let n = nonneg(count, "count")?;
+    let bl = arr(array_of_blocklengths, n, "array_of_blocklengths")?;
+    let ds = arr(array_of_displacements, n, "array_of_displacements")?;
+    let old = lookup(oldtype)?;
+    let bls: Vec<usize> = bl
+        .iter()
+        .map(|&b| nonneg(b, "blocklength"))
+        .collect::<Result<_>>()?;
+    let d: Vec<isize> = ds.iter().map(|&x| x as isize).collect();
+    let mut ints = vec![count];
+    ints.extend_from_slice(bl);
+    let t = dtm::hindexed(
+        &bls,
+        &d,
+        oldtype,
+        &old,
+        Envelope {
+            combiner: MPI_COMBINER_HINDEXED,
+            ints,
+            aints: d.clone(),
+            types: vec![],
+        },
+    );
+    out(newtype, "newtype", add(t)?)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_create_indexed_block(
+    count: c_int,
+    blocklength: c_int,
+    array_of_displacements: *const c_int,
+    oldtype: MPI_Datatype,
+    newtype: *mut MPI_Datatype,
+) -> c_int {
+    let n = nonneg(count, "count")?;
+    let bl = nonneg(blocklength, "blocklength")?;
+    let ds = arr(array_of_displacements, n, "array_of_displacements")?;
+    let old = lookup(oldtype)?;
+    let bytes: Vec<isize> = ds.iter().map(|&d| d as isize * old.extent()).collect();
+    let mut ints = vec![count, blocklength];
+    ints.extend_from_slice(ds);
+    let t = dtm::hindexed(
+        &vec![bl; n],
+        &bytes,
+        oldtype,
+        &old,
+        Envelope {
+            combiner: MPI_COMBINER_INDEXED_BLOCK,
+            ints,
+            aints: vec![],
+            types: vec![],
+        },
+    );
+    out(newtype, "newtype", add(t)?)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_create_hindexed_block(
+    count: c_int,
+    blocklength: c_int,
+    array_of_displacements: *const MPI_Aint,
+    oldtype: MPI_Datatype,
+    newtype: *mut MPI_Datatype,
+) -> c_int {
+    let n = nonneg(count, "count")?;
+    let bl = nonneg(blocklength, "blocklength")?;
+    let ds = arr(array_of_displacements, n, "array_of_displacements")?;
+    let old = lookup(oldtype)?;
+    let d: Vec<isize> = ds.iter().map(|&x| x as isize).collect();
+    let t = dtm::hindexed(
+        &vec![bl; n],
+        &d,
+        oldtype,
+        &old,
+        Envelope {
+            combiner: MPI_COMBINER_HINDEXED_BLOCK,
+            ints: vec![count, blocklength],
+            aints: d.clone(),
+            types: vec![],
+        },
+    );
+    out(newtype, "newtype", add(t)?)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_create_struct(
+    count: c_int,
+    array_of_blocklengths: *const c_int,
+    array_of_displacements: *const MPI_Aint,
+    array_of_types: *const MPI_Datatype,
+    newtype: *mut MPI_Datatype,
+) -> c_int {
+    let n = nonneg(count, "count")?;
+    let bl = arr(array_of_blocklengths, n, "array_of_blocklengths")?;
+    let ds = arr(array_of_displacements, n, "array_of_displacements")?;
+    let ts = arr(array_of_types, n, "array_of_types")?;
+    let bls: Vec<usize> = bl
+        .iter()
+        .map(|&b| nonneg(b, "blocklength"))
+        .collect::<Result<_>>()?;
+    let d: Vec<isize> = ds.iter().map(|&x| x as isize).collect();
+    let types: Vec<(c_int, Arc<Type>)> = ts
+        .iter()
+        .map(|&h| lookup(h).map(|t| (h, t)))
+        .collect::<Result<_>>()?;
+    out(newtype, "newtype", add(dtm::structure(&bls, &d, &types))?)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_create_resized(
+    oldtype: MPI_Datatype,
+    lb: MPI_Aint,
+    extent: MPI_Aint,
+    newtype: *mut MPI_Datatype,
+) -> c_int {
+    let old = lookup(oldtype)?;
+    out(
+        newtype,
+        "newtype",
+        add(dtm::resized(oldtype, &old, lb as isize, extent as isize))?,
+    )
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_create_subarray(
+    ndims: c_int,
+    array_of_sizes: *const c_int,
+    array_of_subsizes: *const c_int,
+    array_of_starts: *const c_int,
+    order: c_int,
+    oldtype: MPI_Datatype,
+    newtype: *mut MPI_Datatype,
+) -> c_int {
+    if ndims <= 0 {
+        return Err(err!(MPI_ERR_DIMS, "ndims={ndims} must be positive"));
+    }
+    if order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN {
+        return Err(err!(
+            MPI_ERR_ARG,
+            "order={order} is neither MPI_ORDER_C nor MPI_ORDER_FORTRAN"
+        ));
+    }
+    let n = ndims as usize;
+    let conv = |p, name| -> Result<Vec<usize>> {
+        arr(p, n, name)?.iter().map(|&v| nonneg(v, name)).collect()
+    };
+    let (sz, sub, st) = (
+        conv(array_of_sizes, "array_of_sizes")?,
+        conv(array_of_subsizes, "array_of_subsizes")?,
+        conv(array_of_starts, "array_of_starts")?,
+    );
+    let old = lookup(oldtype)?;
+    out(
+        newtype,
+        "newtype",
+        add(dtm::subarray(&sz, &sub, &st, order, oldtype, &old)?)?,
+    )
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_create_darray(
+    size: c_int,
+    rank: c_int,
+    ndims: c_int,
+    array_of_gsizes: *const c_int,
+    array_of_distribs: *const c_int,
+    array_of_dargs: *const c_int,
+    array_of_psizes: *const c_int,
+    order: c_int,
+    oldtype: MPI_Datatype,
+    newtype: *mut MPI_Datatype,
+) -> c_int {
+    if ndims <= 0 || size <= 0 || rank < 0 || rank >= size {
+        return Err(err!(
+            MPI_ERR_ARG,
+            "darray: size={size} rank={rank} ndims={ndims} are not consistent"
+        ));
+    }
+    if order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN {
+        return Err(err!(
+            MPI_ERR_ARG,
+            "order={order} is neither MPI_ORDER_C nor MPI_ORDER_FORTRAN"
+        ));
+    }
+    let n = ndims as usize;
+    let g: Vec<usize> = arr(array_of_gsizes, n, "array_of_gsizes")?
+        .iter()
+        .map(|&v| nonneg(v, "gsize"))
+        .collect::<Result<_>>()?;
+    let ps: Vec<usize> = arr(array_of_psizes, n, "array_of_psizes")?
+        .iter()
+        .map(|&v| nonneg(v, "psize"))
+        .collect::<Result<_>>()?;
+    let dis = arr(array_of_distribs, n, "array_of_distribs")?;
+    let da = arr(array_of_dargs, n, "array_of_dargs")?;
+    let old = lookup(oldtype)?;
+    let t = dtm::darray(
+        size as usize,
+        rank as usize,
+        &g,
+        dis,
+        da,
+        &ps,
+        order,
+        oldtype,
+        &old,
+    )?;
+    out(newtype, "newtype", add(t)?)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_dup(oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    let old = lookup(oldtype)?;
+    let mut t = dtm::dup(oldtype, &old);
+    t.committed = old.committed || is_predefined(oldtype);
+    out(newtype, "newtype", add(t)?)
+}
+
+fn user_index(dt: MPI_Datatype, what: &str) -> Result<u32> {
+    if is_predefined(dt) {
+        return Err(err!(
+            MPI_ERR_TYPE,
+            "datatype=0x{:08x} is predefined; {what} needs a derived datatype",
+            dt as u32
+        ));
+    }
+    lookup(dt)?;
+    Ok(handles::index(dt, KIND_DATATYPE).unwrap() - FIRST_USER)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_commit(datatype: *mut MPI_Datatype) -> c_int {
+    let h = inp(datatype, "datatype")?;
+    if is_predefined(h) {
+        return Ok(());
+    }
+    let i = user_index(h, "MPI_Type_commit")?;
+    with(|st| {
+        let t = st.types.get_mut(i).unwrap();
+        Arc::make_mut(t).committed = true;
+        Ok(())
+    })
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_free(datatype: *mut MPI_Datatype) -> c_int {
+    let h = inp(datatype, "datatype")?;
+    let i = user_index(h, "MPI_Type_free")?;
+    with(|st| {
+        // Communication in flight keeps its own reference to the type.
+        st.types.remove(i);
+        Ok(())
+    })?;
+    out(datatype, "datatype", MPI_DATATYPE_NULL)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_size(datatype: MPI_Datatype, size: *mut c_int) -> c_int {
+    let t = lookup(datatype)?;
+    out(
+        size,
+        "size",
+        if t.size > i32::MAX as usize {
+            MPI_UNDEFINED
+        } else {
+            t.size as c_int
+        },
+    )
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_size_x(datatype: MPI_Datatype, size: *mut MPI_Count) -> c_int {
+    let t = lookup(datatype)?;
+    out(size, "size", t.size as MPI_Count)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_get_extent(
+    datatype: MPI_Datatype,
+    lb: *mut MPI_Aint,
+    extent: *mut MPI_Aint,
+) -> c_int {
+    let t = lookup(datatype)?;
+    out(lb, "lb", t.lb as MPI_Aint)?;
+    out(extent, "extent", t.extent() as MPI_Aint)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_get_extent_x(
+    datatype: MPI_Datatype,
+    lb: *mut MPI_Count,
+    extent: *mut MPI_Count,
+) -> c_int {
+    let t = lookup(datatype)?;
+    out(lb, "lb", t.lb as MPI_Count)?;
+    out(extent, "extent", t.extent() as MPI_Count)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_get_true_extent(
+    datatype: MPI_Datatype,
+    true_lb: *mut MPI_Aint,
+    true_extent: *mut MPI_Aint,
+) -> c_int {
+    let t = lookup(datatype)?;
+    out(true_lb, "true_lb", t.true_lb as MPI_Aint)?;
+    out(
+        true_extent,
+        "true_extent",
+        (t.true_ub - t.true_lb) as MPI_Aint,
+    )
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_get_true_extent_x(
+    datatype: MPI_Datatype,
+    true_lb: *mut MPI_Count,
+    true_extent: *mut MPI_Count,
+) -> c_int {
+    let t = lookup(datatype)?;
+    out(true_lb, "true_lb", t.true_lb as MPI_Count)?;
+    out(
+        true_extent,
+        "true_extent",
+        (t.true_ub - t.true_lb) as MPI_Count,
+    )
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_get_envelope(
+    datatype: MPI_Datatype,
+    num_integers: *mut c_int,
+    num_addresses: *mut c_int,
+    num_datatypes: *mut c_int,
+    combiner: *mut c_int,
+) -> c_int {
+    let t = lookup(datatype)?;
+    out(num_integers, "num_integers", t.env.ints.len() as c_int)?;
+    out(num_addresses, "num_addresses", t.env.aints.len() as c_int)?;
+    out(num_datatypes, "num_datatypes", t.env.types.len() as c_int)?;
+    out(combiner, "combiner", t.env.combiner)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_get_contents(
+    datatype: MPI_Datatype,
+    max_integers: c_int,
+    max_addresses: c_int,
+    max_datatypes: c_int,
+    array_of_integers: *mut c_int,
+    array_of_addresses: *mut MPI_Aint,
+    array_of_datatypes: *mut MPI_Datatype,
+) -> c_int {
+    let t = lookup(datatype)?;
+    if t.env.combiner == MPI_COMBINER_NAMED {
+        return Err(err!(
+            MPI_ERR_TYPE,
+            "datatype=0x{:08x} is predefined (MPI_COMBINER_NAMED has no contents)",
+            datatype as u32
+        ));
+    }
+    let e = &t.env;
+    if (max_integers as usize) < e.ints.len()
+        || (max_addresses as usize) < e.aints.len()
+        || (max_datatypes as usize) < e.types.len()
+    {
+        return Err(err!(MPI_ERR_ARG, "max_integers/max_addresses/max_datatypes are smaller than MPI_Type_get_envelope's counts"));
+    }
+    for (i, &v) in e.ints.iter().enumerate() {
+        *array_of_integers.add(i) = v;
+    }
+    for (i, &v) in e.aints.iter().enumerate() {
+        *array_of_addresses.add(i) = v as MPI_Aint;
+    }
+    for (i, tr) in e.types.iter().enumerate() {
+        let h = match tr {
+            TypeRef::Builtin(h) => *h,
+            // A derived component comes back as a new handle the caller frees.
+            TypeRef::Derived(d) => add((**d).clone())?,
+        };
+        *array_of_datatypes.add(i) = h;
+    }
+    Ok(())
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_set_name(
+    datatype: MPI_Datatype,
+    type_name: *const c_char,
+) -> c_int {
+    if type_name.is_null() {
+        return Err(err!(MPI_ERR_ARG, "type_name=NULL"));
+    }
+    let name: String = std::ffi::CStr::from_ptr(type_name)
+        .to_string_lossy()
+        .chars()
+        .take(MPI_MAX_OBJECT_NAME as usize - 1)
+        .collect();
+    if is_predefined(datatype) {
+        handles::type_size(datatype)?;
+        return with(|st| {
+            st.builtin_type_names.insert(datatype, name);
+            Ok(())
+        });
+    }
+    let i = user_index(datatype, "MPI_Type_set_name")?;
+    with(|st| {
+        Arc::make_mut(st.types.get_mut(i).unwrap()).name = name;
+        Ok(())
+    })
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_get_name(
+    datatype: MPI_Datatype,
+    type_name: *mut c_char,
+    resultlen: *mut c_int,
+) -> c_int {
+    let name = if is_predefined(datatype) {
+        handles::type_size(datatype)?;
+        with(|st| Ok(st.builtin_type_names.get(&datatype).cloned()))?
+            .unwrap_or_else(|| handles::builtin_name(datatype).to_string())
+    } else {
+        lookup(datatype)?.name.clone()
+    };
+    let n = write_cstr(type_name, MPI_MAX_OBJECT_NAME as usize, &name)?;
+    out(resultlen, "resultlen", n)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_address(location: *const c_void, address: *mut MPI_Aint) -> c_int {
+    out(address, "address", location as MPI_Aint)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Aint_add(base: MPI_Aint, disp: MPI_Aint) -> MPI_Aint {
+    base.wrapping_add(disp)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Aint_diff(addr1: MPI_Aint, addr2: MPI_Aint) -> MPI_Aint {
+    addr1.wrapping_sub(addr2)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Pack_size(
+    incount: c_int,
+    datatype: MPI_Datatype,
+    comm: super::MPI_Comm,
+    size: *mut c_int,
+) -> c_int {
+    with(|st| st.comm(comm).map(|_| ()))?;
+    let n = nonneg(incount, "incount")?;
+    let t = lookup(datatype)?;
+    out(size, "size", (n * t.size) as c_int)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Pack(
+    inbuf: *const c_void,
+    incount: c_int,
+    datatype: MPI_Datatype,
+    outbuf: *mut c_void,
+    outsize: c_int,
+    position: *mut c_int,
+    comm: super::MPI_Comm,
+) -> c_int {
+    with(|st| st.comm(comm).map(|_| ()))?;
+    let n = nonneg(incount, "incount")?;
+    let pos = inp(position, "position")?;
+    let t = lookup(datatype)?;
+    if !t.committed {
+        return Err(err!(
+            MPI_ERR_TYPE,
+            "datatype=0x{:08x} is not committed",
+            datatype as u32
+        ));
+    }
+    let need = n * t.size;
+    if pos < 0 || pos as usize + need > outsize.max(0) as usize {
+        return Err(err!(
+            MPI_ERR_TRUNCATE,
+            "packing {need} bytes at position {pos} overflows outsize={outsize}"
+        ));
+    }
+    if need > 0 {
+        let dst = std::slice::from_raw_parts_mut((outbuf as *mut u8).add(pos as usize), need);
+        dtm::pack(&t, n, inbuf as *const u8, dst);
+    }
+    out(position, "position", pos + need as c_int)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Unpack(
+    inbuf: *const c_void,
+    insize: c_int,
+    position: *mut c_int,
+    outbuf: *mut c_void,
+    outcount: c_int,
+    datatype: MPI_Datatype,
+    comm: super::MPI_Comm,
+) -> c_int {
+    with(|st| st.comm(comm).map(|_| ()))?;
+    let n = nonneg(outcount, "outcount")?;
+    let pos = inp(position, "position")?;
+    let t = lookup(datatype)?;
+    let need = n * t.size;
+    if pos < 0 || pos as usize + need > insize.max(0) as usize {
+        return Err(err!(
+            MPI_ERR_TRUNCATE,
+            "unpacking {need} bytes at position {pos} overruns insize={insize}"
+        ));
+    }
+    if need > 0 {
+        let src = std::slice::from_raw_parts((inbuf as *const u8).add(pos as usize), need);
+        dtm::unpack(&t, n, src, outbuf as *mut u8);
+    }
+    out(position, "position", pos + need as c_int)
+}
+
+fn check_datarep(datarep: *const c_char) -> Result<()> {
+    if datarep.is_null() {
+        return Err(err!(MPI_ERR_ARG, "datarep=NULL"));
+    }
+    // SAFETY: a NUL-terminated C string (caller's contract).
+    let s = unsafe { std::ffi::CStr::from_ptr(datarep) }.to_string_lossy();
+    if s != "external32" {
+        return Err(err!(
+            MPI_ERR_UNSUPPORTED_DATAREP,
+            "datarep=\"{s}\": only \"external32\" is supported"
+        ));
+    }
+    Ok(())
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Pack_external_size(
+    datarep: *const c_char,
+    incount: c_int,
+    datatype: MPI_Datatype,
+    size: *mut MPI_Aint,
+) -> c_int {
+    check_datarep(datarep)?;
+    let n = nonneg(incount, "incount")?;
+    let t = lookup(datatype)?;
+    out(size, "size", external32::size(&t, n)? as MPI_Aint)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Pack_external(
+    datarep: *const c_char,
+    inbuf: *const c_void,
+    incount: c_int,
+    datatype: MPI_Datatype,
+    outbuf: *mut c_void,
+    outsize: MPI_Aint,
+    position: *mut MPI_Aint,
+) -> c_int {
+    check_datarep(datarep)?;
+    let n = nonneg(incount, "incount")?;
+    let pos = inp(position, "position")?;
+    let t = lookup(datatype)?;
+    let need = external32::size(&t, n)?;
+    if pos < 0 || pos as usize + need > outsize.max(0) as usize {
+        return Err(err!(
+            MPI_ERR_TRUNCATE,
+            "packing {need} bytes at position {pos} overflows outsize={outsize}"
+        ));
+    }
+    if need > 0 {
+        let dst = std::slice::from_raw_parts_mut((outbuf as *mut u8).add(pos as usize), need);
+        external32::pack(&t, n, inbuf as *const u8, dst)?;
+    }
+    out(position, "position", pos + need as MPI_Aint)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Unpack_external(
+    datarep: *const c_char,
+    inbuf: *const c_void,
+    insize: MPI_Aint,
+    position: *mut MPI_Aint,
+    outbuf: *mut c_void,
+    outcount: c_int,
+    datatype: MPI_Datatype,
+) -> c_int {
+    check_datarep(datarep)?;
+    let n = nonneg(outcount, "outcount")?;
+    let pos = inp(position, "position")?;
+    let t = lookup(datatype)?;
+    let need = external32::size(&t, n)?;
+    if pos < 0 || pos as usize + need > insize.max(0) as usize {
+        return Err(err!(
+            MPI_ERR_TRUNCATE,
+            "unpacking {need} bytes at position {pos} overruns insize={insize}"
+        ));
+    }
+    if need > 0 {
+        let src = std::slice::from_raw_parts((inbuf as *const u8).add(pos as usize), need);
+        external32::unpack(&t, n, src, outbuf as *mut u8)?;
+    }
+    out(position, "position", pos + need as MPI_Aint)
+}
