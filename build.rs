@@ -44,13 +44,16 @@ fn add_pmpi(h: &str) -> String {
             }
             continue;
         }
-        let t = line.trim_start();
-        if (t.starts_with("int MPI_")
-            || t.starts_with("double MPI_")
-            || t.starts_with("MPI_Fint MPI_")
-            || t.starts_with("MPI_Comm MPI_"))
-            && t.contains('(')
-        {
+        // A prototype: "<return type> MPI_Xxx(" at the start of a line.
+        let is_proto = !line.starts_with(' ')
+            && !line.starts_with('#')
+            && !line.starts_with("typedef")
+            && line.split_once('(').is_some_and(|(head, _)| {
+                head.rsplit(' ')
+                    .next()
+                    .is_some_and(|n| n.starts_with("MPI_"))
+            });
+        if is_proto {
             if line.trim_end().ends_with(';') {
                 protos.push(line.to_string());
             } else {
@@ -60,8 +63,8 @@ fn add_pmpi(h: &str) -> String {
     }
     let mut p = String::from("/* Profiling interface: every MPI_ function is also PMPI_. */\n");
     for pr in protos {
-        let i = pr.find("MPI_").unwrap();
-        let name_end = pr[i..].find('(').unwrap() + i;
+        let name_end = pr.find('(').unwrap();
+        let i = pr[..name_end].rfind(' ').unwrap() + 1;
         let fixed = format!("{}P{}{}", &pr[..i], &pr[i..name_end], &pr[name_end..]);
         // Re-indent continuation lines for the one extra character.
         p.push_str(&fixed.replace("\n ", "\n  "));

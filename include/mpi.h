@@ -1764,6 +1764,10 @@ int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen);
 
 int PMPI_Get_address(const void *location, MPI_Aint *address);
 
+MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp);
+
+MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
+
 int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size);
 
 int PMPI_Pack(const void *inbuf,
