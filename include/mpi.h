@@ -54,6 +54,8 @@ typedef int MPI_Fint;
 typedef long MPI_Aint;
 typedef long MPI_Count;
 typedef long MPI_Offset;
+extern int *const MPI_UNWEIGHTED;
+extern int *const MPI_WEIGHTS_EMPTY;
 typedef struct ADIOI_FileD *MPI_File;
 typedef struct {
   MPI_Fint count_lo;
@@ -1484,6 +1486,79 @@ int MPI_Start(MPI_Request *request);
 
 int MPI_Startall(int count, MPI_Request *array_of_requests);
 
+int MPI_Dims_create(int nnodes, int ndims, int *dims);
+
+int MPI_Cart_create(MPI_Comm comm_old,
+                    int ndims,
+                    const int *dims,
+                    const int *periods,
+                    int reorder,
+                    MPI_Comm *comm_cart);
+
+int MPI_Cartdim_get(MPI_Comm comm, int *ndims);
+
+int MPI_Cart_get(MPI_Comm comm, int maxdims, int *dims, int *periods, int *coords);
+
+int MPI_Cart_rank(MPI_Comm comm, const int *coords, int *rank);
+
+int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int *coords);
+
+int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest);
+
+int MPI_Cart_sub(MPI_Comm comm, const int *remain_dims, MPI_Comm *newcomm);
+
+int MPI_Cart_map(MPI_Comm comm, int ndims, const int *dims, const int *periods, int *newrank);
+
+int MPI_Graph_create(MPI_Comm comm_old,
+                     int nnodes,
+                     const int *index,
+                     const int *edges,
+                     int reorder,
+                     MPI_Comm *comm_graph);
+
+int MPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges);
+
+int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int *index, int *edges);
+
+int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors);
+
+int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int *neighbors);
+
+int MPI_Graph_map(MPI_Comm comm, int nnodes, const int *index, const int *edges, int *newrank);
+
+int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old,
+                                   int indegree,
+                                   const int *sources,
+                                   const int *sourceweights,
+                                   int outdegree,
+                                   const int *destinations,
+                                   const int *destweights,
+                                   MPI_Info info,
+                                   int reorder,
+                                   MPI_Comm *comm_dist_graph);
+
+int MPI_Dist_graph_create(MPI_Comm comm_old,
+                          int n,
+                          const int *sources,
+                          const int *degrees,
+                          const int *destinations,
+                          const int *weights_,
+                          MPI_Info info,
+                          int reorder,
+                          MPI_Comm *comm_dist_graph);
+
+int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted);
+
+int MPI_Dist_graph_neighbors(MPI_Comm comm,
+                             int maxindegree,
+                             int *sources,
+                             int *sourceweights,
+                             int maxoutdegree,
+                             int *destinations,
+                             int *destweights);
+
+int MPI_Topo_test(MPI_Comm comm, int *status);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
@@ -2105,6 +2180,79 @@ int PMPI_Get_elements_x(const struct MPI_Status *status, MPI_Datatype datatype, 
 int PMPI_Start(MPI_Request *request);
 
 int PMPI_Startall(int count, MPI_Request *array_of_requests);
+
+int PMPI_Dims_create(int nnodes, int ndims, int *dims);
+
+int PMPI_Cart_create(MPI_Comm comm_old,
+                     int ndims,
+                     const int *dims,
+                     const int *periods,
+                     int reorder,
+                     MPI_Comm *comm_cart);
+
+int PMPI_Cartdim_get(MPI_Comm comm, int *ndims);
+
+int PMPI_Cart_get(MPI_Comm comm, int maxdims, int *dims, int *periods, int *coords);
+
+int PMPI_Cart_rank(MPI_Comm comm, const int *coords, int *rank);
+
+int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int *coords);
+
+int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest);
+
+int PMPI_Cart_sub(MPI_Comm comm, const int *remain_dims, MPI_Comm *newcomm);
+
+int PMPI_Cart_map(MPI_Comm comm, int ndims, const int *dims, const int *periods, int *newrank);
+
+int PMPI_Graph_create(MPI_Comm comm_old,
+                      int nnodes,
+                      const int *index,
+                      const int *edges,
+                      int reorder,
+                      MPI_Comm *comm_graph);
+
+int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges);
+
+int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int *index, int *edges);
+
+int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors);
+
+int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int *neighbors);
+
+int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int *index, const int *edges, int *newrank);
+
+int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old,
+                                    int indegree,
+                                    const int *sources,
+                                    const int *sourceweights,
+                                    int outdegree,
+                                    const int *destinations,
+                                    const int *destweights,
+                                    MPI_Info info,
+                                    int reorder,
+                                    MPI_Comm *comm_dist_graph);
+
+int PMPI_Dist_graph_create(MPI_Comm comm_old,
+                           int n,
+                           const int *sources,
+                           const int *degrees,
+                           const int *destinations,
+                           const int *weights_,
+                           MPI_Info info,
+                           int reorder,
+                           MPI_Comm *comm_dist_graph);
+
+int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted);
+
+int PMPI_Dist_graph_neighbors(MPI_Comm comm,
+                              int maxindegree,
+                              int *sources,
+                              int *sourceweights,
+                              int maxoutdegree,
+                              int *destinations,
+                              int *destweights);
+
+int PMPI_Topo_test(MPI_Comm comm, int *status);
 
 
 

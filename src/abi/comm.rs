@@ -118,7 +118,7 @@ pub unsafe extern "C" fn MPI_Comm_idup(
 }
 
 /// Splits `comm` by (color, key); returns the new handle or MPI_COMM_NULL.
-fn split(comm: MPI_Comm, color: c_int, key: c_int) -> Result<MPI_Comm> {
+pub(crate) fn split(comm: MPI_Comm, color: c_int, key: c_int) -> Result<MPI_Comm> {
     if color < 0 && color != MPI_UNDEFINED {
         return Err(err!(
             MPI_ERR_ARG,

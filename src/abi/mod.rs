@@ -23,6 +23,7 @@ pub mod op;
 pub mod p2p;
 pub mod ptr;
 pub mod request;
+pub mod topo;
 pub mod type_names;
 
 use std::os::raw::{c_int, c_long, c_void};
