@@ -1038,6 +1038,15 @@ int MPI_Comm_remote_size(MPI_Comm comm, int *size);
 
 int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group);
 
+int MPI_Intercomm_create(MPI_Comm local_comm,
+                         int local_leader,
+                         MPI_Comm peer_comm,
+                         int remote_leader,
+                         int tag,
+                         MPI_Comm *newintercomm);
+
+int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm);
+
 int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype);
 
 int MPI_Type_vector(int count,
@@ -1732,6 +1741,15 @@ int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group);
 int PMPI_Comm_remote_size(MPI_Comm comm, int *size);
 
 int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group);
+
+int PMPI_Intercomm_create(MPI_Comm local_comm,
+                          int local_leader,
+                          MPI_Comm peer_comm,
+                          int remote_leader,
+                          int tag,
+                          MPI_Comm *newintercomm);
+
+int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm);
 
 int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype);
 

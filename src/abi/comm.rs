@@ -3,7 +3,7 @@
 use super::consts::*;
 use super::ptr::{inp, out, write_cstr};
 use super::{MPI_Comm, MPI_Group, MPI_Info, MPI_Request};
-use crate::coll::create::{self, agree_ctx, TAG_AGREE, TAG_CREATE_GROUP, TAG_SPLIT};
+use crate::coll::create::{self, agree_ctx, TAG_AGREE, TAG_CREATE_GROUP, TAG_INTER, TAG_SPLIT};
 use crate::core::comm::Comm;
 use crate::core::error::Result;
 use crate::core::runtime::with;
@@ -429,4 +429,205 @@ pub unsafe extern "C" fn MPI_Comm_remote_group(comm: MPI_Comm, group: *mut MPI_G
         Ok(st.add_group(r))
     })?;
     out(group, "group", g)
+}
+
+fn i32s_to_bytes(v: &[i32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn bytes_to_i32s(b: &[u8]) -> Vec<i32> {
+    b.chunks_exact(4)
+        .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Intercomm_create(
+    local_comm: MPI_Comm,
+    local_leader: c_int,
+    peer_comm: MPI_Comm,
+    remote_leader: c_int,
+    tag: c_int,
+    newintercomm: *mut MPI_Comm,
+) -> c_int {
+    if newintercomm.is_null() {
+        return Err(err!(MPI_ERR_ARG, "newintercomm=NULL"));
+    }
+    let (local, me, lctx) = coll_view(local_comm)?;
+    if local_leader < 0 || local_leader as usize >= local.len() {
+        return Err(err!(
+            MPI_ERR_RANK,
+            "local_leader={local_leader} is not a rank of local_comm (size {})",
+            local.len()
+        ));
+    }
+    let leader = me == local_leader as usize;
+    // The leaders talk through peer_comm's point-to-point context with the user's tag.
+    let peer = if leader {
+        Some(with(|st| {
+            let p = st.comm(peer_comm)?;
+            if remote_leader < 0 || remote_leader >= p.peer_size() {
+                return Err(err!(
+                    MPI_ERR_RANK,
+                    "remote_leader={remote_leader} is not a rank of peer_comm (size {})",
+                    p.peer_size()
+                ));
+            }
+            Ok((p.ctx, p.rank, p.peer_world(remote_leader)))
+        })?)
+    } else {
+        None
+    };
+    let lv = crate::coll::basic::view(local_comm)?;
+    // 1. Leaders swap group sizes, then the groups (world ranks).
+    let mut remote: Vec<i32> = Vec::new();
+    let mut sizes = [0u8; 4];
+    if let Some((pctx, prank, pw)) = peer {
+        create::sendrecv(
+            pctx,
+            prank,
+            pw,
+            &(local.len() as i32).to_le_bytes(),
+            remote_leader,
+            &mut sizes,
+            tag,
+        )?;
+        let n = i32::from_le_bytes(sizes) as usize;
+        let mut rb = vec![0u8; 4 * n];
+        create::sendrecv(
+            pctx,
+            prank,
+            pw,
+            &i32s_to_bytes(&local),
+            remote_leader,
+            &mut rb,
+            tag,
+        )?;
+        remote = bytes_to_i32s(&rb);
+    }
+    crate::coll::basic::bcast(&lv, &mut sizes, local_leader as usize)?;
+    let mut rb = if leader {
+        i32s_to_bytes(&remote)
+    } else {
+        vec![0u8; 4 * i32::from_le_bytes(sizes) as usize]
+    };
+    crate::coll::basic::bcast(&lv, &mut rb, local_leader as usize)?;
+    remote = bytes_to_i32s(&rb);
+    // 2. Context id agreed over both groups: local maxima, swapped by the leaders.
+    let mut floor = 0u32;
+    let ctx = loop {
+        let prop = with(|st| {
+            let p = st.next_ctx.max(floor);
+            st.next_ctx = p + 2;
+            Ok(p)
+        })?;
+        let all = create::allgather(&local, me, lctx, TAG_INTER, &prop.to_le_bytes())?;
+        let mut x = all
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .max()
+            .unwrap();
+        let mut xb = x.to_le_bytes();
+        if let Some((pctx, prank, pw)) = peer {
+            let mut other = [0u8; 4];
+            create::sendrecv(pctx, prank, pw, &xb, remote_leader, &mut other, tag)?;
+            x = x.max(u32::from_le_bytes(other));
+            xb = x.to_le_bytes();
+        }
+        crate::coll::basic::bcast(&lv, &mut xb, local_leader as usize)?;
+        x = u32::from_le_bytes(xb);
+        let ok = with(|st| Ok(st.reserve_ctx(x)))?;
+        let oks = create::allgather(&local, me, lctx, TAG_INTER - 1, &[ok as u8])?;
+        let mut all_ok = [oks.iter().all(|&b| b == 1) as u8];
+        if let Some((pctx, prank, pw)) = peer {
+            let mut other = [0u8; 1];
+            create::sendrecv(pctx, prank, pw, &all_ok, remote_leader, &mut other, tag)?;
+            all_ok[0] &= other[0];
+        }
+        crate::coll::basic::bcast(&lv, &mut all_ok, local_leader as usize)?;
+        if all_ok[0] == 1 {
+            with(|st| {
+                st.next_ctx = st.next_ctx.max(x + 2);
+                Ok(())
+            })?;
+            break x;
+        }
+        if ok {
+            with(|st| {
+                st.release_ctx(x);
+                Ok(())
+            })?;
+        }
+        floor = x + 2;
+    };
+    let h = with(|st| {
+        let errh = st.comm(local_comm)?.errhandler;
+        let mut c = Comm::new(ctx, local.clone(), st.rank, "intercommunicator");
+        c.remote = Some(remote.clone());
+        c.errhandler = errh;
+        Ok(st.add_comm(c))
+    })?;
+    out(newintercomm, "newintercomm", h)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Intercomm_merge(
+    intercomm: MPI_Comm,
+    high: c_int,
+    newintracomm: *mut MPI_Comm,
+) -> c_int {
+    if newintracomm.is_null() {
+        return Err(err!(MPI_ERR_ARG, "newintracomm=NULL"));
+    }
+    let (local, remote, rank, ctx) = with(|st| {
+        let c = st.comm(intercomm)?;
+        let r = c.remote.clone().ok_or_else(|| {
+            err!(
+                MPI_ERR_COMM,
+                "comm=0x{:08x} is not an intercommunicator",
+                intercomm as u32
+            )
+        })?;
+        Ok((c.world.clone(), r, c.rank as usize, c.ctx + 1))
+    })?;
+    // Local ranks 0 swap the "high" flags over the intercommunicator, then tell their group.
+    let me_high = (high != 0) as u8;
+    let mut flags = [me_high, 0u8];
+    // Local-group traffic shares the collective context with distinct tags.
+    let lgroup_view = crate::coll::basic::View {
+        ctx,
+        world: local.clone(),
+        rank,
+        size: local.len(),
+    };
+    if rank == 0 {
+        let mut other = [0u8; 1];
+        create::sendrecv(ctx, 0, remote[0], &[me_high], 0, &mut other, TAG_INTER - 2)?;
+        flags[1] = other[0];
+    }
+    crate::coll::basic::bcast(&lgroup_view, &mut flags, 0)?;
+    let (lh, rh) = (flags[0], flags[1]);
+    // Low group first; on a tie, the group whose first member has the lower world rank.
+    let local_first = if lh != rh {
+        lh == 0
+    } else {
+        local[0] < remote[0]
+    };
+    let merged: Vec<i32> = if local_first {
+        local.iter().chain(remote.iter()).copied().collect()
+    } else {
+        remote.iter().chain(local.iter()).copied().collect()
+    };
+    let me_w = with(|st| Ok(st.rank))?;
+    let me = merged.iter().position(|&w| w == me_w).unwrap();
+    let nctx = agree_ctx(&merged, me, ctx, TAG_INTER - 4)?;
+    let h = with(|st| {
+        let errh = st.comm(intercomm)?.errhandler;
+        let mut c = Comm::new(nctx, merged.clone(), me_w, "merged intercommunicator");
+        c.errhandler = errh;
+        Ok(st.add_comm(c))
+    })?;
+    out(newintracomm, "newintracomm", h)
 }

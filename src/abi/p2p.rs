@@ -22,7 +22,7 @@ pub const TAG_UB: c_int = i32::MAX;
 
 fn comm_desc(st: &State, comm: MPI_Comm) -> String {
     st.comm(comm)
-        .map(|c| format!("{} (size {})", c.name, c.size))
+        .map(|c| format!("{} (size {})", c.name, c.peer_size()))
         .unwrap_or_default()
 }
 
@@ -62,7 +62,7 @@ fn stage(
 
 fn check_dest(st: &State, comm: MPI_Comm, dest: c_int, tag: c_int) -> Result<()> {
     let c = st.comm(comm)?;
-    if dest != MPI_PROC_NULL && (dest < 0 || dest >= c.size) {
+    if dest != MPI_PROC_NULL && (dest < 0 || dest >= c.peer_size()) {
         return Err(err!(
             MPI_ERR_RANK,
             "dest={dest} is not a rank of {}",
@@ -80,7 +80,10 @@ fn check_dest(st: &State, comm: MPI_Comm, dest: c_int, tag: c_int) -> Result<()>
 
 fn check_source(st: &State, comm: MPI_Comm, source: c_int, tag: c_int) -> Result<()> {
     let c = st.comm(comm)?;
-    if source != MPI_PROC_NULL && source != MPI_ANY_SOURCE && (source < 0 || source >= c.size) {
+    if source != MPI_PROC_NULL
+        && source != MPI_ANY_SOURCE
+        && (source < 0 || source >= c.peer_size())
+    {
         return Err(err!(
             MPI_ERR_RANK,
             "source={source} is not a rank of {}",
