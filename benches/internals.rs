@@ -48,5 +48,36 @@ fn matching(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, ring_push_pop, matching);
+/// MPI_SUM on f32/f64 at 4 KiB and 4 MiB, next to a plain copy of the same
+/// bytes (the memory-bandwidth bound: the kernel reads two streams and writes one).
+fn reduction(c: &mut Criterion) {
+    use criterion::Throughput;
+    use oxmpi::abi::consts::{MPI_DOUBLE, MPI_FLOAT, MPI_SUM};
+    let mut g = c.benchmark_group("reduce");
+    for bytes in [4096usize, 4 << 20] {
+        g.throughput(Throughput::Bytes(bytes as u64));
+        let a = vec![1u8; bytes];
+        let mut b = vec![2u8; bytes];
+        for (name, dt, esz) in [("f32", MPI_FLOAT, 4usize), ("f64", MPI_DOUBLE, 8)] {
+            let e = oxmpi::op::check(MPI_SUM, dt).unwrap();
+            g.bench_function(format!("sum {name} {bytes}B"), |x| {
+                x.iter(|| {
+                    oxmpi::op::reduce_builtin(
+                        MPI_SUM,
+                        e,
+                        bytes / esz,
+                        black_box(&a),
+                        black_box(&mut b),
+                    )
+                })
+            });
+        }
+        g.bench_function(format!("copy {bytes}B (bound)"), |x| {
+            x.iter(|| b.copy_from_slice(black_box(&a)))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, ring_push_pop, matching, reduction);
 criterion_main!(benches);

@@ -884,6 +884,19 @@ int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *
 
 int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval);
 
+int MPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
+                           MPI_Type_delete_attr_function *type_delete_attr_fn,
+                           int *type_keyval,
+                           void *extra_state);
+
+int MPI_Type_free_keyval(int *type_keyval);
+
+int MPI_Type_set_attr(int datatype, int type_keyval, void *attribute_val);
+
+int MPI_Type_get_attr(int datatype, int type_keyval, void *attribute_val, int *flag);
+
+int MPI_Type_delete_attr(int datatype, int type_keyval);
+
 int MPI_Barrier(MPI_Comm comm);
 
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
@@ -1587,6 +1600,19 @@ int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val);
 int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);
 
 int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval);
+
+int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
+                            MPI_Type_delete_attr_function *type_delete_attr_fn,
+                            int *type_keyval,
+                            void *extra_state);
+
+int PMPI_Type_free_keyval(int *type_keyval);
+
+int PMPI_Type_set_attr(int datatype, int type_keyval, void *attribute_val);
+
+int PMPI_Type_get_attr(int datatype, int type_keyval, void *attribute_val, int *flag);
+
+int PMPI_Type_delete_attr(int datatype, int type_keyval);
 
 int PMPI_Barrier(MPI_Comm comm);
 

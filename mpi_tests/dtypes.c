@@ -189,6 +189,26 @@ int main(int argc, char **argv) {
     MPI_Type_get_name(column, name, &len);
     CHECK(strcmp(name, "column") == 0 && len == 6, "type name '%s'", name);
 
+    /* Datatype attributes: copied on dup, deleted on free. */
+    {
+        int tk, flag;
+        void *val;
+        MPI_Type_create_keyval(MPI_TYPE_DUP_FN, MPI_TYPE_NULL_DELETE_FN, &tk, NULL);
+        MPI_Type_set_attr(column, tk, (void *)99L);
+        MPI_Type_get_attr(column, tk, &val, &flag);
+        CHECK(flag && (long)val == 99, "type attr");
+        MPI_Datatype cd;
+        MPI_Type_dup(column, &cd);
+        MPI_Type_get_attr(cd, tk, &val, &flag);
+        CHECK(flag && (long)val == 99, "type attr copied on dup");
+        MPI_Type_delete_attr(cd, tk);
+        MPI_Type_get_attr(cd, tk, &val, &flag);
+        CHECK(!flag, "type attr deleted");
+        MPI_Type_free(&cd);
+        MPI_Type_free_keyval(&tk);
+        CHECK(tk == MPI_KEYVAL_INVALID, "type keyval freed");
+    }
+
     /* Errors. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Datatype unc, dupt;

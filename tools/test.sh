@@ -14,6 +14,8 @@ cargo fmt --all -- --check
 cargo clippy --all-targets -q -- -D warnings
 echo "== build and install into build/prefix"
 make install PREFIX="$PWD/build/prefix" >/dev/null
+echo "== docs/functions.md matches the exported functions"
+python3 tools/function_status.py build/prefix/lib/libmpi.so.12 --check
 echo "== Rust tests (units, matching engine vs reference, header freshness)"
 cargo test --release -q 2>&1 | grep -E "^test result|FAILED|panicked|error" || true
 cargo test --release -q >/dev/null 2>&1

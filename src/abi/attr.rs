@@ -315,3 +315,151 @@ pub fn init_predefined(universe: i32, appnum: i32) {
     ATTR_UNIVERSE.store(universe, Ordering::Relaxed);
     ATTR_APPNUM.store(appnum, Ordering::Relaxed);
 }
+
+const OBJ_DATATYPE: u32 = 3;
+
+pub type MPI_Type_copy_attr_function = c_void;
+pub type MPI_Type_delete_attr_function = c_void;
+
+fn type_slot(dt: c_int) -> Result<u32> {
+    let i = crate::abi::handles::index(dt, crate::abi::handles::KIND_DATATYPE)
+        .filter(|&i| i >= 5 && !super::datatype::is_predefined(dt))
+        .ok_or_else(|| {
+            err!(
+                MPI_ERR_TYPE,
+                "datatype=0x{:08x}: attributes need a derived datatype",
+                dt as u32
+            )
+        })?;
+    super::datatype::lookup(dt)?;
+    Ok(i - 5)
+}
+
+fn type_attrs(dt: c_int) -> Result<Vec<(c_int, usize)>> {
+    let i = type_slot(dt)?;
+    with(|st| Ok(st.types.get(i).map(|t| t.attrs.clone()).unwrap_or_default()))
+}
+
+fn set_type_attrs(dt: c_int, f: impl FnOnce(&mut Vec<(c_int, usize)>)) -> Result<()> {
+    let i = type_slot(dt)?;
+    with(|st| {
+        if let Some(t) = st.types.get_mut(i) {
+            f(&mut std::sync::Arc::make_mut(t).attrs);
+        }
+        Ok(())
+    })
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_create_keyval(
+    type_copy_attr_fn: *mut MPI_Type_copy_attr_function,
+    type_delete_attr_fn: *mut MPI_Type_delete_attr_function,
+    type_keyval: *mut c_int,
+    extra_state: *mut c_void,
+) -> c_int {
+    if type_keyval.is_null() {
+        return Err(err!(MPI_ERR_ARG, "type_keyval=NULL"));
+    }
+    // SAFETY: as in create_keyval: NULL or functions of the documented types.
+    let copy_fn = (!type_copy_attr_fn.is_null())
+        .then(|| unsafe { std::mem::transmute::<*mut c_void, CopyFn>(type_copy_attr_fn) });
+    // SAFETY: as above.
+    let delete_fn = (!type_delete_attr_fn.is_null())
+        .then(|| unsafe { std::mem::transmute::<*mut c_void, DeleteFn>(type_delete_attr_fn) });
+    let h = with(|st| {
+        let i = st.keyvals.insert(Keyval {
+            copy_fn,
+            delete_fn,
+            extra_state: extra_state as usize,
+            object: OBJ_DATATYPE,
+            freed: false,
+            refs: 0,
+        });
+        Ok(keyval_handle(OBJ_DATATYPE, i))
+    })?;
+    out(type_keyval, "type_keyval", h)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_free_keyval(type_keyval: *mut c_int) -> c_int {
+    let kv = inp(type_keyval, "type_keyval")?;
+    with(|st| {
+        st.keyval(kv, OBJ_DATATYPE)?;
+        let (_, i) = keyval_index(kv).unwrap();
+        let k = st.keyvals.get_mut(i).unwrap();
+        k.freed = true;
+        if k.refs == 0 {
+            st.keyvals.remove(i);
+        }
+        Ok(())
+    })?;
+    out(type_keyval, "type_keyval", MPI_KEYVAL_INVALID)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_set_attr(
+    datatype: c_int,
+    type_keyval: c_int,
+    attribute_val: *mut c_void,
+) -> c_int {
+    with(|st| st.keyval(type_keyval, OBJ_DATATYPE).map(|_| ()))?;
+    let old = type_attrs(datatype)?
+        .iter()
+        .find(|a| a.0 == type_keyval)
+        .map(|a| a.1);
+    if let Some(v) = old {
+        delete_one(datatype, type_keyval, v)?;
+    }
+    set_type_attrs(datatype, |a| {
+        a.retain(|x| x.0 != type_keyval);
+        a.push((type_keyval, attribute_val as usize));
+    })?;
+    with(|st| {
+        let (_, i) = keyval_index(type_keyval).unwrap();
+        st.keyvals.get_mut(i).unwrap().refs += 1;
+        Ok(())
+    })
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_get_attr(
+    datatype: c_int,
+    type_keyval: c_int,
+    attribute_val: *mut c_void,
+    flag: *mut c_int,
+) -> c_int {
+    with(|st| st.keyval(type_keyval, OBJ_DATATYPE).map(|_| ()))?;
+    let v = type_attrs(datatype)?
+        .iter()
+        .find(|a| a.0 == type_keyval)
+        .map(|a| a.1);
+    match v {
+        Some(v) => {
+            out(attribute_val as *mut usize, "attribute_val", v)?;
+            out(flag, "flag", 1)
+        }
+        None => out(flag, "flag", 0),
+    }
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_delete_attr(datatype: c_int, type_keyval: c_int) -> c_int {
+    with(|st| st.keyval(type_keyval, OBJ_DATATYPE).map(|_| ()))?;
+    let v = type_attrs(datatype)?
+        .iter()
+        .find(|a| a.0 == type_keyval)
+        .map(|a| a.1)
+        .ok_or_else(|| {
+            err!(
+                MPI_ERR_KEYVAL,
+                "type_keyval={type_keyval} has no attribute on this datatype"
+            )
+        })?;
+    delete_one(datatype, type_keyval, v)?;
+    set_type_attrs(datatype, |a| a.retain(|x| x.0 != type_keyval))
+}

@@ -466,6 +466,7 @@ pub unsafe extern "C" fn MPI_Type_dup(oldtype: MPI_Datatype, newtype: *mut MPI_D
     let old = lookup(oldtype)?;
     let mut t = dtm::dup(oldtype, &old);
     t.committed = old.committed || is_predefined(oldtype);
+    t.attrs = super::attr::copy_attrs(oldtype, &old.attrs)?;
     out(newtype, "newtype", add(t)?)
 }
 
@@ -501,6 +502,8 @@ pub unsafe extern "C" fn MPI_Type_commit(datatype: *mut MPI_Datatype) -> c_int {
 pub unsafe extern "C" fn MPI_Type_free(datatype: *mut MPI_Datatype) -> c_int {
     let h = inp(datatype, "datatype")?;
     let i = user_index(h, "MPI_Type_free")?;
+    let attrs = lookup(h)?.attrs.clone();
+    super::attr::delete_attrs(h, &attrs)?;
     with(|st| {
         // Communication in flight keeps its own reference to the type.
         st.types.remove(i);
