@@ -16,6 +16,38 @@
 //! linear-scan reference it is tested against.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A multiply-rotate hasher for the small integer keys of the queues (the
+/// default SipHash costs more than the rest of a match).
+#[derive(Default)]
+pub struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.write_u64(i as u64);
+    }
+    fn write_i32(&mut self, i: i32) {
+        self.write_u64(i as u32 as u64);
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+type Buckets<T> = HashMap<Key, VecDeque<T>, BuildHasherDefault<KeyHasher>>;
+
+/// Empty buckets are kept (their allocation is reused by the next message with
+/// the same envelope) until this many keys exist.
+const KEEP_EMPTY_BUCKETS: usize = 4096;
 
 pub const ANY_SOURCE: i32 = -2;
 pub const ANY_TAG: i32 = -1;
@@ -30,9 +62,9 @@ fn accepts(ctx: u32, src: i32, tag: i32, m: Key) -> bool {
 /// P: what a posted receive carries (a request id); U: what an unexpected message carries.
 pub struct Matcher<P, U> {
     seq: u64,
-    posted_exact: HashMap<Key, VecDeque<(u64, P)>>,
+    posted_exact: Buckets<(u64, P)>,
     posted_wild: VecDeque<(u64, Key, P)>,
-    unexp: HashMap<Key, VecDeque<(u64, U)>>,
+    unexp: Buckets<(u64, U)>,
     unexp_order: BTreeMap<u64, Key>,
 }
 
@@ -40,9 +72,9 @@ impl<P, U> Default for Matcher<P, U> {
     fn default() -> Self {
         Matcher {
             seq: 0,
-            posted_exact: HashMap::new(),
+            posted_exact: Buckets::default(),
             posted_wild: VecDeque::new(),
-            unexp: HashMap::new(),
+            unexp: Buckets::default(),
             unexp_order: BTreeMap::new(),
         }
     }
@@ -87,7 +119,7 @@ impl<P, U> Matcher<P, U> {
             (Some(e), w) if w.is_none_or(|w| e < w) => {
                 let q = self.posted_exact.get_mut(&key).unwrap();
                 let p = q.pop_front().unwrap().1;
-                if q.is_empty() {
+                if q.is_empty() && self.posted_exact.len() > KEEP_EMPTY_BUCKETS {
                     self.posted_exact.remove(&key);
                 }
                 Some(p)
@@ -118,7 +150,11 @@ impl<P, U> Matcher<P, U> {
     fn find_unexpected(&self, ctx: u32, src: i32, tag: i32) -> Option<Key> {
         if src != ANY_SOURCE && tag != ANY_TAG {
             let key = (ctx, src, tag);
-            return self.unexp.contains_key(&key).then_some(key);
+            return self
+                .unexp
+                .get(&key)
+                .is_some_and(|q| !q.is_empty())
+                .then_some(key);
         }
         self.unexp_order
             .values()
@@ -131,7 +167,7 @@ impl<P, U> Matcher<P, U> {
         let key = self.find_unexpected(ctx, src, tag)?;
         let q = self.unexp.get_mut(&key).unwrap();
         let (seq, u) = q.pop_front().unwrap();
-        if q.is_empty() {
+        if q.is_empty() && self.unexp.len() > KEEP_EMPTY_BUCKETS {
             self.unexp.remove(&key);
         }
         self.unexp_order.remove(&seq);
@@ -170,9 +206,6 @@ impl<P, U> Matcher<P, U> {
         if let Some((k, i)) = hit {
             let q = self.posted_exact.get_mut(&k).unwrap();
             q.remove(i);
-            if q.is_empty() {
-                self.posted_exact.remove(&k);
-            }
             return true;
         }
         false
