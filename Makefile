@@ -1,6 +1,7 @@
 # Thin layer over cargo: build, lay out an MPI installation, refresh the header.
 #   make                      release build
-#   make install PREFIX=DIR   DIR/bin (mpicc mpicxx mpirun mpiexec), DIR/include, DIR/lib
+#   make install PREFIX=DIR   DIR/bin (mpicc mpicxx mpif90 mpifort mpirun mpiexec),
+#                             DIR/include (mpi.h mpif.h mpi.mod), DIR/lib
 #   make header               copy the generated mpi.h into include/
 PREFIX ?= $(CURDIR)/build/prefix
 CARGO ?= cargo
@@ -24,12 +25,21 @@ install: build
 	ln -sf libmpi.so.12 $(PREFIX)/lib/libmpi.so
 	ln -sf libmpi.so.12 $(PREFIX)/lib/libmpich.so.12
 	ln -sf libmpi.so.12 $(PREFIX)/lib/libmpich.so
+	ln -sf libmpi.so.12 $(PREFIX)/lib/libmpifort.so.12
+	ln -sf libmpi.so.12 $(PREFIX)/lib/libmpichfort.so.12
+	install -m 644 include/mpif.h $(PREFIX)/include/mpif.h
+	if command -v gfortran >/dev/null; then \
+	  mkdir -p build/fmod && gfortran -c fortran/mpi.f90 -I include -J $(PREFIX)/include -o build/fmod/mpi.o; \
+	fi
 	install -m 644 include/mpi.h $(PREFIX)/include/mpi.h
 	install -m 755 $(REL)/mpirun $(PREFIX)/bin/mpirun
 	ln -sf mpirun $(PREFIX)/bin/mpiexec
 	install -m 755 tools/mpicc.in $(PREFIX)/bin/mpicc
 	ln -sf mpicc $(PREFIX)/bin/mpicxx
 	ln -sf mpicc $(PREFIX)/bin/mpic++
+	ln -sf mpicc $(PREFIX)/bin/mpif90
+	ln -sf mpicc $(PREFIX)/bin/mpifort
+	ln -sf mpicc $(PREFIX)/bin/mpif77
 	sed -e 's|@PREFIX@|$(abspath $(PREFIX))|' -e 's|@VERSION@|$(VERSION)|' tools/mpi.pc.in > $(PREFIX)/lib/pkgconfig/mpi.pc
 	ln -sf mpi.pc $(PREFIX)/lib/pkgconfig/oxmpi.pc
 

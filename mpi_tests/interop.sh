@@ -40,6 +40,15 @@ check "mpicxx -link-info" "-lmpi" "$prefix/bin/mpicxx" -link-info
 check "pkg-config mpi" "-I$prefix/include" env PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs mpi
 "$prefix/bin/mpicxx" -x c++ "$here/hello.c" -o "$out/hello_cxx"
 check "C++ program through mpicxx" "hello from rank 1 of 2" "$prefix/bin/mpirun" -n 2 "$out/hello_cxx"
+if command -v gfortran >/dev/null; then
+  gfortran -c -I"$prefix/include" "$here/f_module.f90" -o "$out/f_module.o" -J "$out" \
+    && echo "ok   use mpi needs no -fallow-argument-mismatch" \
+    || { echo "FAIL use mpi with plain gfortran"; fail=1; }
+  if command -v mpif90.mpich >/dev/null; then
+    mpif90.mpich "$here/f_basic.f" -o "$out/f_basic_mpich" 2>/dev/null
+    check "MPICH-built Fortran binary on OxMPI" "f_basic ok" env LD_LIBRARY_PATH="$prefix/lib" "$prefix/bin/mpirun" -n 2 "$out/f_basic_mpich"
+  fi
+fi
 check "singleton run without mpirun" "hello from rank 0 of 1" "$out/hello_ox"
 if command -v cmake >/dev/null; then
   rm -rf "$out/cmake" && mkdir -p "$out/cmake"

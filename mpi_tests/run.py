@@ -58,13 +58,14 @@ def main():
         if filt and filt not in name:
             continue
         if prog not in built:
-            src = here / (prog + ".c")
-            if not src.exists():
-                src = bdir / (prog + ".c")
+            src = next((p for p in (here / (prog + e) for e in (".c", ".f", ".f90")) if p.exists()), bdir / (prog + ".c"))
             exe = bdir / prog
-            cc = str(prefix / "bin" / "mpicc")
-            r = subprocess.run([cc, "-O1", "-g", "-Wall", "-Werror", *cflags, str(src), "-o", str(exe), "-lpthread", "-lm"],
-                               capture_output=True, text=True)
+            if src.suffix == ".c":
+                cmd = [str(prefix / "bin" / "mpicc"), "-O1", "-g", "-Wall", "-Werror", *cflags, str(src), "-o", str(exe), "-lpthread", "-lm"]
+            else:
+                fflags = [c for c in cflags if "sanitize=undefined" not in c]
+                cmd = [str(prefix / "bin" / "mpif90"), "-O1", "-g", "-Wall", *fflags, str(src), "-o", str(exe), "-J", str(bdir)]
+            r = subprocess.run(cmd, capture_output=True, text=True)
             if r.returncode != 0:
                 failures.append(f"{prog}: build failed\n{r.stderr}")
                 print(f"BUILD FAIL {prog}\n{r.stderr}", flush=True)

@@ -13,6 +13,11 @@ pub mod coll;
 pub mod config;
 pub mod core;
 pub mod datatype;
+/// cbindgen:ignore
+#[rustfmt::skip]
+pub mod fortran;
+/// cbindgen:ignore
+pub mod fortran_support;
 pub mod op;
 pub mod sys;
 pub mod transport;

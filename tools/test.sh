@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq build-essential python3 pkg-config cmake mpich libmpich-dev >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq build-essential python3 pkg-config cmake gfortran mpich libmpich-dev >/dev/null
 fi
 export CARGO_TERM_COLOR=never
 echo "== format and lints"
@@ -14,6 +14,8 @@ cargo fmt --all -- --check
 cargo clippy --all-targets -q -- -D warnings
 echo "== build and install into build/prefix"
 make install PREFIX="$PWD/build/prefix" >/dev/null
+echo "== generated Fortran layer (mpif.h, mpi module, entry points) is fresh"
+python3 tools/gen_fortran.py --check
 echo "== docs/functions.md matches the exported functions"
 python3 tools/function_status.py build/prefix/lib/libmpi.so.12 --check
 echo "== Rust tests (units, matching engine vs reference, header freshness)"

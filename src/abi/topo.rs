@@ -14,7 +14,7 @@ use std::os::raw::c_int;
 
 /// Address-only sentinels (compared, never dereferenced).
 #[repr(transparent)]
-pub struct Sentinel(*mut c_int);
+pub struct Sentinel(pub *mut c_int);
 // SAFETY: the pointer is only compared, never dereferenced or written through.
 unsafe impl Sync for Sentinel {}
 static mut UNWEIGHTED_TARGET: c_int = 0x46618;

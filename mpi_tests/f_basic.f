@@ -1,0 +1,77 @@
+! Fixed-form program with include 'mpif.h': point-to-point with status,
+! collectives with MPI_IN_PLACE, strings, communicator split.
+      PROGRAM FBASIC
+      IMPLICIT NONE
+      INCLUDE 'mpif.h'
+      INTEGER IERR, RANK, NPROCS, I, LEFT, RIGHT, IBUF(10), JBUF(10)
+      INTEGER STATUS(MPI_STATUS_SIZE), CNT, SUB, SRANK, SSIZE, LEN
+      INTEGER ISUM
+      DOUBLE PRECISION X, Y, T0
+      CHARACTER*(MPI_MAX_PROCESSOR_NAME) PNAME
+      CHARACTER*(MPI_MAX_OBJECT_NAME) CNAME
+      CHARACTER*(MPI_MAX_ERROR_STRING) ESTR
+      LOGICAL FLAG
+      CALL MPI_INIT(IERR)
+      IF (IERR .NE. MPI_SUCCESS) STOP 1
+      CALL MPI_INITIALIZED(FLAG, IERR)
+      IF (.NOT. FLAG) CALL FAIL('initialized')
+      CALL MPI_COMM_RANK(MPI_COMM_WORLD, RANK, IERR)
+      CALL MPI_COMM_SIZE(MPI_COMM_WORLD, NPROCS, IERR)
+      T0 = MPI_WTIME()
+      RIGHT = MOD(RANK + 1, NPROCS)
+      LEFT = MOD(RANK + NPROCS - 1, NPROCS)
+      DO I = 1, 10
+         IBUF(I) = RANK * 100 + I
+      END DO
+      CALL MPI_SENDRECV(IBUF, 10, MPI_INTEGER, RIGHT, 3, JBUF, 10,
+     &     MPI_INTEGER, LEFT, 3, MPI_COMM_WORLD, STATUS, IERR)
+      IF (STATUS(MPI_SOURCE) .NE. LEFT) CALL FAIL('status source')
+      IF (STATUS(MPI_TAG) .NE. 3) CALL FAIL('status tag')
+      CALL MPI_GET_COUNT(STATUS, MPI_INTEGER, CNT, IERR)
+      IF (CNT .NE. 10) CALL FAIL('get_count')
+      DO I = 1, 10
+         IF (JBUF(I) .NE. LEFT * 100 + I) CALL FAIL('sendrecv data')
+      END DO
+      X = RANK + 0.5D0
+      CALL MPI_SENDRECV(X, 1, MPI_DOUBLE_PRECISION, RIGHT, 4, Y, 1,
+     &     MPI_DOUBLE_PRECISION, LEFT, 4, MPI_COMM_WORLD,
+     &     MPI_STATUS_IGNORE, IERR)
+      IF (Y .NE. LEFT + 0.5D0) CALL FAIL('double sendrecv')
+      ISUM = RANK
+      CALL MPI_ALLREDUCE(MPI_IN_PLACE, ISUM, 1, MPI_INTEGER, MPI_SUM,
+     &     MPI_COMM_WORLD, IERR)
+      IF (ISUM .NE. NPROCS * (NPROCS - 1) / 2) CALL FAIL('allreduce')
+      IF (RANK .EQ. 0) IBUF(1) = 4242
+      CALL MPI_BCAST(IBUF, 1, MPI_INTEGER, 0, MPI_COMM_WORLD, IERR)
+      IF (IBUF(1) .NE. 4242) CALL FAIL('bcast')
+      CALL MPI_GET_PROCESSOR_NAME(PNAME, LEN, IERR)
+      IF (LEN .LE. 0) CALL FAIL('pname length')
+      IF (PNAME(LEN+1:LEN+1) .NE. ' ') CALL FAIL('pname pad')
+      CALL MPI_COMM_SPLIT(MPI_COMM_WORLD, MOD(RANK, 2), RANK, SUB, IERR)
+      CALL MPI_COMM_RANK(SUB, SRANK, IERR)
+      CALL MPI_COMM_SIZE(SUB, SSIZE, IERR)
+      IF (SRANK .NE. RANK / 2) CALL FAIL('split rank')
+      CALL MPI_COMM_SET_NAME(SUB, 'halves   ', IERR)
+      CALL MPI_COMM_GET_NAME(SUB, CNAME, LEN, IERR)
+      IF (CNAME .NE. 'halves' .OR. LEN .NE. 6) CALL FAIL('comm name')
+      CALL MPI_COMM_FREE(SUB, IERR)
+      IF (SUB .NE. MPI_COMM_NULL) CALL FAIL('comm_free')
+      CALL MPI_ERROR_STRING(MPI_ERR_TRUNCATE, ESTR, LEN, IERR)
+      IF (INDEX(ESTR, 'truncat') .EQ. 0) CALL FAIL('error string')
+      CALL MPI_COMM_SET_ERRHANDLER(MPI_COMM_WORLD, MPI_ERRORS_RETURN,
+     &     IERR)
+      CALL MPI_SEND(IBUF, 1, MPI_INTEGER, NPROCS, 0, MPI_COMM_WORLD,
+     &     IERR)
+      IF (IERR .NE. MPI_ERR_RANK) CALL FAIL('error class via ierror')
+      IF (MPI_WTIME() .LT. T0) CALL FAIL('wtime')
+      CALL MPI_FINALIZE(IERR)
+      IF (RANK .EQ. 0) PRINT *, 'f_basic ok'
+      END
+
+      SUBROUTINE FAIL(WHAT)
+      CHARACTER*(*) WHAT
+      INCLUDE 'mpif.h'
+      INTEGER IERR
+      PRINT *, 'FAIL: ', WHAT
+      CALL MPI_ABORT(MPI_COMM_WORLD, 99, IERR)
+      END
