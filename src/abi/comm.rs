@@ -601,6 +601,8 @@ pub unsafe extern "C" fn MPI_Intercomm_merge(
         world: local.clone(),
         rank,
         size: local.len(),
+        tag: TAG_INTER - 6,
+        comm: intercomm,
     };
     if rank == 0 {
         let mut other = [0u8; 1];

@@ -1,5 +1,6 @@
-//! First collective algorithms, blocking, on contiguous data, written against
-//! core's point-to-point primitives in the communicator's collective context:
+//! Collective algorithms, each written once as a schedule builder
+//! (`coll::sched`) and run blocking here or started nonblocking by the
+//! `MPI_I*` entry points:
 //!
 //! | collective | algorithm | restriction |
 //! |---|---|---|
@@ -13,250 +14,126 @@
 //! | reduce_scatter(_block) | reduce + scatterv | |
 //! | scan, exscan | linear chain | |
 //!
-//! Size- and topology-based selection, nonblocking and persistent forms come
-//! with the collective framework (issue 4).
+//! Algorithm selection by size and topology is issue 4's work.
 
+use super::sched::{run, Loc, Sched, Step};
 use crate::abi::consts::*;
-use crate::abi::op::{apply, OpKind};
+use crate::abi::op::OpKind;
 use crate::core::error::Result;
-use crate::core::runtime::{wait_for, with};
-use crate::core::state::{ReqId, ReqKind, Request, SendMode};
+use crate::core::runtime::with;
 use crate::err;
 use std::os::raw::c_int;
 
-pub const TAG_BARRIER: i32 = -100;
-pub const TAG_BCAST: i32 = -101;
-pub const TAG_REDUCE: i32 = -102;
-pub const TAG_ALLREDUCE: i32 = -103;
-pub const TAG_GATHER: i32 = -104;
-pub const TAG_SCATTER: i32 = -105;
-pub const TAG_ALLGATHER: i32 = -106;
-pub const TAG_ALLTOALL: i32 = -107;
-pub const TAG_SCAN: i32 = -108;
-
-/// A communicator as the algorithms see it.
+/// A communicator as the algorithms see it, for one collective call.
 pub struct View {
     pub ctx: u32,
     pub world: Vec<i32>,
     pub rank: usize,
     pub size: usize,
+    /// Distinguishes this call from other collectives in flight on the communicator.
+    pub tag: i32,
+    pub comm: c_int,
 }
 
+/// The view of `comm` for its next collective call.
 pub fn view(comm: c_int) -> Result<View> {
     with(|st| {
-        let c = st.comm(comm)?;
+        let c = st.comm_mut(comm)?;
         if c.remote.is_some() {
-            return Err(err!(
-                MPI_ERR_COMM,
-                "collectives on intercommunicators are not implemented"
-            ));
+            return Err(err!(MPI_ERR_COMM, "collectives on intercommunicators are not implemented"));
         }
-        Ok(View {
-            ctx: c.ctx + 1,
-            world: c.world.clone(),
-            rank: c.rank as usize,
-            size: c.size as usize,
-        })
+        c.coll_seq = c.coll_seq.wrapping_add(1);
+        let tag = -1000 - (c.coll_seq & 0x00ff_ffff) as i32;
+        Ok(View { ctx: c.ctx + 1, world: c.world.clone(), rank: c.rank as usize, size: c.size as usize, tag, comm })
     })
 }
 
-fn isend(v: &View, dest: usize, tag: i32, buf: &[u8]) -> Result<ReqId> {
-    with(|st| {
-        let s = st.reqs.insert(Request::new(
-            ReqKind::Send,
-            MPI_COMM_WORLD,
-            buf.as_ptr() as *mut u8,
-            buf.len(),
-        ));
-        // SAFETY: the caller keeps `buf` alive until it waits for the request.
-        unsafe {
-            st.start_send_to(
-                s,
-                v.ctx,
-                v.rank as i32,
-                v.world[dest] as usize,
-                tag,
-                buf.as_ptr(),
-                buf.len(),
-                SendMode::Standard,
-            )?
-        };
-        Ok(s)
-    })
+pub fn sched(v: &View) -> Sched {
+    Sched::new(v.ctx, v.tag, v.world.clone(), v.rank)
 }
 
-fn irecv(v: &View, src: usize, tag: i32, buf: &mut [u8]) -> Result<ReqId> {
-    with(|st| {
-        let r = st.reqs.insert(Request::new(
-            ReqKind::Recv,
-            MPI_COMM_WORLD,
-            buf.as_mut_ptr(),
-            buf.len(),
-        ));
-        st.start_recv_ctx(r, v.ctx, src as i32, tag);
-        Ok(r)
-    })
-}
+// ------------------------------------------------------------------ builders
 
-fn waitall(ids: &[ReqId]) -> Result<()> {
-    wait_for(|st| {
-        if !ids.iter().all(|&i| st.reqs.get(i).is_some_and(|r| r.done)) {
-            return Ok(None);
-        }
-        let mut bad = None;
-        for &i in ids {
-            let r = st.reqs.remove(i).unwrap();
-            if r.status.error != MPI_SUCCESS {
-                bad = Some(r.status.error);
-            }
-        }
-        match bad {
-            Some(e) => Err(err!(e, "a collective message did not fit its buffer (counts or datatypes differ between ranks)")),
-            None => Ok(Some(())),
-        }
-    })
-}
-
-fn send(v: &View, dest: usize, tag: i32, buf: &[u8]) -> Result<()> {
-    let s = isend(v, dest, tag, buf)?;
-    waitall(&[s])
-}
-
-fn recv(v: &View, src: usize, tag: i32, buf: &mut [u8]) -> Result<()> {
-    let r = irecv(v, src, tag, buf)?;
-    waitall(&[r])
-}
-
-fn sendrecv(
-    v: &View,
-    dest: usize,
-    sbuf: &[u8],
-    src: usize,
-    rbuf: &mut [u8],
-    tag: i32,
-) -> Result<()> {
-    let r = irecv(v, src, tag, rbuf)?;
-    let s = isend(v, dest, tag, sbuf)?;
-    waitall(&[r, s])
-}
-
-pub fn barrier(v: &View) -> Result<()> {
+pub fn b_barrier(s: &mut Sched, n: usize, r: usize) {
     let mut k = 1;
-    while k < v.size {
-        sendrecv(
-            v,
-            (v.rank + k) % v.size,
-            &[],
-            (v.rank + v.size - k) % v.size,
-            &mut [],
-            TAG_BARRIER,
-        )?;
+    while k < n {
+        let st = s.stage();
+        st.push(Step::Recv { peer: (r + n - k) % n, at: Loc::User(std::ptr::null_mut()), len: 0 });
+        st.push(Step::Send { peer: (r + k) % n, at: Loc::User(std::ptr::null_mut()), len: 0 });
         k <<= 1;
     }
-    Ok(())
 }
 
-pub fn bcast(v: &View, buf: &mut [u8], root: usize) -> Result<()> {
-    let n = v.size;
-    let vr = (v.rank + n - root) % n;
+pub fn b_bcast(s: &mut Sched, n: usize, r: usize, buf: Loc, len: usize, root: usize) {
+    let vr = (r + n - root) % n;
     let mut mask = 1;
     while mask < n {
         if vr & mask != 0 {
-            recv(v, (vr - mask + root) % n, TAG_BCAST, buf)?;
+            s.stage().push(Step::Recv { peer: (vr - mask + root) % n, at: buf, len });
             break;
         }
         mask <<= 1;
     }
     mask >>= 1;
-    let mut reqs = Vec::new();
+    let st = s.stage();
     while mask > 0 {
         if vr + mask < n {
-            reqs.push(isend(v, (vr + mask + root) % n, TAG_BCAST, buf)?);
+            st.push(Step::Send { peer: (vr + mask + root) % n, at: buf, len });
         }
         mask >>= 1;
     }
-    waitall(&reqs)
 }
 
-/// Combines `lower op higher` into `higher`'s place and returns it in `acc`.
-fn combine_lower_first(
-    op: &OpKind,
-    dt: c_int,
-    count: usize,
-    lower: &[u8],
-    higher: &mut [u8],
-) -> Result<()> {
-    apply(op, dt, count, lower, higher)
-}
-
-/// Reduce into `acc` (holding this rank's contribution) at `root`.
-pub fn reduce(
-    v: &View,
-    acc: &mut Vec<u8>,
-    op: &OpKind,
-    dt: c_int,
-    count: usize,
-    root: usize,
-    commutative: bool,
-) -> Result<()> {
-    let n = v.size;
+/// Reduce into `acc` (this rank's contribution on entry) at `root`; `tmp` has the same size.
+#[allow(clippy::too_many_arguments)]
+pub fn b_reduce(s: &mut Sched, n: usize, r: usize, acc: Loc, tmp: Loc, len: usize, count: usize, root: usize, commutative: bool) {
     let eff_root = if commutative { root } else { 0 };
-    let vr = (v.rank + n - eff_root) % n;
-    let mut tmp = vec![0u8; acc.len()];
+    let vr = (r + n - eff_root) % n;
     let mut mask = 1;
     while mask < n {
         if vr & mask == 0 {
             let child = vr | mask;
             if child < n {
-                recv(v, (child + eff_root) % n, TAG_REDUCE, &mut tmp)?;
-                // acc covers ranks [vr, vr+mask), the child [vr+mask, ...): acc op child.
-                combine_lower_first(op, dt, count, acc, &mut tmp)?;
-                std::mem::swap(acc, &mut tmp);
+                s.stage().push(Step::Recv { peer: (child + eff_root) % n, at: tmp, len });
+                // acc covers ranks [vr, vr+mask), the child the ranks after: acc op child.
+                let st = s.stage();
+                st.push(Step::Reduce { src: acc, dst: tmp, count });
+                st.push(Step::Copy { src: tmp, dst: acc, len });
             }
         } else {
-            send(v, (vr - mask + eff_root) % n, TAG_REDUCE, acc)?;
+            s.stage().push(Step::Send { peer: (vr - mask + eff_root) % n, at: acc, len });
             break;
         }
         mask <<= 1;
     }
     if eff_root != root {
-        if v.rank == 0 {
-            send(v, root, TAG_REDUCE, acc)?;
-        } else if v.rank == root {
-            recv(v, 0, TAG_REDUCE, acc)?;
+        if r == 0 {
+            s.stage().push(Step::Send { peer: root, at: acc, len });
+        } else if r == root {
+            s.stage().push(Step::Recv { peer: 0, at: acc, len });
         }
     }
-    Ok(())
 }
 
-pub fn allreduce(
-    v: &View,
-    acc: &mut Vec<u8>,
-    op: &OpKind,
-    dt: c_int,
-    count: usize,
-    commutative: bool,
-) -> Result<()> {
-    let n = v.size;
+#[allow(clippy::too_many_arguments)]
+pub fn b_allreduce(s: &mut Sched, n: usize, r: usize, acc: Loc, tmp: Loc, len: usize, count: usize, commutative: bool) {
     if !commutative {
-        reduce(v, acc, op, dt, count, 0, false)?;
-        return bcast(v, acc, 0);
+        b_reduce(s, n, r, acc, tmp, len, count, 0, false);
+        b_bcast(s, n, r, acc, len, 0);
+        return;
     }
     let mut p2 = 1;
     while p2 * 2 <= n {
         p2 *= 2;
     }
     let rem = n - p2;
-    let r = v.rank;
-    let mut tmp = vec![0u8; acc.len()];
-    // Fold: among the first 2*rem ranks, even ranks hand their data to the next odd one.
-    let newrank: Option<usize> = if r < 2 * rem {
+    let newrank = if r < 2 * rem {
         if r % 2 == 0 {
-            send(v, r + 1, TAG_ALLREDUCE, acc)?;
+            s.stage().push(Step::Send { peer: r + 1, at: acc, len });
             None
         } else {
-            recv(v, r - 1, TAG_ALLREDUCE, &mut tmp)?;
-            combine_lower_first(op, dt, count, &tmp, acc)?;
+            s.stage().push(Step::Recv { peer: r - 1, at: tmp, len });
+            s.stage().push(Step::Reduce { src: tmp, dst: acc, count });
             Some(r / 2)
         }
     } else {
@@ -268,153 +145,173 @@ pub fn allreduce(
         while mask < p2 {
             let partner = nr ^ mask;
             let pr = real(partner);
-            sendrecv(v, pr, acc, pr, &mut tmp, TAG_ALLREDUCE)?;
+            let st = s.stage();
+            st.push(Step::Recv { peer: pr, at: tmp, len });
+            st.push(Step::Send { peer: pr, at: acc, len });
+            let st = s.stage();
             if partner < nr {
-                combine_lower_first(op, dt, count, &tmp, acc)?;
+                st.push(Step::Reduce { src: tmp, dst: acc, count });
             } else {
-                combine_lower_first(op, dt, count, acc, &mut tmp)?;
-                std::mem::swap(acc, &mut tmp);
+                st.push(Step::Reduce { src: acc, dst: tmp, count });
+                st.push(Step::Copy { src: tmp, dst: acc, len });
             }
             mask <<= 1;
         }
     }
     if r < 2 * rem {
         if r % 2 == 1 {
-            send(v, r - 1, TAG_ALLREDUCE, acc)?;
+            s.stage().push(Step::Send { peer: r - 1, at: acc, len });
         } else {
-            recv(v, r + 1, TAG_ALLREDUCE, acc)?;
+            s.stage().push(Step::Recv { peer: r + 1, at: acc, len });
         }
     }
-    Ok(())
 }
 
-/// Gathers blocks to `root`: `blocks[i]` = (offset, len) in `rbuf` for rank i. `mine`
-/// is None when the root's block is already in place.
-pub fn gatherv(
-    v: &View,
-    mine: Option<&[u8]>,
-    rbuf: &mut [u8],
-    blocks: &[(usize, usize)],
-    root: usize,
-) -> Result<()> {
-    if v.rank != root {
-        return send(v, root, TAG_GATHER, mine.unwrap_or(&[]));
+/// Gathers blocks (offset, len) of `rbuf` at `root`; `mine` is None when the root's block is in place.
+pub fn b_gatherv(s: &mut Sched, n: usize, r: usize, mine: Option<(Loc, usize)>, rbuf: Loc, blocks: &[(usize, usize)], root: usize) {
+    let st = s.stage();
+    if r != root {
+        let (m, l) = mine.unwrap_or((Loc::User(std::ptr::null_mut()), 0));
+        st.push(Step::Send { peer: root, at: m, len: l });
+        return;
     }
-    let mut reqs = Vec::new();
-    let base = rbuf.as_mut_ptr();
-    for (i, &(off, len)) in blocks.iter().enumerate() {
+    for (i, &(off, len)) in blocks.iter().enumerate().take(n) {
         if i == root {
-            if let Some(m) = mine {
-                rbuf[off..off + len].copy_from_slice(&m[..len]);
+            if let Some((m, _)) = mine {
+                st.push(Step::Copy { src: m, dst: rbuf.add(off), len });
             }
-            continue;
+        } else {
+            st.push(Step::Recv { peer: i, at: rbuf.add(off), len });
         }
-        // SAFETY: blocks lie inside rbuf (checked by the caller) and do not overlap
-        // (the standard forbids it for the receive buffer).
-        let part = unsafe { std::slice::from_raw_parts_mut(base.add(off), len) };
-        reqs.push(irecv(v, i, TAG_GATHER, part)?);
     }
-    waitall(&reqs)
 }
 
-/// Scatters blocks from `root`; `out` is None at a root receiving in place.
-pub fn scatterv(
-    v: &View,
-    sbuf: &[u8],
-    blocks: &[(usize, usize)],
-    out: Option<&mut [u8]>,
-    root: usize,
-) -> Result<()> {
-    if v.rank != root {
-        return recv(v, root, TAG_SCATTER, out.unwrap());
+pub fn b_scatterv(s: &mut Sched, n: usize, r: usize, sbuf: Loc, blocks: &[(usize, usize)], out: Option<(Loc, usize)>, root: usize) {
+    let st = s.stage();
+    if r != root {
+        let (o, l) = out.unwrap_or((Loc::User(std::ptr::null_mut()), 0));
+        st.push(Step::Recv { peer: root, at: o, len: l });
+        return;
     }
-    let mut reqs = Vec::new();
-    for (i, &(off, len)) in blocks.iter().enumerate() {
+    for (i, &(off, len)) in blocks.iter().enumerate().take(n) {
         if i == root {
-            continue;
+            if let Some((o, _)) = out {
+                st.push(Step::Copy { src: sbuf.add(off), dst: o, len });
+            }
+        } else {
+            st.push(Step::Send { peer: i, at: sbuf.add(off), len });
         }
-        reqs.push(isend(v, i, TAG_SCATTER, &sbuf[off..off + len])?);
     }
-    if let Some(o) = out {
-        let (off, len) = blocks[root];
-        o[..len].copy_from_slice(&sbuf[off..off + len]);
-    }
-    waitall(&reqs)
 }
 
-/// Ring allgather: `rbuf` already holds this rank's block at `blocks[rank]`.
-pub fn allgatherv(v: &View, rbuf: &mut [u8], blocks: &[(usize, usize)]) -> Result<()> {
-    let n = v.size;
-    let right = (v.rank + 1) % n;
-    let left = (v.rank + n - 1) % n;
-    let base = rbuf.as_mut_ptr();
+/// Ring allgather: `rbuf` holds this rank's block at `blocks[r]` when it starts.
+pub fn b_allgatherv(s: &mut Sched, n: usize, r: usize, rbuf: Loc, blocks: &[(usize, usize)]) {
+    let right = (r + 1) % n;
+    let left = (r + n - 1) % n;
     for step in 0..n.saturating_sub(1) {
-        let sb = (v.rank + n - step) % n;
-        let rb = (v.rank + n - step - 1) % n;
-        let (so, sl) = blocks[sb];
-        let (ro, rl) = blocks[rb];
-        // SAFETY: distinct blocks of rbuf (rb != sb), both inside it.
-        let (s, r) = unsafe {
-            (
-                std::slice::from_raw_parts(base.add(so), sl),
-                std::slice::from_raw_parts_mut(base.add(ro), rl),
-            )
-        };
-        sendrecv(v, right, s, left, r, TAG_ALLGATHER)?;
+        let sb = (r + n - step) % n;
+        let rb = (r + n - step - 1) % n;
+        let st = s.stage();
+        st.push(Step::Recv { peer: left, at: rbuf.add(blocks[rb].0), len: blocks[rb].1 });
+        st.push(Step::Send { peer: right, at: rbuf.add(blocks[sb].0), len: blocks[sb].1 });
     }
-    Ok(())
 }
 
-/// Pairwise exchange: send block (soff, slen)[j] to j, receive (roff, rlen)[j] from j.
-pub fn alltoallv(
-    v: &View,
-    sbuf: &[u8],
-    sblocks: &[(usize, usize)],
-    rbuf: &mut [u8],
-    rblocks: &[(usize, usize)],
-) -> Result<()> {
-    let n = v.size;
-    let (so, sl) = sblocks[v.rank];
-    let (ro, _) = rblocks[v.rank];
-    rbuf[ro..ro + sl].copy_from_slice(&sbuf[so..so + sl]);
-    let base = rbuf.as_mut_ptr();
+pub fn b_alltoallv(s: &mut Sched, n: usize, r: usize, sbuf: Loc, sblocks: &[(usize, usize)], rbuf: Loc, rblocks: &[(usize, usize)]) {
+    s.stage().push(Step::Copy { src: sbuf.add(sblocks[r].0), dst: rbuf.add(rblocks[r].0), len: sblocks[r].1 });
     for step in 1..n {
-        let dest = (v.rank + step) % n;
-        let src = (v.rank + n - step) % n;
-        let (so, sl) = sblocks[dest];
-        let (ro, rl) = rblocks[src];
-        // SAFETY: the block lies inside rbuf.
-        let r = unsafe { std::slice::from_raw_parts_mut(base.add(ro), rl) };
-        sendrecv(v, dest, &sbuf[so..so + sl], src, r, TAG_ALLTOALL)?;
+        let dest = (r + step) % n;
+        let src = (r + n - step) % n;
+        let st = s.stage();
+        st.push(Step::Recv { peer: src, at: rbuf.add(rblocks[src].0), len: rblocks[src].1 });
+        st.push(Step::Send { peer: dest, at: sbuf.add(sblocks[dest].0), len: sblocks[dest].1 });
     }
-    Ok(())
 }
 
-/// Inclusive (or exclusive) prefix reduction along the ranks. `acc` holds this
-/// rank's contribution on entry and its result on return (unchanged at rank 0 for exscan).
-pub fn scan(
-    v: &View,
-    acc: &mut Vec<u8>,
-    op: &OpKind,
-    dt: c_int,
-    count: usize,
-    exclusive: bool,
-) -> Result<()> {
-    let mine = acc.clone();
-    let mut prefix = mine.clone();
-    if v.rank > 0 {
-        let mut before = vec![0u8; acc.len()];
-        recv(v, v.rank - 1, TAG_SCAN, &mut before)?;
-        if exclusive {
-            *acc = before.clone();
-        }
-        combine_lower_first(op, dt, count, &before, &mut prefix)?;
-        if !exclusive {
-            *acc = prefix.clone();
-        }
+/// Prefix reduction along the ranks: `acc` holds this rank's contribution and
+/// ends with the result (unchanged at rank 0 for exscan); `tmp` and `pre` are scratch.
+#[allow(clippy::too_many_arguments)]
+pub fn b_scan(s: &mut Sched, n: usize, r: usize, acc: Loc, tmp: Loc, pre: Loc, len: usize, count: usize, exclusive: bool) {
+    s.stage().push(Step::Copy { src: acc, dst: pre, len });
+    if r > 0 {
+        s.stage().push(Step::Recv { peer: r - 1, at: tmp, len });
+        let st = s.stage();
+        st.push(Step::Reduce { src: tmp, dst: pre, count });
+        st.push(Step::Copy { src: if exclusive { tmp } else { pre }, dst: acc, len });
     }
-    if v.rank + 1 < v.size {
-        send(v, v.rank + 1, TAG_SCAN, &prefix)?;
+    if r + 1 < n {
+        s.stage().push(Step::Send { peer: r + 1, at: pre, len });
     }
-    Ok(())
+}
+
+// ------------------------------------------------------------------ blocking facade
+
+fn user(b: &[u8]) -> Loc {
+    Loc::User(b.as_ptr() as *mut u8)
+}
+
+pub fn barrier(v: &View) -> Result<()> {
+    let mut s = sched(v);
+    b_barrier(&mut s, v.size, v.rank);
+    run(v.comm, s)
+}
+
+pub fn bcast(v: &View, buf: &mut [u8], root: usize) -> Result<()> {
+    let mut s = sched(v);
+    b_bcast(&mut s, v.size, v.rank, user(buf), buf.len(), root);
+    run(v.comm, s)
+}
+
+fn with_op(s: &mut Sched, op: &OpKind, dt: c_int) {
+    s.op = Some(*op);
+    s.dt = dt;
+}
+
+pub fn reduce(v: &View, acc: &mut Vec<u8>, op: &OpKind, dt: c_int, count: usize, root: usize, commutative: bool) -> Result<()> {
+    let mut s = sched(v);
+    with_op(&mut s, op, dt);
+    let tmp = s.buffer(vec![0u8; acc.len()]);
+    b_reduce(&mut s, v.size, v.rank, user(acc), Loc::Scratch(tmp, 0), acc.len(), count, root, commutative);
+    run(v.comm, s)
+}
+
+pub fn allreduce(v: &View, acc: &mut Vec<u8>, op: &OpKind, dt: c_int, count: usize, commutative: bool) -> Result<()> {
+    let mut s = sched(v);
+    with_op(&mut s, op, dt);
+    let tmp = s.buffer(vec![0u8; acc.len()]);
+    b_allreduce(&mut s, v.size, v.rank, user(acc), Loc::Scratch(tmp, 0), acc.len(), count, commutative);
+    run(v.comm, s)
+}
+
+pub fn gatherv(v: &View, mine: Option<&[u8]>, rbuf: &mut [u8], blocks: &[(usize, usize)], root: usize) -> Result<()> {
+    let mut s = sched(v);
+    b_gatherv(&mut s, v.size, v.rank, mine.map(|m| (user(m), m.len())), user(rbuf), blocks, root);
+    run(v.comm, s)
+}
+
+pub fn scatterv(v: &View, sbuf: &[u8], blocks: &[(usize, usize)], out: Option<&mut [u8]>, root: usize) -> Result<()> {
+    let mut s = sched(v);
+    b_scatterv(&mut s, v.size, v.rank, user(sbuf), blocks, out.map(|o| (user(o), o.len())), root);
+    run(v.comm, s)
+}
+
+pub fn allgatherv(v: &View, rbuf: &mut [u8], blocks: &[(usize, usize)]) -> Result<()> {
+    let mut s = sched(v);
+    b_allgatherv(&mut s, v.size, v.rank, user(rbuf), blocks);
+    run(v.comm, s)
+}
+
+pub fn alltoallv(v: &View, sbuf: &[u8], sblocks: &[(usize, usize)], rbuf: &mut [u8], rblocks: &[(usize, usize)]) -> Result<()> {
+    let mut s = sched(v);
+    b_alltoallv(&mut s, v.size, v.rank, user(sbuf), sblocks, user(rbuf), rblocks);
+    run(v.comm, s)
+}
+
+pub fn scan(v: &View, acc: &mut Vec<u8>, op: &OpKind, dt: c_int, count: usize, exclusive: bool) -> Result<()> {
+    let mut s = sched(v);
+    with_op(&mut s, op, dt);
+    let tmp = s.buffer(vec![0u8; acc.len()]);
+    let pre = s.buffer(vec![0u8; acc.len()]);
+    b_scan(&mut s, v.size, v.rank, user(acc), Loc::Scratch(tmp, 0), Loc::Scratch(pre, 0), acc.len(), count, exclusive);
+    run(v.comm, s)
 }

@@ -50,6 +50,9 @@ pub struct Comm {
     pub attrs: Vec<(c_int, usize)>,
     pub info: Vec<(String, String)>,
     pub topo: Option<Topo>,
+    /// Collective calls made on this communicator so far; every member makes
+    /// them in the same order, so the count tells concurrent collectives apart.
+    pub coll_seq: u32,
 }
 
 impl Comm {
@@ -70,6 +73,7 @@ impl Comm {
             attrs: Vec::new(),
             info: Vec::new(),
             topo: None,
+            coll_seq: 0,
         }
     }
 

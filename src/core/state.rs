@@ -102,6 +102,8 @@ pub struct Persist {
 pub enum ReqKind {
     Send,
     Recv,
+    /// A collective operation driven by a schedule in `State::scheds`.
+    Coll,
     /// A matched message (MPI_Mprobe); `uid` names it in the unexpected store.
     Message {
         uid: u64,
@@ -265,6 +267,8 @@ pub struct State {
     pub ops: Slab<crate::abi::op::UserOp>,
     pub types: Slab<std::sync::Arc<crate::datatype::Type>>,
     pub builtin_type_names: HashMap<c_int, String>,
+    /// Collective schedules in flight.
+    pub scheds: Vec<Active>,
     pub info_env: Vec<(String, String)>,
     /// Node id (lowest world rank on the same host) of every world rank.
     pub node: Vec<i32>,
@@ -272,6 +276,18 @@ pub struct State {
     pub bsend: Option<Bsend>,
     pub thread_level: c_int,
     pub main_thread: std::thread::ThreadId,
+}
+
+/// Something the progress engine advances: a collective schedule (coll::sched).
+/// `step` starts what it can and returns true once finished.
+pub trait Progress {
+    fn step(&mut self, st: &mut State) -> Result<bool>;
+}
+
+/// An active schedule and the request that completes with it.
+pub struct Active {
+    pub rid: ReqId,
+    pub sched: Box<dyn Progress>,
 }
 
 // SAFETY: the raw pointers a State holds are user buffers passed to MPI calls
@@ -385,6 +401,7 @@ impl State {
             ops: Slab::default(),
             types: Slab::default(),
             builtin_type_names: HashMap::new(),
+            scheds: Vec::new(),
             info_env,
             node,
             errhandlers: Slab::default(),
@@ -426,6 +443,33 @@ impl State {
             }
             self.shm.as_mut().unwrap().try_unlink();
         }
+        if !self.scheds.is_empty() {
+            did |= self.step_schedules();
+        }
+        did
+    }
+
+    /// Advances every collective schedule; completes the requests of finished ones.
+    fn step_schedules(&mut self) -> bool {
+        let mut list = std::mem::take(&mut self.scheds);
+        let before = list.len();
+        list.retain_mut(|a| match a.sched.step(self) {
+            Ok(false) => true,
+            Ok(true) => {
+                self.complete(a.rid);
+                false
+            }
+            Err(e) => {
+                if let Some(r) = self.reqs.get_mut(a.rid) {
+                    r.status.error = e.class;
+                }
+                self.complete(a.rid);
+                false
+            }
+        });
+        let did = list.len() != before;
+        list.append(&mut self.scheds);
+        self.scheds = list;
         did
     }
 

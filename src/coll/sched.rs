@@ -1,0 +1,193 @@
+//! Collective schedules: a small program of stages, each a list of steps
+//! (send, receive, reduce, copy, unpack) run in order; the sends and
+//! receives of a stage are started together and the next stage begins when
+//! they have all completed. The progress engine advances schedules
+//! (`core::state::Progress`), so one algorithm serves the blocking call
+//! (start, then wait) and the nonblocking one (start, return a request).
+//!
+//! Steps address memory as `Loc`: user buffers by address, or scratch
+//! buffers the schedule owns (so a nonblocking collective outlives its call).
+
+use crate::abi::consts::*;
+use crate::abi::op::{apply, OpKind};
+use crate::core::error::Result;
+use crate::core::state::{Progress, ReqId, ReqKind, Request, SendMode, State};
+use crate::datatype::Type;
+use crate::err;
+use std::os::raw::c_int;
+use std::sync::Arc;
+
+#[derive(Clone, Copy, Debug)]
+pub enum Loc {
+    /// An address in user memory.
+    User(*mut u8),
+    /// (scratch buffer, byte offset).
+    Scratch(usize, usize),
+}
+
+impl Loc {
+    pub fn add(self, off: usize) -> Loc {
+        match self {
+            Loc::User(p) => Loc::User(p.wrapping_add(off)),
+            Loc::Scratch(i, o) => Loc::Scratch(i, o + off),
+        }
+    }
+}
+
+pub enum Step {
+    Send { peer: usize, at: Loc, len: usize },
+    Recv { peer: usize, at: Loc, len: usize },
+    /// dst = src op dst for `count` elements (src is the left operand).
+    Reduce { src: Loc, dst: Loc, count: usize },
+    Copy { src: Loc, dst: Loc, len: usize },
+    /// Scatter packed bytes into a user buffer of a non-contiguous datatype.
+    Unpack { src: Loc, len: usize, ty: Arc<Type>, count: usize, dst: *mut u8 },
+}
+
+pub struct Sched {
+    pub ctx: u32,
+    pub tag: i32,
+    pub world: Vec<i32>,
+    pub rank: usize,
+    pub op: Option<OpKind>,
+    pub dt: c_int,
+    pub stages: Vec<Vec<Step>>,
+    pub scratch: Vec<Vec<u8>>,
+    cur: usize,
+    entered: bool,
+    pending: Vec<ReqId>,
+}
+
+impl Sched {
+    pub fn new(ctx: u32, tag: i32, world: Vec<i32>, rank: usize) -> Sched {
+        Sched { ctx, tag, world, rank, op: None, dt: 0, stages: Vec::new(), scratch: Vec::new(), cur: 0, entered: false, pending: Vec::new() }
+    }
+
+    /// Adds a scratch buffer; returns its index.
+    pub fn buffer(&mut self, data: Vec<u8>) -> usize {
+        self.scratch.push(data);
+        self.scratch.len() - 1
+    }
+
+    /// Starts a new stage and returns it for steps to be pushed.
+    pub fn stage(&mut self) -> &mut Vec<Step> {
+        self.stages.push(Vec::new());
+        self.stages.last_mut().unwrap()
+    }
+
+    /// Appends a step to the last stage (opening one if there is none).
+    pub fn push(&mut self, s: Step) {
+        if self.stages.is_empty() {
+            self.stages.push(Vec::new());
+        }
+        self.stages.last_mut().unwrap().push(s);
+    }
+
+    fn ptr(&mut self, l: Loc) -> *mut u8 {
+        match l {
+            Loc::User(p) => p,
+            Loc::Scratch(i, o) => self.scratch[i].as_mut_ptr().wrapping_add(o),
+        }
+    }
+
+    fn enter(&mut self, st: &mut State) -> Result<()> {
+        let steps = std::mem::take(&mut self.stages[self.cur]);
+        for s in &steps {
+            match *s {
+                Step::Send { peer, at, len } => {
+                    let p = self.ptr(at);
+                    let rid = st.reqs.insert(Request::new(ReqKind::Send, MPI_COMM_WORLD, p, len));
+                    // SAFETY: user buffers stay valid until the collective completes
+                    // (MPI's rule); scratch buffers live as long as the schedule.
+                    unsafe { st.start_send_to(rid, self.ctx, self.rank as i32, self.world[peer] as usize, self.tag, p, len, SendMode::Standard)? };
+                    self.pending.push(rid);
+                }
+                Step::Recv { peer, at, len } => {
+                    let p = self.ptr(at);
+                    let rid = st.reqs.insert(Request::new(ReqKind::Recv, MPI_COMM_WORLD, p, len));
+                    st.start_recv_ctx(rid, self.ctx, peer as i32, self.tag);
+                    self.pending.push(rid);
+                }
+                Step::Reduce { src, dst, count } => {
+                    let op = self.op.ok_or_else(|| err!(MPI_ERR_INTERN, "reduce step without an op"))?;
+                    let size = count * crate::abi::handles::type_size(self.dt)?;
+                    let (a, b) = (self.ptr(src), self.ptr(dst));
+                    // SAFETY: both locations hold `count` elements (built by the algorithm).
+                    let (x, y) = unsafe { (std::slice::from_raw_parts(a, size), std::slice::from_raw_parts_mut(b, size)) };
+                    apply(&op, self.dt, count, x, y)?;
+                }
+                Step::Copy { src, dst, len } => {
+                    let (a, b) = (self.ptr(src), self.ptr(dst));
+                    if len > 0 && a != b {
+                        // SAFETY: both locations hold `len` bytes (built by the algorithm).
+                        unsafe { std::ptr::copy(a, b, len) };
+                    }
+                }
+                Step::Unpack { src, len, ref ty, count, dst } => {
+                    let a = self.ptr(src);
+                    // SAFETY: `src` holds `len` packed bytes; `dst` holds `count` elements of `ty`.
+                    unsafe { crate::datatype::unpack(ty, count, std::slice::from_raw_parts(a, len), dst) };
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Progress for Sched {
+    fn step(&mut self, st: &mut State) -> Result<bool> {
+        loop {
+            if !self.entered {
+                if self.cur == self.stages.len() {
+                    return Ok(true);
+                }
+                self.enter(st)?;
+                self.entered = true;
+            }
+            if !self.pending.iter().all(|&r| st.reqs.get(r).is_some_and(|q| q.done)) {
+                return Ok(false);
+            }
+            let mut bad = None;
+            for r in self.pending.drain(..) {
+                if let Some(q) = st.reqs.remove(r) {
+                    if q.status.error != MPI_SUCCESS {
+                        bad = Some(q.status.error);
+                    }
+                }
+            }
+            if let Some(e) = bad {
+                return Err(err!(e, "a collective message did not fit its buffer (counts or datatypes differ between ranks)"));
+            }
+            self.cur += 1;
+            self.entered = false;
+        }
+    }
+}
+
+/// Starts schedule `s` as request of communicator `comm`; returns the request.
+pub fn start(st: &mut State, comm: c_int, s: Sched) -> ReqId {
+    let rid = st.reqs.insert(Request::new(ReqKind::Coll, comm, std::ptr::null_mut(), 0));
+    st.scheds.push(crate::core::state::Active { rid, sched: Box::new(s) });
+    rid
+}
+
+/// Runs `s` to completion (the blocking form of a collective).
+pub fn run(comm: c_int, s: Sched) -> Result<()> {
+    let rid = crate::core::runtime::with(|st| {
+        let rid = start(st, comm, s);
+        st.progress();
+        Ok(rid)
+    })?;
+    crate::core::runtime::wait_for(|st| {
+        let r = st.reqs.get(rid).ok_or_else(|| err!(MPI_ERR_INTERN, "collective request vanished"))?;
+        if !r.done {
+            return Ok(None);
+        }
+        let e = r.status.error;
+        st.reqs.remove(rid);
+        if e != MPI_SUCCESS {
+            return Err(err!(e, "a collective message did not fit its buffer (counts or datatypes differ between ranks)"));
+        }
+        Ok(Some(()))
+    })
+}
