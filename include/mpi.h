@@ -824,24 +824,6 @@ typedef int (MPI_Datarep_conversion_function_c)(void *, MPI_Datatype, MPI_Count,
 
 #define ROMIO_VERSION 126
 
-#define TAG_BARRIER -100
-
-#define TAG_BCAST -101
-
-#define TAG_REDUCE -102
-
-#define TAG_ALLREDUCE -103
-
-#define TAG_GATHER -104
-
-#define TAG_SCATTER -105
-
-#define TAG_ALLGATHER -106
-
-#define TAG_ALLTOALL -107
-
-#define TAG_SCAN -108
-
 #define TAG_AGREE -10
 
 #define TAG_SPLIT -20
@@ -899,7 +881,16 @@ int MPI_Type_delete_attr(int datatype, int type_keyval);
 
 int MPI_Barrier(MPI_Comm comm);
 
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request);
+
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
+
+int MPI_Ibcast(void *buffer,
+               int count,
+               MPI_Datatype datatype,
+               int root,
+               MPI_Comm comm,
+               MPI_Request *request);
 
 int MPI_Reduce(const void *sendbuf,
                void *recvbuf,
@@ -909,12 +900,29 @@ int MPI_Reduce(const void *sendbuf,
                int root,
                MPI_Comm comm);
 
+int MPI_Ireduce(const void *sendbuf,
+                void *recvbuf,
+                int count,
+                MPI_Datatype datatype,
+                MPI_Op op,
+                int root,
+                MPI_Comm comm,
+                MPI_Request *request);
+
 int MPI_Allreduce(const void *sendbuf,
                   void *recvbuf,
                   int count,
                   MPI_Datatype datatype,
                   MPI_Op op,
                   MPI_Comm comm);
+
+int MPI_Iallreduce(const void *sendbuf,
+                   void *recvbuf,
+                   int count,
+                   MPI_Datatype datatype,
+                   MPI_Op op,
+                   MPI_Comm comm,
+                   MPI_Request *request);
 
 int MPI_Gather(const void *sendbuf,
                int sendcount,
@@ -924,6 +932,16 @@ int MPI_Gather(const void *sendbuf,
                MPI_Datatype recvtype,
                int root,
                MPI_Comm comm);
+
+int MPI_Igather(const void *sendbuf,
+                int sendcount,
+                MPI_Datatype sendtype,
+                void *recvbuf,
+                int recvcount,
+                MPI_Datatype recvtype,
+                int root,
+                MPI_Comm comm,
+                MPI_Request *request);
 
 int MPI_Gatherv(const void *sendbuf,
                 int sendcount,
@@ -935,6 +953,17 @@ int MPI_Gatherv(const void *sendbuf,
                 int root,
                 MPI_Comm comm);
 
+int MPI_Igatherv(const void *sendbuf,
+                 int sendcount,
+                 MPI_Datatype sendtype,
+                 void *recvbuf,
+                 const int *recvcounts,
+                 const int *displs,
+                 MPI_Datatype recvtype,
+                 int root,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
 int MPI_Scatter(const void *sendbuf,
                 int sendcount,
                 MPI_Datatype sendtype,
@@ -943,6 +972,16 @@ int MPI_Scatter(const void *sendbuf,
                 MPI_Datatype recvtype,
                 int root,
                 MPI_Comm comm);
+
+int MPI_Iscatter(const void *sendbuf,
+                 int sendcount,
+                 MPI_Datatype sendtype,
+                 void *recvbuf,
+                 int recvcount,
+                 MPI_Datatype recvtype,
+                 int root,
+                 MPI_Comm comm,
+                 MPI_Request *request);
 
 int MPI_Scatterv(const void *sendbuf,
                  const int *sendcounts,
@@ -954,6 +993,17 @@ int MPI_Scatterv(const void *sendbuf,
                  int root,
                  MPI_Comm comm);
 
+int MPI_Iscatterv(const void *sendbuf,
+                  const int *sendcounts,
+                  const int *displs,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  int recvcount,
+                  MPI_Datatype recvtype,
+                  int root,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
 int MPI_Allgather(const void *sendbuf,
                   int sendcount,
                   MPI_Datatype sendtype,
@@ -961,6 +1011,15 @@ int MPI_Allgather(const void *sendbuf,
                   int recvcount,
                   MPI_Datatype recvtype,
                   MPI_Comm comm);
+
+int MPI_Iallgather(const void *sendbuf,
+                   int sendcount,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   int recvcount,
+                   MPI_Datatype recvtype,
+                   MPI_Comm comm,
+                   MPI_Request *request);
 
 int MPI_Allgatherv(const void *sendbuf,
                    int sendcount,
@@ -971,6 +1030,16 @@ int MPI_Allgatherv(const void *sendbuf,
                    MPI_Datatype recvtype,
                    MPI_Comm comm);
 
+int MPI_Iallgatherv(const void *sendbuf,
+                    int sendcount,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    const int *recvcounts,
+                    const int *displs,
+                    MPI_Datatype recvtype,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
 int MPI_Alltoall(const void *sendbuf,
                  int sendcount,
                  MPI_Datatype sendtype,
@@ -978,6 +1047,15 @@ int MPI_Alltoall(const void *sendbuf,
                  int recvcount,
                  MPI_Datatype recvtype,
                  MPI_Comm comm);
+
+int MPI_Ialltoall(const void *sendbuf,
+                  int sendcount,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  int recvcount,
+                  MPI_Datatype recvtype,
+                  MPI_Comm comm,
+                  MPI_Request *request);
 
 int MPI_Alltoallv(const void *sendbuf,
                   const int *sendcounts,
@@ -989,12 +1067,31 @@ int MPI_Alltoallv(const void *sendbuf,
                   MPI_Datatype recvtype,
                   MPI_Comm comm);
 
+int MPI_Ialltoallv(const void *sendbuf,
+                   const int *sendcounts,
+                   const int *sdispls,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   const int *recvcounts,
+                   const int *rdispls,
+                   MPI_Datatype recvtype,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
 int MPI_Reduce_scatter_block(const void *sendbuf,
                              void *recvbuf,
                              int recvcount,
                              MPI_Datatype datatype,
                              MPI_Op op,
                              MPI_Comm comm);
+
+int MPI_Ireduce_scatter_block(const void *sendbuf,
+                              void *recvbuf,
+                              int recvcount,
+                              MPI_Datatype datatype,
+                              MPI_Op op,
+                              MPI_Comm comm,
+                              MPI_Request *request);
 
 int MPI_Reduce_scatter(const void *sendbuf,
                        void *recvbuf,
@@ -1003,6 +1100,14 @@ int MPI_Reduce_scatter(const void *sendbuf,
                        MPI_Op op,
                        MPI_Comm comm);
 
+int MPI_Ireduce_scatter(const void *sendbuf,
+                        void *recvbuf,
+                        const int *recvcounts,
+                        MPI_Datatype datatype,
+                        MPI_Op op,
+                        MPI_Comm comm,
+                        MPI_Request *request);
+
 int MPI_Scan(const void *sendbuf,
              void *recvbuf,
              int count,
@@ -1010,12 +1115,28 @@ int MPI_Scan(const void *sendbuf,
              MPI_Op op,
              MPI_Comm comm);
 
+int MPI_Iscan(const void *sendbuf,
+              void *recvbuf,
+              int count,
+              MPI_Datatype datatype,
+              MPI_Op op,
+              MPI_Comm comm,
+              MPI_Request *request);
+
 int MPI_Exscan(const void *sendbuf,
                void *recvbuf,
                int count,
                MPI_Datatype datatype,
                MPI_Op op,
                MPI_Comm comm);
+
+int MPI_Iexscan(const void *sendbuf,
+                void *recvbuf,
+                int count,
+                MPI_Datatype datatype,
+                MPI_Op op,
+                MPI_Comm comm,
+                MPI_Request *request);
 
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
 
@@ -1616,7 +1737,16 @@ int PMPI_Type_delete_attr(int datatype, int type_keyval);
 
 int PMPI_Barrier(MPI_Comm comm);
 
+int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request);
+
 int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
+
+int PMPI_Ibcast(void *buffer,
+                int count,
+                MPI_Datatype datatype,
+                int root,
+                MPI_Comm comm,
+                MPI_Request *request);
 
 int PMPI_Reduce(const void *sendbuf,
                 void *recvbuf,
@@ -1626,12 +1756,29 @@ int PMPI_Reduce(const void *sendbuf,
                 int root,
                 MPI_Comm comm);
 
+int PMPI_Ireduce(const void *sendbuf,
+                 void *recvbuf,
+                 int count,
+                 MPI_Datatype datatype,
+                 MPI_Op op,
+                 int root,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
 int PMPI_Allreduce(const void *sendbuf,
                    void *recvbuf,
                    int count,
                    MPI_Datatype datatype,
                    MPI_Op op,
                    MPI_Comm comm);
+
+int PMPI_Iallreduce(const void *sendbuf,
+                    void *recvbuf,
+                    int count,
+                    MPI_Datatype datatype,
+                    MPI_Op op,
+                    MPI_Comm comm,
+                    MPI_Request *request);
 
 int PMPI_Gather(const void *sendbuf,
                 int sendcount,
@@ -1641,6 +1788,16 @@ int PMPI_Gather(const void *sendbuf,
                 MPI_Datatype recvtype,
                 int root,
                 MPI_Comm comm);
+
+int PMPI_Igather(const void *sendbuf,
+                 int sendcount,
+                 MPI_Datatype sendtype,
+                 void *recvbuf,
+                 int recvcount,
+                 MPI_Datatype recvtype,
+                 int root,
+                 MPI_Comm comm,
+                 MPI_Request *request);
 
 int PMPI_Gatherv(const void *sendbuf,
                  int sendcount,
@@ -1652,6 +1809,17 @@ int PMPI_Gatherv(const void *sendbuf,
                  int root,
                  MPI_Comm comm);
 
+int PMPI_Igatherv(const void *sendbuf,
+                  int sendcount,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  const int *recvcounts,
+                  const int *displs,
+                  MPI_Datatype recvtype,
+                  int root,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
 int PMPI_Scatter(const void *sendbuf,
                  int sendcount,
                  MPI_Datatype sendtype,
@@ -1660,6 +1828,16 @@ int PMPI_Scatter(const void *sendbuf,
                  MPI_Datatype recvtype,
                  int root,
                  MPI_Comm comm);
+
+int PMPI_Iscatter(const void *sendbuf,
+                  int sendcount,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  int recvcount,
+                  MPI_Datatype recvtype,
+                  int root,
+                  MPI_Comm comm,
+                  MPI_Request *request);
 
 int PMPI_Scatterv(const void *sendbuf,
                   const int *sendcounts,
@@ -1671,6 +1849,17 @@ int PMPI_Scatterv(const void *sendbuf,
                   int root,
                   MPI_Comm comm);
 
+int PMPI_Iscatterv(const void *sendbuf,
+                   const int *sendcounts,
+                   const int *displs,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   int recvcount,
+                   MPI_Datatype recvtype,
+                   int root,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
 int PMPI_Allgather(const void *sendbuf,
                    int sendcount,
                    MPI_Datatype sendtype,
@@ -1678,6 +1867,15 @@ int PMPI_Allgather(const void *sendbuf,
                    int recvcount,
                    MPI_Datatype recvtype,
                    MPI_Comm comm);
+
+int PMPI_Iallgather(const void *sendbuf,
+                    int sendcount,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    int recvcount,
+                    MPI_Datatype recvtype,
+                    MPI_Comm comm,
+                    MPI_Request *request);
 
 int PMPI_Allgatherv(const void *sendbuf,
                     int sendcount,
@@ -1688,6 +1886,16 @@ int PMPI_Allgatherv(const void *sendbuf,
                     MPI_Datatype recvtype,
                     MPI_Comm comm);
 
+int PMPI_Iallgatherv(const void *sendbuf,
+                     int sendcount,
+                     MPI_Datatype sendtype,
+                     void *recvbuf,
+                     const int *recvcounts,
+                     const int *displs,
+                     MPI_Datatype recvtype,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
 int PMPI_Alltoall(const void *sendbuf,
                   int sendcount,
                   MPI_Datatype sendtype,
@@ -1695,6 +1903,15 @@ int PMPI_Alltoall(const void *sendbuf,
                   int recvcount,
                   MPI_Datatype recvtype,
                   MPI_Comm comm);
+
+int PMPI_Ialltoall(const void *sendbuf,
+                   int sendcount,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   int recvcount,
+                   MPI_Datatype recvtype,
+                   MPI_Comm comm,
+                   MPI_Request *request);
 
 int PMPI_Alltoallv(const void *sendbuf,
                    const int *sendcounts,
@@ -1706,12 +1923,31 @@ int PMPI_Alltoallv(const void *sendbuf,
                    MPI_Datatype recvtype,
                    MPI_Comm comm);
 
+int PMPI_Ialltoallv(const void *sendbuf,
+                    const int *sendcounts,
+                    const int *sdispls,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    const int *recvcounts,
+                    const int *rdispls,
+                    MPI_Datatype recvtype,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
 int PMPI_Reduce_scatter_block(const void *sendbuf,
                               void *recvbuf,
                               int recvcount,
                               MPI_Datatype datatype,
                               MPI_Op op,
                               MPI_Comm comm);
+
+int PMPI_Ireduce_scatter_block(const void *sendbuf,
+                               void *recvbuf,
+                               int recvcount,
+                               MPI_Datatype datatype,
+                               MPI_Op op,
+                               MPI_Comm comm,
+                               MPI_Request *request);
 
 int PMPI_Reduce_scatter(const void *sendbuf,
                         void *recvbuf,
@@ -1720,6 +1956,14 @@ int PMPI_Reduce_scatter(const void *sendbuf,
                         MPI_Op op,
                         MPI_Comm comm);
 
+int PMPI_Ireduce_scatter(const void *sendbuf,
+                         void *recvbuf,
+                         const int *recvcounts,
+                         MPI_Datatype datatype,
+                         MPI_Op op,
+                         MPI_Comm comm,
+                         MPI_Request *request);
+
 int PMPI_Scan(const void *sendbuf,
               void *recvbuf,
               int count,
@@ -1727,12 +1971,28 @@ int PMPI_Scan(const void *sendbuf,
               MPI_Op op,
               MPI_Comm comm);
 
+int PMPI_Iscan(const void *sendbuf,
+               void *recvbuf,
+               int count,
+               MPI_Datatype datatype,
+               MPI_Op op,
+               MPI_Comm comm,
+               MPI_Request *request);
+
 int PMPI_Exscan(const void *sendbuf,
                 void *recvbuf,
                 int count,
                 MPI_Datatype datatype,
                 MPI_Op op,
                 MPI_Comm comm);
+
+int PMPI_Iexscan(const void *sendbuf,
+                 void *recvbuf,
+                 int count,
+                 MPI_Datatype datatype,
+                 MPI_Op op,
+                 MPI_Comm comm,
+                 MPI_Request *request);
 
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
 

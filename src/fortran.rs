@@ -134,6 +134,28 @@ unsafe fn f_pmpi_barrier(a0: *mut c_void, ierr: *mut c_int) -> () {
 }
 fsyms!(f_pmpi_barrier(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_barrier_, pmpi_barrier__, pmpi_barrier, PMPI_BARRIER);
 
+unsafe fn f_mpi_ibarrier(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Ibarrier(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ibarrier(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_ibarrier_, mpi_ibarrier__, mpi_ibarrier, MPI_IBARRIER);
+
+unsafe fn f_pmpi_ibarrier(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Ibarrier(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ibarrier(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_ibarrier_, pmpi_ibarrier__, pmpi_ibarrier, PMPI_IBARRIER);
+
 unsafe fn f_mpi_bcast(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -155,6 +177,28 @@ unsafe fn f_pmpi_bcast(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *m
     }
 }
 fsyms!(f_pmpi_bcast(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_bcast_, pmpi_bcast__, pmpi_bcast, PMPI_BCAST);
+
+unsafe fn f_mpi_ibcast(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Ibcast(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), a5 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ibcast(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_ibcast_, mpi_ibcast__, mpi_ibcast, MPI_IBCAST);
+
+unsafe fn f_pmpi_ibcast(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Ibcast(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), a5 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ibcast(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_ibcast_, pmpi_ibcast__, pmpi_ibcast, PMPI_IBCAST);
 
 unsafe fn f_mpi_reduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -178,6 +222,28 @@ unsafe fn f_pmpi_reduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *
 }
 fsyms!(f_pmpi_reduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_reduce_, pmpi_reduce__, pmpi_reduce, PMPI_REDUCE);
 
+unsafe fn f_mpi_ireduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Ireduce(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ireduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_ireduce_, mpi_ireduce__, mpi_ireduce, MPI_IREDUCE);
+
+unsafe fn f_pmpi_ireduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Ireduce(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ireduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_ireduce_, pmpi_ireduce__, pmpi_ireduce, PMPI_IREDUCE);
+
 unsafe fn f_mpi_allreduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -199,6 +265,28 @@ unsafe fn f_pmpi_allreduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3
     }
 }
 fsyms!(f_pmpi_allreduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_allreduce_, pmpi_allreduce__, pmpi_allreduce, PMPI_ALLREDUCE);
+
+unsafe fn f_mpi_iallreduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Iallreduce(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_iallreduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_iallreduce_, mpi_iallreduce__, mpi_iallreduce, MPI_IALLREDUCE);
+
+unsafe fn f_pmpi_iallreduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Iallreduce(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_iallreduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_iallreduce_, pmpi_iallreduce__, pmpi_iallreduce, PMPI_IALLREDUCE);
 
 unsafe fn f_mpi_gather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -222,6 +310,28 @@ unsafe fn f_pmpi_gather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *
 }
 fsyms!(f_pmpi_gather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_gather_, pmpi_gather__, pmpi_gather, PMPI_GATHER);
 
+unsafe fn f_mpi_igather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Igather(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_igather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_igather_, mpi_igather__, mpi_igather, MPI_IGATHER);
+
+unsafe fn f_pmpi_igather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Igather(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_igather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_igather_, pmpi_igather__, pmpi_igather, PMPI_IGATHER);
+
 unsafe fn f_mpi_gatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -243,6 +353,28 @@ unsafe fn f_pmpi_gatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: 
     }
 }
 fsyms!(f_pmpi_gatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_gatherv_, pmpi_gatherv__, pmpi_gatherv, PMPI_GATHERV);
+
+unsafe fn f_mpi_igatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Igatherv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_igatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_igatherv_, mpi_igatherv__, mpi_igatherv, MPI_IGATHERV);
+
+unsafe fn f_pmpi_igatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Igatherv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_igatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_igatherv_, pmpi_igatherv__, pmpi_igatherv, PMPI_IGATHERV);
 
 unsafe fn f_mpi_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -266,6 +398,28 @@ unsafe fn f_pmpi_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: 
 }
 fsyms!(f_pmpi_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_scatter_, pmpi_scatter__, pmpi_scatter, PMPI_SCATTER);
 
+unsafe fn f_mpi_iscatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Iscatter(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_iscatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_iscatter_, mpi_iscatter__, mpi_iscatter, MPI_ISCATTER);
+
+unsafe fn f_pmpi_iscatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Iscatter(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_iscatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_iscatter_, pmpi_iscatter__, pmpi_iscatter, PMPI_ISCATTER);
+
 unsafe fn f_mpi_scatterv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -287,6 +441,28 @@ unsafe fn f_pmpi_scatterv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3:
     }
 }
 fsyms!(f_pmpi_scatterv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_scatterv_, pmpi_scatterv__, pmpi_scatterv, PMPI_SCATTERV);
+
+unsafe fn f_mpi_iscatterv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Iscatterv(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_iscatterv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_iscatterv_, mpi_iscatterv__, mpi_iscatterv, MPI_ISCATTERV);
+
+unsafe fn f_pmpi_iscatterv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Iscatterv(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_iscatterv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_iscatterv_, pmpi_iscatterv__, pmpi_iscatterv, PMPI_ISCATTERV);
 
 unsafe fn f_mpi_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -310,6 +486,28 @@ unsafe fn f_pmpi_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3
 }
 fsyms!(f_pmpi_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_allgather_, pmpi_allgather__, pmpi_allgather, PMPI_ALLGATHER);
 
+unsafe fn f_mpi_iallgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Iallgather(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_iallgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_iallgather_, mpi_iallgather__, mpi_iallgather, MPI_IALLGATHER);
+
+unsafe fn f_pmpi_iallgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Iallgather(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_iallgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_iallgather_, pmpi_iallgather__, pmpi_iallgather, PMPI_IALLGATHER);
+
 unsafe fn f_mpi_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -331,6 +529,28 @@ unsafe fn f_pmpi_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a
     }
 }
 fsyms!(f_pmpi_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_allgatherv_, pmpi_allgatherv__, pmpi_allgatherv, PMPI_ALLGATHERV);
+
+unsafe fn f_mpi_iallgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Iallgatherv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_iallgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_iallgatherv_, mpi_iallgatherv__, mpi_iallgatherv, MPI_IALLGATHERV);
+
+unsafe fn f_pmpi_iallgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Iallgatherv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_iallgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_iallgatherv_, pmpi_iallgatherv__, pmpi_iallgatherv, PMPI_IALLGATHERV);
 
 unsafe fn f_mpi_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -354,6 +574,28 @@ unsafe fn f_pmpi_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3:
 }
 fsyms!(f_pmpi_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_alltoall_, pmpi_alltoall__, pmpi_alltoall, PMPI_ALLTOALL);
 
+unsafe fn f_mpi_ialltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Ialltoall(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ialltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_ialltoall_, mpi_ialltoall__, mpi_ialltoall, MPI_IALLTOALL);
+
+unsafe fn f_pmpi_ialltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Ialltoall(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ialltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_ialltoall_, pmpi_ialltoall__, pmpi_ialltoall, PMPI_IALLTOALL);
+
 unsafe fn f_mpi_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -375,6 +617,28 @@ unsafe fn f_pmpi_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3
     }
 }
 fsyms!(f_pmpi_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_alltoallv_, pmpi_alltoallv__, pmpi_alltoallv, PMPI_ALLTOALLV);
+
+unsafe fn f_mpi_ialltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Ialltoallv(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ialltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_ialltoallv_, mpi_ialltoallv__, mpi_ialltoallv, MPI_IALLTOALLV);
+
+unsafe fn f_pmpi_ialltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Ialltoallv(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ialltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_ialltoallv_, pmpi_ialltoallv__, pmpi_ialltoallv, PMPI_IALLTOALLV);
 
 unsafe fn f_mpi_reduce_scatter_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -398,6 +662,28 @@ unsafe fn f_pmpi_reduce_scatter_block(a0: *mut c_void, a1: *mut c_void, a2: *mut
 }
 fsyms!(f_pmpi_reduce_scatter_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_reduce_scatter_block_, pmpi_reduce_scatter_block__, pmpi_reduce_scatter_block, PMPI_REDUCE_SCATTER_BLOCK);
 
+unsafe fn f_mpi_ireduce_scatter_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Ireduce_scatter_block(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ireduce_scatter_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_ireduce_scatter_block_, mpi_ireduce_scatter_block__, mpi_ireduce_scatter_block, MPI_IREDUCE_SCATTER_BLOCK);
+
+unsafe fn f_pmpi_ireduce_scatter_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Ireduce_scatter_block(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ireduce_scatter_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_ireduce_scatter_block_, pmpi_ireduce_scatter_block__, pmpi_ireduce_scatter_block, PMPI_IREDUCE_SCATTER_BLOCK);
+
 unsafe fn f_mpi_reduce_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -419,6 +705,28 @@ unsafe fn f_pmpi_reduce_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_voi
     }
 }
 fsyms!(f_pmpi_reduce_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_reduce_scatter_, pmpi_reduce_scatter__, pmpi_reduce_scatter, PMPI_REDUCE_SCATTER);
+
+unsafe fn f_mpi_ireduce_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Ireduce_scatter(buf(a0) as _, buf(a1) as _, a2 as _, *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ireduce_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_ireduce_scatter_, mpi_ireduce_scatter__, mpi_ireduce_scatter, MPI_IREDUCE_SCATTER);
+
+unsafe fn f_pmpi_ireduce_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Ireduce_scatter(buf(a0) as _, buf(a1) as _, a2 as _, *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ireduce_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_ireduce_scatter_, pmpi_ireduce_scatter__, pmpi_ireduce_scatter, PMPI_IREDUCE_SCATTER);
 
 unsafe fn f_mpi_scan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -442,6 +750,28 @@ unsafe fn f_pmpi_scan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mu
 }
 fsyms!(f_pmpi_scan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_scan_, pmpi_scan__, pmpi_scan, PMPI_SCAN);
 
+unsafe fn f_mpi_iscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Iscan(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_iscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_iscan_, mpi_iscan__, mpi_iscan, MPI_ISCAN);
+
+unsafe fn f_pmpi_iscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Iscan(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_iscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_iscan_, pmpi_iscan__, pmpi_iscan, PMPI_ISCAN);
+
 unsafe fn f_mpi_exscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -463,6 +793,28 @@ unsafe fn f_pmpi_exscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *
     }
 }
 fsyms!(f_pmpi_exscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_exscan_, pmpi_exscan__, pmpi_exscan, PMPI_EXSCAN);
+
+unsafe fn f_mpi_iexscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Iexscan(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_iexscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_iexscan_, mpi_iexscan__, mpi_iexscan, MPI_IEXSCAN);
+
+unsafe fn f_pmpi_iexscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Iexscan(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_iexscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_iexscan_, pmpi_iexscan__, pmpi_iexscan, PMPI_IEXSCAN);
 
 unsafe fn f_mpi_comm_dup(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).

@@ -4,23 +4,19 @@
 use super::consts::*;
 use super::datatype::{describe, size_and_type};
 use super::op::{check as op_check, is_commutative, lookup};
+use super::ptr::out;
+use super::MPI_Request;
 use super::{MPI_Comm, MPI_Datatype, MPI_Op};
 use crate::coll::basic::{self, View};
+use crate::coll::sched::{self, Loc, Sched, Step};
 use crate::core::error::Result;
+use crate::core::runtime::with;
 use crate::err;
 use oxmpi_macros::mpi_fn;
 use std::os::raw::{c_int, c_void};
 
 fn in_place(p: *const c_void) -> bool {
     p as isize == -1
-}
-
-/// Bytes of `count` elements of a predefined or dense datatype (see `block_size`).
-fn size_of(count: c_int, dt: MPI_Datatype, what: &str) -> Result<usize> {
-    if count < 0 {
-        return Err(err!(MPI_ERR_COUNT, "{what}={count} must be non-negative"));
-    }
-    Ok(count as usize * block_size(dt)?)
 }
 
 /// Size of one element for the block arithmetic of gather/scatter-like calls,
@@ -53,95 +49,6 @@ fn reduction_type(dt: MPI_Datatype, count: c_int) -> Result<(MPI_Datatype, usize
                 )
             }),
     }
-}
-
-/// The bytes of `count` elements of `dt` at `p`, packed if the type is not contiguous.
-unsafe fn bytes_typed<'a>(
-    p: *const c_void,
-    count: c_int,
-    dt: MPI_Datatype,
-    name: &str,
-) -> Result<std::borrow::Cow<'a, [u8]>> {
-    if in_place(p) {
-        return Err(err!(
-            MPI_ERR_BUFFER,
-            "{name}=MPI_IN_PLACE is not allowed here"
-        ));
-    }
-    let d = describe(p, count, dt, name)?;
-    Ok(match d.staged {
-        None if d.bytes == 0 => std::borrow::Cow::Borrowed(&[][..]),
-        // SAFETY: a contiguous range of d.bytes bytes (describe checked NULL).
-        None => std::borrow::Cow::Borrowed(unsafe { std::slice::from_raw_parts(d.ptr, d.bytes) }),
-        Some(t) => {
-            let mut v = vec![0u8; d.bytes];
-            // SAFETY: the buffer holds count elements of t (MPI's rule).
-            unsafe { crate::datatype::pack(&t, count as usize, p as *const u8, &mut v) };
-            std::borrow::Cow::Owned(v)
-        }
-    })
-}
-
-/// A receive area for `count` elements of `dt` at `p`: the user memory when
-/// contiguous, else a staging buffer unpacked by `finish`.
-struct OutBuf<'a> {
-    direct: Option<&'a mut [u8]>,
-    staged: Vec<u8>,
-    unpack: Option<(std::sync::Arc<crate::datatype::Type>, usize, *mut u8)>,
-}
-
-impl OutBuf<'_> {
-    fn slice(&mut self) -> &mut [u8] {
-        match self.direct.as_mut() {
-            Some(d) => d,
-            None => &mut self.staged,
-        }
-    }
-    fn finish(self) {
-        if let Some((t, n, dst)) = self.unpack {
-            // SAFETY: dst holds n elements of t (MPI's rule for receive buffers).
-            unsafe { crate::datatype::unpack(&t, n, &self.staged, dst) };
-        }
-    }
-}
-
-unsafe fn out_typed<'a>(
-    p: *mut c_void,
-    count: c_int,
-    dt: MPI_Datatype,
-    name: &str,
-) -> Result<OutBuf<'a>> {
-    if in_place(p) {
-        return Err(err!(
-            MPI_ERR_BUFFER,
-            "{name}=MPI_IN_PLACE is not allowed here"
-        ));
-    }
-    let d = describe(p, count, dt, name)?;
-    Ok(match d.staged {
-        None if d.bytes == 0 => OutBuf {
-            direct: Some(&mut []),
-            staged: vec![],
-            unpack: None,
-        },
-        None => OutBuf {
-            // SAFETY: a contiguous range of d.bytes bytes (describe checked NULL).
-            direct: Some(unsafe { std::slice::from_raw_parts_mut(d.ptr, d.bytes) }),
-            staged: vec![],
-            unpack: None,
-        },
-        Some(t) => {
-            let mut v = vec![0u8; d.bytes];
-            // Start from the current contents (in-place reductions read them).
-            // SAFETY: as for bytes_typed.
-            unsafe { crate::datatype::pack(&t, count as usize, p as *const u8, &mut v) };
-            OutBuf {
-                direct: None,
-                staged: v,
-                unpack: Some((t, count as usize, p as *mut u8)),
-            }
-        }
-    })
 }
 
 /// A byte view of a user buffer; NULL is allowed for zero bytes.
@@ -231,11 +138,427 @@ fn blocks(
     Ok((v, end))
 }
 
+// ------------------------------------------------------------------ schedule inputs and outputs
+
+/// Where `count` elements of `dt` at `p` are read from: the user buffer when
+/// contiguous (it may not change until the collective completes), else a packed copy.
+unsafe fn input(
+    s: &mut Sched,
+    p: *const c_void,
+    count: c_int,
+    dt: MPI_Datatype,
+    name: &str,
+) -> Result<(Loc, usize)> {
+    if in_place(p) {
+        return Err(err!(
+            MPI_ERR_BUFFER,
+            "{name}=MPI_IN_PLACE is not allowed here"
+        ));
+    }
+    let d = describe(p, count, dt, name)?;
+    Ok(match d.staged {
+        None => (Loc::User(d.ptr), d.bytes),
+        Some(t) => {
+            let mut v = vec![0u8; d.bytes];
+            // SAFETY: the buffer holds count elements of t (MPI's rule).
+            unsafe { crate::datatype::pack(&t, count as usize, p as *const u8, &mut v) };
+            (Loc::Scratch(s.buffer(v), 0), d.bytes)
+        }
+    })
+}
+
+/// Where results for `count` elements of `dt` at `p` go; the step to run last
+/// (unpacking) when the type is not contiguous. The area starts with the
+/// buffer's current contents (in-place operations read them).
+unsafe fn output(
+    s: &mut Sched,
+    p: *mut c_void,
+    count: c_int,
+    dt: MPI_Datatype,
+    name: &str,
+) -> Result<(Loc, usize, Option<Step>)> {
+    if in_place(p) {
+        return Err(err!(
+            MPI_ERR_BUFFER,
+            "{name}=MPI_IN_PLACE is not allowed here"
+        ));
+    }
+    let d = describe(p, count, dt, name)?;
+    Ok(match d.staged {
+        None => (Loc::User(d.ptr), d.bytes, None),
+        Some(t) => {
+            let mut v = vec![0u8; d.bytes];
+            // SAFETY: as for input.
+            unsafe { crate::datatype::pack(&t, count as usize, p as *const u8, &mut v) };
+            let i = s.buffer(v);
+            let step = Step::Unpack {
+                src: Loc::Scratch(i, 0),
+                len: d.bytes,
+                ty: t,
+                count: count as usize,
+                dst: p as *mut u8,
+            };
+            (Loc::Scratch(i, 0), d.bytes, Some(step))
+        }
+    })
+}
+
+/// A scratch copy of `len` bytes at `src` (made when the schedule runs its first stage).
+fn scratch_copy(s: &mut Sched, src: Loc, len: usize) -> Loc {
+    let i = s.buffer(vec![0u8; len]);
+    s.push(Step::Copy {
+        src,
+        dst: Loc::Scratch(i, 0),
+        len,
+    });
+    Loc::Scratch(i, 0)
+}
+
+fn finish(s: &mut Sched, unpack: Option<Step>) {
+    if let Some(u) = unpack {
+        s.stage().push(u);
+    }
+}
+
+/// Runs the schedule (blocking form) or starts it and returns its request.
+unsafe fn launch(comm: MPI_Comm, s: Sched, request: Option<*mut MPI_Request>) -> Result<()> {
+    match request {
+        None => sched::run(comm, s),
+        Some(r) => {
+            if r.is_null() {
+                return Err(err!(MPI_ERR_ARG, "request=NULL"));
+            }
+            let rid = with(|st| {
+                let rid = sched::start(st, comm, s);
+                st.progress();
+                Ok(rid)
+            })?;
+            // SAFETY: checked non-NULL.
+            unsafe {
+                out(
+                    r,
+                    "request",
+                    super::handles::make(super::handles::KIND_REQUEST, rid),
+                )
+            }
+        }
+    }
+}
+
+fn reduction_setup(
+    s: &mut Sched,
+    op: MPI_Op,
+    datatype: MPI_Datatype,
+    count: c_int,
+) -> Result<(usize, bool)> {
+    let (et, ne) = reduction_type(datatype, count)?;
+    let k = lookup(op)?;
+    op_check(&k, et)?;
+    s.op = Some(k);
+    s.dt = et;
+    Ok((ne, is_commutative(&k)))
+}
+
+// ------------------------------------------------------------------ builders per call
+
+unsafe fn barrier_s(comm: MPI_Comm) -> Result<Sched> {
+    let v = basic::view(comm)?;
+    let mut s = basic::sched(&v);
+    basic::b_barrier(&mut s, v.size, v.rank);
+    Ok(s)
+}
+
+unsafe fn bcast_s(
+    buffer: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> Result<Sched> {
+    let v = basic::view(comm)?;
+    let root = check_root(&v, root)?;
+    let mut s = basic::sched(&v);
+    let (b, len, unpack) = unsafe { output(&mut s, buffer, count, datatype, "buffer")? };
+    basic::b_bcast(&mut s, v.size, v.rank, b, len, root);
+    if v.rank != root {
+        finish(&mut s, unpack);
+    }
+    Ok(s)
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn reduce_s(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    root: c_int,
+    comm: MPI_Comm,
+    all: bool,
+) -> Result<Sched> {
+    let v = basic::view(comm)?;
+    let root = if all { 0 } else { check_root(&v, root)? };
+    let mut s = basic::sched(&v);
+    let (ne, commutative) = reduction_setup(&mut s, op, datatype, count)?;
+    let gets = all || v.rank == root;
+    let (src, len) = if gets && in_place(sendbuf) {
+        let (l, n, _) = unsafe { output(&mut s, recvbuf, count, datatype, "recvbuf")? };
+        (l, n)
+    } else {
+        unsafe { input(&mut s, sendbuf, count, datatype, "sendbuf")? }
+    };
+    let acc = scratch_copy(&mut s, src, len);
+    let tmp = Loc::Scratch(s.buffer(vec![0u8; len]), 0);
+    if all {
+        basic::b_allreduce(&mut s, v.size, v.rank, acc, tmp, len, ne, commutative);
+    } else {
+        basic::b_reduce(&mut s, v.size, v.rank, acc, tmp, len, ne, root, commutative);
+    }
+    if gets {
+        let (dst, _, unpack) = unsafe { output(&mut s, recvbuf, count, datatype, "recvbuf")? };
+        s.stage().push(Step::Copy { src: acc, dst, len });
+        finish(&mut s, unpack);
+    }
+    Ok(s)
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn gather_s(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    counts: Option<&[c_int]>,
+    displs: Option<&[c_int]>,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> Result<Sched> {
+    let v = basic::view(comm)?;
+    let root = check_root(&v, root)?;
+    let me_root = v.rank == root;
+    let mut s = basic::sched(&v);
+    let (bl, end) = if me_root {
+        blocks(counts.unwrap(), displs, block_size(recvtype)?)?
+    } else {
+        (vec![(0, 0); v.size], 0)
+    };
+    let mine = if me_root && in_place(sendbuf) {
+        None
+    } else {
+        Some(unsafe { input(&mut s, sendbuf, sendcount, sendtype, "sendbuf")? })
+    };
+    let rbuf = if me_root {
+        Loc::User(unsafe { bytes_mut(recvbuf, end, "recvbuf")? }.as_mut_ptr())
+    } else {
+        Loc::User(std::ptr::null_mut())
+    };
+    basic::b_gatherv(&mut s, v.size, v.rank, mine, rbuf, &bl, root);
+    Ok(s)
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn scatter_s(
+    sendbuf: *const c_void,
+    counts: Option<&[c_int]>,
+    displs: Option<&[c_int]>,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> Result<Sched> {
+    let v = basic::view(comm)?;
+    let root = check_root(&v, root)?;
+    let me_root = v.rank == root;
+    let mut s = basic::sched(&v);
+    let (bl, end) = if me_root {
+        blocks(counts.unwrap(), displs, block_size(sendtype)?)?
+    } else {
+        (vec![(0, 0); v.size], 0)
+    };
+    let sbuf = if me_root {
+        Loc::User(unsafe { bytes(sendbuf, end, "sendbuf")? }.as_ptr() as *mut u8)
+    } else {
+        Loc::User(std::ptr::null_mut())
+    };
+    let (outb, unpack) = if me_root && in_place(recvbuf) {
+        (None, None)
+    } else {
+        let (l, n, u) = unsafe { output(&mut s, recvbuf, recvcount, recvtype, "recvbuf")? };
+        (Some((l, n)), u)
+    };
+    basic::b_scatterv(&mut s, v.size, v.rank, sbuf, &bl, outb, root);
+    finish(&mut s, unpack);
+    Ok(s)
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn allgather_s(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    counts: &[c_int],
+    displs: Option<&[c_int]>,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> Result<Sched> {
+    let v = basic::view(comm)?;
+    let mut s = basic::sched(&v);
+    let (bl, end) = blocks(counts, displs, block_size(recvtype)?)?;
+    let rbuf = Loc::User(unsafe { bytes_mut(recvbuf, end, "recvbuf")? }.as_mut_ptr());
+    if !in_place(sendbuf) {
+        let (m, n) = unsafe { input(&mut s, sendbuf, sendcount, sendtype, "sendbuf")? };
+        let (o, l) = bl[v.rank];
+        if n != l {
+            return Err(err!(
+                MPI_ERR_TRUNCATE,
+                "sendcount gives {n} bytes but the receive block of rank {} has {l}",
+                v.rank
+            ));
+        }
+        s.push(Step::Copy {
+            src: m,
+            dst: rbuf.add(o),
+            len: l,
+        });
+    }
+    basic::b_allgatherv(&mut s, v.size, v.rank, rbuf, &bl);
+    Ok(s)
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn alltoall_s(
+    sendbuf: *const c_void,
+    scounts: &[c_int],
+    sdispls: Option<&[c_int]>,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    rcounts: &[c_int],
+    rdispls: Option<&[c_int]>,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> Result<Sched> {
+    let v = basic::view(comm)?;
+    let mut s = basic::sched(&v);
+    let (rbl, rend) = blocks(rcounts, rdispls, block_size(recvtype)?)?;
+    let rbuf = Loc::User(unsafe { bytes_mut(recvbuf, rend, "recvbuf")? }.as_mut_ptr());
+    let (sbl, sloc) = if in_place(sendbuf) {
+        (rbl.clone(), scratch_copy(&mut s, rbuf, rend))
+    } else {
+        let (sbl, send) = blocks(scounts, sdispls, block_size(sendtype)?)?;
+        (
+            sbl,
+            Loc::User(unsafe { bytes(sendbuf, send, "sendbuf")? }.as_ptr() as *mut u8),
+        )
+    };
+    basic::b_alltoallv(&mut s, v.size, v.rank, sloc, &sbl, rbuf, &rbl);
+    Ok(s)
+}
+
+unsafe fn reduce_scatter_s(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    counts: &[c_int],
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+) -> Result<Sched> {
+    let v = basic::view(comm)?;
+    let mut s = basic::sched(&v);
+    let es = block_size(datatype)?;
+    let (bl, end) = blocks(counts, None, es)?;
+    let total: usize = counts.iter().map(|&c| c.max(0) as usize).sum();
+    let (ne, commutative) = reduction_setup(&mut s, op, datatype, total as c_int)?;
+    let src = if in_place(sendbuf) {
+        Loc::User(unsafe { bytes_mut(recvbuf, end, "recvbuf")? }.as_mut_ptr())
+    } else {
+        Loc::User(unsafe { bytes(sendbuf, end, "sendbuf")? }.as_ptr() as *mut u8)
+    };
+    let acc = scratch_copy(&mut s, src, end);
+    let tmp = Loc::Scratch(s.buffer(vec![0u8; end]), 0);
+    basic::b_reduce(&mut s, v.size, v.rank, acc, tmp, end, ne, 0, commutative);
+    let mylen = bl[v.rank].1;
+    let out = Loc::User(unsafe { bytes_mut(recvbuf, mylen, "recvbuf")? }.as_mut_ptr());
+    basic::b_scatterv(&mut s, v.size, v.rank, acc, &bl, Some((out, mylen)), 0);
+    Ok(s)
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn scan_s(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+    exclusive: bool,
+) -> Result<Sched> {
+    let v = basic::view(comm)?;
+    let mut s = basic::sched(&v);
+    let (ne, _) = reduction_setup(&mut s, op, datatype, count)?;
+    let (src, len) = if in_place(sendbuf) {
+        let (l, n, _) = unsafe { output(&mut s, recvbuf, count, datatype, "recvbuf")? };
+        (l, n)
+    } else {
+        unsafe { input(&mut s, sendbuf, count, datatype, "sendbuf")? }
+    };
+    let acc = scratch_copy(&mut s, src, len);
+    let tmp = Loc::Scratch(s.buffer(vec![0u8; len]), 0);
+    let pre = Loc::Scratch(s.buffer(vec![0u8; len]), 0);
+    basic::b_scan(&mut s, v.size, v.rank, acc, tmp, pre, len, ne, exclusive);
+    if !(exclusive && v.rank == 0) {
+        let (dst, _, unpack) = unsafe { output(&mut s, recvbuf, count, datatype, "recvbuf")? };
+        s.stage().push(Step::Copy { src: acc, dst, len });
+        finish(&mut s, unpack);
+    }
+    Ok(s)
+}
+
+fn basic_size(comm: MPI_Comm) -> Result<usize> {
+    with(|st| {
+        let c = st.comm(comm)?;
+        if c.remote.is_some() {
+            return Err(err!(
+                MPI_ERR_COMM,
+                "collectives on intercommunicators are not implemented"
+            ));
+        }
+        Ok(c.size as usize)
+    })
+}
+
+/// Communicator size and whether this rank is `root` (checked).
+fn root_info(comm: MPI_Comm, root: c_int) -> Result<(usize, bool)> {
+    let n = basic_size(comm)?;
+    if root < 0 || root as usize >= n {
+        return Err(err!(
+            MPI_ERR_ROOT,
+            "root={root} is not a rank of the communicator (size {n})"
+        ));
+    }
+    let r = with(|st| Ok(st.comm(comm)?.rank))?;
+    Ok((n, r == root))
+}
+
 #[mpi_fn]
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Barrier(comm: MPI_Comm) -> c_int {
-    let v = basic::view(comm)?;
-    basic::barrier(&v)
+    let s = barrier_s(comm)?;
+    launch(comm, s, None)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ibarrier(comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    let s = barrier_s(comm)?;
+    launch(comm, s, Some(request))
 }
 
 #[mpi_fn]
@@ -247,12 +570,25 @@ pub unsafe extern "C" fn MPI_Bcast(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    let v = basic::view(comm)?;
-    let root = check_root(&v, root)?;
-    let mut b = out_typed(buffer, count, datatype, "buffer")?;
-    basic::bcast(&v, b.slice(), root)?;
-    b.finish();
-    Ok(())
+    let s = bcast_s(buffer, count, datatype, root, comm)?;
+    launch(comm, s, None)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ibcast(
+    buffer: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    let s = bcast_s(buffer, count, datatype, root, comm)?;
+    launch(comm, s, Some(request))
 }
 
 #[mpi_fn]
@@ -266,24 +602,27 @@ pub unsafe extern "C" fn MPI_Reduce(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    let v = basic::view(comm)?;
-    let root = check_root(&v, root)?;
-    let (et, ne) = reduction_type(datatype, count)?;
-    let k = lookup(op)?;
-    op_check(&k, et)?;
-    let me_root = v.rank == root;
-    let mut acc = if me_root && in_place(sendbuf) {
-        bytes_typed(recvbuf, count, datatype, "recvbuf")?.into_owned()
-    } else {
-        bytes_typed(sendbuf, count, datatype, "sendbuf")?.into_owned()
-    };
-    basic::reduce(&v, &mut acc, &k, et, ne, root, is_commutative(&k))?;
-    if me_root {
-        let mut o = out_typed(recvbuf, count, datatype, "recvbuf")?;
-        o.slice().copy_from_slice(&acc);
-        o.finish();
+    let s = reduce_s(sendbuf, recvbuf, count, datatype, op, root, comm, false)?;
+    launch(comm, s, None)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ireduce(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    root: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
     }
-    Ok(())
+    let s = reduce_s(sendbuf, recvbuf, count, datatype, op, root, comm, false)?;
+    launch(comm, s, Some(request))
 }
 
 #[mpi_fn]
@@ -296,20 +635,26 @@ pub unsafe extern "C" fn MPI_Allreduce(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> c_int {
-    let v = basic::view(comm)?;
-    let (et, ne) = reduction_type(datatype, count)?;
-    let k = lookup(op)?;
-    op_check(&k, et)?;
-    let mut acc = if in_place(sendbuf) {
-        bytes_typed(recvbuf, count, datatype, "recvbuf")?.into_owned()
-    } else {
-        bytes_typed(sendbuf, count, datatype, "sendbuf")?.into_owned()
-    };
-    basic::allreduce(&v, &mut acc, &k, et, ne, is_commutative(&k))?;
-    let mut o = out_typed(recvbuf, count, datatype, "recvbuf")?;
-    o.slice().copy_from_slice(&acc);
-    o.finish();
-    Ok(())
+    let s = reduce_s(sendbuf, recvbuf, count, datatype, op, 0, comm, true)?;
+    launch(comm, s, None)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Iallreduce(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    let s = reduce_s(sendbuf, recvbuf, count, datatype, op, 0, comm, true)?;
+    launch(comm, s, Some(request))
 }
 
 #[mpi_fn]
@@ -324,36 +669,54 @@ pub unsafe extern "C" fn MPI_Gather(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    let v = basic::view(comm)?;
-    let root = check_root(&v, root)?;
-    let me_root = v.rank == root;
-    let rn = if me_root {
-        size_of(recvcount, recvtype, "recvcount")?
-    } else {
-        0
-    };
-    let counts = vec![recvcount.max(0); v.size];
-    let (bl, end) = blocks(
-        &counts,
-        None,
-        if me_root { block_size(recvtype)? } else { 0 },
-    )?;
-    let _ = rn;
-    let mine = if me_root && in_place(sendbuf) {
-        None
-    } else {
-        Some(bytes(
+    let s = {
+        let n = basic_size(comm)?;
+        gather_s(
             sendbuf,
-            size_of(sendcount, sendtype, "sendcount")?,
-            "sendbuf",
-        )?)
-    };
-    let rbuf = if me_root {
-        bytes_mut(recvbuf, end, "recvbuf")?
-    } else {
-        &mut [][..]
-    };
-    basic::gatherv(&v, mine, rbuf, &bl, root)
+            sendcount,
+            sendtype,
+            recvbuf,
+            Some(&vec![recvcount; n]),
+            None,
+            recvtype,
+            root,
+            comm,
+        )
+    }?;
+    launch(comm, s, None)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Igather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    let s = {
+        let n = basic_size(comm)?;
+        gather_s(
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            Some(&vec![recvcount; n]),
+            None,
+            recvtype,
+            root,
+            comm,
+        )
+    }?;
+    launch(comm, s, Some(request))
 }
 
 #[mpi_fn]
@@ -369,33 +732,71 @@ pub unsafe extern "C" fn MPI_Gatherv(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    let v = basic::view(comm)?;
-    let root = check_root(&v, root)?;
-    let me_root = v.rank == root;
-    let (bl, end) = if me_root {
-        blocks(
-            ints(recvcounts, v.size, "recvcounts")?,
-            Some(ints(displs, v.size, "displs")?),
-            block_size(recvtype)?,
-        )?
-    } else {
-        (vec![(0, 0); v.size], 0)
-    };
-    let mine = if me_root && in_place(sendbuf) {
-        None
-    } else {
-        Some(bytes(
+    let s = {
+        let (n, me_root) = root_info(comm, root)?;
+        let (c, d) = if me_root {
+            (
+                Some(ints(recvcounts, n, "recvcounts")?.to_vec()),
+                Some(ints(displs, n, "displs")?.to_vec()),
+            )
+        } else {
+            (None, None)
+        };
+        gather_s(
             sendbuf,
-            size_of(sendcount, sendtype, "sendcount")?,
-            "sendbuf",
-        )?)
-    };
-    let rbuf = if me_root {
-        bytes_mut(recvbuf, end, "recvbuf")?
-    } else {
-        &mut [][..]
-    };
-    basic::gatherv(&v, mine, rbuf, &bl, root)
+            sendcount,
+            sendtype,
+            recvbuf,
+            c.as_deref(),
+            d.as_deref(),
+            recvtype,
+            root,
+            comm,
+        )
+    }?;
+    launch(comm, s, None)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Igatherv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    let s = {
+        let (n, me_root) = root_info(comm, root)?;
+        let (c, d) = if me_root {
+            (
+                Some(ints(recvcounts, n, "recvcounts")?.to_vec()),
+                Some(ints(displs, n, "displs")?.to_vec()),
+            )
+        } else {
+            (None, None)
+        };
+        gather_s(
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            c.as_deref(),
+            d.as_deref(),
+            recvtype,
+            root,
+            comm,
+        )
+    }?;
+    launch(comm, s, Some(request))
 }
 
 #[mpi_fn]
@@ -410,29 +811,54 @@ pub unsafe extern "C" fn MPI_Scatter(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    let v = basic::view(comm)?;
-    let root = check_root(&v, root)?;
-    let me_root = v.rank == root;
-    let (bl, end) = if me_root {
-        blocks(&vec![sendcount; v.size], None, block_size(sendtype)?)?
-    } else {
-        (vec![(0, 0); v.size], 0)
-    };
-    let sbuf = if me_root {
-        bytes(sendbuf, end, "sendbuf")?
-    } else {
-        &[][..]
-    };
-    let outb = if me_root && in_place(recvbuf) {
-        None
-    } else {
-        Some(bytes_mut(
+    let s = {
+        let n = basic_size(comm)?;
+        scatter_s(
+            sendbuf,
+            Some(&vec![sendcount; n]),
+            None,
+            sendtype,
             recvbuf,
-            size_of(recvcount, recvtype, "recvcount")?,
-            "recvbuf",
-        )?)
-    };
-    basic::scatterv(&v, sbuf, &bl, outb, root)
+            recvcount,
+            recvtype,
+            root,
+            comm,
+        )
+    }?;
+    launch(comm, s, None)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Iscatter(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    let s = {
+        let n = basic_size(comm)?;
+        scatter_s(
+            sendbuf,
+            Some(&vec![sendcount; n]),
+            None,
+            sendtype,
+            recvbuf,
+            recvcount,
+            recvtype,
+            root,
+            comm,
+        )
+    }?;
+    launch(comm, s, Some(request))
 }
 
 #[mpi_fn]
@@ -448,33 +874,71 @@ pub unsafe extern "C" fn MPI_Scatterv(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    let v = basic::view(comm)?;
-    let root = check_root(&v, root)?;
-    let me_root = v.rank == root;
-    let (bl, end) = if me_root {
-        blocks(
-            ints(sendcounts, v.size, "sendcounts")?,
-            Some(ints(displs, v.size, "displs")?),
-            block_size(sendtype)?,
-        )?
-    } else {
-        (vec![(0, 0); v.size], 0)
-    };
-    let sbuf = if me_root {
-        bytes(sendbuf, end, "sendbuf")?
-    } else {
-        &[][..]
-    };
-    let outb = if me_root && in_place(recvbuf) {
-        None
-    } else {
-        Some(bytes_mut(
+    let s = {
+        let (n, me_root) = root_info(comm, root)?;
+        let (c, d) = if me_root {
+            (
+                Some(ints(sendcounts, n, "sendcounts")?.to_vec()),
+                Some(ints(displs, n, "displs")?.to_vec()),
+            )
+        } else {
+            (None, None)
+        };
+        scatter_s(
+            sendbuf,
+            c.as_deref(),
+            d.as_deref(),
+            sendtype,
             recvbuf,
-            size_of(recvcount, recvtype, "recvcount")?,
-            "recvbuf",
-        )?)
-    };
-    basic::scatterv(&v, sbuf, &bl, outb, root)
+            recvcount,
+            recvtype,
+            root,
+            comm,
+        )
+    }?;
+    launch(comm, s, None)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Iscatterv(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    displs: *const c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    let s = {
+        let (n, me_root) = root_info(comm, root)?;
+        let (c, d) = if me_root {
+            (
+                Some(ints(sendcounts, n, "sendcounts")?.to_vec()),
+                Some(ints(displs, n, "displs")?.to_vec()),
+            )
+        } else {
+            (None, None)
+        };
+        scatter_s(
+            sendbuf,
+            c.as_deref(),
+            d.as_deref(),
+            sendtype,
+            recvbuf,
+            recvcount,
+            recvtype,
+            root,
+            comm,
+        )
+    }?;
+    launch(comm, s, Some(request))
 }
 
 #[mpi_fn]
@@ -488,26 +952,51 @@ pub unsafe extern "C" fn MPI_Allgather(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> c_int {
-    let v = basic::view(comm)?;
-    let (bl, end) = blocks(&vec![recvcount; v.size], None, block_size(recvtype)?)?;
-    let rbuf = bytes_mut(recvbuf, end, "recvbuf")?;
-    if !in_place(sendbuf) {
-        let s = bytes(
+    let s = {
+        let n = basic_size(comm)?;
+        allgather_s(
             sendbuf,
-            size_of(sendcount, sendtype, "sendcount")?,
-            "sendbuf",
-        )?;
-        let (o, l) = bl[v.rank];
-        if s.len() != l {
-            return Err(err!(
-                MPI_ERR_TRUNCATE,
-                "sendcount gives {} bytes but recvcount {l}",
-                s.len()
-            ));
-        }
-        rbuf[o..o + l].copy_from_slice(s);
+            sendcount,
+            sendtype,
+            recvbuf,
+            &vec![recvcount; n],
+            None,
+            recvtype,
+            comm,
+        )
+    }?;
+    launch(comm, s, None)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Iallgather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
     }
-    basic::allgatherv(&v, rbuf, &bl)
+    let s = {
+        let n = basic_size(comm)?;
+        allgather_s(
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            &vec![recvcount; n],
+            None,
+            recvtype,
+            comm,
+        )
+    }?;
+    launch(comm, s, Some(request))
 }
 
 #[mpi_fn]
@@ -522,31 +1011,56 @@ pub unsafe extern "C" fn MPI_Allgatherv(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> c_int {
-    let v = basic::view(comm)?;
-    let (bl, end) = blocks(
-        ints(recvcounts, v.size, "recvcounts")?,
-        Some(ints(displs, v.size, "displs")?),
-        block_size(recvtype)?,
-    )?;
-    let rbuf = bytes_mut(recvbuf, end, "recvbuf")?;
-    if !in_place(sendbuf) {
-        let s = bytes(
+    let s = {
+        let n = basic_size(comm)?;
+        let c = ints(recvcounts, n, "recvcounts")?.to_vec();
+        let d = ints(displs, n, "displs")?.to_vec();
+        allgather_s(
             sendbuf,
-            size_of(sendcount, sendtype, "sendcount")?,
-            "sendbuf",
-        )?;
-        let (o, l) = bl[v.rank];
-        if s.len() != l {
-            return Err(err!(
-                MPI_ERR_TRUNCATE,
-                "sendcount gives {} bytes but recvcounts[{}] {l}",
-                s.len(),
-                v.rank
-            ));
-        }
-        rbuf[o..o + l].copy_from_slice(s);
+            sendcount,
+            sendtype,
+            recvbuf,
+            &c,
+            Some(&d),
+            recvtype,
+            comm,
+        )
+    }?;
+    launch(comm, s, None)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Iallgatherv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
     }
-    basic::allgatherv(&v, rbuf, &bl)
+    let s = {
+        let n = basic_size(comm)?;
+        let c = ints(recvcounts, n, "recvcounts")?.to_vec();
+        let d = ints(displs, n, "displs")?.to_vec();
+        allgather_s(
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            &c,
+            Some(&d),
+            recvtype,
+            comm,
+        )
+    }?;
+    launch(comm, s, Some(request))
 }
 
 #[mpi_fn]
@@ -560,16 +1074,53 @@ pub unsafe extern "C" fn MPI_Alltoall(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> c_int {
-    let v = basic::view(comm)?;
-    let (rbl, rend) = blocks(&vec![recvcount; v.size], None, block_size(recvtype)?)?;
-    let rbuf = bytes_mut(recvbuf, rend, "recvbuf")?;
-    let (sbl, sdata) = if in_place(sendbuf) {
-        (rbl.clone(), rbuf.to_vec())
-    } else {
-        let (sbl, send) = blocks(&vec![sendcount; v.size], None, block_size(sendtype)?)?;
-        (sbl, bytes(sendbuf, send, "sendbuf")?.to_vec())
-    };
-    basic::alltoallv(&v, &sdata, &sbl, rbuf, &rbl)
+    let s = {
+        let n = basic_size(comm)?;
+        alltoall_s(
+            sendbuf,
+            &vec![sendcount; n],
+            None,
+            sendtype,
+            recvbuf,
+            &vec![recvcount; n],
+            None,
+            recvtype,
+            comm,
+        )
+    }?;
+    launch(comm, s, None)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ialltoall(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    let s = {
+        let n = basic_size(comm)?;
+        alltoall_s(
+            sendbuf,
+            &vec![sendcount; n],
+            None,
+            sendtype,
+            recvbuf,
+            &vec![recvcount; n],
+            None,
+            recvtype,
+            comm,
+        )
+    }?;
+    launch(comm, s, Some(request))
 }
 
 #[mpi_fn]
@@ -585,51 +1136,75 @@ pub unsafe extern "C" fn MPI_Alltoallv(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> c_int {
-    let v = basic::view(comm)?;
-    let (rbl, rend) = blocks(
-        ints(recvcounts, v.size, "recvcounts")?,
-        Some(ints(rdispls, v.size, "rdispls")?),
-        block_size(recvtype)?,
-    )?;
-    let rbuf = bytes_mut(recvbuf, rend, "recvbuf")?;
-    let (sbl, sdata) = if in_place(sendbuf) {
-        (rbl.clone(), rbuf.to_vec())
-    } else {
-        let (sbl, send) = blocks(
-            ints(sendcounts, v.size, "sendcounts")?,
-            Some(ints(sdispls, v.size, "sdispls")?),
-            block_size(sendtype)?,
-        )?;
-        (sbl, bytes(sendbuf, send, "sendbuf")?.to_vec())
-    };
-    basic::alltoallv(&v, &sdata, &sbl, rbuf, &rbl)
+    let s = {
+        let n = basic_size(comm)?;
+        let rc = ints(recvcounts, n, "recvcounts")?.to_vec();
+        let rd = ints(rdispls, n, "rdispls")?.to_vec();
+        let (sc, sd) = if in_place(sendbuf) {
+            (rc.clone(), rd.clone())
+        } else {
+            (
+                ints(sendcounts, n, "sendcounts")?.to_vec(),
+                ints(sdispls, n, "sdispls")?.to_vec(),
+            )
+        };
+        alltoall_s(
+            sendbuf,
+            &sc,
+            Some(&sd),
+            sendtype,
+            recvbuf,
+            &rc,
+            Some(&rd),
+            recvtype,
+            comm,
+        )
+    }?;
+    launch(comm, s, None)
 }
 
-unsafe fn reduce_scatter_impl(
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ialltoallv(
     sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    counts: &[c_int],
-    datatype: MPI_Datatype,
-    op: MPI_Op,
-    v: &View,
-) -> Result<()> {
-    // SAFETY: the buffers and arrays are valid as MPI requires of the caller.
-    unsafe {
-        let es = block_size(datatype)?;
-        let (bl, end) = blocks(counts, None, es)?;
-        let total: usize = counts.iter().map(|&c| c as usize).sum();
-        let k = lookup(op)?;
-        op_check(&k, datatype)?;
-        let mut acc = if in_place(sendbuf) {
-            bytes(recvbuf, end, "recvbuf")?.to_vec()
-        } else {
-            bytes(sendbuf, end, "sendbuf")?.to_vec()
-        };
-        basic::reduce(v, &mut acc, &k, datatype, total, 0, is_commutative(&k))?;
-        let (_, mylen) = bl[v.rank];
-        let out = bytes_mut(recvbuf, mylen, "recvbuf")?;
-        basic::scatterv(v, &acc, &bl, Some(out), 0)
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
     }
+    let s = {
+        let n = basic_size(comm)?;
+        let rc = ints(recvcounts, n, "recvcounts")?.to_vec();
+        let rd = ints(rdispls, n, "rdispls")?.to_vec();
+        let (sc, sd) = if in_place(sendbuf) {
+            (rc.clone(), rd.clone())
+        } else {
+            (
+                ints(sendcounts, n, "sendcounts")?.to_vec(),
+                ints(sdispls, n, "sdispls")?.to_vec(),
+            )
+        };
+        alltoall_s(
+            sendbuf,
+            &sc,
+            Some(&sd),
+            sendtype,
+            recvbuf,
+            &rc,
+            Some(&rd),
+            recvtype,
+            comm,
+        )
+    }?;
+    launch(comm, s, Some(request))
 }
 
 #[mpi_fn]
@@ -642,8 +1217,32 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> c_int {
-    let v = basic::view(comm)?;
-    reduce_scatter_impl(sendbuf, recvbuf, &vec![recvcount; v.size], datatype, op, &v)
+    let s = {
+        let n = basic_size(comm)?;
+        reduce_scatter_s(sendbuf, recvbuf, &vec![recvcount; n], datatype, op, comm)
+    }?;
+    launch(comm, s, None)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ireduce_scatter_block(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    let s = {
+        let n = basic_size(comm)?;
+        reduce_scatter_s(sendbuf, recvbuf, &vec![recvcount; n], datatype, op, comm)
+    }?;
+    launch(comm, s, Some(request))
 }
 
 #[mpi_fn]
@@ -656,39 +1255,34 @@ pub unsafe extern "C" fn MPI_Reduce_scatter(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> c_int {
-    let v = basic::view(comm)?;
-    let counts = ints(recvcounts, v.size, "recvcounts")?.to_vec();
-    reduce_scatter_impl(sendbuf, recvbuf, &counts, datatype, op, &v)
+    let s = {
+        let n = basic_size(comm)?;
+        let c = ints(recvcounts, n, "recvcounts")?.to_vec();
+        reduce_scatter_s(sendbuf, recvbuf, &c, datatype, op, comm)
+    }?;
+    launch(comm, s, None)
 }
 
-unsafe fn scan_impl(
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ireduce_scatter(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
-    count: c_int,
+    recvcounts: *const c_int,
     datatype: MPI_Datatype,
     op: MPI_Op,
     comm: MPI_Comm,
-    exclusive: bool,
-) -> Result<()> {
-    // SAFETY: the buffers and arrays are valid as MPI requires of the caller.
-    unsafe {
-        let v = basic::view(comm)?;
-        let (et, ne) = reduction_type(datatype, count)?;
-        let k = lookup(op)?;
-        op_check(&k, et)?;
-        let mut acc = if in_place(sendbuf) {
-            bytes_typed(recvbuf, count, datatype, "recvbuf")?.into_owned()
-        } else {
-            bytes_typed(sendbuf, count, datatype, "sendbuf")?.into_owned()
-        };
-        basic::scan(&v, &mut acc, &k, et, ne, exclusive)?;
-        if !(exclusive && v.rank == 0) {
-            let mut o = out_typed(recvbuf, count, datatype, "recvbuf")?;
-            o.slice().copy_from_slice(&acc);
-            o.finish();
-        }
-        Ok(())
+    request: *mut MPI_Request,
+) -> c_int {
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
     }
+    let s = {
+        let n = basic_size(comm)?;
+        let c = ints(recvcounts, n, "recvcounts")?.to_vec();
+        reduce_scatter_s(sendbuf, recvbuf, &c, datatype, op, comm)
+    }?;
+    launch(comm, s, Some(request))
 }
 
 #[mpi_fn]
@@ -701,7 +1295,26 @@ pub unsafe extern "C" fn MPI_Scan(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> c_int {
-    scan_impl(sendbuf, recvbuf, count, datatype, op, comm, false)
+    let s = scan_s(sendbuf, recvbuf, count, datatype, op, comm, false)?;
+    launch(comm, s, None)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Iscan(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    let s = scan_s(sendbuf, recvbuf, count, datatype, op, comm, false)?;
+    launch(comm, s, Some(request))
 }
 
 #[mpi_fn]
@@ -714,5 +1327,24 @@ pub unsafe extern "C" fn MPI_Exscan(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> c_int {
-    scan_impl(sendbuf, recvbuf, count, datatype, op, comm, true)
+    let s = scan_s(sendbuf, recvbuf, count, datatype, op, comm, true)?;
+    launch(comm, s, None)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Iexscan(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    let s = scan_s(sendbuf, recvbuf, count, datatype, op, comm, true)?;
+    launch(comm, s, Some(request))
 }

@@ -40,11 +40,21 @@ pub fn view(comm: c_int) -> Result<View> {
     with(|st| {
         let c = st.comm_mut(comm)?;
         if c.remote.is_some() {
-            return Err(err!(MPI_ERR_COMM, "collectives on intercommunicators are not implemented"));
+            return Err(err!(
+                MPI_ERR_COMM,
+                "collectives on intercommunicators are not implemented"
+            ));
         }
         c.coll_seq = c.coll_seq.wrapping_add(1);
         let tag = -1000 - (c.coll_seq & 0x00ff_ffff) as i32;
-        Ok(View { ctx: c.ctx + 1, world: c.world.clone(), rank: c.rank as usize, size: c.size as usize, tag, comm })
+        Ok(View {
+            ctx: c.ctx + 1,
+            world: c.world.clone(),
+            rank: c.rank as usize,
+            size: c.size as usize,
+            tag,
+            comm,
+        })
     })
 }
 
@@ -58,8 +68,16 @@ pub fn b_barrier(s: &mut Sched, n: usize, r: usize) {
     let mut k = 1;
     while k < n {
         let st = s.stage();
-        st.push(Step::Recv { peer: (r + n - k) % n, at: Loc::User(std::ptr::null_mut()), len: 0 });
-        st.push(Step::Send { peer: (r + k) % n, at: Loc::User(std::ptr::null_mut()), len: 0 });
+        st.push(Step::Recv {
+            peer: (r + n - k) % n,
+            at: Loc::User(std::ptr::null_mut()),
+            len: 0,
+        });
+        st.push(Step::Send {
+            peer: (r + k) % n,
+            at: Loc::User(std::ptr::null_mut()),
+            len: 0,
+        });
         k <<= 1;
     }
 }
@@ -69,7 +87,11 @@ pub fn b_bcast(s: &mut Sched, n: usize, r: usize, buf: Loc, len: usize, root: us
     let mut mask = 1;
     while mask < n {
         if vr & mask != 0 {
-            s.stage().push(Step::Recv { peer: (vr - mask + root) % n, at: buf, len });
+            s.stage().push(Step::Recv {
+                peer: (vr - mask + root) % n,
+                at: buf,
+                len,
+            });
             break;
         }
         mask <<= 1;
@@ -78,7 +100,11 @@ pub fn b_bcast(s: &mut Sched, n: usize, r: usize, buf: Loc, len: usize, root: us
     let st = s.stage();
     while mask > 0 {
         if vr + mask < n {
-            st.push(Step::Send { peer: (vr + mask + root) % n, at: buf, len });
+            st.push(Step::Send {
+                peer: (vr + mask + root) % n,
+                at: buf,
+                len,
+            });
         }
         mask >>= 1;
     }
@@ -86,7 +112,17 @@ pub fn b_bcast(s: &mut Sched, n: usize, r: usize, buf: Loc, len: usize, root: us
 
 /// Reduce into `acc` (this rank's contribution on entry) at `root`; `tmp` has the same size.
 #[allow(clippy::too_many_arguments)]
-pub fn b_reduce(s: &mut Sched, n: usize, r: usize, acc: Loc, tmp: Loc, len: usize, count: usize, root: usize, commutative: bool) {
+pub fn b_reduce(
+    s: &mut Sched,
+    n: usize,
+    r: usize,
+    acc: Loc,
+    tmp: Loc,
+    len: usize,
+    count: usize,
+    root: usize,
+    commutative: bool,
+) {
     let eff_root = if commutative { root } else { 0 };
     let vr = (r + n - eff_root) % n;
     let mut mask = 1;
@@ -94,29 +130,62 @@ pub fn b_reduce(s: &mut Sched, n: usize, r: usize, acc: Loc, tmp: Loc, len: usiz
         if vr & mask == 0 {
             let child = vr | mask;
             if child < n {
-                s.stage().push(Step::Recv { peer: (child + eff_root) % n, at: tmp, len });
+                s.stage().push(Step::Recv {
+                    peer: (child + eff_root) % n,
+                    at: tmp,
+                    len,
+                });
                 // acc covers ranks [vr, vr+mask), the child the ranks after: acc op child.
                 let st = s.stage();
-                st.push(Step::Reduce { src: acc, dst: tmp, count });
-                st.push(Step::Copy { src: tmp, dst: acc, len });
+                st.push(Step::Reduce {
+                    src: acc,
+                    dst: tmp,
+                    count,
+                });
+                st.push(Step::Copy {
+                    src: tmp,
+                    dst: acc,
+                    len,
+                });
             }
         } else {
-            s.stage().push(Step::Send { peer: (vr - mask + eff_root) % n, at: acc, len });
+            s.stage().push(Step::Send {
+                peer: (vr - mask + eff_root) % n,
+                at: acc,
+                len,
+            });
             break;
         }
         mask <<= 1;
     }
     if eff_root != root {
         if r == 0 {
-            s.stage().push(Step::Send { peer: root, at: acc, len });
+            s.stage().push(Step::Send {
+                peer: root,
+                at: acc,
+                len,
+            });
         } else if r == root {
-            s.stage().push(Step::Recv { peer: 0, at: acc, len });
+            s.stage().push(Step::Recv {
+                peer: 0,
+                at: acc,
+                len,
+            });
         }
     }
 }
 
 #[allow(clippy::too_many_arguments)]
-pub fn b_allreduce(s: &mut Sched, n: usize, r: usize, acc: Loc, tmp: Loc, len: usize, count: usize, commutative: bool) {
+pub fn b_allreduce(
+    s: &mut Sched,
+    n: usize,
+    r: usize,
+    acc: Loc,
+    tmp: Loc,
+    len: usize,
+    count: usize,
+    commutative: bool,
+) {
     if !commutative {
         b_reduce(s, n, r, acc, tmp, len, count, 0, false);
         b_bcast(s, n, r, acc, len, 0);
@@ -129,11 +198,23 @@ pub fn b_allreduce(s: &mut Sched, n: usize, r: usize, acc: Loc, tmp: Loc, len: u
     let rem = n - p2;
     let newrank = if r < 2 * rem {
         if r % 2 == 0 {
-            s.stage().push(Step::Send { peer: r + 1, at: acc, len });
+            s.stage().push(Step::Send {
+                peer: r + 1,
+                at: acc,
+                len,
+            });
             None
         } else {
-            s.stage().push(Step::Recv { peer: r - 1, at: tmp, len });
-            s.stage().push(Step::Reduce { src: tmp, dst: acc, count });
+            s.stage().push(Step::Recv {
+                peer: r - 1,
+                at: tmp,
+                len,
+            });
+            s.stage().push(Step::Reduce {
+                src: tmp,
+                dst: acc,
+                count,
+            });
             Some(r / 2)
         }
     } else {
@@ -146,60 +227,128 @@ pub fn b_allreduce(s: &mut Sched, n: usize, r: usize, acc: Loc, tmp: Loc, len: u
             let partner = nr ^ mask;
             let pr = real(partner);
             let st = s.stage();
-            st.push(Step::Recv { peer: pr, at: tmp, len });
-            st.push(Step::Send { peer: pr, at: acc, len });
+            st.push(Step::Recv {
+                peer: pr,
+                at: tmp,
+                len,
+            });
+            st.push(Step::Send {
+                peer: pr,
+                at: acc,
+                len,
+            });
             let st = s.stage();
             if partner < nr {
-                st.push(Step::Reduce { src: tmp, dst: acc, count });
+                st.push(Step::Reduce {
+                    src: tmp,
+                    dst: acc,
+                    count,
+                });
             } else {
-                st.push(Step::Reduce { src: acc, dst: tmp, count });
-                st.push(Step::Copy { src: tmp, dst: acc, len });
+                st.push(Step::Reduce {
+                    src: acc,
+                    dst: tmp,
+                    count,
+                });
+                st.push(Step::Copy {
+                    src: tmp,
+                    dst: acc,
+                    len,
+                });
             }
             mask <<= 1;
         }
     }
     if r < 2 * rem {
         if r % 2 == 1 {
-            s.stage().push(Step::Send { peer: r - 1, at: acc, len });
+            s.stage().push(Step::Send {
+                peer: r - 1,
+                at: acc,
+                len,
+            });
         } else {
-            s.stage().push(Step::Recv { peer: r + 1, at: acc, len });
+            s.stage().push(Step::Recv {
+                peer: r + 1,
+                at: acc,
+                len,
+            });
         }
     }
 }
 
 /// Gathers blocks (offset, len) of `rbuf` at `root`; `mine` is None when the root's block is in place.
-pub fn b_gatherv(s: &mut Sched, n: usize, r: usize, mine: Option<(Loc, usize)>, rbuf: Loc, blocks: &[(usize, usize)], root: usize) {
+pub fn b_gatherv(
+    s: &mut Sched,
+    n: usize,
+    r: usize,
+    mine: Option<(Loc, usize)>,
+    rbuf: Loc,
+    blocks: &[(usize, usize)],
+    root: usize,
+) {
     let st = s.stage();
     if r != root {
         let (m, l) = mine.unwrap_or((Loc::User(std::ptr::null_mut()), 0));
-        st.push(Step::Send { peer: root, at: m, len: l });
+        st.push(Step::Send {
+            peer: root,
+            at: m,
+            len: l,
+        });
         return;
     }
     for (i, &(off, len)) in blocks.iter().enumerate().take(n) {
         if i == root {
             if let Some((m, _)) = mine {
-                st.push(Step::Copy { src: m, dst: rbuf.add(off), len });
+                st.push(Step::Copy {
+                    src: m,
+                    dst: rbuf.add(off),
+                    len,
+                });
             }
         } else {
-            st.push(Step::Recv { peer: i, at: rbuf.add(off), len });
+            st.push(Step::Recv {
+                peer: i,
+                at: rbuf.add(off),
+                len,
+            });
         }
     }
 }
 
-pub fn b_scatterv(s: &mut Sched, n: usize, r: usize, sbuf: Loc, blocks: &[(usize, usize)], out: Option<(Loc, usize)>, root: usize) {
+pub fn b_scatterv(
+    s: &mut Sched,
+    n: usize,
+    r: usize,
+    sbuf: Loc,
+    blocks: &[(usize, usize)],
+    out: Option<(Loc, usize)>,
+    root: usize,
+) {
     let st = s.stage();
     if r != root {
         let (o, l) = out.unwrap_or((Loc::User(std::ptr::null_mut()), 0));
-        st.push(Step::Recv { peer: root, at: o, len: l });
+        st.push(Step::Recv {
+            peer: root,
+            at: o,
+            len: l,
+        });
         return;
     }
     for (i, &(off, len)) in blocks.iter().enumerate().take(n) {
         if i == root {
             if let Some((o, _)) = out {
-                st.push(Step::Copy { src: sbuf.add(off), dst: o, len });
+                st.push(Step::Copy {
+                    src: sbuf.add(off),
+                    dst: o,
+                    len,
+                });
             }
         } else {
-            st.push(Step::Send { peer: i, at: sbuf.add(off), len });
+            st.push(Step::Send {
+                peer: i,
+                at: sbuf.add(off),
+                len,
+            });
         }
     }
 }
@@ -212,35 +361,93 @@ pub fn b_allgatherv(s: &mut Sched, n: usize, r: usize, rbuf: Loc, blocks: &[(usi
         let sb = (r + n - step) % n;
         let rb = (r + n - step - 1) % n;
         let st = s.stage();
-        st.push(Step::Recv { peer: left, at: rbuf.add(blocks[rb].0), len: blocks[rb].1 });
-        st.push(Step::Send { peer: right, at: rbuf.add(blocks[sb].0), len: blocks[sb].1 });
+        st.push(Step::Recv {
+            peer: left,
+            at: rbuf.add(blocks[rb].0),
+            len: blocks[rb].1,
+        });
+        st.push(Step::Send {
+            peer: right,
+            at: rbuf.add(blocks[sb].0),
+            len: blocks[sb].1,
+        });
     }
 }
 
-pub fn b_alltoallv(s: &mut Sched, n: usize, r: usize, sbuf: Loc, sblocks: &[(usize, usize)], rbuf: Loc, rblocks: &[(usize, usize)]) {
-    s.stage().push(Step::Copy { src: sbuf.add(sblocks[r].0), dst: rbuf.add(rblocks[r].0), len: sblocks[r].1 });
+pub fn b_alltoallv(
+    s: &mut Sched,
+    n: usize,
+    r: usize,
+    sbuf: Loc,
+    sblocks: &[(usize, usize)],
+    rbuf: Loc,
+    rblocks: &[(usize, usize)],
+) {
+    s.stage().push(Step::Copy {
+        src: sbuf.add(sblocks[r].0),
+        dst: rbuf.add(rblocks[r].0),
+        len: sblocks[r].1,
+    });
     for step in 1..n {
         let dest = (r + step) % n;
         let src = (r + n - step) % n;
         let st = s.stage();
-        st.push(Step::Recv { peer: src, at: rbuf.add(rblocks[src].0), len: rblocks[src].1 });
-        st.push(Step::Send { peer: dest, at: sbuf.add(sblocks[dest].0), len: sblocks[dest].1 });
+        st.push(Step::Recv {
+            peer: src,
+            at: rbuf.add(rblocks[src].0),
+            len: rblocks[src].1,
+        });
+        st.push(Step::Send {
+            peer: dest,
+            at: sbuf.add(sblocks[dest].0),
+            len: sblocks[dest].1,
+        });
     }
 }
 
 /// Prefix reduction along the ranks: `acc` holds this rank's contribution and
 /// ends with the result (unchanged at rank 0 for exscan); `tmp` and `pre` are scratch.
 #[allow(clippy::too_many_arguments)]
-pub fn b_scan(s: &mut Sched, n: usize, r: usize, acc: Loc, tmp: Loc, pre: Loc, len: usize, count: usize, exclusive: bool) {
-    s.stage().push(Step::Copy { src: acc, dst: pre, len });
+pub fn b_scan(
+    s: &mut Sched,
+    n: usize,
+    r: usize,
+    acc: Loc,
+    tmp: Loc,
+    pre: Loc,
+    len: usize,
+    count: usize,
+    exclusive: bool,
+) {
+    s.stage().push(Step::Copy {
+        src: acc,
+        dst: pre,
+        len,
+    });
     if r > 0 {
-        s.stage().push(Step::Recv { peer: r - 1, at: tmp, len });
+        s.stage().push(Step::Recv {
+            peer: r - 1,
+            at: tmp,
+            len,
+        });
         let st = s.stage();
-        st.push(Step::Reduce { src: tmp, dst: pre, count });
-        st.push(Step::Copy { src: if exclusive { tmp } else { pre }, dst: acc, len });
+        st.push(Step::Reduce {
+            src: tmp,
+            dst: pre,
+            count,
+        });
+        st.push(Step::Copy {
+            src: if exclusive { tmp } else { pre },
+            dst: acc,
+            len,
+        });
     }
     if r + 1 < n {
-        s.stage().push(Step::Send { peer: r + 1, at: pre, len });
+        s.stage().push(Step::Send {
+            peer: r + 1,
+            at: pre,
+            len,
+        });
     }
 }
 
@@ -267,31 +474,93 @@ fn with_op(s: &mut Sched, op: &OpKind, dt: c_int) {
     s.dt = dt;
 }
 
-pub fn reduce(v: &View, acc: &mut Vec<u8>, op: &OpKind, dt: c_int, count: usize, root: usize, commutative: bool) -> Result<()> {
+pub fn reduce(
+    v: &View,
+    acc: &mut Vec<u8>,
+    op: &OpKind,
+    dt: c_int,
+    count: usize,
+    root: usize,
+    commutative: bool,
+) -> Result<()> {
     let mut s = sched(v);
     with_op(&mut s, op, dt);
     let tmp = s.buffer(vec![0u8; acc.len()]);
-    b_reduce(&mut s, v.size, v.rank, user(acc), Loc::Scratch(tmp, 0), acc.len(), count, root, commutative);
+    b_reduce(
+        &mut s,
+        v.size,
+        v.rank,
+        user(acc),
+        Loc::Scratch(tmp, 0),
+        acc.len(),
+        count,
+        root,
+        commutative,
+    );
     run(v.comm, s)
 }
 
-pub fn allreduce(v: &View, acc: &mut Vec<u8>, op: &OpKind, dt: c_int, count: usize, commutative: bool) -> Result<()> {
+pub fn allreduce(
+    v: &View,
+    acc: &mut Vec<u8>,
+    op: &OpKind,
+    dt: c_int,
+    count: usize,
+    commutative: bool,
+) -> Result<()> {
     let mut s = sched(v);
     with_op(&mut s, op, dt);
     let tmp = s.buffer(vec![0u8; acc.len()]);
-    b_allreduce(&mut s, v.size, v.rank, user(acc), Loc::Scratch(tmp, 0), acc.len(), count, commutative);
+    b_allreduce(
+        &mut s,
+        v.size,
+        v.rank,
+        user(acc),
+        Loc::Scratch(tmp, 0),
+        acc.len(),
+        count,
+        commutative,
+    );
     run(v.comm, s)
 }
 
-pub fn gatherv(v: &View, mine: Option<&[u8]>, rbuf: &mut [u8], blocks: &[(usize, usize)], root: usize) -> Result<()> {
+pub fn gatherv(
+    v: &View,
+    mine: Option<&[u8]>,
+    rbuf: &mut [u8],
+    blocks: &[(usize, usize)],
+    root: usize,
+) -> Result<()> {
     let mut s = sched(v);
-    b_gatherv(&mut s, v.size, v.rank, mine.map(|m| (user(m), m.len())), user(rbuf), blocks, root);
+    b_gatherv(
+        &mut s,
+        v.size,
+        v.rank,
+        mine.map(|m| (user(m), m.len())),
+        user(rbuf),
+        blocks,
+        root,
+    );
     run(v.comm, s)
 }
 
-pub fn scatterv(v: &View, sbuf: &[u8], blocks: &[(usize, usize)], out: Option<&mut [u8]>, root: usize) -> Result<()> {
+pub fn scatterv(
+    v: &View,
+    sbuf: &[u8],
+    blocks: &[(usize, usize)],
+    out: Option<&mut [u8]>,
+    root: usize,
+) -> Result<()> {
     let mut s = sched(v);
-    b_scatterv(&mut s, v.size, v.rank, user(sbuf), blocks, out.map(|o| (user(o), o.len())), root);
+    b_scatterv(
+        &mut s,
+        v.size,
+        v.rank,
+        user(sbuf),
+        blocks,
+        out.map(|o| (user(o), o.len())),
+        root,
+    );
     run(v.comm, s)
 }
 
@@ -301,17 +570,48 @@ pub fn allgatherv(v: &View, rbuf: &mut [u8], blocks: &[(usize, usize)]) -> Resul
     run(v.comm, s)
 }
 
-pub fn alltoallv(v: &View, sbuf: &[u8], sblocks: &[(usize, usize)], rbuf: &mut [u8], rblocks: &[(usize, usize)]) -> Result<()> {
+pub fn alltoallv(
+    v: &View,
+    sbuf: &[u8],
+    sblocks: &[(usize, usize)],
+    rbuf: &mut [u8],
+    rblocks: &[(usize, usize)],
+) -> Result<()> {
     let mut s = sched(v);
-    b_alltoallv(&mut s, v.size, v.rank, user(sbuf), sblocks, user(rbuf), rblocks);
+    b_alltoallv(
+        &mut s,
+        v.size,
+        v.rank,
+        user(sbuf),
+        sblocks,
+        user(rbuf),
+        rblocks,
+    );
     run(v.comm, s)
 }
 
-pub fn scan(v: &View, acc: &mut Vec<u8>, op: &OpKind, dt: c_int, count: usize, exclusive: bool) -> Result<()> {
+pub fn scan(
+    v: &View,
+    acc: &mut Vec<u8>,
+    op: &OpKind,
+    dt: c_int,
+    count: usize,
+    exclusive: bool,
+) -> Result<()> {
     let mut s = sched(v);
     with_op(&mut s, op, dt);
     let tmp = s.buffer(vec![0u8; acc.len()]);
     let pre = s.buffer(vec![0u8; acc.len()]);
-    b_scan(&mut s, v.size, v.rank, user(acc), Loc::Scratch(tmp, 0), Loc::Scratch(pre, 0), acc.len(), count, exclusive);
+    b_scan(
+        &mut s,
+        v.size,
+        v.rank,
+        user(acc),
+        Loc::Scratch(tmp, 0),
+        Loc::Scratch(pre, 0),
+        acc.len(),
+        count,
+        exclusive,
+    );
     run(v.comm, s)
 }

@@ -5,5 +5,5 @@
 //! For now it holds the internal exchanges that communicator creation needs
 //! (`create`). Collective algorithms for the MPI calls arrive with issue 4.
 pub mod basic;
-pub mod sched;
 pub mod create;
+pub mod sched;

@@ -35,13 +35,35 @@ impl Loc {
 }
 
 pub enum Step {
-    Send { peer: usize, at: Loc, len: usize },
-    Recv { peer: usize, at: Loc, len: usize },
+    Send {
+        peer: usize,
+        at: Loc,
+        len: usize,
+    },
+    Recv {
+        peer: usize,
+        at: Loc,
+        len: usize,
+    },
     /// dst = src op dst for `count` elements (src is the left operand).
-    Reduce { src: Loc, dst: Loc, count: usize },
-    Copy { src: Loc, dst: Loc, len: usize },
+    Reduce {
+        src: Loc,
+        dst: Loc,
+        count: usize,
+    },
+    Copy {
+        src: Loc,
+        dst: Loc,
+        len: usize,
+    },
     /// Scatter packed bytes into a user buffer of a non-contiguous datatype.
-    Unpack { src: Loc, len: usize, ty: Arc<Type>, count: usize, dst: *mut u8 },
+    Unpack {
+        src: Loc,
+        len: usize,
+        ty: Arc<Type>,
+        count: usize,
+        dst: *mut u8,
+    },
 }
 
 pub struct Sched {
@@ -60,7 +82,19 @@ pub struct Sched {
 
 impl Sched {
     pub fn new(ctx: u32, tag: i32, world: Vec<i32>, rank: usize) -> Sched {
-        Sched { ctx, tag, world, rank, op: None, dt: 0, stages: Vec::new(), scratch: Vec::new(), cur: 0, entered: false, pending: Vec::new() }
+        Sched {
+            ctx,
+            tag,
+            world,
+            rank,
+            op: None,
+            dt: 0,
+            stages: Vec::new(),
+            scratch: Vec::new(),
+            cur: 0,
+            entered: false,
+            pending: Vec::new(),
+        }
     }
 
     /// Adds a scratch buffer; returns its index.
@@ -96,24 +130,46 @@ impl Sched {
             match *s {
                 Step::Send { peer, at, len } => {
                     let p = self.ptr(at);
-                    let rid = st.reqs.insert(Request::new(ReqKind::Send, MPI_COMM_WORLD, p, len));
+                    let rid = st
+                        .reqs
+                        .insert(Request::new(ReqKind::Send, MPI_COMM_WORLD, p, len));
                     // SAFETY: user buffers stay valid until the collective completes
                     // (MPI's rule); scratch buffers live as long as the schedule.
-                    unsafe { st.start_send_to(rid, self.ctx, self.rank as i32, self.world[peer] as usize, self.tag, p, len, SendMode::Standard)? };
+                    unsafe {
+                        st.start_send_to(
+                            rid,
+                            self.ctx,
+                            self.rank as i32,
+                            self.world[peer] as usize,
+                            self.tag,
+                            p,
+                            len,
+                            SendMode::Standard,
+                        )?
+                    };
                     self.pending.push(rid);
                 }
                 Step::Recv { peer, at, len } => {
                     let p = self.ptr(at);
-                    let rid = st.reqs.insert(Request::new(ReqKind::Recv, MPI_COMM_WORLD, p, len));
+                    let rid = st
+                        .reqs
+                        .insert(Request::new(ReqKind::Recv, MPI_COMM_WORLD, p, len));
                     st.start_recv_ctx(rid, self.ctx, peer as i32, self.tag);
                     self.pending.push(rid);
                 }
                 Step::Reduce { src, dst, count } => {
-                    let op = self.op.ok_or_else(|| err!(MPI_ERR_INTERN, "reduce step without an op"))?;
+                    let op = self
+                        .op
+                        .ok_or_else(|| err!(MPI_ERR_INTERN, "reduce step without an op"))?;
                     let size = count * crate::abi::handles::type_size(self.dt)?;
                     let (a, b) = (self.ptr(src), self.ptr(dst));
                     // SAFETY: both locations hold `count` elements (built by the algorithm).
-                    let (x, y) = unsafe { (std::slice::from_raw_parts(a, size), std::slice::from_raw_parts_mut(b, size)) };
+                    let (x, y) = unsafe {
+                        (
+                            std::slice::from_raw_parts(a, size),
+                            std::slice::from_raw_parts_mut(b, size),
+                        )
+                    };
                     apply(&op, self.dt, count, x, y)?;
                 }
                 Step::Copy { src, dst, len } => {
@@ -123,10 +179,18 @@ impl Sched {
                         unsafe { std::ptr::copy(a, b, len) };
                     }
                 }
-                Step::Unpack { src, len, ref ty, count, dst } => {
+                Step::Unpack {
+                    src,
+                    len,
+                    ref ty,
+                    count,
+                    dst,
+                } => {
                     let a = self.ptr(src);
                     // SAFETY: `src` holds `len` packed bytes; `dst` holds `count` elements of `ty`.
-                    unsafe { crate::datatype::unpack(ty, count, std::slice::from_raw_parts(a, len), dst) };
+                    unsafe {
+                        crate::datatype::unpack(ty, count, std::slice::from_raw_parts(a, len), dst)
+                    };
                 }
             }
         }
@@ -144,7 +208,11 @@ impl Progress for Sched {
                 self.enter(st)?;
                 self.entered = true;
             }
-            if !self.pending.iter().all(|&r| st.reqs.get(r).is_some_and(|q| q.done)) {
+            if !self
+                .pending
+                .iter()
+                .all(|&r| st.reqs.get(r).is_some_and(|q| q.done))
+            {
                 return Ok(false);
             }
             let mut bad = None;
@@ -166,8 +234,13 @@ impl Progress for Sched {
 
 /// Starts schedule `s` as request of communicator `comm`; returns the request.
 pub fn start(st: &mut State, comm: c_int, s: Sched) -> ReqId {
-    let rid = st.reqs.insert(Request::new(ReqKind::Coll, comm, std::ptr::null_mut(), 0));
-    st.scheds.push(crate::core::state::Active { rid, sched: Box::new(s) });
+    let rid = st
+        .reqs
+        .insert(Request::new(ReqKind::Coll, comm, std::ptr::null_mut(), 0));
+    st.scheds.push(crate::core::state::Active {
+        rid,
+        sched: Box::new(s),
+    });
     rid
 }
 
@@ -179,7 +252,10 @@ pub fn run(comm: c_int, s: Sched) -> Result<()> {
         Ok(rid)
     })?;
     crate::core::runtime::wait_for(|st| {
-        let r = st.reqs.get(rid).ok_or_else(|| err!(MPI_ERR_INTERN, "collective request vanished"))?;
+        let r = st
+            .reqs
+            .get(rid)
+            .ok_or_else(|| err!(MPI_ERR_INTERN, "collective request vanished"))?;
         if !r.done {
             return Ok(None);
         }
