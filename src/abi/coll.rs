@@ -278,6 +278,7 @@ unsafe fn bcast_s(
     let v = basic::view(comm)?;
     let root = check_root(&v, root)?;
     let mut s = basic::sched(&v);
+    // SAFETY: the caller's buffers and arrays are valid as MPI requires.
     let (b, len, unpack) = unsafe { output(&mut s, buffer, count, datatype, "buffer")? };
     basic::b_bcast(&mut s, v.size, v.rank, b, len, root);
     if v.rank != root {
@@ -303,9 +304,11 @@ unsafe fn reduce_s(
     let (ne, commutative) = reduction_setup(&mut s, op, datatype, count)?;
     let gets = all || v.rank == root;
     let (src, len) = if gets && in_place(sendbuf) {
+        // SAFETY: the caller's buffers and arrays are valid as MPI requires.
         let (l, n, _) = unsafe { output(&mut s, recvbuf, count, datatype, "recvbuf")? };
         (l, n)
     } else {
+        // SAFETY: the caller's buffers and arrays are valid as MPI requires.
         unsafe { input(&mut s, sendbuf, count, datatype, "sendbuf")? }
     };
     let acc = scratch_copy(&mut s, src, len);
@@ -316,6 +319,7 @@ unsafe fn reduce_s(
         basic::b_reduce(&mut s, v.size, v.rank, acc, tmp, len, ne, root, commutative);
     }
     if gets {
+        // SAFETY: the caller's buffers and arrays are valid as MPI requires.
         let (dst, _, unpack) = unsafe { output(&mut s, recvbuf, count, datatype, "recvbuf")? };
         s.stage().push(Step::Copy { src: acc, dst, len });
         finish(&mut s, unpack);
@@ -347,9 +351,11 @@ unsafe fn gather_s(
     let mine = if me_root && in_place(sendbuf) {
         None
     } else {
+        // SAFETY: the caller's buffers and arrays are valid as MPI requires.
         Some(unsafe { input(&mut s, sendbuf, sendcount, sendtype, "sendbuf")? })
     };
     let rbuf = if me_root {
+        // SAFETY: the caller's buffers and arrays are valid as MPI requires.
         Loc::User(unsafe { bytes_mut(recvbuf, end, "recvbuf")? }.as_mut_ptr())
     } else {
         Loc::User(std::ptr::null_mut())
@@ -380,6 +386,7 @@ unsafe fn scatter_s(
         (vec![(0, 0); v.size], 0)
     };
     let sbuf = if me_root {
+        // SAFETY: the caller's buffers and arrays are valid as MPI requires.
         Loc::User(unsafe { bytes(sendbuf, end, "sendbuf")? }.as_ptr() as *mut u8)
     } else {
         Loc::User(std::ptr::null_mut())
@@ -387,6 +394,7 @@ unsafe fn scatter_s(
     let (outb, unpack) = if me_root && in_place(recvbuf) {
         (None, None)
     } else {
+        // SAFETY: the caller's buffers and arrays are valid as MPI requires.
         let (l, n, u) = unsafe { output(&mut s, recvbuf, recvcount, recvtype, "recvbuf")? };
         (Some((l, n)), u)
     };
@@ -409,8 +417,10 @@ unsafe fn allgather_s(
     let v = basic::view(comm)?;
     let mut s = basic::sched(&v);
     let (bl, end) = blocks(counts, displs, block_size(recvtype)?)?;
+    // SAFETY: the caller's buffers and arrays are valid as MPI requires.
     let rbuf = Loc::User(unsafe { bytes_mut(recvbuf, end, "recvbuf")? }.as_mut_ptr());
     if !in_place(sendbuf) {
+        // SAFETY: the caller's buffers and arrays are valid as MPI requires.
         let (m, n) = unsafe { input(&mut s, sendbuf, sendcount, sendtype, "sendbuf")? };
         let (o, l) = bl[v.rank];
         if n != l {
@@ -422,7 +432,7 @@ unsafe fn allgather_s(
         }
         s.push(Step::Copy {
             src: m,
-            dst: rbuf.add(o),
+            dst: rbuf.offset(o),
             len: l,
         });
     }
@@ -445,6 +455,7 @@ unsafe fn alltoall_s(
     let v = basic::view(comm)?;
     let mut s = basic::sched(&v);
     let (rbl, rend) = blocks(rcounts, rdispls, block_size(recvtype)?)?;
+    // SAFETY: the caller's buffers and arrays are valid as MPI requires.
     let rbuf = Loc::User(unsafe { bytes_mut(recvbuf, rend, "recvbuf")? }.as_mut_ptr());
     let (sbl, sloc) = if in_place(sendbuf) {
         (rbl.clone(), scratch_copy(&mut s, rbuf, rend))
@@ -452,6 +463,7 @@ unsafe fn alltoall_s(
         let (sbl, send) = blocks(scounts, sdispls, block_size(sendtype)?)?;
         (
             sbl,
+            // SAFETY: the caller's buffers and arrays are valid as MPI requires.
             Loc::User(unsafe { bytes(sendbuf, send, "sendbuf")? }.as_ptr() as *mut u8),
         )
     };
@@ -474,14 +486,17 @@ unsafe fn reduce_scatter_s(
     let total: usize = counts.iter().map(|&c| c.max(0) as usize).sum();
     let (ne, commutative) = reduction_setup(&mut s, op, datatype, total as c_int)?;
     let src = if in_place(sendbuf) {
+        // SAFETY: the caller's buffers and arrays are valid as MPI requires.
         Loc::User(unsafe { bytes_mut(recvbuf, end, "recvbuf")? }.as_mut_ptr())
     } else {
+        // SAFETY: the caller's buffers and arrays are valid as MPI requires.
         Loc::User(unsafe { bytes(sendbuf, end, "sendbuf")? }.as_ptr() as *mut u8)
     };
     let acc = scratch_copy(&mut s, src, end);
     let tmp = Loc::Scratch(s.buffer(vec![0u8; end]), 0);
     basic::b_reduce(&mut s, v.size, v.rank, acc, tmp, end, ne, 0, commutative);
     let mylen = bl[v.rank].1;
+    // SAFETY: the caller's buffers and arrays are valid as MPI requires.
     let out = Loc::User(unsafe { bytes_mut(recvbuf, mylen, "recvbuf")? }.as_mut_ptr());
     basic::b_scatterv(&mut s, v.size, v.rank, acc, &bl, Some((out, mylen)), 0);
     Ok(s)
@@ -501,9 +516,11 @@ unsafe fn scan_s(
     let mut s = basic::sched(&v);
     let (ne, _) = reduction_setup(&mut s, op, datatype, count)?;
     let (src, len) = if in_place(sendbuf) {
+        // SAFETY: the caller's buffers and arrays are valid as MPI requires.
         let (l, n, _) = unsafe { output(&mut s, recvbuf, count, datatype, "recvbuf")? };
         (l, n)
     } else {
+        // SAFETY: the caller's buffers and arrays are valid as MPI requires.
         unsafe { input(&mut s, sendbuf, count, datatype, "sendbuf")? }
     };
     let acc = scratch_copy(&mut s, src, len);
@@ -511,6 +528,7 @@ unsafe fn scan_s(
     let pre = Loc::Scratch(s.buffer(vec![0u8; len]), 0);
     basic::b_scan(&mut s, v.size, v.rank, acc, tmp, pre, len, ne, exclusive);
     if !(exclusive && v.rank == 0) {
+        // SAFETY: the caller's buffers and arrays are valid as MPI requires.
         let (dst, _, unpack) = unsafe { output(&mut s, recvbuf, count, datatype, "recvbuf")? };
         s.stage().push(Step::Copy { src: acc, dst, len });
         finish(&mut s, unpack);

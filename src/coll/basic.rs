@@ -18,7 +18,6 @@
 
 use super::sched::{run, Loc, Sched, Step};
 use crate::abi::consts::*;
-use crate::abi::op::OpKind;
 use crate::core::error::Result;
 use crate::core::runtime::with;
 use crate::err;
@@ -301,14 +300,14 @@ pub fn b_gatherv(
             if let Some((m, _)) = mine {
                 st.push(Step::Copy {
                     src: m,
-                    dst: rbuf.add(off),
+                    dst: rbuf.offset(off),
                     len,
                 });
             }
         } else {
             st.push(Step::Recv {
                 peer: i,
-                at: rbuf.add(off),
+                at: rbuf.offset(off),
                 len,
             });
         }
@@ -338,7 +337,7 @@ pub fn b_scatterv(
         if i == root {
             if let Some((o, _)) = out {
                 st.push(Step::Copy {
-                    src: sbuf.add(off),
+                    src: sbuf.offset(off),
                     dst: o,
                     len,
                 });
@@ -346,7 +345,7 @@ pub fn b_scatterv(
         } else {
             st.push(Step::Send {
                 peer: i,
-                at: sbuf.add(off),
+                at: sbuf.offset(off),
                 len,
             });
         }
@@ -363,12 +362,12 @@ pub fn b_allgatherv(s: &mut Sched, n: usize, r: usize, rbuf: Loc, blocks: &[(usi
         let st = s.stage();
         st.push(Step::Recv {
             peer: left,
-            at: rbuf.add(blocks[rb].0),
+            at: rbuf.offset(blocks[rb].0),
             len: blocks[rb].1,
         });
         st.push(Step::Send {
             peer: right,
-            at: rbuf.add(blocks[sb].0),
+            at: rbuf.offset(blocks[sb].0),
             len: blocks[sb].1,
         });
     }
@@ -384,8 +383,8 @@ pub fn b_alltoallv(
     rblocks: &[(usize, usize)],
 ) {
     s.stage().push(Step::Copy {
-        src: sbuf.add(sblocks[r].0),
-        dst: rbuf.add(rblocks[r].0),
+        src: sbuf.offset(sblocks[r].0),
+        dst: rbuf.offset(rblocks[r].0),
         len: sblocks[r].1,
     });
     for step in 1..n {
@@ -394,12 +393,12 @@ pub fn b_alltoallv(
         let st = s.stage();
         st.push(Step::Recv {
             peer: src,
-            at: rbuf.add(rblocks[src].0),
+            at: rbuf.offset(rblocks[src].0),
             len: rblocks[src].1,
         });
         st.push(Step::Send {
             peer: dest,
-            at: sbuf.add(sblocks[dest].0),
+            at: sbuf.offset(sblocks[dest].0),
             len: sblocks[dest].1,
         });
     }
@@ -457,161 +456,14 @@ fn user(b: &[u8]) -> Loc {
     Loc::User(b.as_ptr() as *mut u8)
 }
 
-pub fn barrier(v: &View) -> Result<()> {
-    let mut s = sched(v);
-    b_barrier(&mut s, v.size, v.rank);
-    run(v.comm, s)
-}
-
 pub fn bcast(v: &View, buf: &mut [u8], root: usize) -> Result<()> {
     let mut s = sched(v);
     b_bcast(&mut s, v.size, v.rank, user(buf), buf.len(), root);
     run(v.comm, s)
 }
 
-fn with_op(s: &mut Sched, op: &OpKind, dt: c_int) {
-    s.op = Some(*op);
-    s.dt = dt;
-}
-
-pub fn reduce(
-    v: &View,
-    acc: &mut Vec<u8>,
-    op: &OpKind,
-    dt: c_int,
-    count: usize,
-    root: usize,
-    commutative: bool,
-) -> Result<()> {
-    let mut s = sched(v);
-    with_op(&mut s, op, dt);
-    let tmp = s.buffer(vec![0u8; acc.len()]);
-    b_reduce(
-        &mut s,
-        v.size,
-        v.rank,
-        user(acc),
-        Loc::Scratch(tmp, 0),
-        acc.len(),
-        count,
-        root,
-        commutative,
-    );
-    run(v.comm, s)
-}
-
-pub fn allreduce(
-    v: &View,
-    acc: &mut Vec<u8>,
-    op: &OpKind,
-    dt: c_int,
-    count: usize,
-    commutative: bool,
-) -> Result<()> {
-    let mut s = sched(v);
-    with_op(&mut s, op, dt);
-    let tmp = s.buffer(vec![0u8; acc.len()]);
-    b_allreduce(
-        &mut s,
-        v.size,
-        v.rank,
-        user(acc),
-        Loc::Scratch(tmp, 0),
-        acc.len(),
-        count,
-        commutative,
-    );
-    run(v.comm, s)
-}
-
-pub fn gatherv(
-    v: &View,
-    mine: Option<&[u8]>,
-    rbuf: &mut [u8],
-    blocks: &[(usize, usize)],
-    root: usize,
-) -> Result<()> {
-    let mut s = sched(v);
-    b_gatherv(
-        &mut s,
-        v.size,
-        v.rank,
-        mine.map(|m| (user(m), m.len())),
-        user(rbuf),
-        blocks,
-        root,
-    );
-    run(v.comm, s)
-}
-
-pub fn scatterv(
-    v: &View,
-    sbuf: &[u8],
-    blocks: &[(usize, usize)],
-    out: Option<&mut [u8]>,
-    root: usize,
-) -> Result<()> {
-    let mut s = sched(v);
-    b_scatterv(
-        &mut s,
-        v.size,
-        v.rank,
-        user(sbuf),
-        blocks,
-        out.map(|o| (user(o), o.len())),
-        root,
-    );
-    run(v.comm, s)
-}
-
 pub fn allgatherv(v: &View, rbuf: &mut [u8], blocks: &[(usize, usize)]) -> Result<()> {
     let mut s = sched(v);
     b_allgatherv(&mut s, v.size, v.rank, user(rbuf), blocks);
-    run(v.comm, s)
-}
-
-pub fn alltoallv(
-    v: &View,
-    sbuf: &[u8],
-    sblocks: &[(usize, usize)],
-    rbuf: &mut [u8],
-    rblocks: &[(usize, usize)],
-) -> Result<()> {
-    let mut s = sched(v);
-    b_alltoallv(
-        &mut s,
-        v.size,
-        v.rank,
-        user(sbuf),
-        sblocks,
-        user(rbuf),
-        rblocks,
-    );
-    run(v.comm, s)
-}
-
-pub fn scan(
-    v: &View,
-    acc: &mut Vec<u8>,
-    op: &OpKind,
-    dt: c_int,
-    count: usize,
-    exclusive: bool,
-) -> Result<()> {
-    let mut s = sched(v);
-    with_op(&mut s, op, dt);
-    let tmp = s.buffer(vec![0u8; acc.len()]);
-    let pre = s.buffer(vec![0u8; acc.len()]);
-    b_scan(
-        &mut s,
-        v.size,
-        v.rank,
-        user(acc),
-        Loc::Scratch(tmp, 0),
-        Loc::Scratch(pre, 0),
-        acc.len(),
-        count,
-        exclusive,
-    );
     run(v.comm, s)
 }

@@ -26,7 +26,7 @@ pub enum Loc {
 }
 
 impl Loc {
-    pub fn add(self, off: usize) -> Loc {
+    pub fn offset(self, off: usize) -> Loc {
         match self {
             Loc::User(p) => Loc::User(p.wrapping_add(off)),
             Loc::Scratch(i, o) => Loc::Scratch(i, o + off),
