@@ -1138,6 +1138,122 @@ int MPI_Iexscan(const void *sendbuf,
                 MPI_Comm comm,
                 MPI_Request *request);
 
+int MPI_Alltoallw(const void *sendbuf,
+                  const int *sendcounts,
+                  const int *sdispls,
+                  const MPI_Datatype *sendtypes,
+                  void *recvbuf,
+                  const int *recvcounts,
+                  const int *rdispls,
+                  const MPI_Datatype *recvtypes,
+                  MPI_Comm comm);
+
+int MPI_Ialltoallw(const void *sendbuf,
+                   const int *sendcounts,
+                   const int *sdispls,
+                   const MPI_Datatype *sendtypes,
+                   void *recvbuf,
+                   const int *recvcounts,
+                   const int *rdispls,
+                   const MPI_Datatype *recvtypes,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+int MPI_Neighbor_allgather(const void *sendbuf,
+                           int sendcount,
+                           MPI_Datatype sendtype,
+                           void *recvbuf,
+                           int recvcount,
+                           MPI_Datatype recvtype,
+                           MPI_Comm comm);
+
+int MPI_Ineighbor_allgather(const void *sendbuf,
+                            int sendcount,
+                            MPI_Datatype sendtype,
+                            void *recvbuf,
+                            int recvcount,
+                            MPI_Datatype recvtype,
+                            MPI_Comm comm,
+                            MPI_Request *request);
+
+int MPI_Neighbor_allgatherv(const void *sendbuf,
+                            int sendcount,
+                            MPI_Datatype sendtype,
+                            void *recvbuf,
+                            const int *recvcounts,
+                            const int *displs,
+                            MPI_Datatype recvtype,
+                            MPI_Comm comm);
+
+int MPI_Ineighbor_allgatherv(const void *sendbuf,
+                             int sendcount,
+                             MPI_Datatype sendtype,
+                             void *recvbuf,
+                             const int *recvcounts,
+                             const int *displs,
+                             MPI_Datatype recvtype,
+                             MPI_Comm comm,
+                             MPI_Request *request);
+
+int MPI_Neighbor_alltoall(const void *sendbuf,
+                          int sendcount,
+                          MPI_Datatype sendtype,
+                          void *recvbuf,
+                          int recvcount,
+                          MPI_Datatype recvtype,
+                          MPI_Comm comm);
+
+int MPI_Ineighbor_alltoall(const void *sendbuf,
+                           int sendcount,
+                           MPI_Datatype sendtype,
+                           void *recvbuf,
+                           int recvcount,
+                           MPI_Datatype recvtype,
+                           MPI_Comm comm,
+                           MPI_Request *request);
+
+int MPI_Neighbor_alltoallv(const void *sendbuf,
+                           const int *sendcounts,
+                           const int *sdispls,
+                           MPI_Datatype sendtype,
+                           void *recvbuf,
+                           const int *recvcounts,
+                           const int *rdispls,
+                           MPI_Datatype recvtype,
+                           MPI_Comm comm);
+
+int MPI_Ineighbor_alltoallv(const void *sendbuf,
+                            const int *sendcounts,
+                            const int *sdispls,
+                            MPI_Datatype sendtype,
+                            void *recvbuf,
+                            const int *recvcounts,
+                            const int *rdispls,
+                            MPI_Datatype recvtype,
+                            MPI_Comm comm,
+                            MPI_Request *request);
+
+int MPI_Neighbor_alltoallw(const void *sendbuf,
+                           const int *sendcounts,
+                           const MPI_Aint *sdispls,
+                           const MPI_Datatype *sendtypes,
+                           void *recvbuf,
+                           const int *recvcounts,
+                           const MPI_Aint *rdispls,
+                           const MPI_Datatype *recvtypes,
+                           MPI_Comm comm);
+
+int MPI_Ineighbor_alltoallw(const void *sendbuf,
+                            const int *sendcounts,
+                            const MPI_Aint *sdispls,
+                            const MPI_Datatype *sendtypes,
+                            void *recvbuf,
+                            const int *recvcounts,
+                            const MPI_Aint *rdispls,
+                            const MPI_Datatype *recvtypes,
+                            MPI_Comm comm,
+                            MPI_Request *request);
+
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
 
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm);
@@ -1993,6 +2109,122 @@ int PMPI_Iexscan(const void *sendbuf,
                  MPI_Op op,
                  MPI_Comm comm,
                  MPI_Request *request);
+
+int PMPI_Alltoallw(const void *sendbuf,
+                   const int *sendcounts,
+                   const int *sdispls,
+                   const MPI_Datatype *sendtypes,
+                   void *recvbuf,
+                   const int *recvcounts,
+                   const int *rdispls,
+                   const MPI_Datatype *recvtypes,
+                   MPI_Comm comm);
+
+int PMPI_Ialltoallw(const void *sendbuf,
+                    const int *sendcounts,
+                    const int *sdispls,
+                    const MPI_Datatype *sendtypes,
+                    void *recvbuf,
+                    const int *recvcounts,
+                    const int *rdispls,
+                    const MPI_Datatype *recvtypes,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+int PMPI_Neighbor_allgather(const void *sendbuf,
+                            int sendcount,
+                            MPI_Datatype sendtype,
+                            void *recvbuf,
+                            int recvcount,
+                            MPI_Datatype recvtype,
+                            MPI_Comm comm);
+
+int PMPI_Ineighbor_allgather(const void *sendbuf,
+                             int sendcount,
+                             MPI_Datatype sendtype,
+                             void *recvbuf,
+                             int recvcount,
+                             MPI_Datatype recvtype,
+                             MPI_Comm comm,
+                             MPI_Request *request);
+
+int PMPI_Neighbor_allgatherv(const void *sendbuf,
+                             int sendcount,
+                             MPI_Datatype sendtype,
+                             void *recvbuf,
+                             const int *recvcounts,
+                             const int *displs,
+                             MPI_Datatype recvtype,
+                             MPI_Comm comm);
+
+int PMPI_Ineighbor_allgatherv(const void *sendbuf,
+                              int sendcount,
+                              MPI_Datatype sendtype,
+                              void *recvbuf,
+                              const int *recvcounts,
+                              const int *displs,
+                              MPI_Datatype recvtype,
+                              MPI_Comm comm,
+                              MPI_Request *request);
+
+int PMPI_Neighbor_alltoall(const void *sendbuf,
+                           int sendcount,
+                           MPI_Datatype sendtype,
+                           void *recvbuf,
+                           int recvcount,
+                           MPI_Datatype recvtype,
+                           MPI_Comm comm);
+
+int PMPI_Ineighbor_alltoall(const void *sendbuf,
+                            int sendcount,
+                            MPI_Datatype sendtype,
+                            void *recvbuf,
+                            int recvcount,
+                            MPI_Datatype recvtype,
+                            MPI_Comm comm,
+                            MPI_Request *request);
+
+int PMPI_Neighbor_alltoallv(const void *sendbuf,
+                            const int *sendcounts,
+                            const int *sdispls,
+                            MPI_Datatype sendtype,
+                            void *recvbuf,
+                            const int *recvcounts,
+                            const int *rdispls,
+                            MPI_Datatype recvtype,
+                            MPI_Comm comm);
+
+int PMPI_Ineighbor_alltoallv(const void *sendbuf,
+                             const int *sendcounts,
+                             const int *sdispls,
+                             MPI_Datatype sendtype,
+                             void *recvbuf,
+                             const int *recvcounts,
+                             const int *rdispls,
+                             MPI_Datatype recvtype,
+                             MPI_Comm comm,
+                             MPI_Request *request);
+
+int PMPI_Neighbor_alltoallw(const void *sendbuf,
+                            const int *sendcounts,
+                            const MPI_Aint *sdispls,
+                            const MPI_Datatype *sendtypes,
+                            void *recvbuf,
+                            const int *recvcounts,
+                            const MPI_Aint *rdispls,
+                            const MPI_Datatype *recvtypes,
+                            MPI_Comm comm);
+
+int PMPI_Ineighbor_alltoallw(const void *sendbuf,
+                             const int *sendcounts,
+                             const MPI_Aint *sdispls,
+                             const MPI_Datatype *sendtypes,
+                             void *recvbuf,
+                             const int *recvcounts,
+                             const MPI_Aint *rdispls,
+                             const MPI_Datatype *recvtypes,
+                             MPI_Comm comm,
+                             MPI_Request *request);
 
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
 

@@ -816,6 +816,270 @@ unsafe fn f_pmpi_iexscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: 
 }
 fsyms!(f_pmpi_iexscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_iexscan_, pmpi_iexscan__, pmpi_iexscan, PMPI_IEXSCAN);
 
+unsafe fn f_mpi_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Alltoallw(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_alltoallw_, mpi_alltoallw__, mpi_alltoallw, MPI_ALLTOALLW);
+
+unsafe fn f_pmpi_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Alltoallw(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_alltoallw_, pmpi_alltoallw__, pmpi_alltoallw, PMPI_ALLTOALLW);
+
+unsafe fn f_mpi_ialltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Ialltoallw(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ialltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_ialltoallw_, mpi_ialltoallw__, mpi_ialltoallw, MPI_IALLTOALLW);
+
+unsafe fn f_pmpi_ialltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Ialltoallw(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ialltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_ialltoallw_, pmpi_ialltoallw__, pmpi_ialltoallw, PMPI_IALLTOALLW);
+
+unsafe fn f_mpi_neighbor_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Neighbor_allgather(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_neighbor_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_neighbor_allgather_, mpi_neighbor_allgather__, mpi_neighbor_allgather, MPI_NEIGHBOR_ALLGATHER);
+
+unsafe fn f_pmpi_neighbor_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Neighbor_allgather(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_neighbor_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_allgather_, pmpi_neighbor_allgather__, pmpi_neighbor_allgather, PMPI_NEIGHBOR_ALLGATHER);
+
+unsafe fn f_mpi_ineighbor_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Ineighbor_allgather(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ineighbor_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_ineighbor_allgather_, mpi_ineighbor_allgather__, mpi_ineighbor_allgather, MPI_INEIGHBOR_ALLGATHER);
+
+unsafe fn f_pmpi_ineighbor_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Ineighbor_allgather(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ineighbor_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_ineighbor_allgather_, pmpi_ineighbor_allgather__, pmpi_ineighbor_allgather, PMPI_INEIGHBOR_ALLGATHER);
+
+unsafe fn f_mpi_neighbor_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Neighbor_allgatherv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_neighbor_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_neighbor_allgatherv_, mpi_neighbor_allgatherv__, mpi_neighbor_allgatherv, MPI_NEIGHBOR_ALLGATHERV);
+
+unsafe fn f_pmpi_neighbor_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Neighbor_allgatherv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_neighbor_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_allgatherv_, pmpi_neighbor_allgatherv__, pmpi_neighbor_allgatherv, PMPI_NEIGHBOR_ALLGATHERV);
+
+unsafe fn f_mpi_ineighbor_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Ineighbor_allgatherv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ineighbor_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_ineighbor_allgatherv_, mpi_ineighbor_allgatherv__, mpi_ineighbor_allgatherv, MPI_INEIGHBOR_ALLGATHERV);
+
+unsafe fn f_pmpi_ineighbor_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Ineighbor_allgatherv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ineighbor_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_ineighbor_allgatherv_, pmpi_ineighbor_allgatherv__, pmpi_ineighbor_allgatherv, PMPI_INEIGHBOR_ALLGATHERV);
+
+unsafe fn f_mpi_neighbor_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Neighbor_alltoall(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_neighbor_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_neighbor_alltoall_, mpi_neighbor_alltoall__, mpi_neighbor_alltoall, MPI_NEIGHBOR_ALLTOALL);
+
+unsafe fn f_pmpi_neighbor_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Neighbor_alltoall(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_neighbor_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_alltoall_, pmpi_neighbor_alltoall__, pmpi_neighbor_alltoall, PMPI_NEIGHBOR_ALLTOALL);
+
+unsafe fn f_mpi_ineighbor_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Ineighbor_alltoall(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ineighbor_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_ineighbor_alltoall_, mpi_ineighbor_alltoall__, mpi_ineighbor_alltoall, MPI_INEIGHBOR_ALLTOALL);
+
+unsafe fn f_pmpi_ineighbor_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Ineighbor_alltoall(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ineighbor_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_ineighbor_alltoall_, pmpi_ineighbor_alltoall__, pmpi_ineighbor_alltoall, PMPI_INEIGHBOR_ALLTOALL);
+
+unsafe fn f_mpi_neighbor_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Neighbor_alltoallv(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_neighbor_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_neighbor_alltoallv_, mpi_neighbor_alltoallv__, mpi_neighbor_alltoallv, MPI_NEIGHBOR_ALLTOALLV);
+
+unsafe fn f_pmpi_neighbor_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Neighbor_alltoallv(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_neighbor_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_alltoallv_, pmpi_neighbor_alltoallv__, pmpi_neighbor_alltoallv, PMPI_NEIGHBOR_ALLTOALLV);
+
+unsafe fn f_mpi_ineighbor_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Ineighbor_alltoallv(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ineighbor_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_ineighbor_alltoallv_, mpi_ineighbor_alltoallv__, mpi_ineighbor_alltoallv, MPI_INEIGHBOR_ALLTOALLV);
+
+unsafe fn f_pmpi_ineighbor_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Ineighbor_alltoallv(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ineighbor_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_ineighbor_alltoallv_, pmpi_ineighbor_alltoallv__, pmpi_ineighbor_alltoallv, PMPI_INEIGHBOR_ALLTOALLV);
+
+unsafe fn f_mpi_neighbor_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Neighbor_alltoallw(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_neighbor_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_neighbor_alltoallw_, mpi_neighbor_alltoallw__, mpi_neighbor_alltoallw, MPI_NEIGHBOR_ALLTOALLW);
+
+unsafe fn f_pmpi_neighbor_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Neighbor_alltoallw(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_neighbor_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_alltoallw_, pmpi_neighbor_alltoallw__, pmpi_neighbor_alltoallw, PMPI_NEIGHBOR_ALLTOALLW);
+
+unsafe fn f_mpi_ineighbor_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Ineighbor_alltoallw(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ineighbor_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_ineighbor_alltoallw_, mpi_ineighbor_alltoallw__, mpi_ineighbor_alltoallw, MPI_INEIGHBOR_ALLTOALLW);
+
+unsafe fn f_pmpi_ineighbor_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Ineighbor_alltoallw(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ineighbor_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_ineighbor_alltoallw_, pmpi_ineighbor_alltoallw__, pmpi_ineighbor_alltoallw, PMPI_INEIGHBOR_ALLTOALLW);
+
 unsafe fn f_mpi_comm_dup(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {

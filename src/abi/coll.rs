@@ -1366,3 +1366,528 @@ pub unsafe extern "C" fn MPI_Iexscan(
     let s = scan_s(sendbuf, recvbuf, count, datatype, op, comm, true)?;
     launch(comm, s, Some(request))
 }
+
+// ------------------------------------------------------------------ w-variants and neighbourhood collectives
+
+/// One stage: every receive and send at once (PROC_NULL peers skipped).
+fn exchange(s: &mut Sched, sends: Vec<(i32, Loc, usize)>, recvs: Vec<(i32, Loc, usize)>) {
+    let st = s.stage();
+    for (p, at, len) in recvs {
+        if p != MPI_PROC_NULL {
+            st.push(Step::Recv {
+                peer: p as usize,
+                at,
+                len,
+            });
+        }
+    }
+    for (p, at, len) in sends {
+        if p != MPI_PROC_NULL {
+            st.push(Step::Send {
+                peer: p as usize,
+                at,
+                len,
+            });
+        }
+    }
+}
+
+/// In- and out-neighbours of a communicator's topology, in the standard's order.
+fn neighbors(comm: MPI_Comm) -> Result<(Vec<i32>, Vec<i32>)> {
+    use crate::core::comm::Topo;
+    with(|st| {
+        let c = st.comm(comm)?;
+        match &c.topo {
+            Some(Topo::Cart { dims, periods }) => {
+                let mut coords = vec![0; dims.len()];
+                let mut r = c.rank;
+                for d in (0..dims.len()).rev() {
+                    coords[d] = r % dims[d];
+                    r /= dims[d];
+                }
+                let at = |d: usize, delta: i32| -> i32 {
+                    let mut cc = coords.clone();
+                    cc[d] += delta;
+                    if periods[d] {
+                        cc[d] = cc[d].rem_euclid(dims[d]);
+                    } else if cc[d] < 0 || cc[d] >= dims[d] {
+                        return MPI_PROC_NULL;
+                    }
+                    cc.iter().zip(dims).fold(0, |acc, (&x, &n)| acc * n + x)
+                };
+                let mut v = Vec::new();
+                for d in 0..dims.len() {
+                    v.push(at(d, -1));
+                    v.push(at(d, 1));
+                }
+                Ok((v.clone(), v))
+            }
+            Some(Topo::Graph { index, edges }) => {
+                let r = c.rank as usize;
+                let start = if r == 0 { 0 } else { index[r - 1] as usize };
+                let v = edges[start..index[r] as usize].to_vec();
+                Ok((v.clone(), v))
+            }
+            Some(Topo::DistGraph { sources, dests, .. }) => Ok((sources.clone(), dests.clone())),
+            None => Err(err!(
+                MPI_ERR_TOPOLOGY,
+                "comm=0x{:08x} has no topology (neighbourhood collectives need one)",
+                comm as u32
+            )),
+        }
+    })
+}
+
+/// Per-block (count, datatype, byte displacement) descriptions → schedule locations.
+#[allow(clippy::type_complexity)]
+unsafe fn typed_blocks(
+    s: &mut Sched,
+    base: *mut c_void,
+    blocks: &[(c_int, MPI_Datatype, isize)],
+    recv: bool,
+    name: &str,
+) -> Result<(Vec<(Loc, usize)>, Vec<Step>)> {
+    let mut locs = Vec::with_capacity(blocks.len());
+    let mut unpacks = Vec::new();
+    for &(count, dt, disp) in blocks {
+        let p = (base as *mut u8).wrapping_offset(disp) as *mut c_void;
+        if recv {
+            // SAFETY: the caller's buffers are valid as MPI requires.
+            let (l, n, u) = unsafe { output(s, p, count, dt, name)? };
+            locs.push((l, n));
+            unpacks.extend(u);
+        } else {
+            // SAFETY: as above.
+            let (l, n) = unsafe { input(s, p, count, dt, name)? };
+            locs.push((l, n));
+        }
+    }
+    Ok((locs, unpacks))
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn alltoallw_s(
+    sendbuf: *const c_void,
+    sblocks: &[(c_int, MPI_Datatype, isize)],
+    recvbuf: *mut c_void,
+    rblocks: &[(c_int, MPI_Datatype, isize)],
+    comm: MPI_Comm,
+    peers: Option<(Vec<i32>, Vec<i32>)>,
+) -> Result<Sched> {
+    let (v, (srcs, dsts)) = match peers {
+        Some(p) => {
+            let c = with(|st| {
+                let c = st.comm_mut(comm)?;
+                c.coll_seq = c.coll_seq.wrapping_add(1);
+                Ok(View {
+                    ctx: c.ctx + 1,
+                    world: c.world.clone(),
+                    rank: c.rank as usize,
+                    size: c.size as usize,
+                    tag: -1000 - (c.coll_seq & 0x00ff_ffff) as i32,
+                    comm,
+                })
+            })?;
+            (c, p)
+        }
+        None => {
+            let v = basic::view(comm)?;
+            let all: Vec<i32> = (0..v.size as i32).collect();
+            (v, (all.clone(), all))
+        }
+    };
+    let mut s = basic::sched(&v);
+    // SAFETY: the caller's buffers are valid as MPI requires.
+    let (rl, unpacks) = unsafe { typed_blocks(&mut s, recvbuf, rblocks, true, "recvbuf")? };
+    let sl = if in_place(sendbuf) {
+        // In place: send from a snapshot of the receive blocks.
+        rl.iter()
+            .map(|&(l, n)| (scratch_copy(&mut s, l, n), n))
+            .collect()
+    } else {
+        // SAFETY: as above.
+        unsafe { typed_blocks(&mut s, sendbuf as *mut c_void, sblocks, false, "sendbuf")?.0 }
+    };
+    if sl.len() != dsts.len() || rl.len() != srcs.len() {
+        return Err(err!(
+            MPI_ERR_ARG,
+            "block counts do not match the number of neighbours"
+        ));
+    }
+    let sends = dsts
+        .iter()
+        .zip(&sl)
+        .map(|(&p, &(l, n))| (p, l, n))
+        .collect();
+    let recvs = srcs
+        .iter()
+        .zip(&rl)
+        .map(|(&p, &(l, n))| (p, l, n))
+        .collect();
+    exchange(&mut s, sends, recvs);
+    for u in unpacks {
+        s.push(u);
+    }
+    Ok(s)
+}
+
+/// Block descriptions for counts/displacements in units of the datatype's extent.
+fn extent_blocks(
+    counts: &[c_int],
+    displs: Option<&[c_int]>,
+    dt: MPI_Datatype,
+) -> Result<Vec<(c_int, MPI_Datatype, isize)>> {
+    let t = super::datatype::lookup(dt)?;
+    let ext = t.extent();
+    let mut off = 0isize;
+    let mut v = Vec::new();
+    for (i, &c) in counts.iter().enumerate() {
+        if c < 0 {
+            return Err(err!(MPI_ERR_COUNT, "counts[{i}]={c} must be non-negative"));
+        }
+        let d = match displs {
+            Some(d) => d[i] as isize * ext,
+            None => off,
+        };
+        v.push((c, dt, d));
+        off = d + c as isize * ext;
+    }
+    Ok(v)
+}
+
+unsafe fn byte_blocks(
+    counts: *const c_int,
+    displs: *const c_int,
+    types: *const MPI_Datatype,
+    n: usize,
+    name: &str,
+) -> Result<Vec<(c_int, MPI_Datatype, isize)>> {
+    // SAFETY: arrays of n entries (caller's contract).
+    let (c, d, t) = unsafe {
+        (
+            ints(counts, n, name)?,
+            ints(displs, n, name)?,
+            std::slice::from_raw_parts(types, n),
+        )
+    };
+    Ok((0..n).map(|i| (c[i], t[i], d[i] as isize)).collect())
+}
+
+unsafe fn byte_blocks_aint(
+    counts: *const c_int,
+    displs: *const super::MPI_Aint,
+    types: *const MPI_Datatype,
+    n: usize,
+    name: &str,
+) -> Result<Vec<(c_int, MPI_Datatype, isize)>> {
+    if n > 0 && (displs.is_null() || types.is_null()) {
+        return Err(err!(MPI_ERR_ARG, "{name}: NULL displacement or type array"));
+    }
+    // SAFETY: arrays of n entries (caller's contract).
+    let (c, d, t) = unsafe {
+        (
+            ints(counts, n, name)?,
+            std::slice::from_raw_parts(displs, n),
+            std::slice::from_raw_parts(types, n),
+        )
+    };
+    Ok((0..n).map(|i| (c[i], t[i], d[i] as isize)).collect())
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Alltoallw(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtypes: *const MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtypes: *const MPI_Datatype,
+    comm: MPI_Comm,
+) -> c_int {
+    let s = {
+        let n = basic_size(comm)?;
+        let rb = byte_blocks(recvcounts, rdispls, recvtypes, n, "recvcounts")?;
+        let sb = if in_place(sendbuf) {
+            vec![]
+        } else {
+            byte_blocks(sendcounts, sdispls, sendtypes, n, "sendcounts")?
+        };
+        alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, None)
+    }?;
+    launch(comm, s, None)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ialltoallw(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtypes: *const MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtypes: *const MPI_Datatype,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    let s = {
+        let n = basic_size(comm)?;
+        let rb = byte_blocks(recvcounts, rdispls, recvtypes, n, "recvcounts")?;
+        let sb = if in_place(sendbuf) {
+            vec![]
+        } else {
+            byte_blocks(sendcounts, sdispls, sendtypes, n, "sendcounts")?
+        };
+        alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, None)
+    }?;
+    launch(comm, s, Some(request))
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Neighbor_allgather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> c_int {
+    let s = {
+        let (si, so) = neighbors(comm)?;
+        let sb = vec![(sendcount, sendtype, 0isize); so.len()];
+        let rb = extent_blocks(&vec![recvcount; si.len()], None, recvtype)?;
+        alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
+    }?;
+    launch(comm, s, None)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ineighbor_allgather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    let s = {
+        let (si, so) = neighbors(comm)?;
+        let sb = vec![(sendcount, sendtype, 0isize); so.len()];
+        let rb = extent_blocks(&vec![recvcount; si.len()], None, recvtype)?;
+        alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
+    }?;
+    launch(comm, s, Some(request))
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Neighbor_allgatherv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> c_int {
+    let s = {
+        let (si, so) = neighbors(comm)?;
+        let sb = vec![(sendcount, sendtype, 0isize); so.len()];
+        let rc = ints(recvcounts, si.len(), "recvcounts")?.to_vec();
+        let rd = ints(displs, si.len(), "displs")?.to_vec();
+        let rb = extent_blocks(&rc, Some(&rd), recvtype)?;
+        alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
+    }?;
+    launch(comm, s, None)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ineighbor_allgatherv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    let s = {
+        let (si, so) = neighbors(comm)?;
+        let sb = vec![(sendcount, sendtype, 0isize); so.len()];
+        let rc = ints(recvcounts, si.len(), "recvcounts")?.to_vec();
+        let rd = ints(displs, si.len(), "displs")?.to_vec();
+        let rb = extent_blocks(&rc, Some(&rd), recvtype)?;
+        alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
+    }?;
+    launch(comm, s, Some(request))
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Neighbor_alltoall(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> c_int {
+    let s = {
+        let (si, so) = neighbors(comm)?;
+        let sb = extent_blocks(&vec![sendcount; so.len()], None, sendtype)?;
+        let rb = extent_blocks(&vec![recvcount; si.len()], None, recvtype)?;
+        alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
+    }?;
+    launch(comm, s, None)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ineighbor_alltoall(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    let s = {
+        let (si, so) = neighbors(comm)?;
+        let sb = extent_blocks(&vec![sendcount; so.len()], None, sendtype)?;
+        let rb = extent_blocks(&vec![recvcount; si.len()], None, recvtype)?;
+        alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
+    }?;
+    launch(comm, s, Some(request))
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Neighbor_alltoallv(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> c_int {
+    let s = {
+        let (si, so) = neighbors(comm)?;
+        let sc = ints(sendcounts, so.len(), "sendcounts")?.to_vec();
+        let sd = ints(sdispls, so.len(), "sdispls")?.to_vec();
+        let rc = ints(recvcounts, si.len(), "recvcounts")?.to_vec();
+        let rd = ints(rdispls, si.len(), "rdispls")?.to_vec();
+        let sb = extent_blocks(&sc, Some(&sd), sendtype)?;
+        let rb = extent_blocks(&rc, Some(&rd), recvtype)?;
+        alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
+    }?;
+    launch(comm, s, None)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ineighbor_alltoallv(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    let s = {
+        let (si, so) = neighbors(comm)?;
+        let sc = ints(sendcounts, so.len(), "sendcounts")?.to_vec();
+        let sd = ints(sdispls, so.len(), "sdispls")?.to_vec();
+        let rc = ints(recvcounts, si.len(), "recvcounts")?.to_vec();
+        let rd = ints(rdispls, si.len(), "rdispls")?.to_vec();
+        let sb = extent_blocks(&sc, Some(&sd), sendtype)?;
+        let rb = extent_blocks(&rc, Some(&rd), recvtype)?;
+        alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
+    }?;
+    launch(comm, s, Some(request))
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Neighbor_alltoallw(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const super::MPI_Aint,
+    sendtypes: *const MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const super::MPI_Aint,
+    recvtypes: *const MPI_Datatype,
+    comm: MPI_Comm,
+) -> c_int {
+    let s = {
+        let (si, so) = neighbors(comm)?;
+        let sb = byte_blocks_aint(sendcounts, sdispls, sendtypes, so.len(), "sendcounts")?;
+        let rb = byte_blocks_aint(recvcounts, rdispls, recvtypes, si.len(), "recvcounts")?;
+        alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
+    }?;
+    launch(comm, s, None)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ineighbor_alltoallw(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const super::MPI_Aint,
+    sendtypes: *const MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const super::MPI_Aint,
+    recvtypes: *const MPI_Datatype,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    let s = {
+        let (si, so) = neighbors(comm)?;
+        let sb = byte_blocks_aint(sendcounts, sdispls, sendtypes, so.len(), "sendcounts")?;
+        let rb = byte_blocks_aint(recvcounts, rdispls, recvtypes, si.len(), "recvcounts")?;
+        alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
+    }?;
+    launch(comm, s, Some(request))
+}
