@@ -1891,3 +1891,724 @@ pub unsafe extern "C" fn MPI_Ineighbor_alltoallw(
     }?;
     launch(comm, s, Some(request))
 }
+
+/// Registers an inactive persistent collective request.
+unsafe fn persistent(
+    comm: MPI_Comm,
+    factory: crate::core::state::CollFactory,
+    request: *mut MPI_Request,
+) -> Result<()> {
+    let rid = with(|st| {
+        st.comm(comm)?;
+        let mut r = crate::core::state::Request::new(
+            crate::core::state::ReqKind::Coll,
+            comm,
+            std::ptr::null_mut(),
+            0,
+        );
+        r.active = false;
+        r.coll_factory = Some(factory);
+        Ok(st.reqs.insert(r))
+    })?;
+    // SAFETY: checked non-NULL by the caller.
+    unsafe {
+        out(
+            request,
+            "request",
+            super::handles::make(super::handles::KIND_REQUEST, rid),
+        )
+    }
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Barrier_init(
+    comm: MPI_Comm,
+    info: super::MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info;
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    // Validated when first started; each MPI_Start builds the schedule from these arguments.
+    let factory: crate::core::state::CollFactory =
+        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
+            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = unsafe { barrier_s(comm)? };
+            Ok(Box::new(s))
+        });
+    persistent(comm, factory, request)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Bcast_init(
+    buffer: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    info: super::MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info;
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    // Validated when first started; each MPI_Start builds the schedule from these arguments.
+    let factory: crate::core::state::CollFactory =
+        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
+            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = unsafe { bcast_s(buffer, count, datatype, root, comm)? };
+            Ok(Box::new(s))
+        });
+    persistent(comm, factory, request)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Reduce_init(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    root: c_int,
+    comm: MPI_Comm,
+    info: super::MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info;
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    // Validated when first started; each MPI_Start builds the schedule from these arguments.
+    let factory: crate::core::state::CollFactory =
+        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
+            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = unsafe { reduce_s(sendbuf, recvbuf, count, datatype, op, root, comm, false)? };
+            Ok(Box::new(s))
+        });
+    persistent(comm, factory, request)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Allreduce_init(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+    info: super::MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info;
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    // Validated when first started; each MPI_Start builds the schedule from these arguments.
+    let factory: crate::core::state::CollFactory =
+        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
+            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = unsafe { reduce_s(sendbuf, recvbuf, count, datatype, op, 0, comm, true)? };
+            Ok(Box::new(s))
+        });
+    persistent(comm, factory, request)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Gather_init(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    info: super::MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info;
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    // Validated when first started; each MPI_Start builds the schedule from these arguments.
+    let factory: crate::core::state::CollFactory =
+        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
+            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = unsafe {
+                {
+                    let n = basic_size(comm)?;
+                    gather_s(
+                        sendbuf,
+                        sendcount,
+                        sendtype,
+                        recvbuf,
+                        Some(&vec![recvcount; n]),
+                        None,
+                        recvtype,
+                        root,
+                        comm,
+                    )
+                }?
+            };
+            Ok(Box::new(s))
+        });
+    persistent(comm, factory, request)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Gatherv_init(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    info: super::MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info;
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    // Validated when first started; each MPI_Start builds the schedule from these arguments.
+    let factory: crate::core::state::CollFactory =
+        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
+            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = unsafe {
+                {
+                    let (n, me_root) = root_info(comm, root)?;
+                    let (c, d) = if me_root {
+                        (
+                            Some(ints(recvcounts, n, "recvcounts")?.to_vec()),
+                            Some(ints(displs, n, "displs")?.to_vec()),
+                        )
+                    } else {
+                        (None, None)
+                    };
+                    gather_s(
+                        sendbuf,
+                        sendcount,
+                        sendtype,
+                        recvbuf,
+                        c.as_deref(),
+                        d.as_deref(),
+                        recvtype,
+                        root,
+                        comm,
+                    )
+                }?
+            };
+            Ok(Box::new(s))
+        });
+    persistent(comm, factory, request)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Scatter_init(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    info: super::MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info;
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    // Validated when first started; each MPI_Start builds the schedule from these arguments.
+    let factory: crate::core::state::CollFactory =
+        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
+            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = unsafe {
+                {
+                    let n = basic_size(comm)?;
+                    scatter_s(
+                        sendbuf,
+                        Some(&vec![sendcount; n]),
+                        None,
+                        sendtype,
+                        recvbuf,
+                        recvcount,
+                        recvtype,
+                        root,
+                        comm,
+                    )
+                }?
+            };
+            Ok(Box::new(s))
+        });
+    persistent(comm, factory, request)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Scatterv_init(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    displs: *const c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    info: super::MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info;
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    // Validated when first started; each MPI_Start builds the schedule from these arguments.
+    let factory: crate::core::state::CollFactory =
+        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
+            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = unsafe {
+                {
+                    let (n, me_root) = root_info(comm, root)?;
+                    let (c, d) = if me_root {
+                        (
+                            Some(ints(sendcounts, n, "sendcounts")?.to_vec()),
+                            Some(ints(displs, n, "displs")?.to_vec()),
+                        )
+                    } else {
+                        (None, None)
+                    };
+                    scatter_s(
+                        sendbuf,
+                        c.as_deref(),
+                        d.as_deref(),
+                        sendtype,
+                        recvbuf,
+                        recvcount,
+                        recvtype,
+                        root,
+                        comm,
+                    )
+                }?
+            };
+            Ok(Box::new(s))
+        });
+    persistent(comm, factory, request)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Allgather_init(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    info: super::MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info;
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    // Validated when first started; each MPI_Start builds the schedule from these arguments.
+    let factory: crate::core::state::CollFactory =
+        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
+            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = unsafe {
+                {
+                    let n = basic_size(comm)?;
+                    allgather_s(
+                        sendbuf,
+                        sendcount,
+                        sendtype,
+                        recvbuf,
+                        &vec![recvcount; n],
+                        None,
+                        recvtype,
+                        comm,
+                    )
+                }?
+            };
+            Ok(Box::new(s))
+        });
+    persistent(comm, factory, request)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Allgatherv_init(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    info: super::MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info;
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    // Validated when first started; each MPI_Start builds the schedule from these arguments.
+    let factory: crate::core::state::CollFactory =
+        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
+            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = unsafe {
+                {
+                    let n = basic_size(comm)?;
+                    let c = ints(recvcounts, n, "recvcounts")?.to_vec();
+                    let d = ints(displs, n, "displs")?.to_vec();
+                    allgather_s(
+                        sendbuf,
+                        sendcount,
+                        sendtype,
+                        recvbuf,
+                        &c,
+                        Some(&d),
+                        recvtype,
+                        comm,
+                    )
+                }?
+            };
+            Ok(Box::new(s))
+        });
+    persistent(comm, factory, request)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Alltoall_init(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    info: super::MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info;
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    // Validated when first started; each MPI_Start builds the schedule from these arguments.
+    let factory: crate::core::state::CollFactory =
+        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
+            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = unsafe {
+                {
+                    let n = basic_size(comm)?;
+                    alltoall_s(
+                        sendbuf,
+                        &vec![sendcount; n],
+                        None,
+                        sendtype,
+                        recvbuf,
+                        &vec![recvcount; n],
+                        None,
+                        recvtype,
+                        comm,
+                    )
+                }?
+            };
+            Ok(Box::new(s))
+        });
+    persistent(comm, factory, request)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Alltoallv_init(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    info: super::MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info;
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    // Validated when first started; each MPI_Start builds the schedule from these arguments.
+    let factory: crate::core::state::CollFactory =
+        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
+            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = unsafe {
+                {
+                    let n = basic_size(comm)?;
+                    let rc = ints(recvcounts, n, "recvcounts")?.to_vec();
+                    let rd = ints(rdispls, n, "rdispls")?.to_vec();
+                    let (sc, sd) = if in_place(sendbuf) {
+                        (rc.clone(), rd.clone())
+                    } else {
+                        (
+                            ints(sendcounts, n, "sendcounts")?.to_vec(),
+                            ints(sdispls, n, "sdispls")?.to_vec(),
+                        )
+                    };
+                    alltoall_s(
+                        sendbuf,
+                        &sc,
+                        Some(&sd),
+                        sendtype,
+                        recvbuf,
+                        &rc,
+                        Some(&rd),
+                        recvtype,
+                        comm,
+                    )
+                }?
+            };
+            Ok(Box::new(s))
+        });
+    persistent(comm, factory, request)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Reduce_scatter_block_init(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+    info: super::MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info;
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    // Validated when first started; each MPI_Start builds the schedule from these arguments.
+    let factory: crate::core::state::CollFactory =
+        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
+            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = unsafe {
+                {
+                    let n = basic_size(comm)?;
+                    reduce_scatter_s(sendbuf, recvbuf, &vec![recvcount; n], datatype, op, comm)
+                }?
+            };
+            Ok(Box::new(s))
+        });
+    persistent(comm, factory, request)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Reduce_scatter_init(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+    info: super::MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info;
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    // Validated when first started; each MPI_Start builds the schedule from these arguments.
+    let factory: crate::core::state::CollFactory =
+        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
+            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = unsafe {
+                {
+                    let n = basic_size(comm)?;
+                    let c = ints(recvcounts, n, "recvcounts")?.to_vec();
+                    reduce_scatter_s(sendbuf, recvbuf, &c, datatype, op, comm)
+                }?
+            };
+            Ok(Box::new(s))
+        });
+    persistent(comm, factory, request)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Scan_init(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+    info: super::MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info;
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    // Validated when first started; each MPI_Start builds the schedule from these arguments.
+    let factory: crate::core::state::CollFactory =
+        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
+            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = unsafe { scan_s(sendbuf, recvbuf, count, datatype, op, comm, false)? };
+            Ok(Box::new(s))
+        });
+    persistent(comm, factory, request)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Exscan_init(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+    info: super::MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info;
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    // Validated when first started; each MPI_Start builds the schedule from these arguments.
+    let factory: crate::core::state::CollFactory =
+        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
+            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = unsafe { scan_s(sendbuf, recvbuf, count, datatype, op, comm, true)? };
+            Ok(Box::new(s))
+        });
+    persistent(comm, factory, request)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Alltoallw_init(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtypes: *const MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtypes: *const MPI_Datatype,
+    comm: MPI_Comm,
+    info: super::MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info;
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    // Validated when first started; each MPI_Start builds the schedule from these arguments.
+    let factory: crate::core::state::CollFactory =
+        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
+            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = unsafe {
+                {
+                    let n = basic_size(comm)?;
+                    let rb = byte_blocks(recvcounts, rdispls, recvtypes, n, "recvcounts")?;
+                    let sb = if in_place(sendbuf) {
+                        vec![]
+                    } else {
+                        byte_blocks(sendcounts, sdispls, sendtypes, n, "sendcounts")?
+                    };
+                    alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, None)
+                }?
+            };
+            Ok(Box::new(s))
+        });
+    persistent(comm, factory, request)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Neighbor_allgather_init(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    info: super::MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info;
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    // Validated when first started; each MPI_Start builds the schedule from these arguments.
+    let factory: crate::core::state::CollFactory =
+        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
+            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = unsafe {
+                {
+                    let (si, so) = neighbors(comm)?;
+                    let sb = vec![(sendcount, sendtype, 0isize); so.len()];
+                    let rb = extent_blocks(&vec![recvcount; si.len()], None, recvtype)?;
+                    alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
+                }?
+            };
+            Ok(Box::new(s))
+        });
+    persistent(comm, factory, request)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Neighbor_alltoall_init(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    info: super::MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info;
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    // Validated when first started; each MPI_Start builds the schedule from these arguments.
+    let factory: crate::core::state::CollFactory =
+        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
+            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = unsafe {
+                {
+                    let (si, so) = neighbors(comm)?;
+                    let sb = extent_blocks(&vec![sendcount; so.len()], None, sendtype)?;
+                    let rb = extent_blocks(&vec![recvcount; si.len()], None, recvtype)?;
+                    alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
+                }?
+            };
+            Ok(Box::new(s))
+        });
+    persistent(comm, factory, request)
+}

@@ -51,7 +51,7 @@ fn retire(st: &mut State, h: &mut MPI_Request) {
     let Some(r) = st.reqs.get_mut(rid) else {
         return;
     };
-    if r.persist.is_some() {
+    if r.persist.is_some() || r.coll_factory.is_some() {
         r.active = false;
     } else {
         st.reqs.remove(rid);
@@ -567,25 +567,53 @@ pub unsafe extern "C" fn MPI_Get_elements_x(
     out(count, "count", n as MPI_Count)
 }
 
+/// Starts persistent request `h`: point-to-point under the lock; a collective's
+/// schedule is built outside it (building reads communicator state through the lock).
+fn start_one(h: MPI_Request) -> Result<()> {
+    let factory = with(|st| {
+        let rid = lookup(st, h)?;
+        let r = st.reqs.get(rid).unwrap();
+        match r.coll_factory.clone() {
+            Some(f) => {
+                if r.active {
+                    return Err(err!(
+                        MPI_ERR_REQUEST,
+                        "request is already active (MPI_Start on an active persistent request)"
+                    ));
+                }
+                Ok(Some((rid, f)))
+            }
+            None => super::p2p::start_persistent(st, rid).map(|_| None),
+        }
+    })?;
+    if let Some((rid, f)) = factory {
+        let sched = f()?;
+        with(|st| {
+            let r = st.reqs.get_mut(rid).unwrap();
+            r.active = true;
+            r.done = false;
+            r.status = Status::empty();
+            st.scheds.push(crate::core::state::Active { rid, sched });
+            st.progress();
+            Ok(())
+        })?;
+    }
+    Ok(())
+}
+
 #[mpi_fn]
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Start(request: *mut MPI_Request) -> c_int {
     let h = inp(request, "request")?;
-    with(|st| {
-        let rid = lookup(st, h)?;
-        super::p2p::start_persistent(st, rid)
-    })
+    start_one(h)
 }
 
 #[mpi_fn]
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Startall(count: c_int, array_of_requests: *mut MPI_Request) -> c_int {
     let reqs = req_slice(count, array_of_requests)?;
-    with(|st| {
-        for &h in reqs.iter() {
-            let rid = lookup(st, h)?;
-            super::p2p::start_persistent(st, rid)?;
-        }
-        Ok(())
-    })
+    for &h in reqs.iter() {
+        start_one(h)?;
+    }
+    Ok(())
 }

@@ -110,7 +110,6 @@ pub enum ReqKind {
     },
 }
 
-#[derive(Debug)]
 pub struct Request {
     pub kind: ReqKind,
     pub done: bool,
@@ -124,6 +123,8 @@ pub struct Request {
     pub total: usize,
     pub got: usize,
     pub persist: Option<Persist>,
+    /// Persistent collective: builds the schedule for each MPI_Start.
+    pub coll_factory: Option<CollFactory>,
     pub user_freed: bool,
     /// Buffered send: the region of the attached buffer it occupies.
     pub bsend_region: Option<usize>,
@@ -170,6 +171,7 @@ impl Request {
             bsend_region: None,
             posted: false,
             staged: None,
+            coll_factory: None,
         }
     }
 }
@@ -283,6 +285,9 @@ pub struct State {
 pub trait Progress {
     fn step(&mut self, st: &mut State) -> Result<bool>;
 }
+
+/// Builds a persistent collective's schedule (called without the library lock).
+pub type CollFactory = std::rc::Rc<dyn Fn() -> Result<Box<dyn Progress>>>;
 
 /// An active schedule and the request that completes with it.
 pub struct Active {
