@@ -12,7 +12,17 @@ pub const TUNABLES: &[(&str, &str, &str)] = &[
     ("OXMPI_SPIN_US", "50", "microseconds a waiting rank polls before yielding (0 when ranks outnumber cores)"),
     ("OXMPI_YIELD_US", "5000", "microseconds a waiting rank polls with sched_yield before sleeping"),
     ("OXMPI_SLEEP_MAX_US", "1000", "longest sleep between polls of a rank that has waited past its yield phase"),
+    ("OXMPI_ALLREDUCE", "auto", "allreduce algorithm: recursive_doubling (small, or non-commutative op) | ring (>= 64 KiB)"),
+    ("OXMPI_BCAST", "auto", "bcast algorithm: binomial (< 128 KiB) | scatter_allgather"),
+    ("OXMPI_ALLGATHER", "auto", "allgather(v) algorithm: recursive_doubling (power-of-two ranks, < 64 KiB) | ring"),
 ];
+
+/// A string tunable; None when unset or "auto".
+pub fn get_str(name: &str) -> Option<String> {
+    std::env::var(name)
+        .ok()
+        .filter(|v| !v.is_empty() && v != "auto")
+}
 
 #[derive(Clone, Debug)]
 pub struct Config {

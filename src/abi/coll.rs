@@ -280,7 +280,20 @@ unsafe fn bcast_s(
     let mut s = basic::sched(&v);
     // SAFETY: the caller's buffers and arrays are valid as MPI requires.
     let (b, len, unpack) = unsafe { output(&mut s, buffer, count, datatype, "buffer")? };
-    basic::b_bcast(&mut s, v.size, v.rank, b, len, root);
+    let algo = basic::choose(
+        "bcast",
+        &["binomial", "scatter_allgather"],
+        if len >= 128 << 10 && v.size > 2 {
+            "scatter_allgather"
+        } else {
+            "binomial"
+        },
+    );
+    if algo == "scatter_allgather" {
+        basic::b_bcast_scatter_allgather(&mut s, v.size, v.rank, b, len, root);
+    } else {
+        basic::b_bcast(&mut s, v.size, v.rank, b, len, root);
+    }
     if v.rank != root {
         finish(&mut s, unpack);
     }
@@ -314,7 +327,17 @@ unsafe fn reduce_s(
     let acc = scratch_copy(&mut s, src, len);
     let tmp = Loc::Scratch(s.buffer(vec![0u8; len]), 0);
     if all {
-        basic::b_allreduce(&mut s, v.size, v.rank, acc, tmp, len, ne, commutative);
+        let default = if commutative && len >= 64 << 10 && ne >= v.size {
+            "ring"
+        } else {
+            "recursive_doubling"
+        };
+        let algo = basic::choose("allreduce", &["recursive_doubling", "ring"], default);
+        if algo == "ring" && commutative && ne > 0 {
+            basic::b_allreduce_ring(&mut s, v.size, v.rank, acc, tmp, ne, len / ne);
+        } else {
+            basic::b_allreduce(&mut s, v.size, v.rank, acc, tmp, len, ne, commutative);
+        }
     } else {
         basic::b_reduce(&mut s, v.size, v.rank, acc, tmp, len, ne, root, commutative);
     }
@@ -436,7 +459,22 @@ unsafe fn allgather_s(
             len: l,
         });
     }
-    basic::b_allgatherv(&mut s, v.size, v.rank, rbuf, &bl);
+    // Recursive doubling needs the blocks in rank order, back to back.
+    let dense = bl.windows(2).all(|w| w[0].0 + w[0].1 == w[1].0);
+    let pow2 = v.size.is_power_of_two();
+    let default = if pow2 && dense && end < 64 << 10 {
+        "recursive_doubling"
+    } else {
+        "ring"
+    };
+    if basic::choose("allgather", &["ring", "recursive_doubling"], default) == "recursive_doubling"
+        && pow2
+        && dense
+    {
+        basic::b_allgather_rd(&mut s, v.size, v.rank, rbuf, &bl);
+    } else {
+        basic::b_allgatherv(&mut s, v.size, v.rank, rbuf, &bl);
+    }
     Ok(s)
 }
 

@@ -467,3 +467,132 @@ pub fn allgatherv(v: &View, rbuf: &mut [u8], blocks: &[(usize, usize)]) -> Resul
     b_allgatherv(&mut s, v.size, v.rank, user(rbuf), blocks);
     run(v.comm, s)
 }
+
+// ------------------------------------------------------------------ more algorithms and selection
+
+/// Ring allreduce (reduce-scatter ring, then allgather ring) on `count`
+/// elements of `esize` bytes: bandwidth-optimal for large messages. Each
+/// chunk is reduced on one rank in a fixed order and then copied to all, so
+/// every rank gets identical bits. Commutative ops only.
+#[allow(clippy::too_many_arguments)]
+pub fn b_allreduce_ring(
+    s: &mut Sched,
+    n: usize,
+    r: usize,
+    acc: Loc,
+    tmp: Loc,
+    count: usize,
+    esize: usize,
+) {
+    let chunk = |c: usize| -> (usize, usize) {
+        let base = count / n;
+        let extra = count % n;
+        let start = c * base + c.min(extra);
+        let len = base + usize::from(c < extra);
+        (start * esize, len)
+    };
+    let right = (r + 1) % n;
+    let left = (r + n - 1) % n;
+    for step in 0..n - 1 {
+        let sc = (r + n - step) % n;
+        let rc = (r + n - step - 1) % n;
+        let (so, sl) = chunk(sc);
+        let (ro, rl) = chunk(rc);
+        let st = s.stage();
+        st.push(Step::Recv {
+            peer: left,
+            at: tmp.offset(ro),
+            len: rl * esize,
+        });
+        st.push(Step::Send {
+            peer: right,
+            at: acc.offset(so),
+            len: sl * esize,
+        });
+        s.stage().push(Step::Reduce {
+            src: tmp.offset(ro),
+            dst: acc.offset(ro),
+            count: rl,
+        });
+    }
+    // Rank r now holds the reduced chunk (r + 1) % n; ring allgather of the chunks.
+    let blocks: Vec<(usize, usize)> = (0..n)
+        .map(|c| {
+            let (o, l) = chunk((c + 1) % n);
+            (o, l * esize)
+        })
+        .collect();
+    b_allgatherv(s, n, r, acc, &blocks);
+}
+
+/// Broadcast of a large buffer: the root sends chunk i to rank i, then a ring allgather.
+pub fn b_bcast_scatter_allgather(
+    s: &mut Sched,
+    n: usize,
+    r: usize,
+    buf: Loc,
+    len: usize,
+    root: usize,
+) {
+    // Chunks are assigned to ranks relative to the root, so the ring starts at the root.
+    let rel = |x: usize| (x + n - root) % n;
+    let per = len.div_ceil(n);
+    let blocks: Vec<(usize, usize)> = (0..n)
+        .map(|x| {
+            let c = rel(x);
+            let o = (c * per).min(len);
+            (o, per.min(len - o))
+        })
+        .collect();
+    let (mo, ml) = blocks[r];
+    b_scatterv(s, n, r, buf, &blocks, Some((buf.offset(mo), ml)), root);
+    b_allgatherv(s, n, r, buf, &blocks);
+}
+
+/// Recursive-doubling allgather (power-of-two sizes): log2(n) exchanges of growing blocks.
+pub fn b_allgather_rd(s: &mut Sched, n: usize, r: usize, rbuf: Loc, blocks: &[(usize, usize)]) {
+    let mut mask = 1;
+    while mask < n {
+        let partner = r ^ mask;
+        // I hold the blocks of my aligned group of `mask` ranks; swap groups with the partner.
+        let mine = r & !(mask - 1);
+        let theirs = partner & !(mask - 1);
+        let span = |g: usize| -> (usize, usize) {
+            let start = blocks[g].0;
+            let end = blocks[g + mask - 1].0 + blocks[g + mask - 1].1;
+            (start, end - start)
+        };
+        let (so, sl) = span(mine);
+        let (ro, rl) = span(theirs);
+        let st = s.stage();
+        st.push(Step::Recv {
+            peer: partner,
+            at: rbuf.offset(ro),
+            len: rl,
+        });
+        st.push(Step::Send {
+            peer: partner,
+            at: rbuf.offset(so),
+            len: sl,
+        });
+        mask <<= 1;
+    }
+}
+
+/// The algorithm a collective uses: forced by OXMPI_<COLL> or chosen by size.
+pub fn choose(coll: &str, candidates: &[&'static str], default: &'static str) -> &'static str {
+    let forced = match coll {
+        "allreduce" => crate::config::get_str("OXMPI_ALLREDUCE"),
+        "bcast" => crate::config::get_str("OXMPI_BCAST"),
+        "allgather" => crate::config::get_str("OXMPI_ALLGATHER"),
+        _ => None,
+    };
+    match forced {
+        Some(f) => candidates
+            .iter()
+            .copied()
+            .find(|c| *c == f)
+            .unwrap_or(default),
+        None => default,
+    }
+}
