@@ -163,3 +163,261 @@ alias!(init(ierr: *mut c_int); mpi_init_, mpi_init__, mpi_init, MPI_INIT, pmpi_i
 alias!(init_thread(required: *const c_int, provided: *mut c_int, ierr: *mut c_int);
     mpi_init_thread_, mpi_init_thread__, mpi_init_thread, MPI_INIT_THREAD,
     pmpi_init_thread_, pmpi_init_thread__, pmpi_init_thread, PMPI_INIT_THREAD);
+
+// Attributes from Fortran: values are INTEGER(KIND=MPI_ADDRESS_KIND), callbacks
+// take every argument by reference and report through a trailing ierror.
+
+/// A Fortran copy callback: (oldcomm, keyval, extra_state, value_in, value_out, flag, ierror).
+pub type FCopy = unsafe extern "C" fn(
+    *const c_int,
+    *const c_int,
+    *const isize,
+    *const isize,
+    *mut isize,
+    *mut c_int,
+    *mut c_int,
+);
+/// A Fortran delete callback: (comm, keyval, value, extra_state, ierror).
+pub type FDelete =
+    unsafe extern "C" fn(*const c_int, *const c_int, *const isize, *const isize, *mut c_int);
+
+/// The Fortran view of a callback stored by a Fortran keyval.
+pub fn as_fortran_copy(f: crate::core::comm::CopyFn) -> FCopy {
+    // SAFETY: keyvals created from Fortran store Fortran callbacks in this slot;
+    // only the calling convention's view of the pointer changes.
+    unsafe { std::mem::transmute::<crate::core::comm::CopyFn, FCopy>(f) }
+}
+
+pub fn as_fortran_delete(f: crate::core::comm::DeleteFn) -> FDelete {
+    // SAFETY: as for as_fortran_copy.
+    unsafe { std::mem::transmute::<crate::core::comm::DeleteFn, FDelete>(f) }
+}
+
+unsafe fn create_keyval(
+    copy: *mut c_void,
+    delete: *mut c_void,
+    keyval: *mut c_int,
+    extra: *const isize,
+    ierr: *mut c_int,
+    object: u32,
+) {
+    use crate::core::comm::{keyval_handle, CopyFn, DeleteFn, Keyval};
+    // SAFETY: Fortran passes procedures of the documented Fortran callback types;
+    // they are stored as pointers and called through as_fortran_*.
+    let copy_fn =
+        (!copy.is_null()).then(|| unsafe { std::mem::transmute::<*mut c_void, CopyFn>(copy) });
+    // SAFETY: as above.
+    let delete_fn = (!delete.is_null())
+        .then(|| unsafe { std::mem::transmute::<*mut c_void, DeleteFn>(delete) });
+    let extra_state = if extra.is_null() {
+        0
+    } else {
+        // SAFETY: Fortran passes a valid reference.
+        unsafe { *extra as usize }
+    };
+    let r = crate::core::runtime::with(|st| {
+        let i = st.keyvals.insert(Keyval {
+            copy_fn,
+            delete_fn,
+            extra_state,
+            object,
+            freed: false,
+            refs: 0,
+            fortran: true,
+        });
+        Ok(keyval_handle(object, i))
+    });
+    // SAFETY: valid references from Fortran.
+    unsafe {
+        match r {
+            Ok(h) => {
+                *keyval = h;
+                *ierr = 0;
+            }
+            Err(e) => *ierr = crate::abi::guard::raise("MPI_COMM_CREATE_KEYVAL", None, e),
+        }
+    }
+}
+
+unsafe fn comm_create_keyval(
+    copy: *mut c_void,
+    delete: *mut c_void,
+    keyval: *mut c_int,
+    extra: *const isize,
+    ierr: *mut c_int,
+) {
+    // SAFETY: forwarded.
+    unsafe { create_keyval(copy, delete, keyval, extra, ierr, 1) }
+}
+
+unsafe fn type_create_keyval(
+    copy: *mut c_void,
+    delete: *mut c_void,
+    keyval: *mut c_int,
+    extra: *const isize,
+    ierr: *mut c_int,
+) {
+    // SAFETY: forwarded.
+    unsafe { create_keyval(copy, delete, keyval, extra, ierr, 3) }
+}
+
+unsafe fn comm_set_attr(
+    comm: *const c_int,
+    keyval: *const c_int,
+    val: *const isize,
+    ierr: *mut c_int,
+) {
+    // SAFETY: valid references from Fortran.
+    unsafe { *ierr = crate::abi::attr::MPI_Comm_set_attr(*comm, *keyval, *val as *mut c_void) };
+}
+
+unsafe fn type_set_attr(
+    dt: *const c_int,
+    keyval: *const c_int,
+    val: *const isize,
+    ierr: *mut c_int,
+) {
+    // SAFETY: valid references from Fortran.
+    unsafe { *ierr = crate::abi::attr::MPI_Type_set_attr(*dt, *keyval, *val as *mut c_void) };
+}
+
+/// Fortran's predefined attribute keys are the C ones plus one (MPICH's numbering).
+fn predefined_c_key(k: c_int) -> Option<c_int> {
+    use crate::abi::consts::*;
+    [
+        MPI_TAG_UB,
+        MPI_HOST,
+        MPI_IO,
+        MPI_WTIME_IS_GLOBAL,
+        MPI_UNIVERSE_SIZE,
+        MPI_APPNUM,
+        MPI_LASTUSEDCODE,
+    ]
+    .into_iter()
+    .find(|&c| c + 1 == k || c == k)
+}
+
+unsafe fn comm_get_attr(
+    comm: *const c_int,
+    keyval: *const c_int,
+    val: *mut isize,
+    flag: *mut c_int,
+    ierr: *mut c_int,
+) {
+    // SAFETY: valid references from Fortran.
+    unsafe {
+        let pre = predefined_c_key(*keyval);
+        let mut p: *mut c_void = std::ptr::null_mut();
+        *ierr = crate::abi::attr::MPI_Comm_get_attr(
+            *comm,
+            pre.unwrap_or(*keyval),
+            &mut p as *mut _ as *mut c_void,
+            flag,
+        );
+        if *ierr == 0 && *flag != 0 {
+            // A predefined attribute's C value points to the integer; Fortran gets the integer.
+            *val = if pre.is_some() {
+                *(p as *const c_int) as isize
+            } else {
+                p as isize
+            };
+        }
+    }
+}
+
+unsafe fn type_get_attr(
+    dt: *const c_int,
+    keyval: *const c_int,
+    val: *mut isize,
+    flag: *mut c_int,
+    ierr: *mut c_int,
+) {
+    // SAFETY: valid references from Fortran.
+    unsafe {
+        let mut p: *mut c_void = std::ptr::null_mut();
+        *ierr = crate::abi::attr::MPI_Type_get_attr(
+            *dt,
+            *keyval,
+            &mut p as *mut _ as *mut c_void,
+            flag,
+        );
+        if *ierr == 0 && *flag != 0 {
+            *val = p as isize;
+        }
+    }
+}
+
+unsafe fn null_copy_fn(
+    _o: *const c_int,
+    _k: *const c_int,
+    _e: *const isize,
+    _i: *const isize,
+    _v: *mut isize,
+    flag: *mut c_int,
+    ierr: *mut c_int,
+) {
+    // SAFETY: valid references from the library's caller.
+    unsafe {
+        *flag = 0;
+        *ierr = 0;
+    }
+}
+
+unsafe fn dup_fn(
+    _o: *const c_int,
+    _k: *const c_int,
+    _e: *const isize,
+    vin: *const isize,
+    vout: *mut isize,
+    flag: *mut c_int,
+    ierr: *mut c_int,
+) {
+    // SAFETY: valid references from the library's caller.
+    unsafe {
+        *vout = *vin;
+        *flag = 1;
+        *ierr = 0;
+    }
+}
+
+unsafe fn null_delete_fn(
+    _c: *const c_int,
+    _k: *const c_int,
+    _v: *const isize,
+    _e: *const isize,
+    ierr: *mut c_int,
+) {
+    // SAFETY: valid reference from the library's caller.
+    unsafe { *ierr = 0 };
+}
+
+alias!(comm_create_keyval(copy: *mut c_void, delete: *mut c_void, keyval: *mut c_int, extra: *const isize, ierr: *mut c_int);
+    mpi_comm_create_keyval_, mpi_comm_create_keyval__, mpi_comm_create_keyval, MPI_COMM_CREATE_KEYVAL,
+    pmpi_comm_create_keyval_, pmpi_comm_create_keyval__, pmpi_comm_create_keyval, PMPI_COMM_CREATE_KEYVAL);
+alias!(type_create_keyval(copy: *mut c_void, delete: *mut c_void, keyval: *mut c_int, extra: *const isize, ierr: *mut c_int);
+    mpi_type_create_keyval_, mpi_type_create_keyval__, mpi_type_create_keyval, MPI_TYPE_CREATE_KEYVAL,
+    pmpi_type_create_keyval_, pmpi_type_create_keyval__, pmpi_type_create_keyval, PMPI_TYPE_CREATE_KEYVAL);
+alias!(comm_set_attr(comm: *const c_int, keyval: *const c_int, val: *const isize, ierr: *mut c_int);
+    mpi_comm_set_attr_, mpi_comm_set_attr__, mpi_comm_set_attr, MPI_COMM_SET_ATTR,
+    pmpi_comm_set_attr_, pmpi_comm_set_attr__, pmpi_comm_set_attr, PMPI_COMM_SET_ATTR);
+alias!(comm_get_attr(comm: *const c_int, keyval: *const c_int, val: *mut isize, flag: *mut c_int, ierr: *mut c_int);
+    mpi_comm_get_attr_, mpi_comm_get_attr__, mpi_comm_get_attr, MPI_COMM_GET_ATTR,
+    pmpi_comm_get_attr_, pmpi_comm_get_attr__, pmpi_comm_get_attr, PMPI_COMM_GET_ATTR);
+alias!(type_set_attr(dt: *const c_int, keyval: *const c_int, val: *const isize, ierr: *mut c_int);
+    mpi_type_set_attr_, mpi_type_set_attr__, mpi_type_set_attr, MPI_TYPE_SET_ATTR,
+    pmpi_type_set_attr_, pmpi_type_set_attr__, pmpi_type_set_attr, PMPI_TYPE_SET_ATTR);
+alias!(type_get_attr(dt: *const c_int, keyval: *const c_int, val: *mut isize, flag: *mut c_int, ierr: *mut c_int);
+    mpi_type_get_attr_, mpi_type_get_attr__, mpi_type_get_attr, MPI_TYPE_GET_ATTR,
+    pmpi_type_get_attr_, pmpi_type_get_attr__, pmpi_type_get_attr, PMPI_TYPE_GET_ATTR);
+alias!(null_copy_fn(o: *const c_int, k: *const c_int, e: *const isize, i: *const isize, v: *mut isize, flag: *mut c_int, ierr: *mut c_int);
+    mpi_null_copy_fn_, mpi_null_copy_fn__, mpi_null_copy_fn, MPI_NULL_COPY_FN,
+    mpi_comm_null_copy_fn_, mpi_comm_null_copy_fn__, mpi_comm_null_copy_fn, MPI_COMM_NULL_COPY_FN,
+    mpi_type_null_copy_fn_, mpi_type_null_copy_fn__, mpi_type_null_copy_fn, MPI_TYPE_NULL_COPY_FN);
+alias!(dup_fn(o: *const c_int, k: *const c_int, e: *const isize, vin: *const isize, vout: *mut isize, flag: *mut c_int, ierr: *mut c_int);
+    mpi_dup_fn_, mpi_dup_fn__, mpi_dup_fn, MPI_DUP_FN,
+    mpi_comm_dup_fn_, mpi_comm_dup_fn__, mpi_comm_dup_fn, MPI_COMM_DUP_FN,
+    mpi_type_dup_fn_, mpi_type_dup_fn__, mpi_type_dup_fn, MPI_TYPE_DUP_FN);
+alias!(null_delete_fn(c: *const c_int, k: *const c_int, v: *const isize, e: *const isize, ierr: *mut c_int);
+    mpi_null_delete_fn_, mpi_null_delete_fn__, mpi_null_delete_fn, MPI_NULL_DELETE_FN,
+    mpi_comm_null_delete_fn_, mpi_comm_null_delete_fn__, mpi_comm_null_delete_fn, MPI_COMM_NULL_DELETE_FN,
+    mpi_type_null_delete_fn_, mpi_type_null_delete_fn__, mpi_type_null_delete_fn, MPI_TYPE_NULL_DELETE_FN);

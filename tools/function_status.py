@@ -32,8 +32,7 @@ out = ["# MPI functions: exported and implemented", "",
        "4.0.2's `libmpich.so.12` without the `MPI_T_` tools interface and the `_c`",
        "large-count forms. Every exported function is implemented; a function that is",
        "not exported is listed as missing. Every implemented C function also has its",
-       "Fortran entry points (`mpi_xxx_`, `mpi_xxx__`, `mpi_xxx`, `MPI_XXX`, and `pmpi_`),",
-       "except the keyval/attribute routines, whose Fortran callbacks differ.", "",
+       "Fortran entry points (`mpi_xxx_`, `mpi_xxx__`, `mpi_xxx`, `MPI_XXX`, and `pmpi_`).", "",
        f"**{len(have)} of {len(den)}** implemented ({len(mpich)} MPI_ symbols in MPICH in all).", "",
        "## Implemented", ""]
 out += [", ".join(f"`{n}`" for n in have), "", f"## Missing ({len(missing)})", ""]

@@ -72,16 +72,26 @@ pub fn copy_attrs(comm: MPI_Comm, attrs: &[(c_int, usize)]) -> Result<Vec<(c_int
         let Some(f) = k.copy_fn else { continue };
         let mut newval: *mut c_void = std::ptr::null_mut();
         let mut flag: c_int = 0;
-        // SAFETY: a user copy function with the MPI_Comm_copy_attr_function signature.
-        let rc = unsafe {
-            f(
-                comm,
-                kv,
-                k.extra_state as *mut c_void,
-                val as *mut c_void,
-                &mut newval as *mut _ as *mut c_void,
-                &mut flag,
-            )
+        let rc = if k.fortran {
+            let ff = crate::fortran_support::as_fortran_copy(f);
+            let (mut ierr, extra, vin) = (0, k.extra_state as isize, val as isize);
+            let mut vout: isize = 0;
+            // SAFETY: a Fortran copy callback; every argument is a valid reference.
+            unsafe { ff(&comm, &kv, &extra, &vin, &mut vout, &mut flag, &mut ierr) };
+            newval = vout as *mut c_void;
+            ierr
+        } else {
+            // SAFETY: a user copy function with the MPI_Comm_copy_attr_function signature.
+            unsafe {
+                f(
+                    comm,
+                    kv,
+                    k.extra_state as *mut c_void,
+                    val as *mut c_void,
+                    &mut newval as *mut _ as *mut c_void,
+                    &mut flag,
+                )
+            }
         };
         if rc != MPI_SUCCESS {
             return Err(callback_error("attribute copy", rc));
@@ -107,11 +117,20 @@ fn delete_one(comm: MPI_Comm, kv: c_int, val: usize) -> Result<()> {
     if let Some(Keyval {
         delete_fn: Some(f),
         extra_state,
+        fortran,
         ..
     }) = k
     {
-        // SAFETY: a user delete function with the MPI_Comm_delete_attr_function signature.
-        let rc = unsafe { f(comm, kv, val as *mut c_void, extra_state as *mut c_void) };
+        let rc = if fortran {
+            let ff = crate::fortran_support::as_fortran_delete(f);
+            let (mut ierr, extra, v) = (0, extra_state as isize, val as isize);
+            // SAFETY: a Fortran delete callback; every argument is a valid reference.
+            unsafe { ff(&comm, &kv, &v, &extra, &mut ierr) };
+            ierr
+        } else {
+            // SAFETY: a user delete function with the MPI_Comm_delete_attr_function signature.
+            unsafe { f(comm, kv, val as *mut c_void, extra_state as *mut c_void) }
+        };
         if rc != MPI_SUCCESS {
             return Err(callback_error("attribute delete", rc));
         }
@@ -158,6 +177,7 @@ fn create_keyval(
             object: OBJ_COMM,
             freed: false,
             refs: 0,
+            fortran: false,
         });
         Ok(keyval_handle(OBJ_COMM, i))
     })
@@ -375,6 +395,7 @@ pub unsafe extern "C" fn MPI_Type_create_keyval(
             object: OBJ_DATATYPE,
             freed: false,
             refs: 0,
+            fortran: false,
         });
         Ok(keyval_handle(OBJ_DATATYPE, i))
     })?;

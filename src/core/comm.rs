@@ -105,6 +105,9 @@ pub struct Keyval {
     pub freed: bool,
     /// Attributes still holding this keyval.
     pub refs: usize,
+    /// Created from Fortran: callbacks take every argument by reference
+    /// (values as INTEGER(KIND=MPI_ADDRESS_KIND)) and report through `ierror`.
+    pub fortran: bool,
 }
 
 pub type CopyFn =
