@@ -157,6 +157,16 @@ for n, v in params:
     else:
         fh.append(f"      INTEGER {n}")
         fh.append(f"      PARAMETER ({n}={v})")
+# Constants of the C header that MPICH's mpif.h lacks (newer names), with the C values.
+have = {n for n, _ in params}
+fh.append("! Newer constants of the C header (same values as in C).")
+for line in (root / "tests/data/mpich-4.0.2-constants.tsv").read_text().splitlines():
+    if line.startswith("#"):
+        continue
+    n, ctype, dec, _ = line.split("\t")
+    if ctype == "int" and (n.startswith("MPI_") or n.startswith("MPIX_")) and n not in have and len(n) <= 31:
+        fh.append(f"      INTEGER {n}")
+        fh.append(f"      PARAMETER ({n}={dec})")
 fh += ["      INTEGER MPI_BOTTOM, MPI_IN_PLACE",
        "      INTEGER MPI_STATUS_IGNORE(MPI_STATUS_SIZE)",
        "      INTEGER MPI_STATUSES_IGNORE(MPI_STATUS_SIZE,1)",
