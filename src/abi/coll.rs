@@ -324,7 +324,24 @@ unsafe fn reduce_s(
         // SAFETY: the caller's buffers and arrays are valid as MPI requires.
         unsafe { input(&mut s, sendbuf, count, datatype, "sendbuf")? }
     };
-    let acc = scratch_copy(&mut s, src, len);
+    // Reduce straight in a contiguous receive buffer; otherwise in a scratch accumulator.
+    let out = if gets {
+        // SAFETY: the caller's buffers and arrays are valid as MPI requires.
+        Some(unsafe { output(&mut s, recvbuf, count, datatype, "recvbuf")? })
+    } else {
+        None
+    };
+    let acc = match &out {
+        Some((dst, _, None)) => {
+            s.push(Step::Copy {
+                src,
+                dst: *dst,
+                len,
+            });
+            *dst
+        }
+        _ => scratch_copy(&mut s, src, len),
+    };
     let tmp = Loc::Scratch(s.buffer(vec![0u8; len]), 0);
     if all {
         let default = if commutative && len >= 64 << 10 && ne >= v.size {
@@ -341,11 +358,9 @@ unsafe fn reduce_s(
     } else {
         basic::b_reduce(&mut s, v.size, v.rank, acc, tmp, len, ne, root, commutative);
     }
-    if gets {
-        // SAFETY: the caller's buffers and arrays are valid as MPI requires.
-        let (dst, _, unpack) = unsafe { output(&mut s, recvbuf, count, datatype, "recvbuf")? };
+    if let Some((dst, _, Some(unpack))) = out {
         s.stage().push(Step::Copy { src: acc, dst, len });
-        finish(&mut s, unpack);
+        finish(&mut s, Some(unpack));
     }
     Ok(s)
 }
