@@ -1537,7 +1537,7 @@ unsafe fn alltoallw_s(
                     world: c.world.clone(),
                     rank: c.rank as usize,
                     size: c.size as usize,
-                    tag: -1000 - (c.coll_seq & 0x00ff_ffff) as i32,
+                    tag: -1000 - (c.coll_seq & 0x3ff) as i32,
                     comm,
                 })
             })?;

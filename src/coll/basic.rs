@@ -45,7 +45,10 @@ pub fn view(comm: c_int) -> Result<View> {
             ));
         }
         c.coll_seq = c.coll_seq.wrapping_add(1);
-        let tag = -1000 - (c.coll_seq & 0x00ff_ffff) as i32;
+        // Tags cycle through 1024 values: enough to tell apart the collectives
+        // in flight on one communicator, few enough for the matching engine to
+        // reuse its per-envelope queues.
+        let tag = -1000 - (c.coll_seq & 0x3ff) as i32;
         Ok(View {
             ctx: c.ctx + 1,
             world: c.world.clone(),
@@ -581,10 +584,19 @@ pub fn b_allgather_rd(s: &mut Sched, n: usize, r: usize, rbuf: Loc, blocks: &[(u
 
 /// The algorithm a collective uses: forced by OXMPI_<COLL> or chosen by size.
 pub fn choose(coll: &str, candidates: &[&'static str], default: &'static str) -> &'static str {
+    // Read once per process: the variables are set before MPI_Init.
+    static FORCED: std::sync::OnceLock<[Option<String>; 3]> = std::sync::OnceLock::new();
+    let f = FORCED.get_or_init(|| {
+        [
+            crate::config::get_str("OXMPI_ALLREDUCE"),
+            crate::config::get_str("OXMPI_BCAST"),
+            crate::config::get_str("OXMPI_ALLGATHER"),
+        ]
+    });
     let forced = match coll {
-        "allreduce" => crate::config::get_str("OXMPI_ALLREDUCE"),
-        "bcast" => crate::config::get_str("OXMPI_BCAST"),
-        "allgather" => crate::config::get_str("OXMPI_ALLGATHER"),
+        "allreduce" => f[0].as_deref(),
+        "bcast" => f[1].as_deref(),
+        "allgather" => f[2].as_deref(),
         _ => None,
     };
     match forced {
