@@ -1440,6 +1440,41 @@ int MPI_Neighbor_alltoall_init(const void *sendbuf,
                                MPI_Info info,
                                MPI_Request *request);
 
+int MPI_Neighbor_allgatherv_init(const void *sendbuf,
+                                 int sendcount,
+                                 MPI_Datatype sendtype,
+                                 void *recvbuf,
+                                 const int *recvcounts,
+                                 const int *displs,
+                                 MPI_Datatype recvtype,
+                                 MPI_Comm comm,
+                                 MPI_Info info,
+                                 MPI_Request *request);
+
+int MPI_Neighbor_alltoallv_init(const void *sendbuf,
+                                const int *sendcounts,
+                                const int *sdispls,
+                                MPI_Datatype sendtype,
+                                void *recvbuf,
+                                const int *recvcounts,
+                                const int *rdispls,
+                                MPI_Datatype recvtype,
+                                MPI_Comm comm,
+                                MPI_Info info,
+                                MPI_Request *request);
+
+int MPI_Neighbor_alltoallw_init(const void *sendbuf,
+                                const int *sendcounts,
+                                const MPI_Aint *sdispls,
+                                const MPI_Datatype *sendtypes,
+                                void *recvbuf,
+                                const int *recvcounts,
+                                const MPI_Aint *rdispls,
+                                const MPI_Datatype *recvtypes,
+                                MPI_Comm comm,
+                                MPI_Info info,
+                                MPI_Request *request);
+
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
 
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm);
@@ -2597,6 +2632,41 @@ int PMPI_Neighbor_alltoall_init(const void *sendbuf,
                                 MPI_Comm comm,
                                 MPI_Info info,
                                 MPI_Request *request);
+
+int PMPI_Neighbor_allgatherv_init(const void *sendbuf,
+                                  int sendcount,
+                                  MPI_Datatype sendtype,
+                                  void *recvbuf,
+                                  const int *recvcounts,
+                                  const int *displs,
+                                  MPI_Datatype recvtype,
+                                  MPI_Comm comm,
+                                  MPI_Info info,
+                                  MPI_Request *request);
+
+int PMPI_Neighbor_alltoallv_init(const void *sendbuf,
+                                 const int *sendcounts,
+                                 const int *sdispls,
+                                 MPI_Datatype sendtype,
+                                 void *recvbuf,
+                                 const int *recvcounts,
+                                 const int *rdispls,
+                                 MPI_Datatype recvtype,
+                                 MPI_Comm comm,
+                                 MPI_Info info,
+                                 MPI_Request *request);
+
+int PMPI_Neighbor_alltoallw_init(const void *sendbuf,
+                                 const int *sendcounts,
+                                 const MPI_Aint *sdispls,
+                                 const MPI_Datatype *sendtypes,
+                                 void *recvbuf,
+                                 const int *recvcounts,
+                                 const MPI_Aint *rdispls,
+                                 const MPI_Datatype *recvtypes,
+                                 MPI_Comm comm,
+                                 MPI_Info info,
+                                 MPI_Request *request);
 
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
 

@@ -65,6 +65,16 @@ int main(int argc, char **argv) {
     int sc2[2] = {1, 1}, sd2[2] = {0, 1}, s2[2] = {rank * 100 + 1, rank * 100 + 2}, r2[2];
     MPI_Neighbor_alltoallv(s2, sc2, sd2, MPI_INT, r2, sc2, sd2, MPI_INT, dg);
     CHECK(r2[0] == src[0] * 100 + 1 && r2[1] == src[1] * 100 + 2, "neighbor_alltoallv %d %d", r2[0], r2[1]);
+    /* The same exchange as a persistent request, started three times. */
+    MPI_Request pr;
+    MPI_Neighbor_alltoallv_init(s2, sc2, sd2, MPI_INT, r2, sc2, sd2, MPI_INT, dg, MPI_INFO_NULL, &pr);
+    for (int it = 0; it < 3; it++) {
+        s2[0] = rank * 100 + it; s2[1] = rank * 100 + 10 + it;
+        MPI_Start(&pr);
+        MPI_Wait(&pr, MPI_STATUS_IGNORE);
+        CHECK(r2[0] == src[0] * 100 + it && r2[1] == src[1] * 100 + 10 + it, "persistent neighbor_alltoallv iteration %d", it);
+    }
+    MPI_Request_free(&pr);
     MPI_Comm_free(&dg);
     MPI_Comm_free(&cart);
     MPI_Finalize();

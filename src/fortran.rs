@@ -1498,6 +1498,72 @@ unsafe fn f_pmpi_neighbor_alltoall_init(a0: *mut c_void, a1: *mut c_void, a2: *m
 }
 fsyms!(f_pmpi_neighbor_alltoall_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_alltoall_init_, pmpi_neighbor_alltoall_init__, pmpi_neighbor_alltoall_init, PMPI_NEIGHBOR_ALLTOALL_INIT);
 
+unsafe fn f_mpi_neighbor_allgatherv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Neighbor_allgatherv_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_neighbor_allgatherv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_neighbor_allgatherv_init_, mpi_neighbor_allgatherv_init__, mpi_neighbor_allgatherv_init, MPI_NEIGHBOR_ALLGATHERV_INIT);
+
+unsafe fn f_pmpi_neighbor_allgatherv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Neighbor_allgatherv_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_neighbor_allgatherv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_allgatherv_init_, pmpi_neighbor_allgatherv_init__, pmpi_neighbor_allgatherv_init, PMPI_NEIGHBOR_ALLGATHERV_INIT);
+
+unsafe fn f_mpi_neighbor_alltoallv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Neighbor_alltoallv_init(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_neighbor_alltoallv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); mpi_neighbor_alltoallv_init_, mpi_neighbor_alltoallv_init__, mpi_neighbor_alltoallv_init, MPI_NEIGHBOR_ALLTOALLV_INIT);
+
+unsafe fn f_pmpi_neighbor_alltoallv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Neighbor_alltoallv_init(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_neighbor_alltoallv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_alltoallv_init_, pmpi_neighbor_alltoallv_init__, pmpi_neighbor_alltoallv_init, PMPI_NEIGHBOR_ALLTOALLV_INIT);
+
+unsafe fn f_mpi_neighbor_alltoallw_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Neighbor_alltoallw_init(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_neighbor_alltoallw_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); mpi_neighbor_alltoallw_init_, mpi_neighbor_alltoallw_init__, mpi_neighbor_alltoallw_init, MPI_NEIGHBOR_ALLTOALLW_INIT);
+
+unsafe fn f_pmpi_neighbor_alltoallw_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Neighbor_alltoallw_init(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_neighbor_alltoallw_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_alltoallw_init_, pmpi_neighbor_alltoallw_init__, pmpi_neighbor_alltoallw_init, PMPI_NEIGHBOR_ALLTOALLW_INIT);
+
 unsafe fn f_mpi_comm_dup(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {

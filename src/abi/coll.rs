@@ -2665,3 +2665,115 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoall_init(
         });
     persistent(comm, factory, request)
 }
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Neighbor_allgatherv_init(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    info: super::MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info;
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    let factory: crate::core::state::CollFactory =
+        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
+            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = unsafe {
+                {
+                    let (si, so) = neighbors(comm)?;
+                    let sb = vec![(sendcount, sendtype, 0isize); so.len()];
+                    let rc = ints(recvcounts, si.len(), "recvcounts")?.to_vec();
+                    let rd = ints(displs, si.len(), "displs")?.to_vec();
+                    let rb = extent_blocks(&rc, Some(&rd), recvtype)?;
+                    alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
+                }?
+            };
+            Ok(Box::new(s))
+        });
+    persistent(comm, factory, request)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Neighbor_alltoallv_init(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    info: super::MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info;
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    let factory: crate::core::state::CollFactory =
+        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
+            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = unsafe {
+                {
+                    let (si, so) = neighbors(comm)?;
+                    let sc = ints(sendcounts, so.len(), "sendcounts")?.to_vec();
+                    let sd = ints(sdispls, so.len(), "sdispls")?.to_vec();
+                    let rc = ints(recvcounts, si.len(), "recvcounts")?.to_vec();
+                    let rd = ints(rdispls, si.len(), "rdispls")?.to_vec();
+                    let sb = extent_blocks(&sc, Some(&sd), sendtype)?;
+                    let rb = extent_blocks(&rc, Some(&rd), recvtype)?;
+                    alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
+                }?
+            };
+            Ok(Box::new(s))
+        });
+    persistent(comm, factory, request)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Neighbor_alltoallw_init(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const super::MPI_Aint,
+    sendtypes: *const MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const super::MPI_Aint,
+    recvtypes: *const MPI_Datatype,
+    comm: MPI_Comm,
+    info: super::MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info;
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    let factory: crate::core::state::CollFactory =
+        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
+            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = unsafe {
+                {
+                    let (si, so) = neighbors(comm)?;
+                    let sb =
+                        byte_blocks_aint(sendcounts, sdispls, sendtypes, so.len(), "sendcounts")?;
+                    let rb =
+                        byte_blocks_aint(recvcounts, rdispls, recvtypes, si.len(), "recvcounts")?;
+                    alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
+                }?
+            };
+            Ok(Box::new(s))
+        });
+    persistent(comm, factory, request)
+}
