@@ -158,9 +158,10 @@ pub fn delete_attrs(comm: MPI_Comm, attrs: &[(c_int, usize)]) -> Result<()> {
 }
 
 fn create_keyval(
-    copy: *mut MPI_Comm_copy_attr_function,
-    del: *mut MPI_Comm_delete_attr_function,
+    copy: *mut c_void,
+    del: *mut c_void,
     extra: *mut c_void,
+    object: u32,
 ) -> Result<c_int> {
     // SAFETY: non-NULL pointers of these C function types are functions with the
     // signatures CopyFn / DeleteFn describe; NULL means "no callback".
@@ -174,12 +175,26 @@ fn create_keyval(
             copy_fn,
             delete_fn,
             extra_state: extra as usize,
-            object: OBJ_COMM,
+            object,
             freed: false,
             refs: 0,
             fortran: false,
         });
-        Ok(keyval_handle(OBJ_COMM, i))
+        Ok(keyval_handle(object, i))
+    })
+}
+
+/// Marks keyval `kv` freed; its slot goes when no attribute uses it any more.
+fn free_keyval(kv: c_int, object: u32) -> Result<()> {
+    with(|st| {
+        st.keyval(kv, object)?;
+        let (_, i) = keyval_index(kv).unwrap();
+        let k = st.keyvals.get_mut(i).unwrap();
+        k.freed = true;
+        if k.refs == 0 {
+            st.keyvals.remove(i);
+        }
+        Ok(())
     })
 }
 
@@ -194,7 +209,12 @@ pub unsafe extern "C" fn MPI_Comm_create_keyval(
     if comm_keyval.is_null() {
         return Err(err!(MPI_ERR_ARG, "comm_keyval=NULL"));
     }
-    let h = create_keyval(comm_copy_attr_fn, comm_delete_attr_fn, extra_state)?;
+    let h = create_keyval(
+        comm_copy_attr_fn,
+        comm_delete_attr_fn,
+        extra_state,
+        OBJ_COMM,
+    )?;
     out(comm_keyval, "comm_keyval", h)
 }
 
@@ -208,16 +228,7 @@ pub unsafe extern "C" fn MPI_Comm_free_keyval(comm_keyval: *mut c_int) -> c_int 
             "comm_keyval={kv} is predefined and cannot be freed"
         ));
     }
-    with(|st| {
-        st.keyval(kv, OBJ_COMM)?;
-        let (_, i) = keyval_index(kv).unwrap();
-        let k = st.keyvals.get_mut(i).unwrap();
-        k.freed = true;
-        if k.refs == 0 {
-            st.keyvals.remove(i);
-        }
-        Ok(())
-    })?;
+    free_keyval(kv, OBJ_COMM)?;
     out(comm_keyval, "comm_keyval", MPI_KEYVAL_INVALID)
 }
 
@@ -381,24 +392,12 @@ pub unsafe extern "C" fn MPI_Type_create_keyval(
     if type_keyval.is_null() {
         return Err(err!(MPI_ERR_ARG, "type_keyval=NULL"));
     }
-    // SAFETY: as in create_keyval: NULL or functions of the documented types.
-    let copy_fn = (!type_copy_attr_fn.is_null())
-        .then(|| unsafe { std::mem::transmute::<*mut c_void, CopyFn>(type_copy_attr_fn) });
-    // SAFETY: as above.
-    let delete_fn = (!type_delete_attr_fn.is_null())
-        .then(|| unsafe { std::mem::transmute::<*mut c_void, DeleteFn>(type_delete_attr_fn) });
-    let h = with(|st| {
-        let i = st.keyvals.insert(Keyval {
-            copy_fn,
-            delete_fn,
-            extra_state: extra_state as usize,
-            object: OBJ_DATATYPE,
-            freed: false,
-            refs: 0,
-            fortran: false,
-        });
-        Ok(keyval_handle(OBJ_DATATYPE, i))
-    })?;
+    let h = create_keyval(
+        type_copy_attr_fn,
+        type_delete_attr_fn,
+        extra_state,
+        OBJ_DATATYPE,
+    )?;
     out(type_keyval, "type_keyval", h)
 }
 
@@ -406,16 +405,7 @@ pub unsafe extern "C" fn MPI_Type_create_keyval(
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_free_keyval(type_keyval: *mut c_int) -> c_int {
     let kv = inp(type_keyval, "type_keyval")?;
-    with(|st| {
-        st.keyval(kv, OBJ_DATATYPE)?;
-        let (_, i) = keyval_index(kv).unwrap();
-        let k = st.keyvals.get_mut(i).unwrap();
-        k.freed = true;
-        if k.refs == 0 {
-            st.keyvals.remove(i);
-        }
-        Ok(())
-    })?;
+    free_keyval(kv, OBJ_DATATYPE)?;
     out(type_keyval, "type_keyval", MPI_KEYVAL_INVALID)
 }
 
