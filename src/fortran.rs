@@ -1630,6 +1630,28 @@ unsafe fn f_pmpi_comm_idup(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ie
 }
 fsyms!(f_pmpi_comm_idup(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_idup_, pmpi_comm_idup__, pmpi_comm_idup, PMPI_COMM_IDUP);
 
+unsafe fn f_mpi_comm_idup_with_info(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::comm::MPI_Comm_idup_with_info(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_comm_idup_with_info(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_idup_with_info_, mpi_comm_idup_with_info__, mpi_comm_idup_with_info, MPI_COMM_IDUP_WITH_INFO);
+
+unsafe fn f_pmpi_comm_idup_with_info(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::comm::PMPI_Comm_idup_with_info(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_comm_idup_with_info(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_idup_with_info_, pmpi_comm_idup_with_info__, pmpi_comm_idup_with_info, PMPI_COMM_IDUP_WITH_INFO);
+
 unsafe fn f_mpi_comm_split(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {

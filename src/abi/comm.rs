@@ -27,11 +27,11 @@ fn coll_view(comm: MPI_Comm) -> Result<(Vec<i32>, usize, u32)> {
     })
 }
 
-/// Duplicates `comm` (attributes copied through their callbacks).
-fn dup(comm: MPI_Comm, info: Option<Vec<(String, String)>>) -> Result<MPI_Comm> {
-    let (members, me, cctx) = coll_view(comm)?;
-    let ctx = agree_ctx(&members, me, cctx, TAG_AGREE)?;
-    let (name, errh, topo, old_info, attrs) = with(|st| {
+/// The duplicate of `comm` before its context id is agreed on: group, name,
+/// error handler, topology, info and attributes (copied through their callbacks,
+/// which run here, outside the library lock).
+fn dup_template(comm: MPI_Comm, info: Option<Vec<(String, String)>>) -> Result<Comm> {
+    let (name, errh, topo, old_info, attrs, members) = with(|st| {
         let c = st.comm(comm)?;
         Ok((
             c.name.clone(),
@@ -39,15 +39,89 @@ fn dup(comm: MPI_Comm, info: Option<Vec<(String, String)>>) -> Result<MPI_Comm> 
             c.topo.clone(),
             c.info.clone(),
             c.attrs.clone(),
+            c.world.clone(),
         ))
     })?;
     let me_w = with(|st| Ok(st.rank))?;
-    let mut c = Comm::new(ctx, members, me_w, &format!("dup of {name}"));
+    let mut c = Comm::new(0, members, me_w, &format!("dup of {name}"));
     c.errhandler = errh;
     c.topo = topo;
     c.info = info.unwrap_or(old_info);
     c.attrs = super::attr::copy_attrs(comm, &attrs)?;
+    Ok(c)
+}
+
+/// Duplicates `comm` (attributes copied through their callbacks).
+fn dup(comm: MPI_Comm, info: Option<Vec<(String, String)>>) -> Result<MPI_Comm> {
+    let (members, me, cctx) = coll_view(comm)?;
+    let ctx = agree_ctx(&members, me, cctx, TAG_AGREE)?;
+    let mut c = match dup_template(comm, info) {
+        Ok(c) => c,
+        Err(e) => {
+            with(|st| {
+                st.release_ctx(ctx);
+                Ok(())
+            })?;
+            return Err(e);
+        }
+    };
+    c.ctx = ctx;
     with(|st| Ok(st.add_comm(c)))
+}
+
+fn info_pairs(info: MPI_Info) -> Result<Vec<(String, String)>> {
+    with(|st| {
+        if info == MPI_INFO_NULL {
+            Ok(Vec::new())
+        } else {
+            st.info(info).cloned()
+        }
+    })
+}
+
+/// Starts a nonblocking duplicate: the context id is agreed on by the
+/// progress engine (`coll::create::Idup`); `newcomm` is written when the
+/// request completes.
+unsafe fn idup(
+    comm: MPI_Comm,
+    info: Option<Vec<(String, String)>>,
+    newcomm: *mut MPI_Comm,
+    request: *mut MPI_Request,
+) -> Result<()> {
+    if newcomm.is_null() || request.is_null() {
+        return Err(err!(
+            MPI_ERR_ARG,
+            "{}=NULL",
+            if request.is_null() {
+                "request"
+            } else {
+                "newcomm"
+            }
+        ));
+    }
+    coll_view(comm)?;
+    let c = dup_template(comm, info)?;
+    let v = crate::coll::basic::view(comm)?;
+    let job = create::Idup::new(v.world, v.rank, v.ctx, v.tag, c, newcomm);
+    let rid = with(|st| {
+        let rid = st
+            .reqs
+            .insert(Request::new(ReqKind::Coll, comm, std::ptr::null_mut(), 0));
+        st.scheds.push(crate::core::state::Active {
+            rid,
+            sched: Box::new(job),
+        });
+        st.progress();
+        Ok(rid)
+    })?;
+    // SAFETY: `request` is non-NULL (checked above) and the caller's OUT argument.
+    unsafe {
+        out(
+            request,
+            "request",
+            super::handles::make(super::handles::KIND_REQUEST, rid),
+        )
+    }
 }
 
 #[mpi_fn]
@@ -70,19 +144,12 @@ pub unsafe extern "C" fn MPI_Comm_dup_with_info(
     if newcomm.is_null() {
         return Err(err!(MPI_ERR_ARG, "newcomm=NULL"));
     }
-    let kv = with(|st| {
-        if info == MPI_INFO_NULL {
-            Ok(Vec::new())
-        } else {
-            st.info(info).cloned()
-        }
-    })?;
+    let kv = info_pairs(info)?;
     let h = dup(comm, Some(kv))?;
     out(newcomm, "newcomm", h)
 }
 
-/// MPI_Comm_idup completes during the call (the duplicate is agreed on with
-/// blocking exchanges) and returns a completed request.
+/// MPI_Comm_idup: returns at once; the duplicate exists when the request completes.
 #[mpi_fn]
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_idup(
@@ -90,31 +157,21 @@ pub unsafe extern "C" fn MPI_Comm_idup(
     newcomm: *mut MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    if newcomm.is_null() || request.is_null() {
-        return Err(err!(
-            MPI_ERR_ARG,
-            "{}=NULL",
-            if request.is_null() {
-                "request"
-            } else {
-                "newcomm"
-            }
-        ));
-    }
-    let h = dup(comm, None)?;
-    let rid = with(|st| {
-        let rid = st
-            .reqs
-            .insert(Request::new(ReqKind::Send, comm, std::ptr::null_mut(), 0));
-        st.complete(rid);
-        Ok(rid)
-    })?;
-    out(newcomm, "newcomm", h)?;
-    out(
-        request,
-        "request",
-        super::handles::make(super::handles::KIND_REQUEST, rid),
-    )
+    // SAFETY: forwarded OUT pointers (checked for NULL inside).
+    unsafe { idup(comm, None, newcomm, request) }
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_idup_with_info(
+    comm: MPI_Comm,
+    info: MPI_Info,
+    newcomm: *mut MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    let kv = info_pairs(info)?;
+    // SAFETY: forwarded OUT pointers (checked for NULL inside).
+    unsafe { idup(comm, Some(kv), newcomm, request) }
 }
 
 /// Splits `comm` by (color, key); returns the new handle or MPI_COMM_NULL.

@@ -141,3 +141,120 @@ pub fn agree_ctx(members: &[i32], me: usize, ctx: u32, tag: i32) -> Result<u32> 
         floor = x + 2;
     }
 }
+
+/// The nonblocking form of `agree_ctx` followed by installing a prepared
+/// communicator (MPI_Comm_idup): a small state machine run by the progress
+/// engine. Each round is two ring allgathers (proposals, then whether each
+/// member could reserve the maximum), each a schedule in the parent's
+/// collective context with the tag of this collective call.
+pub struct Idup {
+    members: Vec<i32>,
+    me: usize,
+    ctx: u32,
+    tag: i32,
+    floor: u32,
+    /// The agreed candidate of the current round, once proposals are in.
+    x: Option<u32>,
+    reserved: bool,
+    round: Option<crate::coll::sched::Sched>,
+    comm: Option<crate::core::comm::Comm>,
+    out: *mut std::os::raw::c_int,
+}
+
+impl Idup {
+    /// `comm` is the new communicator without its context id; its handle is
+    /// written to `out` when the request completes.
+    pub fn new(
+        members: Vec<i32>,
+        me: usize,
+        ctx: u32,
+        tag: i32,
+        comm: crate::core::comm::Comm,
+        out: *mut std::os::raw::c_int,
+    ) -> Idup {
+        Idup {
+            members,
+            me,
+            ctx,
+            tag,
+            floor: 0,
+            x: None,
+            reserved: false,
+            round: None,
+            comm: Some(comm),
+            out,
+        }
+    }
+
+    fn ring(&self, mine: &[u8]) -> crate::coll::sched::Sched {
+        use crate::coll::sched::{Loc, Sched, Step};
+        let n = self.members.len();
+        let len = mine.len();
+        let me = self.me;
+        let mut s = Sched::new(self.ctx, self.tag, self.members.clone(), me);
+        let mut all = vec![0u8; n * len];
+        all[me * len..(me + 1) * len].copy_from_slice(mine);
+        let b = s.buffer(all);
+        for step in 0..n.saturating_sub(1) {
+            let sb = (me + n - step) % n;
+            let rb = (me + n - step - 1) % n;
+            let st = s.stage();
+            st.push(Step::Send {
+                peer: (me + 1) % n,
+                at: Loc::Scratch(b, sb * len),
+                len,
+            });
+            st.push(Step::Recv {
+                peer: (me + n - 1) % n,
+                at: Loc::Scratch(b, rb * len),
+                len,
+            });
+        }
+        s
+    }
+}
+
+impl crate::core::state::Progress for Idup {
+    fn step(&mut self, st: &mut crate::core::state::State) -> Result<bool> {
+        loop {
+            let Some(round) = self.round.as_mut() else {
+                // A new round: propose my next free id (at least the floor).
+                let p = st.next_ctx.max(self.floor);
+                st.next_ctx = p + 2;
+                self.x = None;
+                self.round = Some(self.ring(&p.to_le_bytes()));
+                continue;
+            };
+            if !round.step(st)? {
+                return Ok(false);
+            }
+            let all = std::mem::take(&mut round.scratch[0]);
+            self.round = None;
+            match self.x {
+                None => {
+                    let x = u32s(&all).max().unwrap();
+                    self.x = Some(x);
+                    self.reserved = st.reserve_ctx(x);
+                    self.round = Some(self.ring(&[self.reserved as u8]));
+                }
+                Some(x) => {
+                    if all.iter().all(|&b| b == 1) {
+                        st.next_ctx = st.next_ctx.max(x + 2);
+                        let mut c = self.comm.take().unwrap();
+                        c.ctx = x;
+                        let h = st.add_comm(c);
+                        // SAFETY: MPI_Comm_idup's caller keeps `newcomm` valid
+                        // until the request completes (MPI's rule for OUT
+                        // arguments of nonblocking calls).
+                        unsafe { *self.out = h };
+                        return Ok(true);
+                    }
+                    if self.reserved {
+                        st.release_ctx(x);
+                    }
+                    self.floor = x + 2;
+                }
+            }
+        }
+    }
+}
