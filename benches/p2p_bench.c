@@ -3,7 +3,10 @@
  *   bw    unidirectional bandwidth, window of 64 nonblocking sends, MB/s
  *   bibw  bidirectional bandwidth, both sides windows of 64, MB/s
  *   rate  messages per second, 8 B, window of 64
- * Usage: p2p_bench [lat|bw|bibw|rate|all] [max_bytes]   (run with 2 ranks)
+ *   vbw   strided ping-pong: both sides use a vector of 512 B blocks (or
+ *         $VBW_BLOCK bytes) at twice that stride; payload MB/s of the
+ *         one-way time (sizes >= 4 KiB)
+ * Usage: p2p_bench [lat|bw|bibw|rate|vbw|all] [max_bytes]   (run with 2 ranks)
  * Output lines: "<test> <size> <value>". Builds against any MPI. */
 #include <mpi.h>
 #include <stdio.h>
@@ -91,6 +94,37 @@ int main(int argc, char **argv) {
             else MPI_Recv(&ack, 1, MPI_BYTE, peer, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         }
         if (rank == 0) printf("rate 8 %.0f\n", (double)WINDOW * iters / (MPI_Wtime() - t0));
+    }
+    if (rank < 2 && (all || !strcmp(what, "vbw")) && maxn >= 4096) {
+        /* The strided buffers span twice the payload. */
+        char *vs = malloc(2 * maxn), *vr = malloc(2 * maxn);
+        memset(vs, 3, 2 * maxn);
+        memset(vr, 0, 2 * maxn);
+        long blk = getenv("VBW_BLOCK") ? atol(getenv("VBW_BLOCK")) : 512;
+        for (long n = 4096; n <= maxn; n *= 4) {
+            MPI_Datatype v;
+            long b = blk < n ? blk : n;
+            MPI_Type_vector((int)(n / b), (int)b, (int)(2 * b), MPI_BYTE, &v);
+            MPI_Type_commit(&v);
+            int iters = iters_for(n, 2000) / 2 + 5, warm = 3;
+            double t0 = 0;
+            for (int i = 0; i < iters + warm; i++) {
+                if (i == warm) t0 = MPI_Wtime();
+                if (rank == 0) {
+                    MPI_Send(vs, 1, v, peer, 6, MPI_COMM_WORLD);
+                    MPI_Recv(vr, 1, v, peer, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                } else {
+                    MPI_Recv(vr, 1, v, peer, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    MPI_Send(vs, 1, v, peer, 6, MPI_COMM_WORLD);
+                }
+            }
+            double one_way = (MPI_Wtime() - t0) / iters / 2;
+            if (rank == 0) printf("vbw %ld %.1f\n", n, n / one_way / 1e6);
+            fflush(stdout);
+            MPI_Type_free(&v);
+        }
+        free(vs);
+        free(vr);
     }
     free(sb);
     free(rb);

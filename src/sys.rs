@@ -164,6 +164,98 @@ pub unsafe fn cma_read(pid: i32, remote: usize, dst: *mut u8, len: usize) -> io:
     Ok(())
 }
 
+/// Copies `len` bytes from the segments `remote` ([address, length] in process
+/// `pid`) into the segments `local` of this process, both walked in order,
+/// with as few `process_vm_readv` calls as IOV_MAX allows.
+///
+/// # Safety
+/// Every local segment is writable memory of this process; `local` and
+/// `remote` each cover at least `len` bytes.
+pub unsafe fn cma_readv(
+    pid: i32,
+    remote: &[[usize; 2]],
+    local: &[[usize; 2]],
+    len: usize,
+) -> io::Result<()> {
+    const MAX: usize = 1024; // IOV_MAX on Linux
+                             // Cursors: (segment index, bytes of it already done).
+    let (mut ri, mut ro, mut li, mut lo) = (0usize, 0usize, 0usize, 0usize);
+    let mut left = len;
+    let mut liov: Vec<libc::iovec> = Vec::with_capacity(MAX.min(local.len()));
+    let mut riov: Vec<libc::iovec> = Vec::with_capacity(MAX.min(remote.len()));
+    fn fill(
+        v: &mut Vec<libc::iovec>,
+        segs: &[[usize; 2]],
+        mut i: usize,
+        mut o: usize,
+        mut want: usize,
+    ) {
+        v.clear();
+        while want > 0 && i < segs.len() && v.len() < MAX {
+            let n = (segs[i][1] - o).min(want);
+            if n > 0 {
+                v.push(libc::iovec {
+                    iov_base: (segs[i][0] + o) as *mut libc::c_void,
+                    iov_len: n,
+                });
+            }
+            want -= n;
+            i += 1;
+            o = 0;
+        }
+    }
+    fn advance(segs: &[[usize; 2]], i: &mut usize, o: &mut usize, mut n: usize) {
+        while n > 0 {
+            let room = segs[*i][1] - *o;
+            if n < room {
+                *o += n;
+                return;
+            }
+            n -= room;
+            *i += 1;
+            *o = 0;
+        }
+        while *i < segs.len() && segs[*i][1] == *o {
+            *i += 1;
+            *o = 0;
+        }
+    }
+    while left > 0 {
+        fill(&mut liov, local, li, lo, left);
+        fill(&mut riov, remote, ri, ro, left);
+        if liov.is_empty() || riov.is_empty() {
+            return Err(io::Error::from(io::ErrorKind::UnexpectedEof));
+        }
+        // SAFETY: local iovecs are writable (caller's contract); the kernel
+        // checks the remote ranges and reports EFAULT instead of faulting.
+        let n = unsafe {
+            libc::process_vm_readv(
+                pid,
+                liov.as_ptr(),
+                liov.len() as libc::c_ulong,
+                riov.as_ptr(),
+                riov.len() as libc::c_ulong,
+                0,
+            )
+        };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            return Err(e);
+        }
+        if n == 0 {
+            return Err(io::Error::from(io::ErrorKind::UnexpectedEof));
+        }
+        let n = n as usize;
+        advance(local, &mut li, &mut lo, n);
+        advance(remote, &mut ri, &mut ro, n);
+        left -= n;
+    }
+    Ok(())
+}
+
 /// Lets any process of ours read this process's memory with CMA, where Yama
 /// restricts ptrace to descendants (sibling ranks are not descendants).
 pub fn allow_cma_peers() {
@@ -251,4 +343,43 @@ pub fn yield_now() {
 pub fn pid() -> i32 {
     // SAFETY: always succeeds.
     unsafe { libc::getpid() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Vectored reads from this process into itself, with segment lists of
+    /// different shapes on each side and more than IOV_MAX pieces.
+    #[test]
+    fn cma_readv_pairs_uneven_segment_lists() {
+        let src: Vec<u8> = (0..300_000u32).map(|i| (i * 31 + 7) as u8).collect();
+        let mut remote = Vec::new();
+        let mut expect = Vec::new();
+        let mut at = 0;
+        let mut k = 0;
+        while at + 200 < src.len() {
+            let len = 1 + (k * 37) % 150;
+            remote.push([src.as_ptr() as usize + at, len]);
+            expect.extend_from_slice(&src[at..at + len]);
+            at += len + 3;
+            k += 1;
+        }
+        assert!(remote.len() > 2000);
+        let mut dst = vec![0u8; expect.len() * 2];
+        let local: Vec<[usize; 2]> = (0..expect.len().div_ceil(50))
+            .map(|i| [dst.as_mut_ptr() as usize + i * 100, 50])
+            .collect();
+        // SAFETY: every local segment lies in `dst`; the remote ones in `src`.
+        unsafe { cma_readv(std::process::id() as i32, &remote, &local, expect.len()) }.unwrap();
+        let mut got = Vec::new();
+        let mut left = expect.len();
+        for &[a, l] in &local {
+            let off = a - dst.as_ptr() as usize;
+            let n = l.min(left);
+            got.extend_from_slice(&dst[off..off + n]);
+            left -= n;
+        }
+        assert_eq!(got, expect);
+    }
 }

@@ -41,6 +41,17 @@ fn prepare(
     })
 }
 
+/// Messages at least this long may move by a vectored single copy instead
+/// of being packed, when their pieces are long enough on average: the kernel
+/// pins the pages of each remote piece separately (about 0.7 us per piece
+/// measured, so a sender's pieces must be long), while the receiver's own
+/// pieces cost it little. Above `IOV_MAX_BYTES_RECV` a receiver with short
+/// pieces measured faster packed (docs/performance.md).
+const IOV_MIN_BYTES: usize = 16 << 10;
+const IOV_MIN_PIECE_SEND: usize = 32 << 10;
+const IOV_MIN_PIECE_RECV: usize = 256;
+const IOV_MAX_BYTES_RECV: usize = 2 << 20;
+
 fn stage(
     t: &Arc<Type>,
     count: usize,
@@ -48,16 +59,33 @@ fn stage(
     bytes: usize,
     recv: bool,
 ) -> (*mut u8, usize, Option<Box<Staged>>) {
-    let mut data = vec![0u8; bytes];
-    let unpack = if recv {
-        Some((t.clone(), count, user))
+    let mut s = Staged::default();
+    let pieces = t.segs.len().saturating_mul(count);
+    let min_piece = if recv {
+        IOV_MIN_PIECE_RECV
     } else {
-        // SAFETY: the user buffer holds `count` elements of `t` (MPI's rule).
-        unsafe { crate::datatype::pack(t, count, user, &mut data) };
-        None
+        IOV_MIN_PIECE_SEND
     };
-    let ptr = data.as_mut_ptr();
-    (ptr, bytes, Some(Box::new(Staged { data, unpack })))
+    let long_pieces = pieces.saturating_mul(min_piece) <= bytes;
+    let short_recv = recv && pieces.saturating_mul(IOV_MIN_PIECE_SEND) > bytes;
+    if bytes >= IOV_MIN_BYTES && long_pieces && !(short_recv && bytes > IOV_MAX_BYTES_RECV) {
+        s.iov = crate::datatype::segments(t, count, user as usize);
+    }
+    if recv {
+        // The landing area is used only if the message does not come by a
+        // vectored copy; its pages are not touched otherwise.
+        s.data = crate::core::pool::take(bytes);
+        s.unpack = Some((t.clone(), count, user));
+    } else if s.iov.is_empty() {
+        s.data = crate::core::pool::take(bytes);
+        // SAFETY: the user buffer holds `count` elements of `t` (MPI's rule).
+        unsafe { crate::datatype::pack(t, count, user, &mut s.data[..bytes]) };
+    } else {
+        // Packed only if the send does not go by a vectored copy (`launch_send`).
+        s.pack = Some((t.clone(), count, user));
+    }
+    let ptr = s.data.as_mut_ptr();
+    (ptr, bytes, Some(Box::new(s)))
 }
 
 fn check_dest(st: &State, comm: MPI_Comm, dest: c_int, tag: c_int) -> Result<()> {
@@ -111,6 +139,22 @@ fn launch_send(
     bytes: usize,
     mode: SendMode,
 ) -> Result<()> {
+    let mut buf = buf;
+    let unpacked = st
+        .reqs
+        .get(rid)
+        .unwrap()
+        .staged
+        .as_ref()
+        .is_some_and(|s| s.pack.is_some());
+    if unpacked {
+        if mode != SendMode::Buffered && st.try_send_iov(rid, comm, dest, tag, bytes)? {
+            return Ok(());
+        }
+        let r = st.reqs.get_mut(rid).unwrap();
+        r.buf = r.staged.as_mut().unwrap().ensure_packed();
+        buf = r.buf;
+    }
     if mode == SendMode::Buffered && dest != MPI_PROC_NULL {
         // Space held by earlier buffered messages is released as they complete:
         // drain what progress can finish before deciding that the buffer is full.

@@ -4,6 +4,7 @@
 pub mod comm;
 pub mod error;
 pub mod matching;
+pub mod pool;
 pub mod progress;
 pub mod runtime;
 pub mod slab;

@@ -40,6 +40,9 @@ pub mod kind {
 }
 pub mod flag {
     pub const SYNC: u32 = 1;
+    /// RTS: `addr` is the address of the sender's [address, length] segment
+    /// list and `rreq` its length (a non-contiguous send buffer).
+    pub const IOV: u32 = 2;
 }
 
 pub type ReqId = u32;
@@ -135,11 +138,37 @@ pub struct Request {
 }
 
 /// Packed data of a non-contiguous datatype, owned by its request.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Staged {
     pub data: Vec<u8>,
     /// Receive: unpack into (type, count, user buffer) when the message is in.
     pub unpack: Option<(std::sync::Arc<crate::datatype::Type>, usize, *mut u8)>,
+    /// The user buffer as [address, length] segments, when a large message may
+    /// move between it and the peer by one vectored copy instead of packing.
+    pub iov: Vec<[usize; 2]>,
+    /// Send: `data` is not packed yet: (type, count, user buffer).
+    pub pack: Option<(std::sync::Arc<crate::datatype::Type>, usize, *const u8)>,
+    /// Receive: the message went straight into the user buffer (no unpack).
+    pub direct: bool,
+}
+
+impl Staged {
+    /// Packs the send data if that has not happened yet; returns its address.
+    pub fn ensure_packed(&mut self) -> *mut u8 {
+        if let Some((t, count, src)) = self.pack.take() {
+            let n = t.size * count;
+            self.data = super::pool::take(n);
+            // SAFETY: `src` holds `count` elements of `t` until the send completes.
+            unsafe { crate::datatype::pack(&t, count, src, &mut self.data[..n]) };
+        }
+        self.data.as_mut_ptr()
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        super::pool::give(std::mem::take(&mut self.data));
+    }
 }
 
 impl Request {
@@ -185,6 +214,8 @@ enum UKind {
     Rts {
         sreq: u64,
         addr: u64,
+        /// Segments in the sender's list at `addr` (0: contiguous at `addr`).
+        niov: u64,
     },
 }
 
@@ -490,7 +521,12 @@ impl State {
             kind::RTS => self.incoming_rts(w, h),
             kind::CTS => {
                 if let Some(rid) = self.reqs.from_token(h.sreq) {
-                    let r = self.reqs.get(rid).unwrap();
+                    let r = self.reqs.get_mut(rid).unwrap();
+                    if let Some(s) = r.staged.as_mut() {
+                        // A vectored send that the receiver could not copy
+                        // directly goes through the rings packed.
+                        r.buf = s.ensure_packed();
+                    }
                     let hdr = CellHeader {
                         rreq: h.rreq,
                         total: h.total,
@@ -650,7 +686,16 @@ impl State {
     fn incoming_rts(&mut self, w: usize, h: &CellHeader) {
         let uid = self.next_uid;
         match self.matcher.arrive(h.ctx, h.src, h.tag, uid) {
-            Some(rid) => self.start_rndv(rid, w, h.src, h.tag, h.total as usize, h.sreq, h.addr),
+            Some(rid) => self.start_rndv(
+                rid,
+                w,
+                h.src,
+                h.tag,
+                h.total as usize,
+                h.sreq,
+                h.addr,
+                if h.flags & flag::IOV != 0 { h.rreq } else { 0 },
+            ),
             None => {
                 self.next_uid += 1;
                 self.unexp.insert(
@@ -664,6 +709,7 @@ impl State {
                         kind: UKind::Rts {
                             sreq: h.sreq,
                             addr: h.addr,
+                            niov: if h.flags & flag::IOV != 0 { h.rreq } else { 0 },
                         },
                     },
                 );
@@ -681,6 +727,7 @@ impl State {
         total: usize,
         sreq: u64,
         addr: u64,
+        niov: u64,
     ) {
         let token = self.reqs.token(rid);
         let r = self.reqs.get_mut(rid).unwrap();
@@ -694,8 +741,25 @@ impl State {
         let n = total.min(r.cap);
         let buf = r.buf;
         if self.cma_ok[w] {
-            // SAFETY: the receive buffer holds `cap` >= n bytes.
-            match unsafe { crate::sys::cma_read(self.pids[w], addr as usize, buf, n) } {
+            let local = r
+                .staged
+                .as_mut()
+                .filter(|s| !s.iov.is_empty())
+                .map(|s| std::mem::take(&mut s.iov));
+            let res = if niov == 0 && local.is_none() {
+                // SAFETY: the receive buffer holds `cap` >= n bytes.
+                unsafe { crate::sys::cma_read(self.pids[w], addr as usize, buf, n) }
+            } else {
+                // SAFETY: the local segments are the receive buffer's typemap (or
+                // the contiguous buffer), `cap` >= n bytes in all.
+                unsafe { self.cma_vectored(w, addr, niov, local.as_deref(), buf, n) }
+            };
+            let r = self.reqs.get_mut(rid).unwrap();
+            if let (Some(l), Some(s)) = (local, r.staged.as_mut()) {
+                s.direct = res.is_ok();
+                s.iov = l;
+            }
+            match res {
                 Ok(()) => {
                     self.send_ctrl(w, kind::FIN, sreq, 0);
                     self.complete(rid);
@@ -720,6 +784,43 @@ impl State {
             ..Default::default()
         };
         self.send_out(w, Out::ctrl(hdr));
+    }
+
+    /// Single copy between segment lists: the sender's (`niov` segments listed
+    /// at `addr` in its memory, or one contiguous range at `addr`) and mine
+    /// (`local`, or `n` bytes at `buf`).
+    ///
+    /// # Safety
+    /// `local` (or `buf`) is writable for `n` bytes.
+    unsafe fn cma_vectored(
+        &self,
+        w: usize,
+        addr: u64,
+        niov: u64,
+        local: Option<&[[usize; 2]]>,
+        buf: *mut u8,
+        n: usize,
+    ) -> std::io::Result<()> {
+        let pid = self.pids[w];
+        let remote: Vec<[usize; 2]> = if niov == 0 {
+            vec![[addr as usize, n]]
+        } else {
+            let mut v = vec![[0usize; 2]; niov as usize];
+            // SAFETY: `v` holds `niov` segments; the sender keeps its list
+            // alive until our FIN.
+            unsafe {
+                crate::sys::cma_read(
+                    pid,
+                    addr as usize,
+                    v.as_mut_ptr() as *mut u8,
+                    v.len() * std::mem::size_of::<[usize; 2]>(),
+                )?
+            };
+            v
+        };
+        let one = [[buf as usize, n]];
+        // SAFETY: forwarded contract.
+        unsafe { crate::sys::cma_readv(pid, &remote, local.unwrap_or(&one), n) }
     }
 
     fn send_ctrl(&mut self, w: usize, k: u32, sreq: u64, rreq: u64) {
@@ -813,9 +914,9 @@ impl State {
             return;
         };
         r.done = true;
-        if let Some(st) = r.staged.as_ref() {
+        if let Some(st) = r.staged.as_ref().filter(|s| !s.direct) {
             if let Some((t, count, dst)) = &st.unpack {
-                let n = (r.status.bytes as usize).min(st.data.len());
+                let n = (r.status.bytes as usize).min(r.cap);
                 // SAFETY: dst is the user's receive buffer of `count` elements of `t`,
                 // valid until this request completes (now).
                 unsafe { crate::datatype::unpack(t, *count, &st.data[..n], *dst) };
@@ -933,6 +1034,47 @@ impl State {
         }
     }
 
+    /// Starts the send of request `rid`, whose staged data is a segment list
+    /// not packed yet, as a vectored rendezvous (the receiver copies from the
+    /// segments directly). Returns false, having done nothing, where that
+    /// cannot work: a short message, a peer without CMA, MPI_PROC_NULL.
+    pub fn try_send_iov(
+        &mut self,
+        rid: ReqId,
+        comm: c_int,
+        dest: i32,
+        tag: i32,
+        bytes: usize,
+    ) -> Result<bool> {
+        if dest == MPI_PROC_NULL || bytes <= self.cfg.eager_limit {
+            return Ok(false);
+        }
+        let c = self.comm(comm)?;
+        let (ctx, src, w) = (c.ctx, c.rank, c.peer_world(dest) as usize);
+        if !matches!(self.paths[w], Path::Shm(_)) || !self.cma_ok[w] {
+            return Ok(false);
+        }
+        let token = self.reqs.token(rid);
+        let r = self.reqs.get(rid).unwrap();
+        let Some(iov) = r.staged.as_ref().map(|s| &s.iov).filter(|v| !v.is_empty()) else {
+            return Ok(false);
+        };
+        let hdr = CellHeader {
+            kind: kind::RTS,
+            flags: flag::IOV,
+            ctx,
+            src,
+            tag,
+            total: bytes as u64,
+            sreq: token,
+            addr: iov.as_ptr() as u64,
+            rreq: iov.len() as u64,
+            ..Default::default()
+        };
+        self.send_out(w, Out::ctrl(hdr));
+        Ok(true)
+    }
+
     /// Posts a receive (or matches an arrived message).
     pub fn start_recv(&mut self, rid: ReqId, comm: c_int, src: i32, tag: i32) -> Result<()> {
         if src == MPI_PROC_NULL {
@@ -997,8 +1139,8 @@ impl State {
                     self.send_ctrl(u.peer, kind::ACK, s, 0);
                 }
             }
-            UKind::Rts { sreq, addr } => {
-                self.start_rndv(rid, u.peer, u.src, u.tag, u.total, sreq, addr)
+            UKind::Rts { sreq, addr, niov } => {
+                self.start_rndv(rid, u.peer, u.src, u.tag, u.total, sreq, addr, niov)
             }
         }
     }

@@ -530,27 +530,131 @@ pub fn darray(
     ))
 }
 
+/// Where a buffer lives. The cursor moves host memory with the CPU; device
+/// memory needs the GPU transport, which this build does not have, so a
+/// cursor over device memory refuses to copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemKind {
+    Host,
+    Device,
+}
+
+/// A resumable position in the typemap of `count` elements of a type at a
+/// base address: packing or unpacking may stop after any number of bytes
+/// (a pipeline chunk, a ring cell) and go on later from the same place.
+pub struct Cursor<'a> {
+    t: &'a Type,
+    count: usize,
+    base: *mut u8,
+    kind: MemKind,
+    /// Current element, segment in it, and bytes of that segment done.
+    elem: usize,
+    seg: usize,
+    off: usize,
+    /// Bytes of the packed stream done so far.
+    done: usize,
+}
+
+impl<'a> Cursor<'a> {
+    pub fn new(t: &'a Type, count: usize, base: *mut u8, kind: MemKind) -> Cursor<'a> {
+        Cursor {
+            t,
+            count,
+            base,
+            kind,
+            elem: 0,
+            seg: 0,
+            off: 0,
+            done: 0,
+        }
+    }
+
+    /// Bytes of the packed stream done so far.
+    pub fn position(&self) -> usize {
+        self.done
+    }
+
+    /// Bytes of the packed stream still to go.
+    pub fn remaining(&self) -> usize {
+        self.t.size * self.count - self.done
+    }
+
+    /// Visits up to `n` bytes of the typemap from the current position as
+    /// (address in the typed buffer, offset in `n`, length) pieces.
+    fn walk(&mut self, n: usize, mut f: impl FnMut(*mut u8, usize, usize)) -> usize {
+        let ext = self.t.extent();
+        let mut moved = 0;
+        while moved < n && self.elem < self.count {
+            if self.t.segs.is_empty() {
+                break;
+            }
+            let (off, len) = self.t.segs[self.seg];
+            let k = (len - self.off).min(n - moved);
+            let at = self
+                .base
+                .wrapping_offset(self.elem as isize * ext + off + self.off as isize);
+            f(at, moved, k);
+            moved += k;
+            self.off += k;
+            if self.off == len {
+                self.off = 0;
+                self.seg += 1;
+                if self.seg == self.t.segs.len() {
+                    self.seg = 0;
+                    self.elem += 1;
+                }
+            }
+        }
+        self.done += moved;
+        moved
+    }
+
+    fn host(&self) -> Result<()> {
+        match self.kind {
+            MemKind::Host => Ok(()),
+            MemKind::Device => Err(err!(
+                MPI_ERR_BUFFER,
+                "a device buffer needs the GPU transport, which this build does not have"
+            )),
+        }
+    }
+
+    /// Packs the next bytes into `out` (as many as fit); returns how many.
+    ///
+    /// # Safety
+    /// The base address holds `count` elements of the type.
+    pub unsafe fn pack(&mut self, out: &mut [u8]) -> Result<usize> {
+        self.host()?;
+        let o = out.as_mut_ptr();
+        Ok(self.walk(out.len(), |at, pos, k| {
+            // SAFETY: `at` lies in the typed buffer (contract); pos + k <= out.len().
+            unsafe { std::ptr::copy_nonoverlapping(at, o.add(pos), k) }
+        }))
+    }
+
+    /// Unpacks the bytes of `inp` into the next part of the typemap; returns
+    /// how many were used (fewer when the typemap ends first).
+    ///
+    /// # Safety
+    /// The base address holds `count` elements of the type.
+    pub unsafe fn unpack(&mut self, inp: &[u8]) -> Result<usize> {
+        self.host()?;
+        let i = inp.as_ptr();
+        Ok(self.walk(inp.len(), |at, pos, k| {
+            // SAFETY: `at` lies in the typed buffer (contract); pos + k <= inp.len().
+            unsafe { std::ptr::copy_nonoverlapping(i.add(pos), at, k) }
+        }))
+    }
+}
+
 /// Copies `count` elements of `t` at `src` into the contiguous `out`.
 ///
 /// # Safety
 /// `src` is a buffer holding `count` elements of `t` (MPI's rule for send buffers).
 pub unsafe fn pack(t: &Type, count: usize, src: *const u8, out: &mut [u8]) {
-    let mut pos = 0;
-    let ext = t.extent();
-    for i in 0..count {
-        let base = i as isize * ext;
-        for &(off, len) in &t.segs {
-            // SAFETY: per the contract, the segment lies in the caller's buffer.
-            unsafe {
-                std::ptr::copy_nonoverlapping(
-                    src.offset(base + off),
-                    out.as_mut_ptr().add(pos),
-                    len,
-                )
-            };
-            pos += len;
-        }
-    }
+    let mut c = Cursor::new(t, count, src as *mut u8, MemKind::Host);
+    // SAFETY: forwarded contract; a host cursor cannot fail.
+    let _ = unsafe { c.pack(out) };
 }
 
 /// Copies contiguous bytes `inp` into `count` elements of `t` at `dst`; stops
@@ -559,22 +663,27 @@ pub unsafe fn pack(t: &Type, count: usize, src: *const u8, out: &mut [u8]) {
 /// # Safety
 /// `dst` is a buffer holding `count` elements of `t`.
 pub unsafe fn unpack(t: &Type, count: usize, inp: &[u8], dst: *mut u8) {
-    let mut pos = 0;
+    let mut c = Cursor::new(t, count, dst, MemKind::Host);
+    // SAFETY: forwarded contract; a host cursor cannot fail.
+    let _ = unsafe { c.unpack(inp) };
+}
+
+/// The typemap of `count` elements of `t` at `base` as [address, length]
+/// segments in stream order, adjacent ones merged (for vectored copies).
+pub fn segments(t: &Type, count: usize, base: usize) -> Vec<[usize; 2]> {
     let ext = t.extent();
+    let mut v: Vec<[usize; 2]> = Vec::with_capacity(t.segs.len() * count.min(1 << 16));
     for i in 0..count {
-        let base = i as isize * ext;
+        let b = base.wrapping_add_signed(i as isize * ext);
         for &(off, len) in &t.segs {
-            if pos >= inp.len() {
-                return;
+            let a = b.wrapping_add_signed(off);
+            match v.last_mut() {
+                Some(l) if l[0] + l[1] == a => l[1] += len,
+                _ => v.push([a, len]),
             }
-            let n = len.min(inp.len() - pos);
-            // SAFETY: per the contract, the segment lies in the caller's buffer.
-            unsafe {
-                std::ptr::copy_nonoverlapping(inp.as_ptr().add(pos), dst.offset(base + off), n)
-            };
-            pos += n;
         }
     }
+    v
 }
 
 /// Basic elements in the first `bytes` bytes of a stream of elements of `t`

@@ -265,7 +265,66 @@ fn pack_matches_naive_typemap() {
         }
         // Elements: whole elements and a prefix.
         assert_eq!(elements_in(&t, t.size * count), Some(t.elements() * count));
+
+        // The resumable cursor, stopped and resumed at random chunk sizes,
+        // gives the same stream and the same typed buffer.
+        let base = src.as_ptr().wrapping_add(origin) as *mut u8;
+        let mut c = Cursor::new(&t, count, base, MemKind::Host);
+        let mut stream = vec![0u8; t.size * count];
+        let mut pos = 0;
+        while pos < stream.len() {
+            let chunk = 1 + r.below(97) as usize;
+            let end = (pos + chunk).min(stream.len());
+            // SAFETY: as above.
+            let n = unsafe { c.pack(&mut stream[pos..end]) }.unwrap();
+            assert_eq!(n, end - pos, "seed {seed}: cursor pack stopped early");
+            pos = end;
+            assert_eq!(c.position(), pos);
+        }
+        assert_eq!(c.remaining(), 0);
+        assert_eq!(stream, expect, "seed {seed}: chunked pack");
+        let mut dst2 = vec![0u8; len];
+        let mut c = Cursor::new(
+            &t,
+            count,
+            dst2.as_mut_ptr().wrapping_add(origin),
+            MemKind::Host,
+        );
+        let mut pos = 0;
+        while pos < stream.len() {
+            let end = (pos + 1 + r.below(61) as usize).min(stream.len());
+            // SAFETY: as above.
+            unsafe { c.unpack(&stream[pos..end]) }.unwrap();
+            pos = end;
+        }
+        assert_eq!(dst2, dst, "seed {seed}: chunked unpack");
+
+        // Vectored segments list the same bytes in stream order.
+        let segs = segments(&t, count, base as usize);
+        let mut gathered = Vec::new();
+        for &[a, l] in &segs {
+            let at = a - src.as_ptr() as usize;
+            gathered.extend_from_slice(&src[at..at + l]);
+        }
+        assert_eq!(gathered, expect, "seed {seed}: segments");
+        for w in segs.windows(2) {
+            assert_ne!(
+                w[0][0] + w[0][1],
+                w[1][0],
+                "seed {seed}: unmerged neighbours"
+            );
+        }
     }
+}
+
+#[test]
+fn device_cursor_refuses_to_copy() {
+    let t = Type::builtin(MPI_INT).unwrap();
+    let mut x = [0u8; 4];
+    let mut c = Cursor::new(&t, 1, x.as_mut_ptr(), MemKind::Device);
+    // SAFETY: the cursor refuses before touching memory.
+    let e = unsafe { c.pack(&mut [0u8; 4]) }.unwrap_err();
+    assert_eq!(e.class, MPI_ERR_BUFFER);
 }
 
 #[test]
