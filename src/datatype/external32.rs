@@ -1,14 +1,18 @@
 //! The "external32" representation (MPI_Pack_external): big-endian, fixed
 //! sizes per the standard's table (C `long` and `unsigned long` are 4 bytes,
 //! `long long` 8, `wchar_t` 4, `MPI_Aint`/`MPI_Offset`/`MPI_Count` 8).
-//! `long double` (x87 80-bit) has no conversion to binary128 here and is
-//! refused with MPI_ERR_CONVERSION.
+//! `long double` (x87 80-bit in a 16-byte slot) travels as IEEE binary128
+//! (16 bytes), rounded to nearest on the way back; Fortran REAL*16 and
+//! COMPLEX*32 (already binary128 natively) are byte-swapped like any other
+//! type.
 
 use super::{basic_size, Type};
 use crate::abi::consts::*;
 use crate::core::error::Result;
 use crate::err;
 use std::os::raw::c_int;
+
+const LD: usize = crate::op::f80::BYTES;
 
 /// (native offset, native size, external size, signed integer) of each field of a basic type.
 fn fields(basic: c_int) -> Result<Vec<(usize, usize, usize, bool)>> {
@@ -28,17 +32,25 @@ fn fields(basic: c_int) -> Result<Vec<(usize, usize, usize, bool)>> {
         MPI_C_DOUBLE_COMPLEX | MPI_DOUBLE_COMPLEX | MPI_COMPLEX16 | MPI_CXX_DOUBLE_COMPLEX => {
             vec![(0, 8, 8, false), (8, 8, 8, false)]
         }
+        // A native size of `LD` marks an x87 value converted to binary128.
         MPI_LONG_DOUBLE
         | MPI_C_LONG_DOUBLE_COMPLEX
         | MPI_CXX_LONG_DOUBLE_COMPLEX
         | MPI_LONG_DOUBLE_INT
-        | MPI_REAL16
-        | MPI_COMPLEX32 => {
+            if !crate::op::f80::SUPPORTED =>
+        {
             return Err(err!(
                 MPI_ERR_CONVERSION,
-                "external32 conversion of long double types is not implemented"
+                "external32 conversion of long double is not available on this architecture"
             ))
         }
+        MPI_LONG_DOUBLE => vec![(0, LD, 16, false)],
+        MPI_C_LONG_DOUBLE_COMPLEX | MPI_CXX_LONG_DOUBLE_COMPLEX => {
+            vec![(0, LD, 16, false), (16, LD, 16, false)]
+        }
+        MPI_LONG_DOUBLE_INT => vec![(0, LD, 16, false), (16, 4, 4, true)],
+        MPI_REAL16 => vec![(0, 16, 16, false)],
+        MPI_COMPLEX32 => vec![(0, 16, 16, false), (16, 16, 16, false)],
         _ => vec![(0, s, s, false)],
     })
 }
@@ -75,6 +87,9 @@ pub unsafe fn pack(t: &Type, count: usize, src: *const u8, out: &mut [u8]) -> Re
                             ns,
                         )
                     };
+                    if ns == LD {
+                        v = crate::op::f80::to_binary128(&v).to_le_bytes();
+                    }
                     // little-endian native: the low `es` bytes, reversed
                     for b in 0..es {
                         out[pos + b] = v[es - 1 - b];
@@ -104,6 +119,10 @@ pub unsafe fn unpack(t: &Type, count: usize, inp: &[u8], dst: *mut u8) -> Result
                     let mut v = [0u8; 16];
                     for b in 0..es {
                         v[b] = inp[pos + es - 1 - b];
+                    }
+                    if ns == LD {
+                        let x = crate::op::f80::from_binary128(u128::from_le_bytes(v));
+                        v[..LD].copy_from_slice(&x);
                     }
                     if ns > es && signed && v[es - 1] & 0x80 != 0 {
                         for b in v.iter_mut().take(ns).skip(es) {

@@ -406,9 +406,23 @@ fn external32_is_big_endian_with_standard_sizes() {
     // SAFETY: back is one long.
     unsafe { external32::unpack(&l, 1, &o, &mut back as *mut i64 as *mut u8).unwrap() };
     assert_eq!(back, -5);
+    // long double 1.5: binary128 0x3fff_8000_0000..., big-endian; back exactly.
     let ld = Type::builtin(MPI_LONG_DOUBLE).unwrap();
-    assert_eq!(
-        external32::size(&ld, 1).unwrap_err().class,
-        MPI_ERR_CONVERSION
-    );
+    assert_eq!(external32::size(&ld, 2).unwrap(), 32);
+    let mut slot = [0u8; 16];
+    slot[0..8].copy_from_slice(&(3u64 << 62).to_le_bytes());
+    slot[8..10].copy_from_slice(&0x3fffu16.to_le_bytes());
+    let mut e = vec![0u8; 16];
+    // SAFETY: slot is one long double.
+    unsafe { external32::pack(&ld, 1, slot.as_ptr(), &mut e).unwrap() };
+    let mut expect = vec![0u8; 16];
+    expect[0] = 0x3f;
+    expect[1] = 0xff;
+    expect[2] = 0x80;
+    assert_eq!(e, expect);
+    let mut got = [0x5au8; 16];
+    // SAFETY: got is one long double.
+    unsafe { external32::unpack(&ld, 1, &e, got.as_mut_ptr()).unwrap() };
+    assert_eq!(got[..10], slot[..10]);
+    assert_eq!(got[10..], [0x5a; 6], "padding untouched");
 }

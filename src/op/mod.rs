@@ -8,6 +8,8 @@
 //! widened to f32, combined, and rounded back to nearest-even for each element,
 //! as the element-wise rule requires. Owns no state; calls nothing.
 
+pub mod f80;
+
 use crate::abi::consts::*;
 use crate::core::error::Result;
 use crate::err;
@@ -34,6 +36,9 @@ pub enum Elem {
     BF16,
     C32,
     C64,
+    /// C `long double` (x87 80-bit in a 16-byte slot) and its complex form.
+    F80,
+    C80,
     /// C _Bool / C++ bool (1 byte).
     Bool,
     /// Fortran LOGICAL (4 bytes, non-zero is true).
@@ -53,6 +58,7 @@ pub enum PairKind {
     TwoInt,
     TwoFloat,
     TwoDouble,
+    LongDoubleInt,
 }
 
 /// What kernel family a builtin datatype belongs to.
@@ -85,6 +91,9 @@ pub fn elem_of(dt: c_int) -> Option<Elem> {
         MPI_2INT | MPI_2INTEGER => Pair(PairKind::TwoInt),
         MPI_2REAL => Pair(PairKind::TwoFloat),
         MPI_2DOUBLE_PRECISION => Pair(PairKind::TwoDouble),
+        MPI_LONG_DOUBLE if f80::SUPPORTED => F80,
+        MPI_C_LONG_DOUBLE_COMPLEX | MPI_CXX_LONG_DOUBLE_COMPLEX if f80::SUPPORTED => C80,
+        MPI_LONG_DOUBLE_INT if f80::SUPPORTED => Pair(PairKind::LongDoubleInt),
         _ => return None,
     })
 }
@@ -125,10 +134,10 @@ pub fn check(op: c_int, dt: c_int) -> Result<Elem> {
         )
     })?;
     let int = matches!(e, I8 | U8 | I16 | U16 | I32 | U32 | I64 | U64);
-    let float = matches!(e, F32 | F64 | F16 | BF16);
+    let float = matches!(e, F32 | F64 | F16 | BF16 | F80);
     let ok = match op {
         MPI_MAX | MPI_MIN => int || float,
-        MPI_SUM | MPI_PROD => int || float || matches!(e, C32 | C64),
+        MPI_SUM | MPI_PROD => int || float || matches!(e, C32 | C64 | C80),
         MPI_LAND | MPI_LOR | MPI_LXOR => int || matches!(e, Bool | Logical),
         MPI_BAND | MPI_BOR | MPI_BXOR => int || e == Byte,
         MPI_MAXLOC | MPI_MINLOC => matches!(e, Pair(_)),
@@ -427,6 +436,8 @@ pub fn reduce_builtin(op: c_int, e: Elem, n: usize, inbuf: &[u8], inout: &mut [u
         }),
         C32 => with_slices::<f32>(inbuf, inout, 2 * n, |a, b| complex_kernel(op, a, b)),
         C64 => with_slices::<f64>(inbuf, inout, 2 * n, |a, b| complex_kernel(op, a, b)),
+        F80 => f80::real_kernel(op, n, inbuf, inout),
+        C80 => f80::complex_kernel(op, n, inbuf, inout),
         Pair(k) => match k {
             PairKind::FloatInt => loc_kernel(op, n, inbuf, inout, 4, 8, |p| {
                 f32::from_ne_bytes(p[0..4].try_into().unwrap())
@@ -447,6 +458,7 @@ pub fn reduce_builtin(op: c_int, e: Elem, n: usize, inbuf: &[u8], inout: &mut [u
                 f32::from_ne_bytes(p[0..4].try_into().unwrap())
             }),
             PairKind::TwoDouble => loc_kernel_f64_idx(op, n, inbuf, inout),
+            PairKind::LongDoubleInt => loc_kernel(op, n, inbuf, inout, 16, 32, f80::Ld::read),
         },
     }
 }
