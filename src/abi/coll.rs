@@ -19,19 +19,98 @@ fn in_place(p: *const c_void) -> bool {
     p as isize == -1
 }
 
-/// Size of one element for the block arithmetic of gather/scatter-like calls,
-/// which supports predefined and dense (contiguous, extent == size) types.
-fn block_size(dt: MPI_Datatype) -> Result<usize> {
+/// The array of per-rank blocks of a gather/scatter-like call (block i is
+/// `counts[i]` elements of `dt` at `displs[i]` extents from `p`), as the
+/// byte layout the builders use: (where, (offset, len) per block, bytes in
+/// all, steps to run last). A predefined or dense type (contiguous, lb 0)
+/// is used in place; any other type is packed block by block into a
+/// scratch area, rank order, back to back: send blocks now, receive blocks
+/// unpacked by the returned steps (`preload` lists receive blocks whose
+/// current contents are read, as with MPI_IN_PLACE).
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
+unsafe fn block_array(
+    s: &mut Sched,
+    p: *const c_void,
+    counts: &[c_int],
+    displs: Option<&[c_int]>,
+    dt: MPI_Datatype,
+    name: &str,
+    recv: bool,
+    preload: &[usize],
+) -> Result<(Loc, Vec<(usize, usize)>, usize, Vec<Step>)> {
     let (size, t) = size_and_type(dt)?;
-    if let Some(t) = t {
-        if !(t.is_contiguous(2) && t.lb == 0) {
+    let t = match t {
+        Some(t) if !t.committed => {
             return Err(err!(
                 MPI_ERR_TYPE,
-                "non-contiguous derived datatypes in this collective are not implemented yet"
-            ));
+                "{name} datatype=0x{:08x} is not committed (call MPI_Type_commit)",
+                dt as u32
+            ))
+        }
+        Some(t)
+            if !(t.is_contiguous(2) && t.lb == 0 && t.segs.first().is_none_or(|g| g.0 == 0)) =>
+        {
+            t
+        }
+        _ => {
+            let (bl, end) = blocks(counts, displs, size)?;
+            let loc = if recv {
+                // SAFETY: the caller's buffers are valid as MPI requires.
+                Loc::User(unsafe { bytes_mut(p as *mut c_void, end, name)? }.as_mut_ptr())
+            } else {
+                // SAFETY: as above.
+                Loc::User(unsafe { bytes(p, end, name)? }.as_ptr() as *mut u8)
+            };
+            return Ok((loc, bl, end, Vec::new()));
+        }
+    };
+    // Packed layout: validated counts, user displacements in extents.
+    let (packed, end) = blocks(counts, None, size)?;
+    let ext = t.extent();
+    let user = |i: usize| -> Result<*mut u8> {
+        let d = match displs {
+            Some(d) => d[i],
+            None => (0..i).map(|j| counts[j]).sum(),
+        };
+        if d < 0 {
+            return Err(err!(MPI_ERR_ARG, "displs[{i}]={d} must be non-negative"));
+        }
+        Ok((p as *mut u8).wrapping_offset(d as isize * ext))
+    };
+    if end > 0 && p.is_null() {
+        return Err(err!(
+            MPI_ERR_BUFFER,
+            "{name}=NULL with {end} bytes to transfer"
+        ));
+    }
+    let mut area = vec![0u8; end];
+    let mut steps = Vec::new();
+    for (i, &(off, len)) in packed.iter().enumerate() {
+        let n = counts[i] as usize;
+        if n == 0 {
+            continue;
+        }
+        let u = user(i)?;
+        if !recv || preload.contains(&i) {
+            // SAFETY: block i of the user buffer holds counts[i] elements of t.
+            unsafe { crate::datatype::pack(&t, n, u, &mut area[off..off + len]) };
+        }
+        if recv {
+            steps.push((off, len, n, u));
         }
     }
-    Ok(size)
+    let idx = s.buffer(area);
+    let steps = steps
+        .into_iter()
+        .map(|(off, len, n, u)| Step::Unpack {
+            src: Loc::Scratch(idx, off),
+            len,
+            ty: t.clone(),
+            count: n,
+            dst: u,
+        })
+        .collect();
+    Ok((Loc::Scratch(idx, 0), packed, end, steps))
 }
 
 /// The element type and count a reduction works on (derived types must be made of one basic type).
@@ -214,6 +293,14 @@ fn scratch_copy(s: &mut Sched, src: Loc, len: usize) -> Loc {
     Loc::Scratch(i, 0)
 }
 
+/// Runs the unpack steps of a packed receive area in a last stage.
+fn finish_all(s: &mut Sched, unpacks: Vec<Step>) {
+    if !unpacks.is_empty() {
+        let st = s.stage();
+        st.extend(unpacks);
+    }
+}
+
 fn finish(s: &mut Sched, unpack: Option<Step>) {
     if let Some(u) = unpack {
         s.stage().push(u);
@@ -381,24 +468,38 @@ unsafe fn gather_s(
     let root = check_root(&v, root)?;
     let me_root = v.rank == root;
     let mut s = basic::sched(&v);
-    let (bl, end) = if me_root {
-        blocks(counts.unwrap(), displs, block_size(recvtype)?)?
+    let inplace = me_root && in_place(sendbuf);
+    let (rbuf, bl, _, unpacks) = if me_root {
+        let pre: &[usize] = if inplace { &[root] } else { &[] };
+        // SAFETY: the caller's buffers and arrays are valid as MPI requires.
+        unsafe {
+            block_array(
+                &mut s,
+                recvbuf,
+                counts.unwrap(),
+                displs,
+                recvtype,
+                "recvbuf",
+                true,
+                pre,
+            )?
+        }
     } else {
-        (vec![(0, 0); v.size], 0)
+        (
+            Loc::User(std::ptr::null_mut()),
+            vec![(0, 0); v.size],
+            0,
+            Vec::new(),
+        )
     };
-    let mine = if me_root && in_place(sendbuf) {
+    let mine = if inplace {
         None
     } else {
         // SAFETY: the caller's buffers and arrays are valid as MPI requires.
         Some(unsafe { input(&mut s, sendbuf, sendcount, sendtype, "sendbuf")? })
     };
-    let rbuf = if me_root {
-        // SAFETY: the caller's buffers and arrays are valid as MPI requires.
-        Loc::User(unsafe { bytes_mut(recvbuf, end, "recvbuf")? }.as_mut_ptr())
-    } else {
-        Loc::User(std::ptr::null_mut())
-    };
     basic::b_gatherv(&mut s, v.size, v.rank, mine, rbuf, &bl, root);
+    finish_all(&mut s, unpacks);
     Ok(s)
 }
 
@@ -418,16 +519,27 @@ unsafe fn scatter_s(
     let root = check_root(&v, root)?;
     let me_root = v.rank == root;
     let mut s = basic::sched(&v);
-    let (bl, end) = if me_root {
-        blocks(counts.unwrap(), displs, block_size(sendtype)?)?
-    } else {
-        (vec![(0, 0); v.size], 0)
-    };
-    let sbuf = if me_root {
+    let (sbuf, bl, _, _) = if me_root {
         // SAFETY: the caller's buffers and arrays are valid as MPI requires.
-        Loc::User(unsafe { bytes(sendbuf, end, "sendbuf")? }.as_ptr() as *mut u8)
+        unsafe {
+            block_array(
+                &mut s,
+                sendbuf,
+                counts.unwrap(),
+                displs,
+                sendtype,
+                "sendbuf",
+                false,
+                &[],
+            )?
+        }
     } else {
-        Loc::User(std::ptr::null_mut())
+        (
+            Loc::User(std::ptr::null_mut()),
+            vec![(0, 0); v.size],
+            0,
+            Vec::new(),
+        )
     };
     let (outb, unpack) = if me_root && in_place(recvbuf) {
         (None, None)
@@ -454,9 +566,13 @@ unsafe fn allgather_s(
 ) -> Result<Sched> {
     let v = basic::view(comm)?;
     let mut s = basic::sched(&v);
-    let (bl, end) = blocks(counts, displs, block_size(recvtype)?)?;
+    let pre: &[usize] = if in_place(sendbuf) { &[v.rank] } else { &[] };
     // SAFETY: the caller's buffers and arrays are valid as MPI requires.
-    let rbuf = Loc::User(unsafe { bytes_mut(recvbuf, end, "recvbuf")? }.as_mut_ptr());
+    let (rbuf, bl, end, unpacks) = unsafe {
+        block_array(
+            &mut s, recvbuf, counts, displs, recvtype, "recvbuf", true, pre,
+        )?
+    };
     if !in_place(sendbuf) {
         // SAFETY: the caller's buffers and arrays are valid as MPI requires.
         let (m, n) = unsafe { input(&mut s, sendbuf, sendcount, sendtype, "sendbuf")? };
@@ -490,6 +606,7 @@ unsafe fn allgather_s(
     } else {
         basic::b_allgatherv(&mut s, v.size, v.rank, rbuf, &bl);
     }
+    finish_all(&mut s, unpacks);
     Ok(s)
 }
 
@@ -507,20 +624,37 @@ unsafe fn alltoall_s(
 ) -> Result<Sched> {
     let v = basic::view(comm)?;
     let mut s = basic::sched(&v);
-    let (rbl, rend) = blocks(rcounts, rdispls, block_size(recvtype)?)?;
+    let all: Vec<usize> = if in_place(sendbuf) {
+        (0..v.size).collect()
+    } else {
+        Vec::new()
+    };
     // SAFETY: the caller's buffers and arrays are valid as MPI requires.
-    let rbuf = Loc::User(unsafe { bytes_mut(recvbuf, rend, "recvbuf")? }.as_mut_ptr());
+    let (rbuf, rbl, rend, unpacks) = unsafe {
+        block_array(
+            &mut s, recvbuf, rcounts, rdispls, recvtype, "recvbuf", true, &all,
+        )?
+    };
     let (sbl, sloc) = if in_place(sendbuf) {
         (rbl.clone(), scratch_copy(&mut s, rbuf, rend))
     } else {
-        let (sbl, send) = blocks(scounts, sdispls, block_size(sendtype)?)?;
-        (
-            sbl,
-            // SAFETY: the caller's buffers and arrays are valid as MPI requires.
-            Loc::User(unsafe { bytes(sendbuf, send, "sendbuf")? }.as_ptr() as *mut u8),
-        )
+        // SAFETY: the caller's buffers and arrays are valid as MPI requires.
+        let (sloc, sbl, _, _) = unsafe {
+            block_array(
+                &mut s,
+                sendbuf,
+                scounts,
+                sdispls,
+                sendtype,
+                "sendbuf",
+                false,
+                &[],
+            )?
+        };
+        (sbl, sloc)
     };
     basic::b_alltoallv(&mut s, v.size, v.rank, sloc, &sbl, rbuf, &rbl);
+    finish_all(&mut s, unpacks);
     Ok(s)
 }
 
@@ -534,24 +668,28 @@ unsafe fn reduce_scatter_s(
 ) -> Result<Sched> {
     let v = basic::view(comm)?;
     let mut s = basic::sched(&v);
-    let es = block_size(datatype)?;
+    let (es, _) = size_and_type(datatype)?;
     let (bl, end) = blocks(counts, None, es)?;
-    let total: usize = counts.iter().map(|&c| c.max(0) as usize).sum();
-    let (ne, commutative) = reduction_setup(&mut s, op, datatype, total as c_int)?;
-    let src = if in_place(sendbuf) {
+    let total: c_int = counts.iter().map(|&c| c.max(0)).sum();
+    let (ne, commutative) = reduction_setup(&mut s, op, datatype, total)?;
+    // The whole input (in place: the receive buffer holds all of it), packed
+    // if the type is not contiguous.
+    let (src, _) = if in_place(sendbuf) {
         // SAFETY: the caller's buffers and arrays are valid as MPI requires.
-        Loc::User(unsafe { bytes_mut(recvbuf, end, "recvbuf")? }.as_mut_ptr())
+        let (l, n, _) = unsafe { output(&mut s, recvbuf, total, datatype, "recvbuf")? };
+        (l, n)
     } else {
         // SAFETY: the caller's buffers and arrays are valid as MPI requires.
-        Loc::User(unsafe { bytes(sendbuf, end, "sendbuf")? }.as_ptr() as *mut u8)
+        unsafe { input(&mut s, sendbuf, total, datatype, "sendbuf")? }
     };
     let acc = scratch_copy(&mut s, src, end);
     let tmp = Loc::Scratch(s.buffer(vec![0u8; end]), 0);
     basic::b_reduce(&mut s, v.size, v.rank, acc, tmp, end, ne, 0, commutative);
-    let mylen = bl[v.rank].1;
     // SAFETY: the caller's buffers and arrays are valid as MPI requires.
-    let out = Loc::User(unsafe { bytes_mut(recvbuf, mylen, "recvbuf")? }.as_mut_ptr());
+    let (out, mylen, unpack) =
+        unsafe { output(&mut s, recvbuf, counts[v.rank], datatype, "recvbuf")? };
     basic::b_scatterv(&mut s, v.size, v.rank, acc, &bl, Some((out, mylen)), 0);
+    finish(&mut s, unpack);
     Ok(s)
 }
 
