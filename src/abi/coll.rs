@@ -7,6 +7,7 @@ use super::op::{check as op_check, is_commutative, lookup};
 use super::ptr::out;
 use super::MPI_Request;
 use super::{MPI_Comm, MPI_Datatype, MPI_Op};
+use crate::coll::algos;
 use crate::coll::basic::{self, View};
 use crate::coll::sched::{self, Loc, Sched, Step};
 use crate::core::error::Result;
@@ -293,6 +294,18 @@ fn scratch_copy(s: &mut Sched, src: Loc, len: usize) -> Loc {
     Loc::Scratch(i, 0)
 }
 
+/// Chunk of the pipelined broadcast.
+const PIPELINE_PIECE: usize = 64 << 10;
+
+/// The block size when every block has it and they lie back to back in rank order.
+fn equal_blocks(bl: &[(usize, usize)]) -> Option<usize> {
+    let b = bl.first()?.1;
+    bl.iter()
+        .enumerate()
+        .all(|(i, &(o, l))| l == b && o == i * b)
+        .then_some(b)
+}
+
 /// Runs the unpack steps of a packed receive area in a last stage.
 fn finish_all(s: &mut Sched, unpacks: Vec<Step>) {
     if !unpacks.is_empty() {
@@ -369,7 +382,7 @@ unsafe fn bcast_s(
     let (b, len, unpack) = unsafe { output(&mut s, buffer, count, datatype, "buffer")? };
     let algo = basic::choose(
         "bcast",
-        &["binomial", "scatter_allgather"],
+        &["binomial", "scatter_allgather", "pipeline"],
         if len >= 128 << 10 && v.size > 2 {
             "scatter_allgather"
         } else {
@@ -378,6 +391,8 @@ unsafe fn bcast_s(
     );
     if algo == "scatter_allgather" {
         basic::b_bcast_scatter_allgather(&mut s, v.size, v.rank, b, len, root);
+    } else if algo == "pipeline" {
+        algos::bcast_pipeline(&mut s, v.size, v.rank, b, len, root, PIPELINE_PIECE);
     } else {
         basic::b_bcast(&mut s, v.size, v.rank, b, len, root);
     }
@@ -431,14 +446,22 @@ unsafe fn reduce_s(
     };
     let tmp = Loc::Scratch(s.buffer(vec![0u8; len]), 0);
     if all {
-        let default = if commutative && len >= 64 << 10 && ne >= v.size {
-            "ring"
-        } else {
+        let default = if !commutative || len < 16 << 10 || ne < v.size {
             "recursive_doubling"
+        } else if len < 1 << 20 {
+            "rabenseifner"
+        } else {
+            "ring"
         };
-        let algo = basic::choose("allreduce", &["recursive_doubling", "ring"], default);
+        let algo = basic::choose(
+            "allreduce",
+            &["recursive_doubling", "ring", "rabenseifner"],
+            default,
+        );
         if algo == "ring" && commutative && ne > 0 {
             basic::b_allreduce_ring(&mut s, v.size, v.rank, acc, tmp, ne, len / ne);
+        } else if algo == "rabenseifner" && commutative && ne > 0 {
+            algos::allreduce_rabenseifner(&mut s, v.size, v.rank, acc, tmp, ne, len / ne);
         } else {
             basic::b_allreduce(&mut s, v.size, v.rank, acc, tmp, len, ne, commutative);
         }
@@ -498,7 +521,18 @@ unsafe fn gather_s(
         // SAFETY: the caller's buffers and arrays are valid as MPI requires.
         Some(unsafe { input(&mut s, sendbuf, sendcount, sendtype, "sendbuf")? })
     };
-    basic::b_gatherv(&mut s, v.size, v.rank, mine, rbuf, &bl, root);
+    // Only the root knows the layout; the choice must not depend on it.
+    let algo = basic::choose("gather", &["linear", "binomial"], "linear");
+    match (
+        algo,
+        counts.is_some() && displs.is_none(),
+        mine.map(|m| m.1).or(bl.get(root).map(|b| b.1)),
+    ) {
+        ("binomial", true, Some(b)) => {
+            algos::gather_binomial(&mut s, v.size, v.rank, mine.map(|m| m.0), rbuf, b, root)
+        }
+        _ => basic::b_gatherv(&mut s, v.size, v.rank, mine, rbuf, &bl, root),
+    }
     finish_all(&mut s, unpacks);
     Ok(s)
 }
@@ -548,7 +582,17 @@ unsafe fn scatter_s(
         let (l, n, u) = unsafe { output(&mut s, recvbuf, recvcount, recvtype, "recvbuf")? };
         (Some((l, n)), u)
     };
-    basic::b_scatterv(&mut s, v.size, v.rank, sbuf, &bl, outb, root);
+    let algo = basic::choose("scatter", &["linear", "binomial"], "linear");
+    match (
+        algo,
+        counts.is_some() && displs.is_none(),
+        outb.map(|o| o.1).or(bl.get(root).map(|b| b.1)),
+    ) {
+        ("binomial", true, Some(b)) => {
+            algos::scatter_binomial(&mut s, v.size, v.rank, sbuf, outb.map(|o| o.0), b, root)
+        }
+        _ => basic::b_scatterv(&mut s, v.size, v.rank, sbuf, &bl, outb, root),
+    }
     finish(&mut s, unpack);
     Ok(s)
 }
@@ -593,16 +637,25 @@ unsafe fn allgather_s(
     // Recursive doubling needs the blocks in rank order, back to back.
     let dense = bl.windows(2).all(|w| w[0].0 + w[0].1 == w[1].0);
     let pow2 = v.size.is_power_of_two();
-    let default = if pow2 && dense && end < 64 << 10 {
+    let blk = equal_blocks(&bl);
+    let default = if end >= 64 << 10 {
+        "ring"
+    } else if pow2 && dense {
         "recursive_doubling"
+    } else if blk.is_some() {
+        "bruck"
     } else {
         "ring"
     };
-    if basic::choose("allgather", &["ring", "recursive_doubling"], default) == "recursive_doubling"
-        && pow2
-        && dense
-    {
+    let algo = basic::choose(
+        "allgather",
+        &["ring", "recursive_doubling", "bruck"],
+        default,
+    );
+    if algo == "recursive_doubling" && pow2 && dense {
         basic::b_allgather_rd(&mut s, v.size, v.rank, rbuf, &bl);
+    } else if let (Some(b), "bruck") = (blk, algo) {
+        algos::allgather_bruck(&mut s, v.size, v.rank, rbuf, b);
     } else {
         basic::b_allgatherv(&mut s, v.size, v.rank, rbuf, &bl);
     }
@@ -653,7 +706,18 @@ unsafe fn alltoall_s(
         };
         (sbl, sloc)
     };
-    basic::b_alltoallv(&mut s, v.size, v.rank, sloc, &sbl, rbuf, &rbl);
+    let blk = equal_blocks(&sbl).filter(|b| equal_blocks(&rbl) == Some(*b));
+    let default = match blk {
+        Some(b) if b <= 256 && v.size > 2 => "bruck",
+        _ => "pairwise",
+    };
+    match (
+        basic::choose("alltoall", &["pairwise", "bruck"], default),
+        blk,
+    ) {
+        ("bruck", Some(b)) => algos::alltoall_bruck(&mut s, v.size, v.rank, sloc, rbuf, b),
+        _ => basic::b_alltoallv(&mut s, v.size, v.rank, sloc, &sbl, rbuf, &rbl),
+    }
     finish_all(&mut s, unpacks);
     Ok(s)
 }
@@ -684,11 +748,47 @@ unsafe fn reduce_scatter_s(
     };
     let acc = scratch_copy(&mut s, src, end);
     let tmp = Loc::Scratch(s.buffer(vec![0u8; end]), 0);
-    basic::b_reduce(&mut s, v.size, v.rank, acc, tmp, end, ne, 0, commutative);
     // SAFETY: the caller's buffers and arrays are valid as MPI requires.
     let (out, mylen, unpack) =
         unsafe { output(&mut s, recvbuf, counts[v.rank], datatype, "recvbuf")? };
-    basic::b_scatterv(&mut s, v.size, v.rank, acc, &bl, Some((out, mylen)), 0);
+    let pow2 = v.size.is_power_of_two();
+    let default = if !commutative || ne == 0 {
+        "reduce_scatterv"
+    } else if end >= 512 << 10 {
+        "ring"
+    } else if pow2 {
+        "recursive_halving"
+    } else {
+        "pairwise"
+    };
+    let algo = basic::choose(
+        "reduce_scatter",
+        &["reduce_scatterv", "ring", "pairwise", "recursive_halving"],
+        default,
+    );
+    let esize = end.checked_div(ne).unwrap_or(1);
+    match algo {
+        "ring" if commutative => {
+            algos::reduce_scatter_ring(&mut s, v.size, v.rank, acc, tmp, &bl, esize)
+        }
+        "pairwise" if commutative => {
+            algos::reduce_scatter_pairwise(&mut s, v.size, v.rank, acc, tmp, &bl, esize)
+        }
+        "recursive_halving" if commutative && pow2 => {
+            algos::reduce_scatter_halving(&mut s, v.size, v.rank, acc, tmp, &bl, esize)
+        }
+        _ => {
+            basic::b_reduce(&mut s, v.size, v.rank, acc, tmp, end, ne, 0, commutative);
+            basic::b_scatterv(&mut s, v.size, v.rank, acc, &bl, Some((out, mylen)), 0);
+            finish(&mut s, unpack);
+            return Ok(s);
+        }
+    }
+    s.stage().push(Step::Copy {
+        src: acc.offset(bl[v.rank].0),
+        dst: out,
+        len: mylen,
+    });
     finish(&mut s, unpack);
     Ok(s)
 }
@@ -717,7 +817,16 @@ unsafe fn scan_s(
     let acc = scratch_copy(&mut s, src, len);
     let tmp = Loc::Scratch(s.buffer(vec![0u8; len]), 0);
     let pre = Loc::Scratch(s.buffer(vec![0u8; len]), 0);
-    basic::b_scan(&mut s, v.size, v.rank, acc, tmp, pre, len, ne, exclusive);
+    let default = if v.size > 2 {
+        "recursive_doubling"
+    } else {
+        "linear"
+    };
+    if basic::choose("scan", &["linear", "recursive_doubling"], default) == "recursive_doubling" {
+        algos::scan_doubling(&mut s, v.size, v.rank, acc, len, ne, exclusive);
+    } else {
+        basic::b_scan(&mut s, v.size, v.rank, acc, tmp, pre, len, ne, exclusive);
+    }
     if !(exclusive && v.rank == 0) {
         // SAFETY: the caller's buffers and arrays are valid as MPI requires.
         let (dst, _, unpack) = unsafe { output(&mut s, recvbuf, count, datatype, "recvbuf")? };

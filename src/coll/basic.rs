@@ -582,28 +582,24 @@ pub fn b_allgather_rd(s: &mut Sched, n: usize, r: usize, rbuf: Loc, blocks: &[(u
     }
 }
 
-/// The algorithm a collective uses: forced by OXMPI_<COLL> or chosen by size.
+/// The algorithm a collective uses: forced by OXMPI_<COLL> (one of
+/// `candidates`) or `default`, chosen by the caller from size, rank count
+/// and op.
 pub fn choose(coll: &str, candidates: &[&'static str], default: &'static str) -> &'static str {
     // Read once per process: the variables are set before MPI_Init.
-    static FORCED: std::sync::OnceLock<[Option<String>; 3]> = std::sync::OnceLock::new();
+    static FORCED: std::sync::OnceLock<Vec<(String, String)>> = std::sync::OnceLock::new();
     let f = FORCED.get_or_init(|| {
-        [
-            crate::config::get_str("OXMPI_ALLREDUCE"),
-            crate::config::get_str("OXMPI_BCAST"),
-            crate::config::get_str("OXMPI_ALLGATHER"),
-        ]
+        std::env::vars()
+            .filter(|(k, _)| k.starts_with("OXMPI_"))
+            .filter_map(|(k, _)| crate::config::get_str(&k).map(|v| (k, v)))
+            .collect()
     });
-    let forced = match coll {
-        "allreduce" => f[0].as_deref(),
-        "bcast" => f[1].as_deref(),
-        "allgather" => f[2].as_deref(),
-        _ => None,
-    };
-    match forced {
-        Some(f) => candidates
+    let named = |k: &str| k.len() == 6 + coll.len() && k[6..].eq_ignore_ascii_case(coll);
+    match f.iter().find(|(k, _)| named(k)) {
+        Some((_, v)) => candidates
             .iter()
             .copied()
-            .find(|c| *c == f)
+            .find(|c| c == v)
             .unwrap_or(default),
         None => default,
     }

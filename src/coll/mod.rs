@@ -2,8 +2,10 @@
 //! (`State::start_send_to`, `State::start_recv_ctx`) and waits through
 //! `core::runtime`; never touches a transport.
 //!
-//! For now it holds the internal exchanges that communicator creation needs
-//! (`create`). Collective algorithms for the MPI calls arrive with issue 4.
+//! `basic` and `algos` hold the algorithms (one schedule builder each) and
+//! the selection helper; `create` the internal exchanges of communicator
+//! creation; `sched` the schedules the progress engine runs.
+pub mod algos;
 pub mod basic;
 pub mod create;
 pub mod sched;

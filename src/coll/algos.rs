@@ -1,0 +1,644 @@
+//! More collective algorithms, one builder each, written as schedule steps
+//! (see `basic` for the first ones and `choose`, the selection helper).
+//!
+//! Block layouts are byte ranges (offset, len) in rank order. Reductions use
+//! `Step::Reduce { src, dst }`, which computes dst = src op dst (src is the
+//! left operand): non-commutative callers keep operands in rank order.
+
+use super::sched::{Loc, Sched, Step};
+
+/// Byte range of chunk `c` when `count` elements of `esize` bytes are split
+/// into `parts` nearly equal chunks.
+fn chunk(count: usize, parts: usize, esize: usize, c: usize) -> (usize, usize) {
+    let base = count / parts;
+    let extra = count % parts;
+    let start = c * base + c.min(extra);
+    let len = base + usize::from(c < extra);
+    (start * esize, len * esize)
+}
+
+/// Bytes spanned by chunks [a, b) of a layout.
+fn span(bl: &[(usize, usize)], a: usize, b: usize) -> (usize, usize) {
+    let start = bl[a].0;
+    let end = bl[b - 1].0 + bl[b - 1].1;
+    (start, end - start)
+}
+
+/// Folds ranks beyond the largest power of two into their neighbours (even
+/// rank r < 2*rem sends to r+1, which reduces); returns my rank among the
+/// power-of-two participants (None when folded away), the power of two and
+/// the map from participant rank to real rank.
+fn fold(
+    s: &mut Sched,
+    n: usize,
+    r: usize,
+    acc: Loc,
+    tmp: Loc,
+    len: usize,
+    count: usize,
+) -> (Option<usize>, usize, impl Fn(usize) -> usize) {
+    let mut p2 = 1;
+    while p2 * 2 <= n {
+        p2 *= 2;
+    }
+    let rem = n - p2;
+    let nr = if r < 2 * rem {
+        if r % 2 == 0 {
+            s.stage().push(Step::Send {
+                peer: r + 1,
+                at: acc,
+                len,
+            });
+            None
+        } else {
+            s.stage().push(Step::Recv {
+                peer: r - 1,
+                at: tmp,
+                len,
+            });
+            s.stage().push(Step::Reduce {
+                src: tmp,
+                dst: acc,
+                count,
+            });
+            Some(r / 2)
+        }
+    } else {
+        Some(r - rem)
+    };
+    (
+        nr,
+        p2,
+        move |x: usize| if x < rem { x * 2 + 1 } else { x + rem },
+    )
+}
+
+/// Sends the result back to the ranks `fold` set aside.
+fn unfold(s: &mut Sched, n: usize, r: usize, acc: Loc, len: usize) {
+    let mut p2 = 1;
+    while p2 * 2 <= n {
+        p2 *= 2;
+    }
+    let rem = n - p2;
+    if r < 2 * rem {
+        if r % 2 == 1 {
+            s.stage().push(Step::Send {
+                peer: r - 1,
+                at: acc,
+                len,
+            });
+        } else {
+            s.stage().push(Step::Recv {
+                peer: r + 1,
+                at: acc,
+                len,
+            });
+        }
+    }
+}
+
+/// Reduce-scatter by recursive halving among `p2` participants: at the end
+/// participant `nr` holds the reduced chunk `nr` of layout `bl` in `acc`.
+/// Commutative ops only.
+#[allow(clippy::too_many_arguments)]
+fn halving(
+    s: &mut Sched,
+    p2: usize,
+    nr: usize,
+    real: &impl Fn(usize) -> usize,
+    acc: Loc,
+    tmp: Loc,
+    bl: &[(usize, usize)],
+    esize: usize,
+) {
+    let (mut lo, mut hi) = (0, p2);
+    let mut mask = p2 / 2;
+    while mask > 0 {
+        let partner = real(nr ^ mask);
+        let mid = lo + mask;
+        let (keep, give) = if nr & mask == 0 {
+            ((lo, mid), (mid, hi))
+        } else {
+            ((mid, hi), (lo, mid))
+        };
+        let (ko, kl) = span(bl, keep.0, keep.1);
+        let (go, gl) = span(bl, give.0, give.1);
+        let st = s.stage();
+        st.push(Step::Recv {
+            peer: partner,
+            at: tmp.offset(ko),
+            len: kl,
+        });
+        st.push(Step::Send {
+            peer: partner,
+            at: acc.offset(go),
+            len: gl,
+        });
+        s.stage().push(Step::Reduce {
+            src: tmp.offset(ko),
+            dst: acc.offset(ko),
+            count: kl / esize.max(1),
+        });
+        (lo, hi) = keep;
+        mask /= 2;
+    }
+}
+
+/// Allgather by recursive doubling among `p2` participants of the chunks of
+/// layout `bl` in `buf` (participant `nr` holds chunk `nr`).
+fn doubling(
+    s: &mut Sched,
+    p2: usize,
+    nr: usize,
+    real: &impl Fn(usize) -> usize,
+    buf: Loc,
+    bl: &[(usize, usize)],
+) {
+    let mut mask = 1;
+    while mask < p2 {
+        let partner = nr ^ mask;
+        let mine = nr & !(mask - 1);
+        let theirs = partner & !(mask - 1);
+        let (so, sl) = span(bl, mine, mine + mask);
+        let (ro, rl) = span(bl, theirs, theirs + mask);
+        let st = s.stage();
+        st.push(Step::Recv {
+            peer: real(partner),
+            at: buf.offset(ro),
+            len: rl,
+        });
+        st.push(Step::Send {
+            peer: real(partner),
+            at: buf.offset(so),
+            len: sl,
+        });
+        mask <<= 1;
+    }
+}
+
+/// Rabenseifner allreduce: reduce-scatter by recursive halving, then
+/// allgather by recursive doubling (ranks beyond a power of two fold in
+/// first). Each chunk is reduced on one rank and copied to all, so every
+/// rank gets identical bits. Commutative ops only.
+#[allow(clippy::too_many_arguments)]
+pub fn allreduce_rabenseifner(
+    s: &mut Sched,
+    n: usize,
+    r: usize,
+    acc: Loc,
+    tmp: Loc,
+    count: usize,
+    esize: usize,
+) {
+    let len = count * esize;
+    let (nr, p2, real) = fold(s, n, r, acc, tmp, len, count);
+    if let Some(nr) = nr {
+        let bl: Vec<(usize, usize)> = (0..p2).map(|c| chunk(count, p2, esize, c)).collect();
+        halving(s, p2, nr, &real, acc, tmp, &bl, esize);
+        doubling(s, p2, nr, &real, acc, &bl);
+    }
+    unfold(s, n, r, acc, len);
+}
+
+/// Bruck allgather of equal blocks (any rank count, ceil(log2 n) steps):
+/// blocks gather in `t` rotated so my block is first, then rotate into
+/// `rbuf`, which holds my block at `r * blk` when it starts.
+pub fn allgather_bruck(s: &mut Sched, n: usize, r: usize, rbuf: Loc, blk: usize) {
+    let t = Loc::Scratch(s.buffer(vec![0u8; n * blk]), 0);
+    s.stage().push(Step::Copy {
+        src: rbuf.offset(r * blk),
+        dst: t,
+        len: blk,
+    });
+    let mut k = 1;
+    while k < n {
+        let m = k.min(n - k);
+        let st = s.stage();
+        st.push(Step::Recv {
+            peer: (r + k) % n,
+            at: t.offset(k * blk),
+            len: m * blk,
+        });
+        st.push(Step::Send {
+            peer: (r + n - k) % n,
+            at: t,
+            len: m * blk,
+        });
+        k <<= 1;
+    }
+    // t[i] is the block of rank (r + i) % n.
+    let st = s.stage();
+    st.push(Step::Copy {
+        src: t,
+        dst: rbuf.offset(r * blk),
+        len: (n - r) * blk,
+    });
+    st.push(Step::Copy {
+        src: t.offset((n - r) * blk),
+        dst: rbuf,
+        len: r * blk,
+    });
+}
+
+/// Bruck alltoall of equal blocks (ceil(log2 n) steps of n/2 blocks each):
+/// good for small blocks, where the number of messages dominates.
+pub fn alltoall_bruck(s: &mut Sched, n: usize, r: usize, sbuf: Loc, rbuf: Loc, blk: usize) {
+    let t = Loc::Scratch(s.buffer(vec![0u8; n * blk]), 0);
+    let half = n.div_ceil(2);
+    let pk = Loc::Scratch(s.buffer(vec![0u8; half * blk]), 0);
+    let rv = Loc::Scratch(s.buffer(vec![0u8; half * blk]), 0);
+    // t[i] = the block for rank (r + i) % n.
+    let st = s.stage();
+    st.push(Step::Copy {
+        src: sbuf.offset(r * blk),
+        dst: t,
+        len: (n - r) * blk,
+    });
+    st.push(Step::Copy {
+        src: sbuf,
+        dst: t.offset((n - r) * blk),
+        len: r * blk,
+    });
+    let mut k = 1;
+    while k < n {
+        let idx: Vec<usize> = (0..n).filter(|i| i & k != 0).collect();
+        let st = s.stage();
+        for (j, &i) in idx.iter().enumerate() {
+            st.push(Step::Copy {
+                src: t.offset(i * blk),
+                dst: pk.offset(j * blk),
+                len: blk,
+            });
+        }
+        let st = s.stage();
+        st.push(Step::Recv {
+            peer: (r + n - k) % n,
+            at: rv,
+            len: idx.len() * blk,
+        });
+        st.push(Step::Send {
+            peer: (r + k) % n,
+            at: pk,
+            len: idx.len() * blk,
+        });
+        let st = s.stage();
+        for (j, &i) in idx.iter().enumerate() {
+            st.push(Step::Copy {
+                src: rv.offset(j * blk),
+                dst: t.offset(i * blk),
+                len: blk,
+            });
+        }
+        k <<= 1;
+    }
+    // t[i] now holds the block from rank (r - i) % n.
+    let st = s.stage();
+    for i in 0..n {
+        st.push(Step::Copy {
+            src: t.offset(i * blk),
+            dst: rbuf.offset(((r + n - i) % n) * blk),
+            len: blk,
+        });
+    }
+}
+
+/// Reduce-scatter on a ring: n-1 steps, each passing one partially reduced
+/// block to the right; rank r ends with block r reduced in `acc`.
+/// Commutative ops only.
+pub fn reduce_scatter_ring(
+    s: &mut Sched,
+    n: usize,
+    r: usize,
+    acc: Loc,
+    tmp: Loc,
+    bl: &[(usize, usize)],
+    esize: usize,
+) {
+    let (right, left) = ((r + 1) % n, (r + n - 1) % n);
+    for step in 0..n.saturating_sub(1) {
+        let sb = (r + 2 * n - step - 1) % n;
+        let rb = (r + 2 * n - step - 2) % n;
+        let st = s.stage();
+        st.push(Step::Recv {
+            peer: left,
+            at: tmp.offset(bl[rb].0),
+            len: bl[rb].1,
+        });
+        st.push(Step::Send {
+            peer: right,
+            at: acc.offset(bl[sb].0),
+            len: bl[sb].1,
+        });
+        s.stage().push(Step::Reduce {
+            src: tmp.offset(bl[rb].0),
+            dst: acc.offset(bl[rb].0),
+            count: bl[rb].1 / esize.max(1),
+        });
+    }
+}
+
+/// Reduce-scatter by pairwise exchange: in step k every rank sends the
+/// block of rank r+k and reduces the block that rank r-k sends it; n-1
+/// steps of one block each. Commutative ops only.
+pub fn reduce_scatter_pairwise(
+    s: &mut Sched,
+    n: usize,
+    r: usize,
+    acc: Loc,
+    tmp: Loc,
+    bl: &[(usize, usize)],
+    esize: usize,
+) {
+    let (mo, ml) = bl[r];
+    for k in 1..n {
+        let dest = (r + k) % n;
+        let src = (r + n - k) % n;
+        let st = s.stage();
+        st.push(Step::Recv {
+            peer: src,
+            at: tmp.offset(mo),
+            len: ml,
+        });
+        st.push(Step::Send {
+            peer: dest,
+            at: acc.offset(bl[dest].0),
+            len: bl[dest].1,
+        });
+        s.stage().push(Step::Reduce {
+            src: tmp.offset(mo),
+            dst: acc.offset(mo),
+            count: ml / esize.max(1),
+        });
+    }
+}
+
+/// Reduce-scatter by recursive halving (power-of-two rank counts);
+/// commutative ops only.
+pub fn reduce_scatter_halving(
+    s: &mut Sched,
+    n: usize,
+    r: usize,
+    acc: Loc,
+    tmp: Loc,
+    bl: &[(usize, usize)],
+    esize: usize,
+) {
+    debug_assert!(n.is_power_of_two());
+    halving(s, n, r, &|x| x, acc, tmp, bl, esize);
+}
+
+/// Pipelined chain broadcast: the buffer moves in chunks of `piece` bytes
+/// along root -> root+1 -> ..., each rank forwarding chunk j while it
+/// receives chunk j+1.
+pub fn bcast_pipeline(
+    s: &mut Sched,
+    n: usize,
+    r: usize,
+    buf: Loc,
+    len: usize,
+    root: usize,
+    piece: usize,
+) {
+    let vr = (r + n - root) % n;
+    let prev = (r + n - 1) % n;
+    let next = (r + 1) % n;
+    let last = vr + 1 == n;
+    let chunks = len.div_ceil(piece.max(1)).max(1);
+    let at = |j: usize| {
+        let o = (j * piece).min(len);
+        (o, piece.min(len - o))
+    };
+    for j in 0..=chunks {
+        let st = s.stage();
+        if vr > 0 && j < chunks {
+            let (o, l) = at(j);
+            st.push(Step::Recv {
+                peer: prev,
+                at: buf.offset(o),
+                len: l,
+            });
+        }
+        if !last && j > 0 {
+            let (o, l) = at(j - 1);
+            st.push(Step::Send {
+                peer: next,
+                at: buf.offset(o),
+                len: l,
+            });
+        }
+    }
+}
+
+/// Binomial-tree gather of equal blocks at `root`: each rank forwards its
+/// subtree's blocks in one message. `mine` is my block (None at an in-place
+/// root, whose block is already in `rbuf`).
+pub fn gather_binomial(
+    s: &mut Sched,
+    n: usize,
+    r: usize,
+    mine: Option<Loc>,
+    rbuf: Loc,
+    blk: usize,
+    root: usize,
+) {
+    let vr = (r + n - root) % n;
+    let t = Loc::Scratch(s.buffer(vec![0u8; n * blk]), 0);
+    s.stage().push(Step::Copy {
+        src: mine.unwrap_or(rbuf.offset(r * blk)),
+        dst: t,
+        len: blk,
+    });
+    let mut mask = 1;
+    while mask < n {
+        if vr & mask != 0 {
+            let cnt = mask.min(n - vr);
+            s.stage().push(Step::Send {
+                peer: (vr - mask + root) % n,
+                at: t,
+                len: cnt * blk,
+            });
+            return;
+        }
+        if vr + mask < n {
+            let cnt = mask.min(n - vr - mask);
+            s.stage().push(Step::Recv {
+                peer: (vr + mask + root) % n,
+                at: t.offset(mask * blk),
+                len: cnt * blk,
+            });
+        }
+        mask <<= 1;
+    }
+    // Root: t[i] is the block of rank (root + i) % n.
+    let st = s.stage();
+    st.push(Step::Copy {
+        src: t,
+        dst: rbuf.offset(root * blk),
+        len: (n - root) * blk,
+    });
+    st.push(Step::Copy {
+        src: t.offset((n - root) * blk),
+        dst: rbuf,
+        len: root * blk,
+    });
+}
+
+/// Binomial-tree scatter of equal blocks from `root`; my block lands in `out`
+/// (None at an in-place root).
+pub fn scatter_binomial(
+    s: &mut Sched,
+    n: usize,
+    r: usize,
+    sbuf: Loc,
+    out: Option<Loc>,
+    blk: usize,
+    root: usize,
+) {
+    let vr = (r + n - root) % n;
+    let t = Loc::Scratch(s.buffer(vec![0u8; n * blk]), 0);
+    let mut mask = 1;
+    if vr == 0 {
+        let st = s.stage();
+        st.push(Step::Copy {
+            src: sbuf.offset(root * blk),
+            dst: t,
+            len: (n - root) * blk,
+        });
+        st.push(Step::Copy {
+            src: sbuf,
+            dst: t.offset((n - root) * blk),
+            len: root * blk,
+        });
+        while mask < n {
+            mask <<= 1;
+        }
+    } else {
+        while mask < n {
+            if vr & mask != 0 {
+                let cnt = mask.min(n - vr);
+                s.stage().push(Step::Recv {
+                    peer: (vr - mask + root) % n,
+                    at: t,
+                    len: cnt * blk,
+                });
+                break;
+            }
+            mask <<= 1;
+        }
+    }
+    mask >>= 1;
+    let st = s.stage();
+    while mask > 0 {
+        if vr + mask < n {
+            let cnt = mask.min(n - vr - mask);
+            st.push(Step::Send {
+                peer: (vr + mask + root) % n,
+                at: t.offset(mask * blk),
+                len: cnt * blk,
+            });
+        }
+        mask >>= 1;
+    }
+    if let Some(o) = out {
+        s.stage().push(Step::Copy {
+            src: t,
+            dst: o,
+            len: blk,
+        });
+    }
+}
+
+/// Prefix reduction by recursive doubling (log2 n steps); operands stay in
+/// rank order, so non-commutative ops are fine. `acc` holds my contribution
+/// and ends with the inclusive result, or for `exclusive` the result over
+/// lower ranks (unchanged at rank 0).
+#[allow(clippy::too_many_arguments)]
+pub fn scan_doubling(
+    s: &mut Sched,
+    n: usize,
+    r: usize,
+    acc: Loc,
+    len: usize,
+    count: usize,
+    exclusive: bool,
+) {
+    // part: what I send (reduction over my aligned group so far);
+    // excl: the reduction over lower ranks seen so far.
+    let part = Loc::Scratch(s.buffer(vec![0u8; len]), 0);
+    let tmp = Loc::Scratch(s.buffer(vec![0u8; len]), 0);
+    let excl = Loc::Scratch(s.buffer(vec![0u8; len]), 0);
+    s.stage().push(Step::Copy {
+        src: acc,
+        dst: part,
+        len,
+    });
+    let mut have_excl = false;
+    let mut mask = 1;
+    while mask < n {
+        let partner = r ^ mask;
+        if partner < n {
+            let st = s.stage();
+            st.push(Step::Recv {
+                peer: partner,
+                at: tmp,
+                len,
+            });
+            st.push(Step::Send {
+                peer: partner,
+                at: part,
+                len,
+            });
+            let st = s.stage();
+            if partner < r {
+                // Lower ranks' data is the left operand.
+                st.push(Step::Reduce {
+                    src: tmp,
+                    dst: part,
+                    count,
+                });
+                if have_excl {
+                    st.push(Step::Reduce {
+                        src: tmp,
+                        dst: excl,
+                        count,
+                    });
+                } else {
+                    st.push(Step::Copy {
+                        src: tmp,
+                        dst: excl,
+                        len,
+                    });
+                    have_excl = true;
+                }
+            } else {
+                st.push(Step::Reduce {
+                    src: part,
+                    dst: tmp,
+                    count,
+                });
+                st.push(Step::Copy {
+                    src: tmp,
+                    dst: part,
+                    len,
+                });
+            }
+        }
+        mask <<= 1;
+    }
+    if have_excl {
+        let st = s.stage();
+        if exclusive {
+            st.push(Step::Copy {
+                src: excl,
+                dst: acc,
+                len,
+            });
+        } else {
+            st.push(Step::Reduce {
+                src: excl,
+                dst: acc,
+                count,
+            });
+        }
+    }
+}
