@@ -12,9 +12,15 @@ pub const TUNABLES: &[(&str, &str, &str)] = &[
     ("OXMPI_SPIN_US", "50", "microseconds a waiting rank polls before yielding (0 when ranks outnumber cores)"),
     ("OXMPI_YIELD_US", "5000", "microseconds a waiting rank polls with sched_yield before sleeping"),
     ("OXMPI_SLEEP_MAX_US", "1000", "longest sleep between polls of a rank that has waited past its yield phase"),
-    ("OXMPI_ALLREDUCE", "auto", "allreduce algorithm: recursive_doubling (small, or non-commutative op) | ring (>= 64 KiB)"),
-    ("OXMPI_BCAST", "auto", "bcast algorithm: binomial (< 128 KiB) | scatter_allgather"),
-    ("OXMPI_ALLGATHER", "auto", "allgather(v) algorithm: recursive_doubling (power-of-two ranks, < 64 KiB) | ring"),
+    ("OXMPI_ALLREDUCE", "auto", "allreduce: recursive_doubling (< 16 KiB, or a non-commutative op) | rabenseifner (< 1 MiB) | ring | hierarchical (several nodes)"),
+    ("OXMPI_BCAST", "auto", "bcast: binomial (< 128 KiB or 2 ranks) | scatter_allgather | pipeline (chain, 64 KiB chunks) | hierarchical (several nodes)"),
+    ("OXMPI_ALLGATHER", "auto", "allgather(v): recursive_doubling (power-of-two ranks, < 64 KiB) | bruck (equal blocks, < 64 KiB) | ring | hierarchical (several nodes)"),
+    ("OXMPI_ALLTOALL", "auto", "alltoall(v): bruck (equal blocks <= 256 B, > 2 ranks) | pairwise"),
+    ("OXMPI_REDUCE_SCATTER", "auto", "reduce_scatter(_block): recursive_halving (power-of-two ranks, < 512 KiB) | pairwise (< 512 KiB) | ring | reduce_scatterv (non-commutative op)"),
+    ("OXMPI_GATHER", "auto", "gather: linear | binomial (equal blocks)"),
+    ("OXMPI_SCATTER", "auto", "scatter: linear | binomial (equal blocks)"),
+    ("OXMPI_SCAN", "auto", "scan/exscan: linear (2 ranks) | recursive_doubling"),
+    ("OXMPI_TEST_RANKS_PER_NODE", "0", "tests: pretend world ranks [0,k), [k,2k), ... are separate nodes, so the hierarchical collectives run on one host (0: off)"),
 ];
 
 /// A string tunable; None when unset or "auto".

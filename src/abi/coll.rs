@@ -380,16 +380,21 @@ unsafe fn bcast_s(
     let mut s = basic::sched(&v);
     // SAFETY: the caller's buffers and arrays are valid as MPI requires.
     let (b, len, unpack) = unsafe { output(&mut s, buffer, count, datatype, "buffer")? };
+    let ids = algos::nodes(&v.world);
     let algo = basic::choose(
         "bcast",
-        &["binomial", "scatter_allgather", "pipeline"],
-        if len >= 128 << 10 && v.size > 2 {
+        &["binomial", "scatter_allgather", "pipeline", "hierarchical"],
+        if ids.is_some() {
+            "hierarchical"
+        } else if len >= 128 << 10 && v.size > 2 {
             "scatter_allgather"
         } else {
             "binomial"
         },
     );
-    if algo == "scatter_allgather" {
+    if let (Some(ids), "hierarchical") = (&ids, algo) {
+        algos::bcast_hier(&mut s, ids, v.rank, b, len, root);
+    } else if algo == "scatter_allgather" {
         basic::b_bcast_scatter_allgather(&mut s, v.size, v.rank, b, len, root);
     } else if algo == "pipeline" {
         algos::bcast_pipeline(&mut s, v.size, v.rank, b, len, root, PIPELINE_PIECE);
@@ -446,7 +451,10 @@ unsafe fn reduce_s(
     };
     let tmp = Loc::Scratch(s.buffer(vec![0u8; len]), 0);
     if all {
-        let default = if !commutative || len < 16 << 10 || ne < v.size {
+        let ids = algos::nodes(&v.world);
+        let default = if commutative && ids.is_some() {
+            "hierarchical"
+        } else if !commutative || len < 16 << 10 || ne < v.size {
             "recursive_doubling"
         } else if len < 1 << 20 {
             "rabenseifner"
@@ -455,10 +463,12 @@ unsafe fn reduce_s(
         };
         let algo = basic::choose(
             "allreduce",
-            &["recursive_doubling", "ring", "rabenseifner"],
+            &["recursive_doubling", "ring", "rabenseifner", "hierarchical"],
             default,
         );
-        if algo == "ring" && commutative && ne > 0 {
+        if let (Some(ids), "hierarchical", true) = (&ids, algo, commutative) {
+            algos::allreduce_hier(&mut s, ids, v.rank, acc, tmp, len, ne);
+        } else if algo == "ring" && commutative && ne > 0 {
             basic::b_allreduce_ring(&mut s, v.size, v.rank, acc, tmp, ne, len / ne);
         } else if algo == "rabenseifner" && commutative && ne > 0 {
             algos::allreduce_rabenseifner(&mut s, v.size, v.rank, acc, tmp, ne, len / ne);
@@ -638,7 +648,10 @@ unsafe fn allgather_s(
     let dense = bl.windows(2).all(|w| w[0].0 + w[0].1 == w[1].0);
     let pow2 = v.size.is_power_of_two();
     let blk = equal_blocks(&bl);
-    let default = if end >= 64 << 10 {
+    let ids = algos::nodes(&v.world).filter(|i| dense && algos::nodes_consecutive(i));
+    let default = if ids.is_some() {
+        "hierarchical"
+    } else if end >= 64 << 10 {
         "ring"
     } else if pow2 && dense {
         "recursive_doubling"
@@ -649,10 +662,12 @@ unsafe fn allgather_s(
     };
     let algo = basic::choose(
         "allgather",
-        &["ring", "recursive_doubling", "bruck"],
+        &["ring", "recursive_doubling", "bruck", "hierarchical"],
         default,
     );
-    if algo == "recursive_doubling" && pow2 && dense {
+    if let (Some(ids), "hierarchical") = (&ids, algo) {
+        algos::allgather_hier(&mut s, ids, v.rank, rbuf, &bl);
+    } else if algo == "recursive_doubling" && pow2 && dense {
         basic::b_allgather_rd(&mut s, v.size, v.rank, rbuf, &bl);
     } else if let (Some(b), "bruck") = (blk, algo) {
         algos::allgather_bruck(&mut s, v.size, v.rank, rbuf, b);

@@ -642,3 +642,171 @@ pub fn scan_doubling(
         }
     }
 }
+
+// ------------------------------------------------------------------ node-aware (hierarchical) forms
+
+/// Node of each member (world ranks in communicator order), or None when
+/// all are on one node. Ranks are assigned to nodes by the launcher's host
+/// (one host for now) or, for tests, by OXMPI_TEST_RANKS_PER_NODE=k, which
+/// puts world ranks [0, k) on node 0, [k, 2k) on node 1, and so on.
+pub fn nodes(world: &[i32]) -> Option<Vec<usize>> {
+    static PER: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let per = *PER.get_or_init(|| {
+        crate::config::get_str("OXMPI_TEST_RANKS_PER_NODE")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    });
+    if per == 0 {
+        return None;
+    }
+    let ids: Vec<usize> = world.iter().map(|&w| w as usize / per).collect();
+    (ids.iter().any(|&i| i != ids[0])).then_some(ids)
+}
+
+/// The communicator's node structure: members of my node (communicator
+/// ranks, ascending) and one representative per node (the first member, or
+/// `root` for the root's node), in node order of first appearance.
+pub struct Nodes {
+    pub local: Vec<usize>,
+    pub reps: Vec<usize>,
+}
+
+impl Nodes {
+    pub fn new(ids: &[usize], r: usize, root: usize) -> Nodes {
+        let local = (0..ids.len()).filter(|&i| ids[i] == ids[r]).collect();
+        let mut seen: Vec<usize> = Vec::new();
+        let mut reps = Vec::new();
+        for (i, &id) in ids.iter().enumerate() {
+            if !seen.contains(&id) {
+                seen.push(id);
+                reps.push(if ids[root] == id { root } else { i });
+            }
+        }
+        Nodes { local, reps }
+    }
+
+    /// My node's representative.
+    pub fn my_rep(&self, ids: &[usize], r: usize) -> usize {
+        *self.reps.iter().find(|&&x| ids[x] == ids[r]).unwrap()
+    }
+}
+
+/// Appends the stages of `sub` (from `group_sched`, built by a builder for
+/// a group of ranks numbered 0..g.len()) to `s`: group ranks become
+/// communicator ranks through `g`; the scratch buffers the group schedule
+/// added become `s`'s under the same indices.
+pub fn append_group(s: &mut Sched, mut sub: Sched, g: &[usize]) {
+    let base = s.scratch.len();
+    s.scratch.extend(sub.scratch.drain(base..));
+    for stage in sub.stages {
+        let st = s.stage();
+        for step in stage {
+            st.push(match step {
+                Step::Send { peer, at, len } => Step::Send {
+                    peer: g[peer],
+                    at,
+                    len,
+                },
+                Step::Recv { peer, at, len } => Step::Recv {
+                    peer: g[peer],
+                    at,
+                    len,
+                },
+                other => other,
+            });
+        }
+    }
+}
+
+/// A schedule for a group's builder: it shares `s`'s scratch numbering
+/// (placeholders for `s`'s buffers), so locations of `s` stay valid in it.
+fn group_sched(s: &Sched, me: usize) -> Sched {
+    let mut g = Sched::new(s.ctx, s.tag, Vec::new(), me);
+    g.scratch = vec![Vec::new(); s.scratch.len()];
+    g
+}
+
+fn index_in(g: &[usize], r: usize) -> Option<usize> {
+    g.iter().position(|&x| x == r)
+}
+
+/// Hierarchical allreduce: reduce to one leader per node, allreduce among
+/// the leaders, broadcast on each node. Commutative ops only (the leaders'
+/// recursive doubling keeps lower ranks on the left, so all get identical bits).
+#[allow(clippy::too_many_arguments)]
+pub fn allreduce_hier(
+    s: &mut Sched,
+    ids: &[usize],
+    r: usize,
+    acc: Loc,
+    tmp: Loc,
+    len: usize,
+    count: usize,
+) {
+    let nd = Nodes::new(ids, r, 0);
+    let li = index_in(&nd.local, r).unwrap();
+    let mut sub = group_sched(s, li);
+    super::basic::b_reduce(&mut sub, nd.local.len(), li, acc, tmp, len, count, 0, true);
+    append_group(s, sub, &nd.local);
+    if let Some(ri) = index_in(&nd.reps, r) {
+        let mut sub = group_sched(s, ri);
+        super::basic::b_allreduce(&mut sub, nd.reps.len(), ri, acc, tmp, len, count, true);
+        append_group(s, sub, &nd.reps);
+    }
+    let mut sub = group_sched(s, li);
+    super::basic::b_bcast(&mut sub, nd.local.len(), li, acc, len, 0);
+    append_group(s, sub, &nd.local);
+}
+
+/// Hierarchical broadcast: among one representative per node (the root for
+/// its own node), then within each node.
+pub fn bcast_hier(s: &mut Sched, ids: &[usize], r: usize, buf: Loc, len: usize, root: usize) {
+    let nd = Nodes::new(ids, r, root);
+    if let Some(ri) = index_in(&nd.reps, r) {
+        let mut sub = group_sched(s, ri);
+        let rr = index_in(&nd.reps, root).unwrap();
+        super::basic::b_bcast(&mut sub, nd.reps.len(), ri, buf, len, rr);
+        append_group(s, sub, &nd.reps);
+    }
+    let li = index_in(&nd.local, r).unwrap();
+    let lr = index_in(&nd.local, nd.my_rep(ids, r)).unwrap();
+    let mut sub = group_sched(s, li);
+    super::basic::b_bcast(&mut sub, nd.local.len(), li, buf, len, lr);
+    append_group(s, sub, &nd.local);
+}
+
+/// Whether every node's members are consecutive communicator ranks (what
+/// the hierarchical allgather needs to move a node's blocks as one span).
+pub fn nodes_consecutive(ids: &[usize]) -> bool {
+    (1..ids.len()).all(|i| ids[i] == ids[i - 1] || !ids[..i].contains(&ids[i]))
+}
+
+/// Hierarchical allgather (nodes of consecutive ranks): gather a node's
+/// blocks at its leader, ring allgather of node spans among the leaders,
+/// broadcast of the whole buffer on each node. `rbuf` holds my block.
+pub fn allgather_hier(s: &mut Sched, ids: &[usize], r: usize, rbuf: Loc, bl: &[(usize, usize)]) {
+    let nd = Nodes::new(ids, r, 0);
+    let li = index_in(&nd.local, r).unwrap();
+    let mine = Some((rbuf.offset(bl[r].0), bl[r].1));
+    let local_bl: Vec<(usize, usize)> = nd.local.iter().map(|&m| bl[m]).collect();
+    let mut sub = group_sched(s, li);
+    super::basic::b_gatherv(&mut sub, nd.local.len(), li, mine, rbuf, &local_bl, 0);
+    append_group(s, sub, &nd.local);
+    if let Some(ri) = index_in(&nd.reps, r) {
+        let spans: Vec<(usize, usize)> = nd
+            .reps
+            .iter()
+            .map(|&lead| {
+                let members: Vec<usize> = (0..ids.len()).filter(|&i| ids[i] == ids[lead]).collect();
+                span(bl, members[0], members[members.len() - 1] + 1)
+            })
+            .collect();
+        let mut sub = group_sched(s, ri);
+        super::basic::b_allgatherv(&mut sub, nd.reps.len(), ri, rbuf, &spans);
+        append_group(s, sub, &nd.reps);
+    }
+    let total = bl.iter().map(|b| b.0 + b.1).max().unwrap_or(0);
+    let mut sub = group_sched(s, li);
+    super::basic::b_bcast(&mut sub, nd.local.len(), li, rbuf, total, 0);
+    append_group(s, sub, &nd.local);
+}
