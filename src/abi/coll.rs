@@ -10,6 +10,7 @@ use super::{MPI_Comm, MPI_Datatype, MPI_Op};
 use crate::coll::algos;
 use crate::coll::basic::{self, View};
 use crate::coll::sched::{self, Loc, Sched, Step};
+use crate::coll::shm;
 use crate::core::error::Result;
 use crate::core::runtime::with;
 use crate::err;
@@ -292,6 +293,82 @@ fn scratch_copy(s: &mut Sched, src: Loc, len: usize) -> Loc {
         len,
     });
     Loc::Scratch(i, 0)
+}
+
+/// Blocking reduce (root Some) or allreduce through the shared-memory area
+/// when it can take the call; false when the caller must use a schedule.
+unsafe fn shm_reduce(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    root: Option<c_int>,
+    comm: MPI_Comm,
+) -> Result<bool> {
+    let coll = if root.is_some() {
+        "reduce"
+    } else {
+        "allreduce"
+    };
+    let (size, t) = size_and_type(datatype)?;
+    let len = size * count.max(0) as usize;
+    if !shm::eligible(comm, len)
+        || t.is_some_and(|t| !t.is_contiguous(count.max(0) as usize) || t.lb != 0 || t.true_lb != 0)
+    {
+        return Ok(false);
+    }
+    let candidates: &[&str] = if root.is_some() {
+        &["binomial", "shm"]
+    } else {
+        &[
+            "recursive_doubling",
+            "ring",
+            "rabenseifner",
+            "hierarchical",
+            "shm",
+        ]
+    };
+    if basic::choose(coll, candidates, "shm") != "shm" {
+        return Ok(false);
+    }
+    let n = basic_size(comm)?;
+    let root = match root {
+        Some(r) if r < 0 || r as usize >= n => {
+            return Err(err!(
+                MPI_ERR_ROOT,
+                "root={r} is not a rank of the communicator (size {n})"
+            ))
+        }
+        Some(r) => Some(r as usize),
+        None => None,
+    };
+    let (et, ne) = reduction_type(datatype, count)?;
+    let k = lookup(op)?;
+    op_check(&k, et)?;
+    let me = with(|st| Ok(st.rank as usize))?;
+    let gets = root.is_none_or(|r| r == me);
+    let input = if in_place(sendbuf) && gets {
+        recvbuf as *const u8
+    } else {
+        // SAFETY: the caller's buffer holds `len` bytes.
+        unsafe { bytes(sendbuf, len, "sendbuf")? }.as_ptr()
+    };
+    let out = if gets {
+        // SAFETY: as above.
+        unsafe { bytes_mut(recvbuf, len, "recvbuf")? }.as_mut_ptr()
+    } else {
+        std::ptr::null_mut()
+    };
+    if len > 0 && input.is_null() {
+        return Err(err!(
+            MPI_ERR_BUFFER,
+            "recvbuf=NULL with {len} bytes to reduce"
+        ));
+    }
+    // SAFETY: input and out hold `len` bytes (checked above).
+    unsafe { shm::reduce(input, out, len, ne, et, &k, root)? };
+    Ok(true)
 }
 
 /// Chunk of the pipelined broadcast.
@@ -880,6 +957,10 @@ fn root_info(comm: MPI_Comm, root: c_int) -> Result<(usize, bool)> {
 #[mpi_fn]
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Barrier(comm: MPI_Comm) -> c_int {
+    if shm::eligible(comm, 0) && basic::choose("barrier", &["dissemination", "shm"], "shm") == "shm"
+    {
+        return shm::barrier();
+    }
     let s = barrier_s(comm)?;
     launch(comm, s, None)
 }
@@ -903,6 +984,44 @@ pub unsafe extern "C" fn MPI_Bcast(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
+    if shm::eligible(comm, 0) {
+        let d = describe(buffer, count, datatype, "buffer")?;
+        let n = basic_size(comm)?;
+        if root < 0 || root as usize >= n {
+            return Err(err!(
+                MPI_ERR_ROOT,
+                "root={root} is not a rank of the communicator (size {n})"
+            ));
+        }
+        let algos = [
+            "binomial",
+            "scatter_allgather",
+            "pipeline",
+            "hierarchical",
+            "shm",
+        ];
+        // Every rank must decide alike: only the byte count (equal on all
+        // ranks) matters, not whether this rank's datatype is contiguous.
+        if shm::eligible(comm, d.bytes) && basic::choose("bcast", &algos, "shm") == "shm" {
+            let Some(t) = d.staged else {
+                // SAFETY: `d` describes `d.bytes` contiguous bytes of the user's buffer.
+                return unsafe { shm::bcast(d.ptr, d.bytes, root as usize) };
+            };
+            let mut v = vec![0u8; d.bytes];
+            let me = with(|st| Ok(st.rank))?;
+            if me == root {
+                // SAFETY: the buffer holds `count` elements of `t`.
+                unsafe { crate::datatype::pack(&t, count as usize, buffer as *const u8, &mut v) };
+            }
+            // SAFETY: `v` holds `d.bytes` bytes.
+            unsafe { shm::bcast(v.as_mut_ptr(), d.bytes, root as usize)? };
+            if me != root {
+                // SAFETY: as above.
+                unsafe { crate::datatype::unpack(&t, count as usize, &v, buffer as *mut u8) };
+            }
+            return Ok(());
+        }
+    }
     let s = bcast_s(buffer, count, datatype, root, comm)?;
     launch(comm, s, None)
 }
@@ -935,6 +1054,10 @@ pub unsafe extern "C" fn MPI_Reduce(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
+    // SAFETY: the caller's buffers are valid as MPI requires.
+    if unsafe { shm_reduce(sendbuf, recvbuf, count, datatype, op, Some(root), comm)? } {
+        return Ok(());
+    }
     let s = reduce_s(sendbuf, recvbuf, count, datatype, op, root, comm, false)?;
     launch(comm, s, None)
 }
@@ -968,6 +1091,10 @@ pub unsafe extern "C" fn MPI_Allreduce(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> c_int {
+    // SAFETY: the caller's buffers are valid as MPI requires.
+    if unsafe { shm_reduce(sendbuf, recvbuf, count, datatype, op, None, comm)? } {
+        return Ok(());
+    }
     let s = reduce_s(sendbuf, recvbuf, count, datatype, op, 0, comm, true)?;
     launch(comm, s, None)
 }

@@ -9,3 +9,4 @@ pub mod algos;
 pub mod basic;
 pub mod create;
 pub mod sched;
+pub mod shm;

@@ -18,7 +18,14 @@ use std::io;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 const MAGIC: u64 = 0x4f78_4d50_4953_484d; // "OxMPISHM"
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
+
+/// Collective area, after the rings: one slot per local rank with two
+/// counters on their own cache lines (`seq` at 0, `done` at 64) and two
+/// data halves of `COLL_HALF` bytes (see `coll::shm`).
+pub const COLL_HDR: usize = 128;
+pub const COLL_HALF: usize = 32 << 10;
+pub const COLL_SLOT: usize = COLL_HDR + 2 * COLL_HALF;
 const HEADER_BYTES: usize = 4096;
 
 /// Segment header. Written by the creator before `magic` is published.
@@ -45,6 +52,8 @@ pub struct Shm {
     /// Consumer cursors, by source local index (None for self).
     rx: Vec<Option<Consumer>>,
     payload: usize,
+    /// Offset of the collective area.
+    coll: usize,
 }
 
 /// Name of the segment of job `job` whose creator has rank `leader`.
@@ -64,7 +73,7 @@ pub fn segment_name(job: &str, leader: i32) -> String {
 }
 
 fn seg_bytes(nlocal: usize, cells: usize, cell_bytes: usize) -> usize {
-    HEADER_BYTES + nlocal * nlocal * ring::ring_bytes(cells, cell_bytes)
+    HEADER_BYTES + nlocal * nlocal * ring::ring_bytes(cells, cell_bytes) + nlocal * COLL_SLOT
 }
 
 impl Shm {
@@ -167,6 +176,7 @@ impl Shm {
             tx,
             rx,
             payload: cell_bytes - ring::HEADER_BYTES,
+            coll: HEADER_BYTES + nlocal * nlocal * rb,
         };
         s.try_unlink();
         Ok(s)
@@ -224,6 +234,14 @@ impl Shm {
 
     pub fn nlocal(&self) -> usize {
         self.nlocal
+    }
+
+    /// Start of local rank `li`'s collective slot (`COLL_SLOT` bytes, zeroed
+    /// at creation, shared by every local rank for the life of the mapping).
+    pub fn coll_slot(&self, li: usize) -> *mut u8 {
+        assert!(li < self.nlocal);
+        // SAFETY: the area holds nlocal slots inside the mapping.
+        unsafe { self.map.base().add(self.coll + li * COLL_SLOT) }
     }
 }
 
