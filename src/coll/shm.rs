@@ -20,15 +20,17 @@ use crate::abi::consts::*;
 use crate::abi::op::{apply, OpKind};
 use crate::core::error::Result;
 use crate::core::runtime::{wait_for, with};
-use crate::transport::shm::{COLL_HALF, COLL_HDR};
+use crate::transport::shm::{COLL_HALF, COLL_HDR, COLL_SLOT};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Largest payload a shared-memory collective carries.
 pub const MAX_BYTES: usize = COLL_HALF;
 
-/// Slot addresses of every rank (all ranks are local: slot i is world rank i).
+/// The slots of every rank (all ranks are local: slot i is world rank i,
+/// at `base + i * COLL_SLOT`).
 struct Area {
-    slots: Vec<usize>,
+    base: usize,
+    n: usize,
     me: usize,
     g: u64,
 }
@@ -37,23 +39,37 @@ impl Area {
     fn seq(&self, i: usize) -> &AtomicU64 {
         // SAFETY: slot i starts with an 8-byte aligned counter; the mapping
         // lives until MPI_Finalize, after every collective.
-        unsafe { &*(self.slots[i] as *const AtomicU64) }
+        unsafe { &*((self.base + i * COLL_SLOT) as *const AtomicU64) }
     }
     fn done(&self, i: usize) -> &AtomicU64 {
         // SAFETY: as for `seq`; `done` is at byte 64 of the slot.
-        unsafe { &*((self.slots[i] + 64) as *const AtomicU64) }
+        unsafe { &*(((self.base + i * COLL_SLOT) + 64) as *const AtomicU64) }
     }
     fn half(&self, i: usize) -> *mut u8 {
-        (self.slots[i] + COLL_HDR + (self.g as usize % 2) * COLL_HALF) as *mut u8
+        ((self.base + i * COLL_SLOT) + COLL_HDR + (self.g as usize % 2) * COLL_HALF) as *mut u8
     }
-    /// Waits until `f(i)` holds for every i in `who`.
+    /// Waits until `f(i)` holds for every i in `who`: polls the counters
+    /// alone at first (no lock: the other ranks are usually microseconds
+    /// away; every 256 polls the progress engine runs once), then drives the
+    /// progress engine between polls, so messages that other ranks wait for
+    /// keep moving.
     fn wait_all(
         &self,
         who: impl Iterator<Item = usize> + Clone,
         f: impl Fn(usize) -> bool,
     ) -> Result<()> {
-        if who.clone().all(&f) {
-            return Ok(());
+        let mut backoff = crate::core::progress::Backoff::new_default();
+        for polls in 0..4096u32 {
+            if who.clone().all(&f) {
+                return Ok(());
+            }
+            if polls % 256 == 255 {
+                with(|st| {
+                    st.progress();
+                    Ok(())
+                })?;
+            }
+            backoff.snooze();
         }
         wait_for(|_| Ok(who.clone().all(&f).then_some(())))
     }
@@ -61,9 +77,7 @@ impl Area {
     fn before_write(&self) -> Result<()> {
         let g = self.g;
         // Acquire: pairs with the Release stores of `done` in `finish`.
-        self.wait_all(0..self.slots.len(), |i| {
-            self.done(i).load(Ordering::Acquire) + 2 >= g
-        })
+        self.wait_all(0..self.n, |i| self.done(i).load(Ordering::Acquire) + 2 >= g)
     }
     fn publish(&self) {
         // Release: my half's contents are visible to whoever sees seq = g;
@@ -94,12 +108,10 @@ fn area(comm: std::os::raw::c_int) -> Result<Option<Area>> {
         if shm.nlocal() != st.size as usize {
             return Ok(None);
         }
-        let slots = (0..shm.nlocal())
-            .map(|i| shm.coll_slot(i) as usize)
-            .collect();
         st.shm_gen += 1;
         Ok(Some(Area {
-            slots,
+            base: shm.coll_slot(0) as usize,
+            n: shm.nlocal(),
             me: st.rank as usize,
             g: st.shm_gen,
         }))
@@ -139,7 +151,7 @@ pub fn barrier() -> Result<()> {
         return Ok(());
     };
     a.publish();
-    a.wait_seq(0..a.slots.len())?;
+    a.wait_seq(0..a.n)?;
     a.finish();
     Ok(())
 }
@@ -186,7 +198,7 @@ pub unsafe fn reduce(
     // SAFETY: the half holds MAX_BYTES >= len; input holds len (contract).
     unsafe { std::ptr::copy_nonoverlapping(input, a.half(a.me), len) };
     a.publish();
-    let n = a.slots.len();
+    let n = a.n;
     if root.is_none_or(|r| r == a.me) {
         a.wait_seq(0..n)?;
         // Rank order: out = s0 op (s1 op (... op s_{n-1})). My input is in my
