@@ -1,5 +1,6 @@
 //! Criterion benches of the hot internals: ring push/pop, matching with 1 and
-//! 1000 posted receives.
+//! 1000 posted receives, reduction kernels, and packing of a contiguous and a
+//! strided datatype.
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use oxmpi::core::matching::Matcher;
 use oxmpi::transport::ring::{self, CellHeader, Consumer, Producer};
@@ -79,5 +80,29 @@ fn reduction(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, ring_push_pop, matching, reduction);
+fn packing(c: &mut Criterion) {
+    use criterion::Throughput;
+    use oxmpi::abi::consts::MPI_BYTE;
+    use oxmpi::datatype::{self, Type};
+    use std::sync::Arc;
+    let mut g = c.benchmark_group("pack");
+    let byte = Arc::new(Type::builtin(MPI_BYTE).unwrap());
+    for bytes in [64usize << 10, 4 << 20] {
+        g.throughput(Throughput::Bytes(bytes as u64));
+        let src = vec![7u8; 2 * bytes];
+        let mut out = vec![0u8; bytes];
+        let contig = datatype::contiguous(bytes, MPI_BYTE, &byte);
+        // 512 B blocks at a 1 KiB stride (the vbw benchmark's layout).
+        let strided = datatype::hvector(bytes / 512, 512, 1024, MPI_BYTE, &byte, None);
+        for (name, t) in [("contiguous", &contig), ("strided 512B/1KiB", &strided)] {
+            g.bench_function(format!("{name} {bytes}B"), |x| {
+                // SAFETY: `src` covers the typemap of one element of `t`.
+                x.iter(|| unsafe { datatype::pack(t, 1, black_box(src.as_ptr()), &mut out) })
+            });
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, ring_push_pop, matching, reduction, packing);
 criterion_main!(benches);

@@ -286,7 +286,7 @@ unsafe fn output(
 
 /// A scratch copy of `len` bytes at `src` (made when the schedule runs its first stage).
 fn scratch_copy(s: &mut Sched, src: Loc, len: usize) -> Loc {
-    let i = s.buffer(vec![0u8; len]);
+    let i = s.buffer_reused(len);
     s.push(Step::Copy {
         src,
         dst: Loc::Scratch(i, 0),
@@ -368,6 +368,197 @@ unsafe fn shm_reduce(
     }
     // SAFETY: input and out hold `len` bytes (checked above).
     unsafe { shm::reduce(input, out, len, ne, et, &k, root)? };
+    Ok(true)
+}
+
+/// Contiguous bytes of `count` elements of `dt` at `p`: the user's memory,
+/// or a packed copy (kept alive in the returned vector).
+unsafe fn contiguous_in(
+    p: *const c_void,
+    count: c_int,
+    dt: MPI_Datatype,
+    name: &str,
+) -> Result<(*const u8, usize, Vec<u8>)> {
+    let d = describe(p, count, dt, name)?;
+    Ok(match d.staged {
+        None => (d.ptr, d.bytes, Vec::new()),
+        Some(t) => {
+            let mut v = vec![0u8; d.bytes];
+            // SAFETY: the buffer holds `count` elements of `t` (MPI's rule).
+            unsafe { crate::datatype::pack(&t, count as usize, p as *const u8, &mut v) };
+            (v.as_ptr(), d.bytes, v)
+        }
+    })
+}
+
+/// Where `count` elements of `dt` at `p` are produced as contiguous bytes:
+/// the user's memory, or a landing area that `contiguous_flush` unpacks.
+type Landing = Option<(Vec<u8>, std::sync::Arc<crate::datatype::Type>)>;
+unsafe fn contiguous_out(
+    p: *mut c_void,
+    count: c_int,
+    dt: MPI_Datatype,
+    name: &str,
+) -> Result<(*mut u8, Landing)> {
+    let d = describe(p, count, dt, name)?;
+    Ok(match d.staged {
+        None => (d.ptr, None),
+        Some(t) => {
+            let mut v = vec![0u8; d.bytes];
+            (v.as_mut_ptr(), Some((v, t)))
+        }
+    })
+}
+
+unsafe fn contiguous_flush(p: *mut c_void, count: c_int, l: Landing) {
+    if let Some((v, t)) = l {
+        // SAFETY: the buffer holds `count` elements of `t` (MPI's rule).
+        unsafe { crate::datatype::unpack(&t, count as usize, &v, p as *mut u8) };
+    }
+}
+
+/// Whether a blocking call on `comm` moving `bytes` (the same on every rank)
+/// goes through the shared-memory area.
+fn use_shm(comm: MPI_Comm, coll: &str, algos: &[&'static str], bytes: usize) -> bool {
+    shm::eligible(comm, bytes) && basic::choose(coll, algos, "shm") == "shm"
+}
+
+/// Blocking allgather through the shared-memory area; false when the call
+/// must use a schedule.
+#[allow(clippy::too_many_arguments)]
+unsafe fn shm_allgather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> Result<bool> {
+    if !shm::eligible(comm, 0) {
+        return Ok(false);
+    }
+    let (rsize, rt) = size_and_type(recvtype)?;
+    let blk = rsize * recvcount.max(0) as usize;
+    let algos = ["ring", "recursive_doubling", "bruck", "hierarchical", "shm"];
+    if !use_shm(comm, "allgather", &algos, blk) {
+        return Ok(false);
+    }
+    let (n, me) = with(|st| Ok((st.size, st.rank)))?;
+    let (mine, len, _keep) = if in_place(sendbuf) {
+        let ext = rt.as_ref().map(|t| t.extent()).unwrap_or(rsize as isize);
+        let at = (recvbuf as *const u8).wrapping_offset(me as isize * recvcount as isize * ext);
+        // SAFETY: my block of the receive buffer (MPI_IN_PLACE).
+        unsafe { contiguous_in(at as *const c_void, recvcount, recvtype, "recvbuf")? }
+    } else {
+        // SAFETY: the caller's buffer.
+        unsafe { contiguous_in(sendbuf, sendcount, sendtype, "sendbuf")? }
+    };
+    if len != blk {
+        return Err(err!(
+            MPI_ERR_TRUNCATE,
+            "sendcount gives {len} bytes but each receive block has {blk}"
+        ));
+    }
+    // SAFETY: the caller's receive buffer holds n * recvcount elements.
+    let (out, land) = unsafe { contiguous_out(recvbuf, n * recvcount, recvtype, "recvbuf")? };
+    // SAFETY: `mine` holds blk bytes, `out` n * blk.
+    unsafe { shm::allgather(mine, out, blk)? };
+    // SAFETY: as above.
+    unsafe { contiguous_flush(recvbuf, n * recvcount, land) };
+    Ok(true)
+}
+
+/// Blocking alltoall through the shared-memory area; false when the call
+/// must use a schedule.
+#[allow(clippy::too_many_arguments)]
+unsafe fn shm_alltoall(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> Result<bool> {
+    if !shm::eligible(comm, 0) {
+        return Ok(false);
+    }
+    let (rsize, _) = size_and_type(recvtype)?;
+    let blk = rsize * recvcount.max(0) as usize;
+    let n = with(|st| Ok(st.size))?;
+    if !use_shm(
+        comm,
+        "alltoall",
+        &["pairwise", "bruck", "shm"],
+        blk * n as usize,
+    ) {
+        return Ok(false);
+    }
+    let (send, len, _keep) = if in_place(sendbuf) {
+        // SAFETY: the receive buffer holds n * recvcount elements (MPI_IN_PLACE).
+        unsafe { contiguous_in(recvbuf, n * recvcount, recvtype, "recvbuf")? }
+    } else {
+        // SAFETY: the caller's buffer.
+        unsafe { contiguous_in(sendbuf, n * sendcount, sendtype, "sendbuf")? }
+    };
+    if len != blk * n as usize {
+        return Err(err!(
+            MPI_ERR_TRUNCATE,
+            "sendcount gives {len} bytes in all but the receive blocks have {}",
+            blk * n as usize
+        ));
+    }
+    // SAFETY: as above.
+    let (out, land) = unsafe { contiguous_out(recvbuf, n * recvcount, recvtype, "recvbuf")? };
+    // SAFETY: `send` and `out` hold n * blk bytes.
+    unsafe { shm::alltoall(send, out, blk)? };
+    // SAFETY: as above.
+    unsafe { contiguous_flush(recvbuf, n * recvcount, land) };
+    Ok(true)
+}
+
+/// Blocking reduce_scatter_block through the shared-memory area.
+unsafe fn shm_reduce_scatter_block(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+) -> Result<bool> {
+    if !shm::eligible(comm, 0) {
+        return Ok(false);
+    }
+    let (size, _) = size_and_type(datatype)?;
+    let blk = size * recvcount.max(0) as usize;
+    let n = with(|st| Ok(st.size))?;
+    let algos = [
+        "reduce_scatterv",
+        "ring",
+        "pairwise",
+        "recursive_halving",
+        "shm",
+    ];
+    if !use_shm(comm, "reduce_scatter", &algos, blk * n as usize) {
+        return Ok(false);
+    }
+    let (et, ne) = reduction_type(datatype, recvcount)?;
+    let k = lookup(op)?;
+    op_check(&k, et)?;
+    let src = if in_place(sendbuf) {
+        recvbuf as *const c_void
+    } else {
+        sendbuf
+    };
+    // SAFETY: the input holds n * recvcount elements.
+    let (input, _, _keep) = unsafe { contiguous_in(src, n * recvcount, datatype, "sendbuf")? };
+    // SAFETY: the receive buffer holds recvcount elements.
+    let (out, land) = unsafe { contiguous_out(recvbuf, recvcount, datatype, "recvbuf")? };
+    // SAFETY: `input` holds n * blk bytes, `out` blk.
+    unsafe { shm::reduce_scatter_block(input, out, blk, ne, et, &k)? };
+    // SAFETY: as above.
+    unsafe { contiguous_flush(recvbuf, recvcount, land) };
     Ok(true)
 }
 
@@ -526,7 +717,7 @@ unsafe fn reduce_s(
         }
         _ => scratch_copy(&mut s, src, len),
     };
-    let tmp = Loc::Scratch(s.buffer(vec![0u8; len]), 0);
+    let tmp = Loc::Scratch(s.buffer_reused(len), 0);
     if all {
         let ids = algos::nodes(&v.world);
         let default = if commutative && ids.is_some() {
@@ -839,7 +1030,7 @@ unsafe fn reduce_scatter_s(
         unsafe { input(&mut s, sendbuf, total, datatype, "sendbuf")? }
     };
     let acc = scratch_copy(&mut s, src, end);
-    let tmp = Loc::Scratch(s.buffer(vec![0u8; end]), 0);
+    let tmp = Loc::Scratch(s.buffer_reused(end), 0);
     // SAFETY: the caller's buffers and arrays are valid as MPI requires.
     let (out, mylen, unpack) =
         unsafe { output(&mut s, recvbuf, counts[v.rank], datatype, "recvbuf")? };
@@ -907,7 +1098,7 @@ unsafe fn scan_s(
         unsafe { input(&mut s, sendbuf, count, datatype, "sendbuf")? }
     };
     let acc = scratch_copy(&mut s, src, len);
-    let tmp = Loc::Scratch(s.buffer(vec![0u8; len]), 0);
+    let tmp = Loc::Scratch(s.buffer_reused(len), 0);
     let pre = Loc::Scratch(s.buffer(vec![0u8; len]), 0);
     let default = if v.size > 2 {
         "recursive_doubling"
@@ -1412,6 +1603,14 @@ pub unsafe extern "C" fn MPI_Allgather(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> c_int {
+    // SAFETY: the caller's buffers are valid as MPI requires.
+    if unsafe {
+        shm_allgather(
+            sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+        )?
+    } {
+        return Ok(());
+    }
     let s = {
         let n = basic_size(comm)?;
         allgather_s(
@@ -1534,6 +1733,14 @@ pub unsafe extern "C" fn MPI_Alltoall(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> c_int {
+    // SAFETY: the caller's buffers are valid as MPI requires.
+    if unsafe {
+        shm_alltoall(
+            sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+        )?
+    } {
+        return Ok(());
+    }
     let s = {
         let n = basic_size(comm)?;
         alltoall_s(
@@ -1677,6 +1884,10 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> c_int {
+    // SAFETY: the caller's buffers are valid as MPI requires.
+    if unsafe { shm_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm)? } {
+        return Ok(());
+    }
     let s = {
         let n = basic_size(comm)?;
         reduce_scatter_s(sendbuf, recvbuf, &vec![recvcount; n], datatype, op, comm)

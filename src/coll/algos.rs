@@ -698,7 +698,7 @@ impl Nodes {
 pub fn append_group(s: &mut Sched, mut sub: Sched, g: &[usize]) {
     let base = s.scratch.len();
     s.scratch.extend(sub.scratch.drain(base..));
-    for stage in sub.stages {
+    for stage in std::mem::take(&mut sub.stages) {
         let st = s.stage();
         for step in stage {
             st.push(match step {

@@ -103,6 +103,13 @@ impl Sched {
         self.scratch.len() - 1
     }
 
+    /// Adds a scratch buffer of at least `len` bytes whose contents are
+    /// undefined (a reused one: no page faults on large sizes); for areas the
+    /// schedule writes before it reads them. Returns its index.
+    pub fn buffer_reused(&mut self, len: usize) -> usize {
+        self.buffer(crate::core::pool::take(len))
+    }
+
     /// Starts a new stage and returns it for steps to be pushed.
     pub fn stage(&mut self) -> &mut Vec<Step> {
         self.stages.push(Vec::new());
@@ -195,6 +202,14 @@ impl Sched {
             }
         }
         Ok(())
+    }
+}
+
+impl Drop for Sched {
+    fn drop(&mut self) {
+        for b in self.scratch.drain(..) {
+            crate::core::pool::give(b);
+        }
     }
 }
 

@@ -217,3 +217,86 @@ pub unsafe fn reduce(
     a.finish();
     Ok(())
 }
+
+/// Allgather of `blk`-byte blocks: mine (at `mine`) and everyone's into
+/// `out` (n * blk bytes, rank order). `mine` may be my block inside `out`.
+///
+/// # Safety
+/// `mine` holds `blk` bytes, `out` n * blk; blk <= MAX_BYTES.
+pub unsafe fn allgather(mine: *const u8, out: *mut u8, blk: usize) -> Result<()> {
+    let Some(a) = area(MPI_COMM_WORLD)? else {
+        return Ok(());
+    };
+    a.before_write()?;
+    // SAFETY: the half holds MAX_BYTES >= blk (contract).
+    unsafe { std::ptr::copy_nonoverlapping(mine, a.half(a.me), blk) };
+    a.publish();
+    a.wait_seq(0..a.n)?;
+    for i in 0..a.n {
+        // SAFETY: every half holds blk bytes of call g (seq seen); out holds n * blk.
+        unsafe { std::ptr::copy(a.half(i), out.add(i * blk), blk) };
+    }
+    a.finish();
+    Ok(())
+}
+
+/// Alltoall of `blk`-byte blocks: my n blocks at `send`, block i of every
+/// rank's into `out` at i * blk. `send` may equal `out` (in place).
+///
+/// # Safety
+/// `send` and `out` hold n * blk bytes; n * blk <= MAX_BYTES.
+pub unsafe fn alltoall(send: *const u8, out: *mut u8, blk: usize) -> Result<()> {
+    let Some(a) = area(MPI_COMM_WORLD)? else {
+        return Ok(());
+    };
+    a.before_write()?;
+    // SAFETY: as above.
+    unsafe { std::ptr::copy_nonoverlapping(send, a.half(a.me), a.n * blk) };
+    a.publish();
+    a.wait_seq(0..a.n)?;
+    for i in 0..a.n {
+        // SAFETY: rank i's half holds its n blocks of call g (seq seen).
+        unsafe { std::ptr::copy_nonoverlapping(a.half(i).add(a.me * blk), out.add(i * blk), blk) };
+    }
+    a.finish();
+    Ok(())
+}
+
+/// Reduce-scatter of equal blocks: my n blocks (`count` elements of `dt`,
+/// `blk` bytes each) at `input`; block `me` reduced over all ranks, in rank
+/// order, into `out`.
+///
+/// # Safety
+/// `input` holds n * blk bytes (n * blk <= MAX_BYTES), `out` blk bytes;
+/// `out` may lie inside `input`.
+pub unsafe fn reduce_scatter_block(
+    input: *const u8,
+    out: *mut u8,
+    blk: usize,
+    count: usize,
+    dt: std::os::raw::c_int,
+    op: &OpKind,
+) -> Result<()> {
+    let Some(a) = area(MPI_COMM_WORLD)? else {
+        return Ok(());
+    };
+    a.before_write()?;
+    // SAFETY: as above.
+    unsafe { std::ptr::copy_nonoverlapping(input, a.half(a.me), a.n * blk) };
+    a.publish();
+    a.wait_seq(0..a.n)?;
+    let n = a.n;
+    let off = a.me * blk;
+    // SAFETY: every half holds n blocks of call g; out holds blk bytes.
+    let acc = unsafe {
+        std::ptr::copy_nonoverlapping(a.half(n - 1).add(off), out, blk);
+        std::slice::from_raw_parts_mut(out, blk)
+    };
+    for i in (0..n - 1).rev() {
+        // SAFETY: as above.
+        let x = unsafe { std::slice::from_raw_parts(a.half(i).add(off), blk) };
+        apply(op, dt, count, x, acc)?;
+    }
+    a.finish();
+    Ok(())
+}
