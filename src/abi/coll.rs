@@ -895,6 +895,7 @@ unsafe fn allgather_s(
             &mut s, recvbuf, counts, displs, recvtype, "recvbuf", true, pre,
         )?
     };
+    let mut mine = None;
     if !in_place(sendbuf) {
         // SAFETY: the caller's buffers and arrays are valid as MPI requires.
         let (m, n) = unsafe { input(&mut s, sendbuf, sendcount, sendtype, "sendbuf")? };
@@ -911,6 +912,7 @@ unsafe fn allgather_s(
             dst: rbuf.offset(o),
             len: l,
         });
+        mine = Some(m);
     }
     // Recursive doubling needs the blocks in rank order, back to back.
     let dense = bl.windows(2).all(|w| w[0].0 + w[0].1 == w[1].0);
@@ -940,7 +942,7 @@ unsafe fn allgather_s(
     } else if let (Some(b), "bruck") = (blk, algo) {
         algos::allgather_bruck(&mut s, v.size, v.rank, rbuf, b);
     } else {
-        basic::b_allgatherv(&mut s, v.size, v.rank, rbuf, &bl);
+        basic::b_allgatherv_from(&mut s, v.size, v.rank, rbuf, &bl, mine);
     }
     finish_all(&mut s, unpacks);
     Ok(s)

@@ -27,12 +27,15 @@ struct Opts {
     env: Vec<(String, String)>,
     timeout: Option<f64>,
     tag: bool,
+    /// Pin each rank to one CPU (`--bind-to core`, the default when the
+    /// ranks do not outnumber the CPUs) or not (`--bind-to none`).
+    bind: Option<bool>,
     prog: Vec<String>,
 }
 
 fn usage() -> ! {
     eprintln!(
-        "usage: mpirun -n N [-x VAR[=VAL]]... [-genv VAR VAL]... [--timeout SECONDS] [--tag-output|-l] program [args...]\n       mpirun --tunables    print OxMPI's tunables"
+        "usage: mpirun -n N [-x VAR[=VAL]]... [-genv VAR VAL]... [--timeout SECONDS] [--tag-output|-l] [--bind-to core|none] program [args...]\n       mpirun --tunables    print OxMPI's tunables"
     );
     std::process::exit(2);
 }
@@ -44,6 +47,7 @@ fn parse_args() -> Opts {
         env: Vec::new(),
         timeout: None,
         tag: false,
+        bind: None,
         prog: Vec::new(),
     };
     let mut i = 0;
@@ -79,8 +83,14 @@ fn parse_args() -> Opts {
                 o.tag = true;
                 i += 1;
             }
-            "--oversubscribe" | "--bind-to" | "-bind-to" => {
-                i += if a == "--oversubscribe" { 1 } else { 2 };
+            "--oversubscribe" => i += 1,
+            "--bind-to" | "-bind-to" => {
+                o.bind = match need(i).as_str() {
+                    "none" => Some(false),
+                    "core" | "hwthread" | "cpu" => Some(true),
+                    _ => usage(),
+                };
+                i += 2;
             }
             "--tunables" => {
                 oxmpi::config::print_table();
@@ -220,6 +230,16 @@ fn main() {
     let mut exit_code: Option<i32> = None;
     let mut failure: Option<String> = None;
 
+    // CPUs to pin ranks to, in order: by default only when every rank gets its own.
+    let allowed = allowed_cpus();
+    // Ranks pinned to one CPU each still need to know the node's CPU count.
+    let ncpus = allowed.len().max(1);
+    let cpus = match o.bind {
+        Some(false) => None,
+        Some(true) => Some(allowed),
+        None => (n <= allowed.len()).then_some(allowed),
+    }
+    .filter(|c| !c.is_empty());
     for r in 0..n {
         let (parent, child) = socketpair();
         let child_fd: RawFd = child.as_raw_fd();
@@ -230,7 +250,8 @@ fn main() {
             .env("PMI_SIZE", n.to_string())
             .env("MPI_LOCALNRANKS", n.to_string())
             .env("MPI_LOCALRANKID", r.to_string())
-            .env("OXMPI_JOB", &kvs);
+            .env("OXMPI_JOB", &kvs)
+            .env("OXMPI_NODE_CPUS", ncpus.to_string());
         for (k, v) in &o.env {
             cmd.env(k, v);
         }
@@ -241,12 +262,18 @@ fn main() {
             cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         }
         let group = pgid;
+        let cpu = cpus.as_ref().map(|c| c[r % c.len()]);
         // SAFETY: between fork and exec we only call async-signal-safe functions
-        // (fcntl, setpgid) on values computed before the fork.
+        // (fcntl, setpgid, sched_setaffinity) on values computed before the fork.
         unsafe {
             cmd.pre_exec(move || {
                 libc::fcntl(child_fd, libc::F_SETFD, 0);
                 libc::setpgid(0, group);
+                if let Some(c) = cpu {
+                    let mut set: libc::cpu_set_t = std::mem::zeroed();
+                    libc::CPU_SET(c, &mut set);
+                    libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+                }
                 Ok(())
             });
         }
@@ -584,5 +611,19 @@ fn handle_pmi(
                 .with("msg", "not_supported"),
         ),
         _ => {}
+    }
+}
+
+/// The CPUs this process may run on, ascending.
+fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: cpu_set_t is plain data; sched_getaffinity fills it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return Vec::new();
+        }
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect()
     }
 }

@@ -357,6 +357,20 @@ pub fn b_scatterv(
 
 /// Ring allgather: `rbuf` holds this rank's block at `blocks[r]` when it starts.
 pub fn b_allgatherv(s: &mut Sched, n: usize, r: usize, rbuf: Loc, blocks: &[(usize, usize)]) {
+    b_allgatherv_from(s, n, r, rbuf, blocks, None)
+}
+
+/// Ring allgather whose first send (my own block) reads `mine` when given:
+/// the caller's unchanged input, so the neighbour's copy does not pull the
+/// lines this rank has just written into `rbuf` from its cache.
+pub fn b_allgatherv_from(
+    s: &mut Sched,
+    n: usize,
+    r: usize,
+    rbuf: Loc,
+    blocks: &[(usize, usize)],
+    mine: Option<Loc>,
+) {
     let right = (r + 1) % n;
     let left = (r + n - 1) % n;
     for step in 0..n.saturating_sub(1) {
@@ -370,7 +384,10 @@ pub fn b_allgatherv(s: &mut Sched, n: usize, r: usize, rbuf: Loc, blocks: &[(usi
         });
         st.push(Step::Send {
             peer: right,
-            at: rbuf.offset(blocks[sb].0),
+            at: match mine {
+                Some(m) if step == 0 => m,
+                _ => rbuf.offset(blocks[sb].0),
+            },
             len: blocks[sb].1,
         });
     }

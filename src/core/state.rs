@@ -396,7 +396,12 @@ impl State {
             .filter(|(_, &r)| r != rank as usize)
             .map(|(li, &r)| (li, r))
             .collect();
-        let oversub = local.len() > crate::sys::cpus_available();
+        // mpirun says how many CPUs the job has (its ranks may be pinned to one each).
+        let cpus = std::env::var("OXMPI_NODE_CPUS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(crate::sys::cpus_available);
+        let oversub = local.len() > cpus;
         crate::core::progress::configure(cfg.spin_us, cfg.yield_us, cfg.sleep_max_us, oversub);
         let n = size as usize;
         let world = Comm::new(0, (0..size).collect(), rank, "MPI_COMM_WORLD");
