@@ -256,6 +256,32 @@ pub unsafe fn cma_readv(
     Ok(())
 }
 
+/// Copies `n` bytes like `memcpy`, avoiding a slow path: on some CPUs (AMD
+/// Zen measured here) glibc's `rep movsb` copy of 2 KiB to 1 MiB runs at
+/// about 2 GB/s instead of 50 when destination and source differ in their
+/// offset within a 64-byte line, which is the usual case between a user
+/// buffer and a ring cell. Such copies go in 2 KiB pieces (vector loops).
+///
+/// # Safety
+/// As for `ptr::copy_nonoverlapping`.
+#[inline]
+pub unsafe fn copy(dst: *mut u8, src: *const u8, n: usize) {
+    const PIECE: usize = 2048;
+    // SAFETY: the caller's contract, piece by piece.
+    unsafe {
+        if n <= PIECE || (dst as usize).wrapping_sub(src as usize) % 64 == 0 || n >= 1 << 20 {
+            std::ptr::copy_nonoverlapping(src, dst, n);
+            return;
+        }
+        let mut o = 0;
+        while o < n {
+            let k = PIECE.min(n - o);
+            std::ptr::copy_nonoverlapping(src.add(o), dst.add(o), k);
+            o += k;
+        }
+    }
+}
+
 /// Lets any process of ours read this process's memory with CMA, where Yama
 /// restricts ptrace to descendants (sibling ranks are not descendants).
 pub fn allow_cma_peers() {

@@ -183,7 +183,13 @@ impl Sched {
                     let (a, b) = (self.ptr(src), self.ptr(dst));
                     if len > 0 && a != b {
                         // SAFETY: both locations hold `len` bytes (built by the algorithm).
-                        unsafe { std::ptr::copy(a, b, len) };
+                        unsafe {
+                            if (a as usize).abs_diff(b as usize) >= len {
+                                crate::sys::copy(b, a, len)
+                            } else {
+                                std::ptr::copy(a, b, len)
+                            }
+                        };
                     }
                 }
                 Step::Unpack {

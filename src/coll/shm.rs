@@ -165,12 +165,12 @@ pub unsafe fn bcast(buf: *mut u8, len: usize, root: usize) -> Result<()> {
     if a.me == root {
         a.before_write()?;
         // SAFETY: the half holds MAX_BYTES >= len; buf holds len (contract).
-        unsafe { std::ptr::copy_nonoverlapping(buf, a.half(root), len) };
+        unsafe { crate::sys::copy(a.half(root), buf, len) };
         a.publish();
     } else {
         a.wait_seq(std::iter::once(root))?;
         // SAFETY: as above; the root's half is complete (seq seen).
-        unsafe { std::ptr::copy_nonoverlapping(a.half(root), buf, len) };
+        unsafe { crate::sys::copy(buf, a.half(root), len) };
     }
     a.finish();
     Ok(())
@@ -196,7 +196,7 @@ pub unsafe fn reduce(
     };
     a.before_write()?;
     // SAFETY: the half holds MAX_BYTES >= len; input holds len (contract).
-    unsafe { std::ptr::copy_nonoverlapping(input, a.half(a.me), len) };
+    unsafe { crate::sys::copy(a.half(a.me), input, len) };
     a.publish();
     let n = a.n;
     if root.is_none_or(|r| r == a.me) {
@@ -205,7 +205,7 @@ pub unsafe fn reduce(
         // half already, so `out` may be the input buffer.
         // SAFETY: every half holds len bytes of call g (seq seen); out holds len.
         let acc = unsafe {
-            std::ptr::copy_nonoverlapping(a.half(n - 1), out, len);
+            crate::sys::copy(out, a.half(n - 1), len);
             std::slice::from_raw_parts_mut(out, len)
         };
         for i in (0..n - 1).rev() {
@@ -229,7 +229,7 @@ pub unsafe fn allgather(mine: *const u8, out: *mut u8, blk: usize) -> Result<()>
     };
     a.before_write()?;
     // SAFETY: the half holds MAX_BYTES >= blk (contract).
-    unsafe { std::ptr::copy_nonoverlapping(mine, a.half(a.me), blk) };
+    unsafe { crate::sys::copy(a.half(a.me), mine, blk) };
     a.publish();
     a.wait_seq(0..a.n)?;
     for i in 0..a.n {
@@ -251,12 +251,12 @@ pub unsafe fn alltoall(send: *const u8, out: *mut u8, blk: usize) -> Result<()> 
     };
     a.before_write()?;
     // SAFETY: as above.
-    unsafe { std::ptr::copy_nonoverlapping(send, a.half(a.me), a.n * blk) };
+    unsafe { crate::sys::copy(a.half(a.me), send, a.n * blk) };
     a.publish();
     a.wait_seq(0..a.n)?;
     for i in 0..a.n {
         // SAFETY: rank i's half holds its n blocks of call g (seq seen).
-        unsafe { std::ptr::copy_nonoverlapping(a.half(i).add(a.me * blk), out.add(i * blk), blk) };
+        unsafe { crate::sys::copy(out.add(i * blk), a.half(i).add(a.me * blk), blk) };
     }
     a.finish();
     Ok(())
@@ -282,14 +282,14 @@ pub unsafe fn reduce_scatter_block(
     };
     a.before_write()?;
     // SAFETY: as above.
-    unsafe { std::ptr::copy_nonoverlapping(input, a.half(a.me), a.n * blk) };
+    unsafe { crate::sys::copy(a.half(a.me), input, a.n * blk) };
     a.publish();
     a.wait_seq(0..a.n)?;
     let n = a.n;
     let off = a.me * blk;
     // SAFETY: every half holds n blocks of call g; out holds blk bytes.
     let acc = unsafe {
-        std::ptr::copy_nonoverlapping(a.half(n - 1).add(off), out, blk);
+        crate::sys::copy(out, a.half(n - 1).add(off), blk);
         std::slice::from_raw_parts_mut(out, blk)
     };
     for i in (0..n - 1).rev() {

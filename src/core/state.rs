@@ -47,6 +47,18 @@ pub mod flag {
 
 pub type ReqId = u32;
 
+/// Appends `b` to `v` with `sys::copy` (see there for why not memcpy).
+fn append(v: &mut Vec<u8>, b: &[u8]) {
+    let at = v.len();
+    v.reserve(b.len());
+    // SAFETY: `reserve` made room for b.len() more bytes after `at`, all of
+    // which the copy writes before the length covers them.
+    unsafe {
+        crate::sys::copy(v.as_mut_ptr().add(at), b.as_ptr(), b.len());
+        v.set_len(at + b.len());
+    }
+}
+
 /// What a completed operation reports.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Status {
@@ -179,7 +191,7 @@ impl Request {
             let n = payload.len().min(self.cap - off);
             // SAFETY: a receive buffer holds `cap` bytes (checked when it was posted)
             // and stays valid until the request completes.
-            unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), self.buf.add(off), n) };
+            unsafe { crate::sys::copy(self.buf.add(off), payload.as_ptr(), n) };
         }
         self.got += payload.len();
     }
@@ -596,7 +608,7 @@ impl State {
                 }
                 let n = first.len().min(r.cap);
                 // SAFETY: the receive buffer holds `cap` bytes.
-                unsafe { std::ptr::copy_nonoverlapping(first.as_ptr(), r.buf, n) };
+                unsafe { crate::sys::copy(r.buf, first.as_ptr(), n) };
                 if multi {
                     r.total = total;
                     r.got = first.len();
@@ -616,7 +628,7 @@ impl State {
             None => {
                 self.next_uid += 1;
                 let mut data = Vec::with_capacity(total);
-                data.extend_from_slice(first);
+                append(&mut data, first);
                 if multi {
                     self.asm[w] = Some(Asm {
                         target: AsmTarget::Unexp(uid),
@@ -679,7 +691,7 @@ impl State {
                     claimed,
                 } = &mut u.kind
                 {
-                    data.extend_from_slice(payload);
+                    append(data, payload);
                     if finished {
                         *complete = true;
                         if let Some(rid) = claimed.take() {
@@ -1141,7 +1153,7 @@ impl State {
                 }
                 let n = data.len().min(r.cap);
                 // SAFETY: the receive buffer holds `cap` bytes.
-                unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), r.buf, n) };
+                unsafe { crate::sys::copy(r.buf, data.as_ptr(), n) };
                 self.complete(rid);
                 if let Some(s) = u.sync_sreq {
                     self.send_ctrl(u.peer, kind::ACK, s, 0);

@@ -628,7 +628,7 @@ impl<'a> Cursor<'a> {
         let o = out.as_mut_ptr();
         Ok(self.walk(out.len(), |at, pos, k| {
             // SAFETY: `at` lies in the typed buffer (contract); pos + k <= out.len().
-            unsafe { std::ptr::copy_nonoverlapping(at, o.add(pos), k) }
+            unsafe { crate::sys::copy(o.add(pos), at, k) }
         }))
     }
 
@@ -642,7 +642,7 @@ impl<'a> Cursor<'a> {
         let i = inp.as_ptr();
         Ok(self.walk(inp.len(), |at, pos, k| {
             // SAFETY: `at` lies in the typed buffer (contract); pos + k <= inp.len().
-            unsafe { std::ptr::copy_nonoverlapping(i.add(pos), at, k) }
+            unsafe { crate::sys::copy(at, i.add(pos), k) }
         }))
     }
 }

@@ -150,7 +150,7 @@ impl Producer {
         unsafe {
             let cell = self.cells.add(idx * self.cell_size);
             std::ptr::write(cell as *mut CellHeader, *hdr);
-            std::ptr::copy_nonoverlapping(payload.as_ptr(), cell.add(HEADER_BYTES), payload.len());
+            crate::sys::copy(cell.add(HEADER_BYTES), payload.as_ptr(), payload.len());
         }
         self.tail += 1;
         // Release: publishes the cell; pairs with the Acquire load of `tail` in `Consumer::peek`.
