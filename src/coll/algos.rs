@@ -28,7 +28,7 @@ fn span(bl: &[(usize, usize)], a: usize, b: usize) -> (usize, usize) {
 /// rank r < 2*rem sends to r+1, which reduces); returns my rank among the
 /// power-of-two participants (None when folded away), the power of two and
 /// the map from participant rank to real rank.
-fn fold(
+pub(crate) fn fold(
     s: &mut Sched,
     n: usize,
     r: usize,
@@ -74,7 +74,7 @@ fn fold(
 }
 
 /// Sends the result back to the ranks `fold` set aside.
-fn unfold(s: &mut Sched, n: usize, r: usize, acc: Loc, len: usize) {
+pub(crate) fn unfold(s: &mut Sched, n: usize, r: usize, acc: Loc, len: usize) {
     let mut p2 = 1;
     while p2 * 2 <= n {
         p2 *= 2;
@@ -200,6 +200,21 @@ pub fn allreduce_rabenseifner(
     unfold(s, n, r, acc, len);
 }
 
+/// Copies `n` blocks of `blk` bytes from `src` to `dst` rotated by `k`:
+/// block i lands at block (i + k) % n.
+fn rotate(st: &mut Vec<Step>, src: Loc, dst: Loc, n: usize, k: usize, blk: usize) {
+    st.push(Step::Copy {
+        src,
+        dst: dst.offset(k * blk),
+        len: (n - k) * blk,
+    });
+    st.push(Step::Copy {
+        src: src.offset((n - k) * blk),
+        dst,
+        len: k * blk,
+    });
+}
+
 /// Bruck allgather of equal blocks (any rank count, ceil(log2 n) steps):
 /// blocks gather in `t` rotated so my block is first, then rotate into
 /// `rbuf`, which holds my block at `r * blk` when it starts.
@@ -227,17 +242,7 @@ pub fn allgather_bruck(s: &mut Sched, n: usize, r: usize, rbuf: Loc, blk: usize)
         k <<= 1;
     }
     // t[i] is the block of rank (r + i) % n.
-    let st = s.stage();
-    st.push(Step::Copy {
-        src: t,
-        dst: rbuf.offset(r * blk),
-        len: (n - r) * blk,
-    });
-    st.push(Step::Copy {
-        src: t.offset((n - r) * blk),
-        dst: rbuf,
-        len: r * blk,
-    });
+    rotate(s.stage(), t, rbuf, n, r, blk);
 }
 
 /// Bruck alltoall of equal blocks (ceil(log2 n) steps of n/2 blocks each):
@@ -248,17 +253,7 @@ pub fn alltoall_bruck(s: &mut Sched, n: usize, r: usize, sbuf: Loc, rbuf: Loc, b
     let pk = Loc::Scratch(s.buffer(vec![0u8; half * blk]), 0);
     let rv = Loc::Scratch(s.buffer(vec![0u8; half * blk]), 0);
     // t[i] = the block for rank (r + i) % n.
-    let st = s.stage();
-    st.push(Step::Copy {
-        src: sbuf.offset(r * blk),
-        dst: t,
-        len: (n - r) * blk,
-    });
-    st.push(Step::Copy {
-        src: sbuf,
-        dst: t.offset((n - r) * blk),
-        len: r * blk,
-    });
+    rotate(s.stage(), sbuf, t, n, (n - r) % n, blk);
     let mut k = 1;
     while k < n {
         let idx: Vec<usize> = (0..n).filter(|i| i & k != 0).collect();
@@ -470,17 +465,7 @@ pub fn gather_binomial(
         mask <<= 1;
     }
     // Root: t[i] is the block of rank (root + i) % n.
-    let st = s.stage();
-    st.push(Step::Copy {
-        src: t,
-        dst: rbuf.offset(root * blk),
-        len: (n - root) * blk,
-    });
-    st.push(Step::Copy {
-        src: t.offset((n - root) * blk),
-        dst: rbuf,
-        len: root * blk,
-    });
+    rotate(s.stage(), t, rbuf, n, root, blk);
 }
 
 /// Binomial-tree scatter of equal blocks from `root`; my block lands in `out`
@@ -498,17 +483,8 @@ pub fn scatter_binomial(
     let t = Loc::Scratch(s.buffer(vec![0u8; n * blk]), 0);
     let mut mask = 1;
     if vr == 0 {
-        let st = s.stage();
-        st.push(Step::Copy {
-            src: sbuf.offset(root * blk),
-            dst: t,
-            len: (n - root) * blk,
-        });
-        st.push(Step::Copy {
-            src: sbuf,
-            dst: t.offset((n - root) * blk),
-            len: root * blk,
-        });
+        // t[i] = the block for rank (root + i) % n.
+        rotate(s.stage(), sbuf, t, n, (n - root) % n, blk);
         while mask < n {
             mask <<= 1;
         }

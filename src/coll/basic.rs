@@ -193,36 +193,7 @@ pub fn b_allreduce(
         b_bcast(s, n, r, acc, len, 0);
         return;
     }
-    let mut p2 = 1;
-    while p2 * 2 <= n {
-        p2 *= 2;
-    }
-    let rem = n - p2;
-    let newrank = if r < 2 * rem {
-        if r % 2 == 0 {
-            s.stage().push(Step::Send {
-                peer: r + 1,
-                at: acc,
-                len,
-            });
-            None
-        } else {
-            s.stage().push(Step::Recv {
-                peer: r - 1,
-                at: tmp,
-                len,
-            });
-            s.stage().push(Step::Reduce {
-                src: tmp,
-                dst: acc,
-                count,
-            });
-            Some(r / 2)
-        }
-    } else {
-        Some(r - rem)
-    };
-    let real = |nr: usize| if nr < rem { nr * 2 + 1 } else { nr + rem };
+    let (newrank, p2, real) = super::algos::fold(s, n, r, acc, tmp, len, count);
     if let Some(nr) = newrank {
         let mut mask = 1;
         while mask < p2 {
@@ -261,21 +232,7 @@ pub fn b_allreduce(
             mask <<= 1;
         }
     }
-    if r < 2 * rem {
-        if r % 2 == 1 {
-            s.stage().push(Step::Send {
-                peer: r - 1,
-                at: acc,
-                len,
-            });
-        } else {
-            s.stage().push(Step::Recv {
-                peer: r + 1,
-                at: acc,
-                len,
-            });
-        }
-    }
+    super::algos::unfold(s, n, r, acc, len);
 }
 
 /// Gathers blocks (offset, len) of `rbuf` at `root`; `mine` is None when the root's block is in place.
