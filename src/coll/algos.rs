@@ -24,6 +24,37 @@ fn span(bl: &[(usize, usize)], a: usize, b: usize) -> (usize, usize) {
     (start, end - start)
 }
 
+/// Combines a partner's data `got` into mine (`mine`) keeping rank order:
+/// mine = got op mine when the partner is the lower rank, else mine op got
+/// (through `got`, which it overwrites). Every pair computes the same bits.
+pub(crate) fn combine_ordered(
+    st: &mut Vec<Step>,
+    partner_lower: bool,
+    got: Loc,
+    mine: Loc,
+    count: usize,
+    len: usize,
+) {
+    if partner_lower {
+        st.push(Step::Reduce {
+            src: got,
+            dst: mine,
+            count,
+        });
+    } else {
+        st.push(Step::Reduce {
+            src: mine,
+            dst: got,
+            count,
+        });
+        st.push(Step::Copy {
+            src: got,
+            dst: mine,
+            len,
+        });
+    }
+}
+
 /// Folds ranks beyond the largest power of two into their neighbours (even
 /// rank r < 2*rem sends to r+1, which reduces); returns my rank among the
 /// power-of-two participants (None when folded away), the power of two and
@@ -566,12 +597,8 @@ pub fn scan_doubling(
             });
             let st = s.stage();
             if partner < r {
-                // Lower ranks' data is the left operand.
-                st.push(Step::Reduce {
-                    src: tmp,
-                    dst: part,
-                    count,
-                });
+                // Lower ranks' data is the left operand; excl takes it too
+                // (before `combine_ordered` may overwrite `tmp`).
                 if have_excl {
                     st.push(Step::Reduce {
                         src: tmp,
@@ -586,18 +613,8 @@ pub fn scan_doubling(
                     });
                     have_excl = true;
                 }
-            } else {
-                st.push(Step::Reduce {
-                    src: part,
-                    dst: tmp,
-                    count,
-                });
-                st.push(Step::Copy {
-                    src: tmp,
-                    dst: part,
-                    len,
-                });
             }
+            combine_ordered(st, partner < r, tmp, part, count, len);
         }
         mask <<= 1;
     }

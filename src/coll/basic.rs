@@ -210,25 +210,7 @@ pub fn b_allreduce(
                 at: acc,
                 len,
             });
-            let st = s.stage();
-            if partner < nr {
-                st.push(Step::Reduce {
-                    src: tmp,
-                    dst: acc,
-                    count,
-                });
-            } else {
-                st.push(Step::Reduce {
-                    src: acc,
-                    dst: tmp,
-                    count,
-                });
-                st.push(Step::Copy {
-                    src: tmp,
-                    dst: acc,
-                    len,
-                });
-            }
+            super::algos::combine_ordered(s.stage(), partner < nr, tmp, acc, count, len);
             mask <<= 1;
         }
     }
