@@ -19,13 +19,13 @@ fn ring_push_pop(c: &mut Criterion) {
         )
     };
     let payload = [7u8; 8];
-    c.bench_function("ring push+pop 8B", |b| {
+    c.bench_function("ring push+pop 8B (inline)", |b| {
         b.iter(|| {
             let h = CellHeader {
                 len: 8,
                 ..Default::default()
             };
-            assert!(p.push(&h, &payload));
+            assert!(p.push(&h, &payload, true));
             let (hh, _) = q.peek().unwrap();
             black_box(hh);
             q.release();

@@ -35,7 +35,8 @@ fn do_init(required: c_int) -> crate::core::error::Result<c_int> {
             "required={required} is not a thread level"
         ));
     }
-    // One library-wide lock serialises every call, so every level can be provided.
+    // Every level can be provided: under MPI_THREAD_MULTIPLE one library-wide
+    // lock serialises the calls (core::runtime).
     let provided = required;
     let st = State::init(provided)?;
     let universe = if st.pmi.universe_size > 0 {
@@ -44,7 +45,7 @@ fn do_init(required: c_int) -> crate::core::error::Result<c_int> {
         st.size
     };
     super::attr::init_predefined(universe, st.pmi.appnum.max(0));
-    runtime::install(Some(st));
+    runtime::install(Some(st), provided == MPI_THREAD_MULTIPLE);
     set_phase(1);
     Ok(provided)
 }
@@ -86,7 +87,7 @@ pub unsafe extern "C" fn MPI_Finalize() -> c_int {
             .map_err(|e| err!(MPI_ERR_INTERN, "PMI finalize failed: {e}"))
     })?;
     set_phase(2);
-    drop(runtime::install(None));
+    drop(runtime::install(None, true));
     Ok(())
 }
 

@@ -184,8 +184,49 @@ fn launch_send(
     unsafe { st.start_send(rid, comm, dest, tag, buf, bytes, mode) }
 }
 
+/// The eager fast path (`State::try_send_now`) for a contiguous standard or
+/// ready send: Some(comm) when the message went out and the send is complete.
+#[inline]
+fn send_now(
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    mode: SendMode,
+) -> Result<Option<MPI_Comm>> {
+    if !matches!(mode, SendMode::Standard | SendMode::Ready) {
+        return Ok(None);
+    }
+    let d = describe(buf, count, datatype, "buf")?;
+    if d.staged.is_some() {
+        return Ok(None);
+    }
+    // SAFETY: `describe` checked that the buffer holds `d.bytes` contiguous bytes.
+    let sent = with(|st| Ok(unsafe { st.try_send_now(comm, dest, tag, d.ptr, d.bytes) }))?;
+    Ok(sent.then_some(comm))
+}
+
 #[allow(clippy::too_many_arguments)]
 fn isend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    mode: SendMode,
+) -> Result<ReqId> {
+    if let Some(done) = send_now(buf, count, datatype, dest, tag, comm, mode)? {
+        return with(|st| Ok(st.reqs.insert(Request::sent(done))));
+    }
+    isend_queued(buf, count, datatype, dest, tag, comm, mode)
+}
+
+/// A send through the general path: request, rendezvous, queueing.
+#[allow(clippy::too_many_arguments)]
+fn isend_queued(
     buf: *const c_void,
     count: c_int,
     datatype: MPI_Datatype,
@@ -218,11 +259,27 @@ fn irecv(
 ) -> Result<ReqId> {
     let (ptr, bytes, staged) = prepare(buf, count, datatype, true)?;
     with(|st| {
-        check_source(st, comm, source, tag)?;
+        let ctx = match st.comm(comm) {
+            // The common case, checked once: a valid rank (or wildcard) and tag.
+            Ok(c)
+                if (source == MPI_ANY_SOURCE || (0..c.peer_size()).contains(&source))
+                    && (tag == MPI_ANY_TAG || tag >= 0) =>
+            {
+                c.ctx
+            }
+            _ => {
+                check_source(st, comm, source, tag)?;
+                let mut req = Request::new(ReqKind::Recv, comm, ptr, bytes);
+                req.staged = staged;
+                let rid = st.reqs.insert(req);
+                st.start_recv(rid, comm, source, tag)?;
+                return Ok(rid);
+            }
+        };
         let mut req = Request::new(ReqKind::Recv, comm, ptr, bytes);
         req.staged = staged;
         let rid = st.reqs.insert(req);
-        st.start_recv(rid, comm, source, tag)?;
+        st.start_recv_ctx(rid, ctx, source, tag);
         Ok(rid)
     })
 }
@@ -278,7 +335,7 @@ fn persistent_send(
         check_dest(st, comm, dest, tag)?;
         let mut r = Request::new(ReqKind::Send, comm, d.ptr, bytes);
         r.active = false;
-        r.persist = Some(Persist {
+        r.persist = Some(Box::new(Persist {
             recv: false,
             mode,
             buf: if d.staged.is_some() {
@@ -291,7 +348,7 @@ fn persistent_send(
             tag,
             comm,
             layout: d.staged.map(|t| (t, count as usize)),
-        });
+        }));
         Ok(st.reqs.insert(r))
     })
 }
@@ -306,7 +363,10 @@ pub unsafe extern "C" fn MPI_Send(
     tag: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    let rid = isend(buf, count, datatype, dest, tag, comm, SendMode::Standard)?;
+    if send_now(buf, count, datatype, dest, tag, comm, SendMode::Standard)?.is_some() {
+        return Ok(());
+    }
+    let rid = isend_queued(buf, count, datatype, dest, tag, comm, SendMode::Standard)?;
     wait_rid(rid).map(|_| ())
 }
 
@@ -588,7 +648,7 @@ pub unsafe extern "C" fn MPI_Recv_init(
         check_source(st, comm, source, tag)?;
         let mut r = Request::new(ReqKind::Recv, comm, d.ptr, bytes);
         r.active = false;
-        r.persist = Some(Persist {
+        r.persist = Some(Box::new(Persist {
             recv: true,
             mode: SendMode::Standard,
             buf: if d.staged.is_some() {
@@ -601,7 +661,7 @@ pub unsafe extern "C" fn MPI_Recv_init(
             tag,
             comm,
             layout: d.staged.map(|t| (t, count as usize)),
-        });
+        }));
         Ok(st.reqs.insert(r))
     })?;
     out(request, "request", new_handle(rid))

@@ -104,15 +104,27 @@ impl<P, U> Matcher<P, U> {
     /// Removes and returns the earliest posted receive accepting (ctx, src, tag).
     pub fn take_posted(&mut self, ctx: u32, src: i32, tag: i32) -> Option<P> {
         let key = (ctx, src, tag);
+        if self.posted_wild.is_empty() {
+            // Only exact receives: one bucket lookup.
+            let q = self.posted_exact.get_mut(&key)?;
+            let p = q.pop_front()?.1;
+            if q.is_empty() && self.posted_exact.len() > KEEP_EMPTY_BUCKETS {
+                self.posted_exact.remove(&key);
+            }
+            return Some(p);
+        }
         let exact_seq = self
             .posted_exact
             .get(&key)
             .and_then(|q| q.front())
             .map(|e| e.0);
-        let wild = self
-            .posted_wild
-            .iter()
-            .position(|(_, k, _)| accepts(k.0, k.1, k.2, key));
+        let wild = if self.posted_wild.is_empty() {
+            None
+        } else {
+            self.posted_wild
+                .iter()
+                .position(|(_, k, _)| accepts(k.0, k.1, k.2, key))
+        };
         let wild_seq = wild.map(|i| self.posted_wild[i].0);
         match (exact_seq, wild_seq) {
             (None, None) => None,
@@ -148,6 +160,9 @@ impl<P, U> Matcher<P, U> {
     }
 
     fn find_unexpected(&self, ctx: u32, src: i32, tag: i32) -> Option<Key> {
+        if self.unexp_order.is_empty() {
+            return None;
+        }
         if src != ANY_SOURCE && tag != ANY_TAG {
             let key = (ctx, src, tag);
             return self

@@ -1,19 +1,122 @@
-//! The process-wide runtime: one `State` behind one mutex (a coarse lock that
-//! makes MPI_THREAD_MULTIPLE correct), plus lock-free init/finalize flags.
+//! The process-wide runtime: one `State`, plus lock-free init/finalize flags.
 //!
-//! Blocking calls wait with `wait_for`: each round takes the lock, drives
-//! progress, tests the condition, releases the lock, and backs off (spin,
-//! yield, sleep), so other threads of the rank can enter between rounds.
+//! Under MPI_THREAD_MULTIPLE a coarse mutex serialises every call. At the
+//! lower levels the application promises that one thread at a time calls MPI,
+//! so the state is entered without a locked instruction: a locked
+//! read-modify-write after the stores into a ring cell would wait for those
+//! shared cache lines to arrive, about a cache-line trip per message
+//! (docs/performance.md). A plain flag still turns a re-entrant call (an MPI
+//! call from inside a callback the library is running) into an error.
+//!
+//! Blocking calls wait with `wait_for`: each round enters, drives progress,
+//! tests the condition, leaves, and backs off (spin, yield, sleep), so other
+//! threads of the rank can enter between rounds.
 
 use super::error::{Error, Result};
 use super::progress::Backoff;
 use super::state::State;
 use crate::abi::consts::*;
 use crate::err;
-use parking_lot::Mutex;
-use std::sync::atomic::{AtomicU8, Ordering};
+use parking_lot::lock_api::{RawMutex as _, RawMutexTimed as _};
+use parking_lot::RawMutex;
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
-static STATE: Mutex<Option<State>> = Mutex::new(None);
+struct Runtime {
+    /// Taken only when `LOCKED` is set.
+    lock: RawMutex,
+    /// Set while a thread is inside the state (owner of `state`).
+    inside: UnsafeCell<bool>,
+    state: UnsafeCell<Option<State>>,
+}
+
+// SAFETY: `state` and `inside` are touched only by the thread that entered:
+// under the mutex when LOCKED is set, and otherwise by the one thread the
+// application lets call MPI at a time (MPI_THREAD_SINGLE/FUNNELED/SERIALIZED);
+// their happens-before edges come from the application's own synchronisation.
+unsafe impl Sync for Runtime {}
+
+static RT: Runtime = Runtime {
+    lock: RawMutex::INIT,
+    inside: UnsafeCell::new(false),
+    state: UnsafeCell::new(None),
+};
+
+/// True under MPI_THREAD_MULTIPLE. Written only by MPI_Init* and MPI_Finalize,
+/// when no other thread may be inside MPI.
+static LOCKED: AtomicBool = AtomicBool::new(true);
+
+/// Entry into the state; leaves on drop (also when unwinding from a panic).
+struct Entered {
+    locked: bool,
+}
+
+impl Entered {
+    #[inline]
+    fn enter() -> Option<Entered> {
+        let locked = LOCKED.load(Ordering::Relaxed);
+        if locked {
+            RT.lock.lock();
+        }
+        // SAFETY: we hold the mutex or are the only calling thread (see `Runtime`).
+        let inside = unsafe { &mut *RT.inside.get() };
+        if *inside {
+            if locked {
+                // SAFETY: taken just above by this thread.
+                unsafe { RT.lock.unlock() };
+            }
+            return None;
+        }
+        *inside = true;
+        Some(Entered { locked })
+    }
+
+    #[inline]
+    fn try_enter_for(d: std::time::Duration) -> Option<Entered> {
+        let locked = LOCKED.load(Ordering::Relaxed);
+        if locked && !RT.lock.try_lock_for(d) {
+            return None;
+        }
+        // SAFETY: as in `enter`.
+        let inside = unsafe { &mut *RT.inside.get() };
+        if *inside {
+            if locked {
+                // SAFETY: taken just above by this thread.
+                unsafe { RT.lock.unlock() };
+            }
+            return None;
+        }
+        *inside = true;
+        Some(Entered { locked })
+    }
+
+    #[inline]
+    #[allow(clippy::mut_from_ref)]
+    fn state(&self) -> &mut Option<State> {
+        // SAFETY: entered (see `Runtime`); `inside` keeps a second entry out, so
+        // this is the only reference while `self` lives.
+        unsafe { &mut *RT.state.get() }
+    }
+}
+
+impl Drop for Entered {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: entered by this thread.
+        unsafe { *RT.inside.get() = false };
+        if self.locked {
+            // SAFETY: taken by this thread in `enter`.
+            unsafe { RT.lock.unlock() };
+        }
+    }
+}
+
+fn reentered() -> Error {
+    err!(
+        MPI_ERR_OTHER,
+        "MPI called from inside a callback that the library is running (a user reduction op, attribute or error handler); this call is not allowed there"
+    )
+}
 
 /// 0: before MPI_Init, 1: initialised, 2: finalised.
 static PHASE: AtomicU8 = AtomicU8::new(0);
@@ -38,19 +141,26 @@ fn not_ready() -> Error {
     }
 }
 
-/// Runs `f` on the state under the lock.
+/// Runs `f` on the state.
 #[inline]
 pub fn with<R>(f: impl FnOnce(&mut State) -> Result<R>) -> Result<R> {
-    let mut g = STATE.lock();
-    match g.as_mut() {
+    let e = Entered::enter().ok_or_else(reentered)?;
+    match e.state().as_mut() {
         Some(st) => f(st),
         None => Err(not_ready()),
     }
 }
 
-/// Installs the state (MPI_Init) or takes it out (MPI_Finalize).
-pub fn install(st: Option<State>) -> Option<State> {
-    std::mem::replace(&mut *STATE.lock(), st)
+/// Installs the state (MPI_Init) or takes it out (MPI_Finalize). `locked`:
+/// whether calls from now on take the mutex (MPI_THREAD_MULTIPLE).
+pub fn install(st: Option<State>, locked: bool) -> Option<State> {
+    let e = Entered::enter().expect("install runs outside any callback");
+    let old = std::mem::replace(e.state(), st);
+    drop(e);
+    // Relaxed: MPI_Init and MPI_Finalize run while no other thread is in MPI;
+    // the phase flag's Release/Acquire pair publishes the change with the state.
+    LOCKED.store(locked, Ordering::Relaxed);
+    old
 }
 
 /// Waits until `f` returns Some, driving progress between tries.
@@ -59,8 +169,8 @@ pub fn wait_for<R>(mut f: impl FnMut(&mut State) -> Result<Option<R>>) -> Result
     let mut backoff = Backoff::new_default();
     loop {
         {
-            let mut g = STATE.lock();
-            let st = g.as_mut().ok_or_else(not_ready)?;
+            let e = Entered::enter().ok_or_else(reentered)?;
+            let st = e.state().as_mut().ok_or_else(not_ready)?;
             if let Some(r) = f(st)? {
                 return Ok(r);
             }
@@ -74,9 +184,9 @@ pub fn wait_for<R>(mut f: impl FnMut(&mut State) -> Result<Option<R>>) -> Result
     }
 }
 
-/// Tries to get the lock for a bounded time (used on the abort path, where
-/// another thread of a failing rank may hold it).
+/// Tries to enter for a bounded time (used on the abort path, where another
+/// thread of a failing rank may hold the lock, or this thread be inside).
 pub fn try_with<R>(f: impl FnOnce(&mut State) -> R) -> Option<R> {
-    let mut g = STATE.try_lock_for(std::time::Duration::from_millis(500))?;
-    g.as_mut().map(f)
+    let e = Entered::try_enter_for(std::time::Duration::from_millis(500))?;
+    e.state().as_mut().map(f)
 }

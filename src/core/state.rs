@@ -30,19 +30,19 @@ use std::collections::{HashMap, VecDeque};
 use std::os::raw::c_int;
 
 pub mod kind {
-    pub const EAGER: u32 = 1;
-    pub const FRAG: u32 = 2;
-    pub const RTS: u32 = 3;
-    pub const CTS: u32 = 4;
-    pub const DATA: u32 = 5;
-    pub const FIN: u32 = 6;
-    pub const ACK: u32 = 7;
+    pub const EAGER: u16 = 1;
+    pub const FRAG: u16 = 2;
+    pub const RTS: u16 = 3;
+    pub const CTS: u16 = 4;
+    pub const DATA: u16 = 5;
+    pub const FIN: u16 = 6;
+    pub const ACK: u16 = 7;
 }
 pub mod flag {
-    pub const SYNC: u32 = 1;
+    pub const SYNC: u16 = 1;
     /// RTS: `addr` is the address of the sender's [address, length] segment
     /// list and `rreq` its length (a non-contiguous send buffer).
-    pub const IOV: u32 = 2;
+    pub const IOV: u16 = 2;
 }
 
 pub type ReqId = u32;
@@ -137,7 +137,7 @@ pub struct Request {
     /// Receive: bytes of the message being received and bytes in so far.
     pub total: usize,
     pub got: usize,
-    pub persist: Option<Persist>,
+    pub persist: Option<Box<Persist>>,
     /// Persistent collective: builds the schedule for each MPI_Start.
     pub coll_factory: Option<CollFactory>,
     pub user_freed: bool,
@@ -194,6 +194,13 @@ impl Request {
             unsafe { crate::sys::copy(self.buf.add(off), payload.as_ptr(), n) };
         }
         self.got += payload.len();
+    }
+
+    /// A send that completed when it was started (its cell is in the ring).
+    pub fn sent(comm: c_int) -> Request {
+        let mut r = Request::new(ReqKind::Send, comm, std::ptr::null_mut(), 0);
+        r.done = true;
+        r
     }
 
     pub fn new(kind: ReqKind, comm: c_int, buf: *mut u8, cap: usize) -> Request {
@@ -259,8 +266,8 @@ struct Asm {
 /// One outgoing message (or the rest of one) waiting for ring space.
 struct Out {
     hdr: CellHeader,
-    first_kind: u32,
-    rest_kind: u32,
+    first_kind: u16,
+    rest_kind: u16,
     data: *const u8,
     total: usize,
     sent: usize,
@@ -843,7 +850,7 @@ impl State {
         unsafe { crate::sys::cma_readv(pid, &remote, local.unwrap_or(&one), n) }
     }
 
-    fn send_ctrl(&mut self, w: usize, k: u32, sreq: u64, rreq: u64) {
+    fn send_ctrl(&mut self, w: usize, k: u16, sreq: u64, rreq: u64) {
         if w == self.rank as usize {
             if let Some(rid) = self.reqs.from_token(sreq) {
                 self.complete(rid);
@@ -900,7 +907,9 @@ impl State {
                 // outgoing (user buffer of an incomplete request, per MPI rules).
                 unsafe { std::slice::from_raw_parts(out.data.add(out.sent), n) }
             };
-            if !shm.push(li, &h, payload) {
+            // EAGER and FRAG cells use none of the fields an inline payload covers.
+            let inline = h.kind == kind::EAGER || h.kind == kind::FRAG;
+            if !shm.push(li, &h, payload, inline) {
                 return false;
             }
             out.started = true;
@@ -981,6 +990,62 @@ impl State {
         let (ctx, src, w) = (c.ctx, c.rank, c.peer_world(dest) as usize);
         // SAFETY: forwarded contract.
         unsafe { self.start_send_to(rid, ctx, src, w, tag, buf, bytes, mode) }
+    }
+
+    /// The eager fast path of a standard or ready send of contiguous bytes:
+    /// when the message fits in one cell to a peer on this node, nothing is
+    /// queued before it, and the arguments are valid, pushes the cell and
+    /// returns true (the send is complete). Otherwise returns false having
+    /// done nothing, and the caller takes the general path, which also
+    /// reports invalid arguments.
+    ///
+    /// # Safety
+    /// `buf` is readable for `bytes` bytes.
+    #[inline]
+    pub unsafe fn try_send_now(
+        &mut self,
+        comm: c_int,
+        dest: i32,
+        tag: i32,
+        buf: *const u8,
+        bytes: usize,
+    ) -> bool {
+        if tag < 0 {
+            return false;
+        }
+        let Ok(c) = self.comm(comm) else {
+            return false;
+        };
+        if dest < 0 || dest >= c.peer_size() {
+            return false;
+        }
+        let (ctx, src, w) = (c.ctx, c.rank, c.peer_world(dest) as usize);
+        let Path::Shm(li) = self.paths[w] else {
+            return false;
+        };
+        if !self.outq[w].is_empty() || bytes > self.cfg.eager_limit {
+            return false;
+        }
+        let shm = self.shm.as_mut().unwrap();
+        if bytes > shm.payload() {
+            return false;
+        }
+        let hdr = CellHeader {
+            kind: kind::EAGER,
+            ctx,
+            src,
+            tag,
+            len: bytes as u32,
+            total: bytes as u64,
+            ..Default::default()
+        };
+        let payload = if bytes == 0 {
+            &[][..]
+        } else {
+            // SAFETY: the caller's contract.
+            unsafe { std::slice::from_raw_parts(buf, bytes) }
+        };
+        shm.push(li, &hdr, payload, true)
     }
 
     /// Starts a send with an explicit envelope: context `ctx`, source rank `src`

@@ -4,12 +4,14 @@
 //! consumer cursors. Calls nothing but atomics. Used by `transport::shm`, one
 //! ring per ordered pair of ranks on a node.
 //!
-//! Hot-path budget: `reserve`/`commit` and `peek`/`release` are a few loads and
-//! one Release store each; no syscall, lock or allocation. The other side's
-//! index is cached and re-read only when the ring looks full (producer) or
-//! empty (consumer), as in rtrb and the UCX mm fifo.
+//! Hot-path budget: `push` and `peek`/`release` are a few loads and one
+//! Release store each; no syscall, lock or allocation. A cell is published by
+//! the sequence word in its own header, so the consumer polls the cell it
+//! expects next and a small message costs one cache line between the cores:
+//! header, envelope and (up to `INLINE_BYTES`) payload together. The consumer's
+//! index is cached by the producer and re-read only when the ring looks full.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// Bytes of one cell's header.
 pub const HEADER_BYTES: usize = 64;
@@ -18,10 +20,14 @@ pub const HEADER_BYTES: usize = 64;
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CellHeader {
-    /// Protocol message kind (`transport::shm::kind`).
-    pub kind: u32,
-    /// Protocol flags (`transport::shm::flag`).
-    pub flags: u32,
+    /// Protocol message kind (`core::state::kind`).
+    pub kind: u16,
+    /// Protocol flags (`core::state::flag`, and `INLINE` set by the ring).
+    pub flags: u16,
+    /// Position of the cell in the ring's stream plus one (low 32 bits), stored
+    /// last by the producer: the cell is full when it equals what the consumer
+    /// expects. Written by `Producer::push` only.
+    pub seq: u32,
     /// Context id of the communicator.
     pub ctx: u32,
     /// Sender's rank in that communicator.
@@ -43,19 +49,36 @@ pub struct CellHeader {
 
 const _: () = assert!(std::mem::size_of::<CellHeader>() == HEADER_BYTES);
 
+/// Offset of `seq` in a cell.
+const SEQ_AT: usize = 4;
+/// Where an inline payload starts in the header (over `rreq`, `addr` and
+/// `offset`, which a cell pushed with `inline` must not need).
+const INLINE_AT: usize = 40;
+/// Largest payload carried inside the header.
+pub const INLINE_BYTES: usize = HEADER_BYTES - INLINE_AT;
+/// Flag bit: the payload sits in the header.
+pub const INLINE: u16 = 0x8000;
+
+fn seq_of(pos: u64) -> u32 {
+    (pos as u32).wrapping_add(1)
+}
+
 /// Control words of one ring; producer and consumer words on separate 128-byte lines.
 #[repr(C, align(128))]
 pub struct Padded(pub AtomicU64);
 
 #[repr(C)]
 pub struct RingCtl {
-    /// Next cell the producer will fill. Written only by the producer.
-    pub tail: Padded,
+    /// Unused (kept so that the cells stay 128-byte aligned after the header).
+    pub spare: Padded,
     /// Next cell the consumer will read. Written only by the consumer.
     pub head: Padded,
 }
 
-/// Bytes a ring of `cells` cells of `cell_size` bytes occupies.
+/// Bytes a ring of `cells` cells of `cell_size` bytes occupies. The headers
+/// of all cells come first, one cache line each and consecutive (so a stream
+/// of small messages moves consecutive lines, which the prefetchers follow),
+/// then the payload areas, `cell_size - HEADER_BYTES` each.
 pub const fn ring_bytes(cells: usize, cell_size: usize) -> usize {
     std::mem::size_of::<RingCtl>() + cells * cell_size
 }
@@ -77,7 +100,6 @@ pub struct Consumer {
     ncells: u64,
     cell_size: usize,
     head: u64,
-    cached_tail: u64,
 }
 
 // SAFETY: the cursors refer to shared memory that outlives them (the transport
@@ -94,7 +116,7 @@ pub unsafe fn init(base: *mut u8) {
     let ctl = base as *mut RingCtl;
     // SAFETY: per the contract, ctl is valid and unshared.
     unsafe {
-        (*ctl).tail.0.store(0, Ordering::Relaxed);
+        (*ctl).spare.0.store(0, Ordering::Relaxed);
         (*ctl).head.0.store(0, Ordering::Relaxed);
     }
 }
@@ -105,8 +127,9 @@ impl Producer {
     /// stays mapped while the producer exists; this is its only producer.
     pub unsafe fn new(base: *mut u8, ncells: usize, cell_size: usize) -> Producer {
         let ctl = base as *const RingCtl;
+        // A ring starts empty (`init`), and cursors are made once per ring.
         // SAFETY: ctl valid per the contract.
-        let tail = unsafe { (*ctl).tail.0.load(Ordering::Relaxed) };
+        let tail = unsafe { (*ctl).head.0.load(Ordering::Relaxed) };
         Producer {
             ctl,
             // SAFETY: cells start right after the control block, inside the ring.
@@ -121,6 +144,19 @@ impl Producer {
     /// Payload bytes per cell.
     pub fn payload(&self) -> usize {
         self.cell_size - HEADER_BYTES
+    }
+
+    /// Start of cell `idx`'s payload area.
+    ///
+    /// # Safety
+    /// `idx < ncells`.
+    #[inline]
+    unsafe fn payload_of(&self, idx: usize) -> *mut u8 {
+        // SAFETY: the payload areas follow the ncells headers inside the ring.
+        unsafe {
+            self.cells
+                .add(self.ncells as usize * HEADER_BYTES + idx * (self.cell_size - HEADER_BYTES))
+        }
     }
 
     /// Free cells, re-reading the consumer's index only when the cache says full.
@@ -138,24 +174,46 @@ impl Producer {
     }
 
     /// Writes one cell if there is room. `payload.len()` must fit in a cell.
+    /// With `inline`, a payload of at most `INLINE_BYTES` goes into the
+    /// header's last 24 bytes (the cell must not need `rreq`, `addr`, `offset`).
     #[inline]
-    pub fn push(&mut self, hdr: &CellHeader, payload: &[u8]) -> bool {
+    pub fn push(&mut self, hdr: &CellHeader, payload: &[u8], inline: bool) -> bool {
         debug_assert!(payload.len() <= self.payload());
         if self.free_cells() == 0 {
             return false;
         }
         let idx = (self.tail % self.ncells) as usize;
-        // SAFETY: cell `idx` is owned by the producer until `tail` is published
-        // below (the consumer reads only cells before `tail`); it lies in the ring.
+        // SAFETY: cell `idx` is owned by the producer until its `seq` is
+        // published below (the consumer reads a cell only once `seq` says it is
+        // full, and gives it back through `head`); it lies in the ring. The
+        // plain writes skip the `seq` word, which the consumer may be polling.
         unsafe {
-            let cell = self.cells.add(idx * self.cell_size);
-            std::ptr::write(cell as *mut CellHeader, *hdr);
-            crate::sys::copy(cell.add(HEADER_BYTES), payload.as_ptr(), payload.len());
+            let cell = self.cells.add(idx * HEADER_BYTES);
+            let mut h = *hdr;
+            let n = payload.len();
+            let at = if inline && n <= INLINE_BYTES {
+                h.flags |= INLINE;
+                INLINE_AT
+            } else {
+                crate::sys::copy(self.payload_of(idx), payload.as_ptr(), n);
+                HEADER_BYTES
+            };
+            let src = &h as *const CellHeader as *const u8;
+            std::ptr::copy_nonoverlapping(src, cell, SEQ_AT);
+            std::ptr::copy_nonoverlapping(
+                src.add(SEQ_AT + 4),
+                cell.add(SEQ_AT + 4),
+                at - SEQ_AT - 4,
+            );
+            if at == INLINE_AT {
+                std::ptr::copy_nonoverlapping(payload.as_ptr(), cell.add(INLINE_AT), n);
+            }
+            self.tail += 1;
+            // Release: publishes the cell's header and payload; pairs with the
+            // Acquire load of `seq` in `Consumer::peek`.
+            (*(cell.add(SEQ_AT) as *const AtomicU32))
+                .store(seq_of(self.tail - 1), Ordering::Release);
         }
-        self.tail += 1;
-        // Release: publishes the cell; pairs with the Acquire load of `tail` in `Consumer::peek`.
-        // SAFETY: ctl valid while self lives.
-        unsafe { (*self.ctl).tail.0.store(self.tail, Ordering::Release) };
         true
     }
 }
@@ -174,29 +232,44 @@ impl Consumer {
             ncells: ncells as u64,
             cell_size,
             head,
-            cached_tail: head,
+        }
+    }
+
+    /// Start of cell `idx`'s payload area.
+    ///
+    /// # Safety
+    /// `idx < ncells`.
+    #[inline]
+    unsafe fn payload_of(&self, idx: usize) -> *mut u8 {
+        // SAFETY: the payload areas follow the ncells headers inside the ring.
+        unsafe {
+            self.cells
+                .add(self.ncells as usize * HEADER_BYTES + idx * (self.cell_size - HEADER_BYTES))
         }
     }
 
     /// The oldest unread cell, if any: its header and payload. Valid until `release`.
     #[inline]
     pub fn peek(&mut self) -> Option<(CellHeader, *const u8)> {
-        if self.head == self.cached_tail {
-            // Acquire: pairs with the Release store of `tail` in `Producer::push`,
+        let idx = (self.head % self.ncells) as usize;
+        // SAFETY: cell `idx` lies in the ring. Its `seq` word is only written
+        // atomically; the rest is read only once `seq` shows that the producer
+        // published it, and the producer does not rewrite it until `release`.
+        unsafe {
+            let cell = self.cells.add(idx * HEADER_BYTES);
+            // Acquire: pairs with the Release store of `seq` in `Producer::push`,
             // making the cell's contents visible.
-            // SAFETY: ctl valid while self lives.
-            self.cached_tail = unsafe { (*self.ctl).tail.0.load(Ordering::Acquire) };
-            if self.head == self.cached_tail {
+            let seq = (*(cell.add(SEQ_AT) as *const AtomicU32)).load(Ordering::Acquire);
+            if seq != seq_of(self.head) {
                 return None;
             }
-        }
-        let idx = (self.head % self.ncells) as usize;
-        // SAFETY: cell `idx` was published by the producer (head < tail) and is not
-        // rewritten until we release it.
-        unsafe {
-            let cell = self.cells.add(idx * self.cell_size);
             let hdr = std::ptr::read(cell as *const CellHeader);
-            Some((hdr, cell.add(HEADER_BYTES) as *const u8))
+            let data = if hdr.flags & INLINE != 0 {
+                cell.add(INLINE_AT)
+            } else {
+                self.payload_of(idx)
+            };
+            Some((hdr, data as *const u8))
         }
     }
 
@@ -240,7 +313,7 @@ mod tests {
                     len: 4,
                     ..Default::default()
                 };
-                if p.push(&h, &next_in.to_le_bytes()) {
+                if p.push(&h, &next_in.to_le_bytes(), round % 2 == 0) {
                     next_in += 1;
                 } else {
                     assert_eq!(
@@ -285,7 +358,7 @@ mod tests {
                     total: i,
                     ..Default::default()
                 };
-                if p.push(&h, &[]) {
+                if p.push(&h, &[], false) {
                     i += 1;
                 } else {
                     std::hint::spin_loop();

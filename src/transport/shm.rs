@@ -211,10 +211,11 @@ impl Shm {
         self.tx[peer].as_mut().map(|p| p.free_cells()).unwrap_or(0)
     }
 
+    /// Pushes one cell towards local rank `peer`; see `ring::Producer::push` for `inline`.
     #[inline]
-    pub fn push(&mut self, peer: usize, hdr: &CellHeader, payload: &[u8]) -> bool {
+    pub fn push(&mut self, peer: usize, hdr: &CellHeader, payload: &[u8], inline: bool) -> bool {
         match self.tx[peer].as_mut() {
-            Some(p) => p.push(hdr, payload),
+            Some(p) => p.push(hdr, payload, inline),
             None => false,
         }
     }
