@@ -10,7 +10,7 @@ use super::{MPI_Comm, MPI_Datatype, MPI_Message, MPI_Request, MPI_Status};
 use crate::core::error::Result;
 use crate::core::runtime::{wait_for, with};
 use crate::core::state::{
-    Bsend, Persist, ReqId, ReqKind, Request, SendMode, Staged, State, Status,
+    Bsend, Persist, RecvNow, ReqId, ReqKind, Request, SendMode, Staged, State, Status,
 };
 use crate::datatype::Type;
 use crate::err;
@@ -604,10 +604,68 @@ pub unsafe extern "C" fn MPI_Recv(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> c_int {
+    if let Some(s) = recv_now(buf, count, datatype, source, tag, comm)? {
+        write_status(status, &s, false);
+        return Ok(());
+    }
     let rid = irecv(buf, count, datatype, source, tag, comm)?;
     let s = wait_rid(rid)?;
     write_status(status, &s, false);
     Ok(())
+}
+
+/// The eager fast path of MPI_Recv (`State::try_recv_now`) for a contiguous
+/// buffer and one source rank: waits on that rank's ring while nothing else
+/// is pending, driving the general progress now and then. None when the
+/// receive must take the general path.
+fn recv_now(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> Result<Option<Status>> {
+    let d = describe(buf, count, datatype, "buf")?;
+    if d.staged.is_some() || source < 0 || (tag < 0 && tag != MPI_ANY_TAG) {
+        return Ok(None);
+    }
+    let Some((ctx, w)) = with(|st| {
+        Ok(st
+            .comm(comm)
+            .ok()
+            .filter(|c| source < c.peer_size())
+            .map(|c| (c.ctx, c.peer_world(source) as usize)))
+    })?
+    else {
+        return Ok(None);
+    };
+    let mut backoff = crate::core::progress::Backoff::new_default();
+    let mut round = 0u32;
+    loop {
+        let got = with(|st| {
+            // SAFETY: `describe` checked that the buffer holds `d.bytes` bytes.
+            let r = unsafe { st.try_recv_now(ctx, source, w, tag, d.ptr, d.bytes) };
+            Ok(match r {
+                RecvNow::Got(s) => Some(Some(s)),
+                RecvNow::Other => Some(None),
+                RecvNow::Empty => {
+                    round = round.saturating_add(1);
+                    // Other peers' traffic and queued sends move on too: now
+                    // and then while spinning, every round once waiting longer.
+                    if (round % 16 == 0 || round > 256) && st.progress() {
+                        Some(None)
+                    } else {
+                        None
+                    }
+                }
+            })
+        })?;
+        if let Some(s) = got {
+            return Ok(s);
+        }
+        backoff.snooze();
+    }
 }
 
 #[mpi_fn]

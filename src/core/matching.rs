@@ -62,6 +62,8 @@ fn accepts(ctx: u32, src: i32, tag: i32, m: Key) -> bool {
 /// P: what a posted receive carries (a request id); U: what an unexpected message carries.
 pub struct Matcher<P, U> {
     seq: u64,
+    /// Receives in `posted_exact` (its empty buckets are kept).
+    nexact: usize,
     posted_exact: Buckets<(u64, P)>,
     posted_wild: VecDeque<(u64, Key, P)>,
     unexp: Buckets<(u64, U)>,
@@ -72,6 +74,7 @@ impl<P, U> Default for Matcher<P, U> {
     fn default() -> Self {
         Matcher {
             seq: 0,
+            nexact: 0,
             posted_exact: Buckets::default(),
             posted_wild: VecDeque::new(),
             unexp: Buckets::default(),
@@ -108,6 +111,7 @@ impl<P, U> Matcher<P, U> {
             // Only exact receives: one bucket lookup.
             let q = self.posted_exact.get_mut(&key)?;
             let p = q.pop_front()?.1;
+            self.nexact -= 1;
             if q.is_empty() && self.posted_exact.len() > KEEP_EMPTY_BUCKETS {
                 self.posted_exact.remove(&key);
             }
@@ -131,6 +135,7 @@ impl<P, U> Matcher<P, U> {
             (Some(e), w) if w.is_none_or(|w| e < w) => {
                 let q = self.posted_exact.get_mut(&key).unwrap();
                 let p = q.pop_front().unwrap().1;
+                self.nexact -= 1;
                 if q.is_empty() && self.posted_exact.len() > KEEP_EMPTY_BUCKETS {
                     self.posted_exact.remove(&key);
                 }
@@ -155,6 +160,7 @@ impl<P, U> Matcher<P, U> {
                 .entry((ctx, src, tag))
                 .or_default()
                 .push_back((self.seq, item));
+            self.nexact += 1;
         }
         None
     }
@@ -221,13 +227,21 @@ impl<P, U> Matcher<P, U> {
         if let Some((k, i)) = hit {
             let q = self.posted_exact.get_mut(&k).unwrap();
             q.remove(i);
+            self.nexact -= 1;
             return true;
         }
         false
     }
 
     pub fn posted_len(&self) -> usize {
-        self.posted_exact.values().map(|q| q.len()).sum::<usize>() + self.posted_wild.len()
+        self.nexact + self.posted_wild.len()
+    }
+
+    /// No receive posted and no message waiting: the next arriving message
+    /// that a receive accepts belongs to that receive.
+    #[inline]
+    pub fn is_idle(&self) -> bool {
+        self.nexact == 0 && self.posted_wild.is_empty() && self.unexp_order.is_empty()
     }
 
     pub fn unexpected_len(&self) -> usize {
@@ -360,6 +374,7 @@ mod tests {
                     }
                 }
                 assert_eq!(fast.posted_len(), slow.posted.len());
+                assert_eq!(fast.is_idle(), slow.posted.is_empty() && slow.unexp.is_empty());
                 assert_eq!(fast.unexpected_len(), slow.unexp.len());
             }
         }

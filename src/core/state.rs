@@ -91,6 +91,15 @@ impl Status {
     }
 }
 
+/// What `State::try_recv_now` found.
+pub enum RecvNow {
+    Got(Status),
+    /// Nothing from that rank yet.
+    Empty,
+    /// Something the general path must handle.
+    Other,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SendMode {
     Standard,
@@ -1030,6 +1039,7 @@ impl State {
         if bytes > shm.payload() {
             return false;
         }
+        shm.try_unlink();
         let hdr = CellHeader {
             kind: kind::EAGER,
             ctx,
@@ -1046,6 +1056,62 @@ impl State {
             unsafe { std::slice::from_raw_parts(buf, bytes) }
         };
         shm.push(li, &hdr, payload, true)
+    }
+
+    /// The eager fast path of a blocking receive from one rank of this node:
+    /// when no receive is posted and no message waits, the next cell from
+    /// that rank is taken straight into `buf` if it is a whole eager message
+    /// the receive accepts. `Other` when the cell (or the state) needs the
+    /// general path; the caller then posts the receive as usual, and the cell
+    /// is still in the ring for it.
+    ///
+    /// # Safety
+    /// `buf` is writable for `cap` bytes.
+    #[inline]
+    pub unsafe fn try_recv_now(
+        &mut self,
+        ctx: u32,
+        src: i32,
+        w: usize,
+        tag: i32,
+        buf: *mut u8,
+        cap: usize,
+    ) -> RecvNow {
+        if !self.matcher.is_idle() {
+            return RecvNow::Other;
+        }
+        let Path::Shm(li) = self.paths[w] else {
+            return RecvNow::Other;
+        };
+        let shm = self.shm.as_mut().unwrap();
+        // The creator unlinks the segment's name once every rank attached
+        // (normally from `progress`, which this path bypasses).
+        shm.try_unlink();
+        let Some((h, data)) = shm.peek(li) else {
+            return RecvNow::Empty;
+        };
+        let n = h.len as usize;
+        if h.kind != kind::EAGER
+            || h.flags & flag::SYNC != 0
+            || h.total != n as u64
+            || n > cap
+            || h.ctx != ctx
+            || h.src != src
+            || (tag != MPI_ANY_TAG && tag != h.tag)
+        {
+            return RecvNow::Other;
+        }
+        // SAFETY: the cell's payload holds `n` <= `cap` bytes until release;
+        // `buf` holds `cap` (the caller's contract).
+        unsafe { crate::sys::copy(buf, data, n) };
+        shm.release(li);
+        RecvNow::Got(Status {
+            source: src,
+            tag: h.tag,
+            error: MPI_SUCCESS,
+            bytes: n as u64,
+            cancelled: false,
+        })
     }
 
     /// Starts a send with an explicit envelope: context `ctx`, source rank `src`

@@ -182,7 +182,9 @@ impl Shm {
         Ok(s)
     }
 
-    /// Creator: removes the name once every local rank has attached. Cheap; called from progress.
+    /// Creator: removes the name once every local rank has attached. Cheap
+    /// (one flag test once done); called from progress and the fast paths.
+    #[inline]
     pub fn try_unlink(&mut self) -> bool {
         if self.unlinked {
             return true;
