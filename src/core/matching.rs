@@ -374,7 +374,10 @@ mod tests {
                     }
                 }
                 assert_eq!(fast.posted_len(), slow.posted.len());
-                assert_eq!(fast.is_idle(), slow.posted.is_empty() && slow.unexp.is_empty());
+                assert_eq!(
+                    fast.is_idle(),
+                    slow.posted.is_empty() && slow.unexp.is_empty()
+                );
                 assert_eq!(fast.unexpected_len(), slow.unexp.len());
             }
         }
