@@ -7,6 +7,7 @@
 pub const TUNABLES: &[(&str, &str, &str)] = &[
     ("OXMPI_EAGER_LIMIT", "32768", "largest message (bytes) sent eagerly through shared-memory cells; larger ones use rendezvous"),
     ("OXMPI_CMA", "1", "1: large messages are single-copy with process_vm_readv; 0: pipelined copy through shared cells"),
+    ("OXMPI_CMA_SPLIT", "65536", "contiguous messages at least this long (bytes) are copied by receiver and sender together, in chunks each claims; 0: the receiver copies alone"),
     ("OXMPI_RING_CELLS", "64", "cells per sender-receiver ring in the shared segment"),
     ("OXMPI_CELL_BYTES", "4096", "bytes per cell (64-byte header included)"),
     ("OXMPI_SPIN_US", "50", "microseconds a waiting rank polls before yielding (0 when ranks outnumber cores)"),
@@ -36,6 +37,7 @@ pub fn get_str(name: &str) -> Option<String> {
 pub struct Config {
     pub eager_limit: usize,
     pub cma: bool,
+    pub cma_split: usize,
     pub ring_cells: usize,
     pub cell_bytes: usize,
     pub spin_us: u64,
@@ -61,6 +63,10 @@ impl Config {
         Config {
             eager_limit: get("OXMPI_EAGER_LIMIT") as usize,
             cma: get("OXMPI_CMA") != 0,
+            cma_split: match get("OXMPI_CMA_SPLIT") as usize {
+                0 => usize::MAX,
+                n => n,
+            },
             ring_cells: (get("OXMPI_RING_CELLS") as usize).clamp(4, 1 << 16),
             cell_bytes: cell,
             spin_us: get("OXMPI_SPIN_US"),

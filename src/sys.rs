@@ -129,6 +129,41 @@ impl Drop for ShmMap {
     }
 }
 
+/// Copies `len` bytes from `src` to address `remote` in process `pid`
+/// (process_vm_writev), retrying short writes.
+///
+/// # Safety
+/// `src` is readable for `len` bytes.
+pub unsafe fn cma_write(pid: i32, remote: usize, src: *const u8, len: usize) -> io::Result<()> {
+    let mut done = 0usize;
+    while done < len {
+        let local = libc::iovec {
+            // SAFETY: done < len, inside the caller's buffer.
+            iov_base: unsafe { src.add(done) } as *mut libc::c_void,
+            iov_len: len - done,
+        };
+        let rem = libc::iovec {
+            iov_base: (remote + done) as *mut libc::c_void,
+            iov_len: len - done,
+        };
+        // SAFETY: the local iovec is readable (caller's contract); the kernel
+        // checks the remote range and reports EFAULT instead of faulting.
+        let n = unsafe { libc::process_vm_writev(pid, &local, 1, &rem, 1, 0) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            return Err(e);
+        }
+        if n == 0 {
+            return Err(io::Error::from(io::ErrorKind::WriteZero));
+        }
+        done += n as usize;
+    }
+    Ok(())
+}
+
 /// Copies `len` bytes at address `remote` in process `pid` into `dst` with one
 /// `process_vm_readv` call per kernel limit. Returns the error of the first failed call.
 ///

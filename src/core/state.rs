@@ -28,6 +28,7 @@ use crate::transport::ring::CellHeader;
 use crate::transport::shm::{self, Shm};
 use std::collections::{HashMap, VecDeque};
 use std::os::raw::c_int;
+use std::sync::atomic::Ordering;
 
 pub mod kind {
     pub const EAGER: u16 = 1;
@@ -43,6 +44,9 @@ pub mod flag {
     /// RTS: `addr` is the address of the sender's [address, length] segment
     /// list and `rreq` its length (a non-contiguous send buffer).
     pub const IOV: u16 = 2;
+    /// CTS: copy together (split copy). `addr` is the receive buffer, `total`
+    /// the bytes to copy, `rreq` the chunk size, `tag` the slot index.
+    pub const SPLIT: u16 = 4;
 }
 
 pub type ReqId = u32;
@@ -293,6 +297,23 @@ pub enum Path {
 
 pub type ErrhFn = unsafe extern "C" fn(*mut c_int, *mut c_int);
 
+/// Receiver side of a split copy: the request completes when `done` reaches
+/// `n`; the slot is free again once the sender has also left it.
+struct SplitRecv {
+    rid: Option<ReqId>,
+    li: usize,
+    k: usize,
+    n: u64,
+}
+
+/// Sender side of a split copy: the request completes when `done` reaches `n`.
+struct SplitSend {
+    rid: ReqId,
+    li: usize,
+    k: usize,
+    n: u64,
+}
+
 /// The attached buffer of MPI_Buffer_attach and its live regions (offset, len).
 pub struct Bsend {
     pub base: *mut u8,
@@ -310,6 +331,14 @@ pub struct State {
     pub paths: Vec<Path>,
     pids: Vec<i32>,
     cma_ok: Vec<bool>,
+    /// A process_vm_readv from this world rank has worked (split copies
+    /// start only then, so that a refusal never strands a half-copied message).
+    cma_proven: Vec<bool>,
+    /// Free split-copy slots of messages from each local rank to this one.
+    split_free: Vec<Vec<u16>>,
+    /// Split copies in flight or whose slot the sender has not left yet.
+    split_recv: Vec<SplitRecv>,
+    split_send: Vec<SplitSend>,
     local_peers: Vec<(usize, usize)>,
     matcher: Matcher<ReqId, u64>,
     unexp: HashMap<u64, Unexp>,
@@ -447,6 +476,10 @@ impl State {
         ];
         Ok(State {
             cma_ok: vec![cfg.cma; n],
+            cma_proven: vec![false; n],
+            split_free: Vec::new(),
+            split_recv: Vec::new(),
+            split_send: Vec::new(),
             cfg,
             rank,
             size,
@@ -506,6 +539,9 @@ impl State {
                     did = true;
                 }
             }
+            if !self.split_recv.is_empty() || !self.split_send.is_empty() {
+                did |= self.poll_split();
+            }
             if self.out_busy > 0 {
                 for w in 0..self.outq.len() {
                     if !self.outq[w].is_empty() {
@@ -555,6 +591,7 @@ impl State {
             }
             kind::FRAG => self.incoming_frag(w, payload),
             kind::RTS => self.incoming_rts(w, h),
+            kind::CTS if h.flags & flag::SPLIT != 0 => self.split_as_sender(w, h),
             kind::CTS => {
                 if let Some(rid) = self.reqs.from_token(h.sreq) {
                     let r = self.reqs.get_mut(rid).unwrap();
@@ -782,6 +819,9 @@ impl State {
                 .as_mut()
                 .filter(|s| !s.iov.is_empty())
                 .map(|s| std::mem::take(&mut s.iov));
+            if niov == 0 && local.is_none() && self.split_as_receiver(rid, w, sreq, addr, buf, n) {
+                return;
+            }
             let res = if niov == 0 && local.is_none() {
                 // SAFETY: the receive buffer holds `cap` >= n bytes.
                 unsafe { crate::sys::cma_read(self.pids[w], addr as usize, buf, n) }
@@ -797,6 +837,7 @@ impl State {
             }
             match res {
                 Ok(()) => {
+                    self.cma_proven[w] = true;
                     self.send_ctrl(w, kind::FIN, sreq, 0);
                     self.complete(rid);
                     return;
@@ -820,6 +861,171 @@ impl State {
             ..Default::default()
         };
         self.send_out(w, Out::ctrl(hdr));
+    }
+
+    /// Receiver: starts a split copy of `n` contiguous bytes from the
+    /// sender's `addr` into `buf` if it is worth it and possible (a proven
+    /// CMA peer on this node, a free slot); copies its share of the chunks.
+    /// False when the caller should copy alone.
+    #[allow(clippy::too_many_arguments)]
+    fn split_as_receiver(
+        &mut self,
+        rid: ReqId,
+        w: usize,
+        sreq: u64,
+        addr: u64,
+        buf: *mut u8,
+        n: usize,
+    ) -> bool {
+        let Path::Shm(li) = self.paths[w] else {
+            return false;
+        };
+        if n < self.cfg.cma_split || !self.cma_proven[w] {
+            return false;
+        }
+        if self.split_free.is_empty() {
+            let nlocal = self.shm.as_ref().unwrap().nlocal();
+            self.split_free = (0..nlocal)
+                .map(|_| (0..shm::SPLIT_SLOTS as u16).rev().collect())
+                .collect();
+        }
+        let Some(k) = self.split_free[li].pop() else {
+            return false;
+        };
+        let k = k as usize;
+        // Chunks: at least 4 (so that both sides get a share), 32 KiB to 2 MiB.
+        let chunk = (n / 4).clamp(32 << 10, 2 << 20).next_multiple_of(4096);
+        let shm = self.shm.as_ref().unwrap();
+        let slot = shm.split_slot(li, shm.me(), k);
+        // Relaxed: the CTS below is published by the ring's Release store,
+        // which the sender Acquires before it looks at the slot.
+        slot.claimed.store(0, Ordering::Relaxed);
+        slot.done.store(0, Ordering::Relaxed);
+        slot.failed.store(0, Ordering::Relaxed);
+        slot.sender_left.store(0, Ordering::Relaxed);
+        let hdr = CellHeader {
+            kind: kind::CTS,
+            flags: flag::SPLIT,
+            sreq,
+            rreq: chunk as u64,
+            addr: buf as u64,
+            total: n as u64,
+            tag: k as i32,
+            ..Default::default()
+        };
+        self.send_out(w, Out::ctrl(hdr));
+        let pid = self.pids[w];
+        let slot = self
+            .shm
+            .as_ref()
+            .unwrap()
+            .split_slot(li, self.me_local(), k);
+        let ok = split_copy(slot, n, chunk, |off, len| {
+            // SAFETY: `buf` holds n bytes (off + len <= n); the sender keeps
+            // its buffer until the copy is done (its request is incomplete).
+            unsafe { crate::sys::cma_read(pid, addr as usize + off, buf.add(off), len) }
+        });
+        if !ok {
+            if let Some(r) = self.reqs.get_mut(rid) {
+                r.status.error = MPI_ERR_OTHER;
+            }
+        }
+        self.split_recv.push(SplitRecv {
+            rid: Some(rid),
+            li,
+            k,
+            n: n as u64,
+        });
+        self.poll_split();
+        true
+    }
+
+    fn me_local(&self) -> usize {
+        self.shm.as_ref().unwrap().me()
+    }
+
+    /// Sender: the receiver asked to copy together; take chunks until none is left.
+    fn split_as_sender(&mut self, w: usize, h: &CellHeader) {
+        let Path::Shm(li) = self.paths[w] else {
+            return;
+        };
+        let Some(rid) = self.reqs.from_token(h.sreq) else {
+            return;
+        };
+        let src = self.reqs.get(rid).unwrap().buf as *const u8;
+        let (n, chunk, k, dst) = (h.total as usize, h.rreq as usize, h.tag as usize, h.addr);
+        let pid = self.pids[w];
+        let shm = self.shm.as_ref().unwrap();
+        let slot = shm.split_slot(shm.me(), li, k);
+        let ok = split_copy(slot, n, chunk, |off, len| {
+            // SAFETY: the send buffer holds n bytes until the request completes.
+            unsafe { crate::sys::cma_write(pid, dst as usize + off, src.add(off), len) }
+        });
+        if !ok {
+            // Release: pairs with the receiver's Acquire load after `done` is full.
+            slot.failed.store(1, Ordering::Release);
+        }
+        self.split_send.push(SplitSend {
+            rid,
+            li,
+            k,
+            n: n as u64,
+        });
+        self.poll_split();
+    }
+
+    /// Completes split copies whose bytes are all in; frees slots the sender left.
+    fn poll_split(&mut self) -> bool {
+        let me = self.me_local();
+        let mut did = false;
+        let mut i = 0;
+        while i < self.split_send.len() {
+            let s = &self.split_send[i];
+            let slot = self.shm.as_ref().unwrap().split_slot(me, s.li, s.k);
+            // Acquire: pairs with the Release `fetch_add`s of both copiers, so
+            // no copy reads the send buffer any more.
+            if slot.done.load(Ordering::Acquire) == s.n {
+                // Release: our last touch of the slot; pairs with the receiver's
+                // Acquire load before it reuses the slot.
+                slot.sender_left.store(1, Ordering::Release);
+                let rid = s.rid;
+                self.split_send.swap_remove(i);
+                self.complete(rid);
+                did = true;
+            } else {
+                i += 1;
+            }
+        }
+        let mut i = 0;
+        while i < self.split_recv.len() {
+            let s = &self.split_recv[i];
+            let (li, k, n, rid) = (s.li, s.k, s.n, s.rid);
+            let slot = self.shm.as_ref().unwrap().split_slot(li, me, k);
+            // Acquire: pairs with the Release `fetch_add`s of both copiers:
+            // every byte of the message is in the receive buffer.
+            let full = slot.done.load(Ordering::Acquire) == n;
+            // Acquire: pairs with the sender's Release store of `failed`.
+            let failed = slot.failed.load(Ordering::Acquire) != 0;
+            // Acquire: pairs with the sender's Release store of `sender_left`.
+            let left = slot.sender_left.load(Ordering::Acquire) != 0;
+            if let (Some(rid), true) = (rid, full) {
+                if failed {
+                    if let Some(q) = self.reqs.get_mut(rid) {
+                        q.status.error = MPI_ERR_OTHER;
+                    }
+                }
+                self.split_recv[i].rid = None;
+                self.complete(rid);
+                did = true;
+            }
+            if full && left {
+                self.split_recv.swap_remove(i);
+                self.split_free[li].push(k as u16);
+            } else {
+                i += 1;
+            }
+        }
+        did
     }
 
     /// Single copy between segment lists: the sender's (`niov` segments listed
@@ -1364,6 +1570,35 @@ impl State {
         b.regions.insert(at, (off, need));
         // SAFETY: off + need <= size, inside the attached buffer.
         Some((off, unsafe { b.base.add(off) }))
+    }
+}
+
+/// Takes chunks of a split copy (`chunk` bytes each, of `n`) from the shared
+/// counter until none is left, copying each with `copy(offset, len)` and
+/// adding it to `done`. False if a copy failed (its bytes still count as
+/// done, so that both sides finish; the request reports the error).
+fn split_copy(
+    slot: &shm::SplitSlot,
+    n: usize,
+    chunk: usize,
+    mut copy: impl FnMut(usize, usize) -> std::io::Result<()>,
+) -> bool {
+    let chunks = n.div_ceil(chunk.max(1)) as u64;
+    let mut ok = true;
+    loop {
+        // Relaxed: the counter only hands out distinct indices.
+        let i = slot.claimed.fetch_add(1, Ordering::Relaxed);
+        if i >= chunks {
+            return ok;
+        }
+        let off = i as usize * chunk;
+        let len = chunk.min(n - off);
+        if ok {
+            ok = copy(off, len).is_ok();
+        }
+        // Release: our copy happens before whoever sees `done` complete;
+        // pairs with the Acquire loads in `State::poll_split`.
+        slot.done.fetch_add(len as u64, Ordering::Release);
     }
 }
 

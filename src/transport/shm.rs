@@ -18,7 +18,7 @@ use std::io;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 const MAGIC: u64 = 0x4f78_4d50_4953_484d; // "OxMPISHM"
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 
 /// Collective area, after the rings: one slot per local rank with two
 /// counters on their own cache lines (`seq` at 0, `done` at 64) and two
@@ -27,6 +27,24 @@ pub const COLL_HDR: usize = 128;
 pub const COLL_HALF: usize = 32 << 10;
 pub const COLL_SLOT: usize = COLL_HDR + 2 * COLL_HALF;
 const HEADER_BYTES: usize = 4096;
+
+/// Split-copy slots per ordered pair of local ranks, after the collective
+/// area: a large message copied by both sides keeps its shared counters in
+/// one (see `core::state`, split copy). Allocated by the receiver.
+pub const SPLIT_SLOTS: usize = 64;
+
+/// Shared counters of one split copy. `#[repr(C)]`, atomics only, one cache line.
+#[repr(C, align(64))]
+pub struct SplitSlot {
+    /// Next chunk to copy; each side takes chunks with `fetch_add`.
+    pub claimed: AtomicU64,
+    /// Bytes copied so far by both sides.
+    pub done: AtomicU64,
+    /// Set by the sender when one of its copies failed.
+    pub failed: AtomicU64,
+    /// Set by the sender once it no longer touches the slot.
+    pub sender_left: AtomicU64,
+}
 
 /// Segment header. Written by the creator before `magic` is published.
 #[repr(C)]
@@ -54,6 +72,8 @@ pub struct Shm {
     payload: usize,
     /// Offset of the collective area.
     coll: usize,
+    /// This rank's local index.
+    me: usize,
 }
 
 /// Name of the segment of job `job` whose creator has rank `leader`.
@@ -73,7 +93,10 @@ pub fn segment_name(job: &str, leader: i32) -> String {
 }
 
 fn seg_bytes(nlocal: usize, cells: usize, cell_bytes: usize) -> usize {
-    HEADER_BYTES + nlocal * nlocal * ring::ring_bytes(cells, cell_bytes) + nlocal * COLL_SLOT
+    HEADER_BYTES
+        + nlocal * nlocal * ring::ring_bytes(cells, cell_bytes)
+        + nlocal * COLL_SLOT
+        + nlocal * nlocal * SPLIT_SLOTS * std::mem::size_of::<SplitSlot>()
 }
 
 impl Shm {
@@ -177,6 +200,7 @@ impl Shm {
             rx,
             payload: cell_bytes - ring::HEADER_BYTES,
             coll: HEADER_BYTES + nlocal * nlocal * rb,
+            me,
         };
         s.try_unlink();
         Ok(s)
@@ -237,6 +261,23 @@ impl Shm {
 
     pub fn nlocal(&self) -> usize {
         self.nlocal
+    }
+
+    /// This rank's local index.
+    pub fn me(&self) -> usize {
+        self.me
+    }
+
+    /// Split-copy slot `k` of messages from local rank `from` to local rank `to`.
+    pub fn split_slot(&self, from: usize, to: usize, k: usize) -> &SplitSlot {
+        assert!(from < self.nlocal && to < self.nlocal && k < SPLIT_SLOTS);
+        let at = self.coll
+            + self.nlocal * COLL_SLOT
+            + ((from * self.nlocal + to) * SPLIT_SLOTS + k) * std::mem::size_of::<SplitSlot>();
+        // SAFETY: the slot area lies inside the mapping (seg_bytes), 64-byte
+        // aligned (every area before it is a multiple of 64 bytes), zeroed at
+        // creation; SplitSlot holds atomics only, shared by the two ranks.
+        unsafe { &*(self.map.base().add(at) as *const SplitSlot) }
     }
 
     /// Start of local rank `li`'s collective slot (`COLL_SLOT` bytes, zeroed
