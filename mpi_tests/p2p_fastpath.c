@@ -6,7 +6,7 @@
  * draining another peer's flood so that the job can finish. */
 #include "util.h"
 
-#define CELL_PAYLOAD (4096 - 64)
+#define CELL_PAYLOAD 4096
 
 static const int sizes[] = {0, 1, 7, 8, 23, 24, 25, 63, 64, 65, 1000,
                             CELL_PAYLOAD - 1, CELL_PAYLOAD, CELL_PAYLOAD + 1, 20000};

@@ -9,7 +9,7 @@ pub const TUNABLES: &[(&str, &str, &str)] = &[
     ("OXMPI_CMA", "1", "1: large messages are single-copy with process_vm_readv; 0: pipelined copy through shared cells"),
     ("OXMPI_CMA_SPLIT", "65536", "contiguous messages at least this long (bytes) are copied by receiver and sender together, in chunks each claims; 0: the receiver copies alone"),
     ("OXMPI_RING_CELLS", "64", "cells per sender-receiver ring in the shared segment"),
-    ("OXMPI_CELL_BYTES", "4096", "bytes per cell (64-byte header included)"),
+    ("OXMPI_CELL_BYTES", "4096", "payload bytes per cell (each cell also has a 64-byte header)"),
     ("OXMPI_SPIN_US", "50", "microseconds a waiting rank polls before yielding (0 when ranks outnumber cores)"),
     ("OXMPI_YIELD_US", "5000", "microseconds a waiting rank polls with sched_yield before sleeping"),
     ("OXMPI_SLEEP_MAX_US", "1000", "longest sleep between polls of a rank that has waited past its yield phase"),

@@ -75,12 +75,13 @@ pub struct RingCtl {
     pub head: Padded,
 }
 
-/// Bytes a ring of `cells` cells of `cell_size` bytes occupies. The headers
-/// of all cells come first, one cache line each and consecutive (so a stream
-/// of small messages moves consecutive lines, which the prefetchers follow),
-/// then the payload areas, `cell_size - HEADER_BYTES` each.
+/// Bytes a ring of `cells` cells with `cell_size` payload bytes each
+/// occupies. The headers of all cells come first, one cache line each and
+/// consecutive (so a stream of small messages moves consecutive lines, which
+/// the prefetchers follow), then the payload areas, `cell_size` bytes each
+/// (a page, so a 4 KiB message fits one cell).
 pub const fn ring_bytes(cells: usize, cell_size: usize) -> usize {
-    std::mem::size_of::<RingCtl>() + cells * cell_size
+    std::mem::size_of::<RingCtl>() + cells * (HEADER_BYTES + cell_size)
 }
 
 /// Producer cursor (lives in the sender's private memory).
@@ -143,7 +144,7 @@ impl Producer {
 
     /// Payload bytes per cell.
     pub fn payload(&self) -> usize {
-        self.cell_size - HEADER_BYTES
+        self.cell_size
     }
 
     /// Start of cell `idx`'s payload area.
@@ -155,7 +156,7 @@ impl Producer {
         // SAFETY: the payload areas follow the ncells headers inside the ring.
         unsafe {
             self.cells
-                .add(self.ncells as usize * HEADER_BYTES + idx * (self.cell_size - HEADER_BYTES))
+                .add(self.ncells as usize * HEADER_BYTES + idx * self.cell_size)
         }
     }
 
@@ -244,7 +245,7 @@ impl Consumer {
         // SAFETY: the payload areas follow the ncells headers inside the ring.
         unsafe {
             self.cells
-                .add(self.ncells as usize * HEADER_BYTES + idx * (self.cell_size - HEADER_BYTES))
+                .add(self.ncells as usize * HEADER_BYTES + idx * self.cell_size)
         }
     }
 
