@@ -10,7 +10,8 @@ pub const TUNABLES: &[(&str, &str, &str)] = &[
     ("OXMPI_CMA_SPLIT", "65536", "contiguous messages at least this long (bytes) are copied by receiver and sender together, in chunks each claims; 0: the receiver copies alone"),
     ("OXMPI_RING_CELLS", "64", "cells per sender-receiver ring in the shared segment"),
     ("OXMPI_CELL_BYTES", "4096", "payload bytes per cell (each cell also has a 64-byte header)"),
-    ("OXMPI_SPIN_US", "50", "microseconds a waiting rank polls before yielding (0 when ranks outnumber cores)"),
+    ("OXMPI_SPIN_US", "50", "microseconds a waiting rank polls before yielding (OXMPI_OVERSUB_SPIN_US when ranks outnumber cores)"),
+    ("OXMPI_OVERSUB_SPIN_US", "10", "microseconds a waiting rank polls before yielding when ranks outnumber cores"),
     ("OXMPI_YIELD_US", "5000", "microseconds a waiting rank polls with sched_yield before sleeping"),
     ("OXMPI_SLEEP_MAX_US", "1000", "longest sleep between polls of a rank that has waited past its yield phase"),
     ("OXMPI_BARRIER", "auto", "barrier: shm (MPI_COMM_WORLD, all ranks on this node) | dissemination"),
@@ -41,6 +42,7 @@ pub struct Config {
     pub ring_cells: usize,
     pub cell_bytes: usize,
     pub spin_us: u64,
+    pub oversub_spin_us: u64,
     pub yield_us: u64,
     pub sleep_max_us: u64,
 }
@@ -70,6 +72,7 @@ impl Config {
             ring_cells: (get("OXMPI_RING_CELLS") as usize).clamp(4, 1 << 16),
             cell_bytes: cell,
             spin_us: get("OXMPI_SPIN_US"),
+            oversub_spin_us: get("OXMPI_OVERSUB_SPIN_US"),
             yield_us: get("OXMPI_YIELD_US"),
             sleep_max_us: get("OXMPI_SLEEP_MAX_US").max(1),
         }

@@ -1,7 +1,8 @@
 //! Waiting without burning the machine: spin briefly, then `sched_yield`, then
 //! sleep with growing intervals (OXMPI_SPIN_US, OXMPI_YIELD_US, OXMPI_SLEEP_MAX_US).
-//! When ranks on the node outnumber its cores the spin phase is skipped, so
-//! `mpirun -n 8` on 2 cores hands the CPU over at once.
+//! When ranks on the node outnumber its cores the spin phase lasts
+//! OXMPI_OVERSUB_SPIN_US instead, so `mpirun -n 8` on 2 cores hands the CPU
+//! over (almost) at once.
 
 use crate::sys;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -11,9 +12,8 @@ static YIELD_NS: AtomicU64 = AtomicU64::new(5_000_000);
 static SLEEP_MAX_NS: AtomicU64 = AtomicU64::new(1_000_000);
 
 /// Sets the phase lengths (called once at init).
-pub fn configure(spin_us: u64, yield_us: u64, sleep_max_us: u64, oversubscribed: bool) {
-    let spin = if oversubscribed { 0 } else { spin_us * 1000 };
-    SPIN_NS.store(spin, Ordering::Relaxed);
+pub fn configure(spin_us: u64, yield_us: u64, sleep_max_us: u64) {
+    SPIN_NS.store(spin_us * 1000, Ordering::Relaxed);
     YIELD_NS.store(yield_us * 1000, Ordering::Relaxed);
     SLEEP_MAX_NS.store(sleep_max_us * 1000, Ordering::Relaxed);
 }

@@ -459,7 +459,12 @@ impl State {
             .and_then(|v| v.parse().ok())
             .unwrap_or_else(crate::sys::cpus_available);
         let oversub = local.len() > cpus;
-        crate::core::progress::configure(cfg.spin_us, cfg.yield_us, cfg.sleep_max_us, oversub);
+        let spin = if oversub {
+            cfg.oversub_spin_us
+        } else {
+            cfg.spin_us
+        };
+        crate::core::progress::configure(spin, cfg.yield_us, cfg.sleep_max_us);
         let n = size as usize;
         let world = Comm::new(0, (0..size).collect(), rank, "MPI_COMM_WORLD");
         let selfc = Comm::new(2, vec![rank], rank, "MPI_COMM_SELF");
