@@ -538,20 +538,41 @@ pub fn b_allgather_rd(s: &mut Sched, n: usize, r: usize, rbuf: Loc, blocks: &[(u
     }
 }
 
+/// Collectives whose algorithm OXMPI_<NAME> may force.
+const COLLECTIVES: &[&str] = &[
+    "barrier",
+    "bcast",
+    "reduce",
+    "allreduce",
+    "allgather",
+    "alltoall",
+    "reduce_scatter",
+    "gather",
+    "scatter",
+    "scan",
+];
+
 /// The algorithm a collective uses: forced by OXMPI_<COLL> (one of
 /// `candidates`) or `default`, chosen by the caller from size, rank count
 /// and op.
 pub fn choose(coll: &str, candidates: &[&'static str], default: &'static str) -> &'static str {
-    // Read once per process: the variables are set before MPI_Init.
+    // Read once per process (the variables are set before MPI_Init): the
+    // forced collectives, by lower-case name. Usually empty, so a call costs
+    // one length test.
     static FORCED: std::sync::OnceLock<Vec<(String, String)>> = std::sync::OnceLock::new();
     let f = FORCED.get_or_init(|| {
         std::env::vars()
-            .filter(|(k, _)| k.starts_with("OXMPI_"))
-            .filter_map(|(k, _)| crate::config::get_str(&k).map(|v| (k, v)))
+            .filter_map(|(k, _)| {
+                let name = k.strip_prefix("OXMPI_")?.to_ascii_lowercase();
+                let v = crate::config::get_str(&k)?;
+                COLLECTIVES.contains(&name.as_str()).then_some((name, v))
+            })
             .collect()
     });
-    let named = |k: &str| k.len() == 6 + coll.len() && k[6..].eq_ignore_ascii_case(coll);
-    match f.iter().find(|(k, _)| named(k)) {
+    if f.is_empty() {
+        return default;
+    }
+    match f.iter().find(|(k, _)| k.eq_ignore_ascii_case(coll)) {
         Some((_, v)) => candidates
             .iter()
             .copied()
