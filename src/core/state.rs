@@ -341,7 +341,8 @@ pub struct State {
     split_send: Vec<SplitSend>,
     local_peers: Vec<(usize, usize)>,
     matcher: Matcher<ReqId, u64>,
-    unexp: HashMap<u64, Unexp>,
+    /// Unexpected messages by id (a cheap hasher: ids are small counters).
+    unexp: HashMap<u64, Unexp, std::hash::BuildHasherDefault<crate::core::matching::KeyHasher>>,
     next_uid: u64,
     asm: Vec<Option<Asm>>,
     outq: Vec<VecDeque<Out>>,
@@ -496,7 +497,7 @@ impl State {
             pids,
             local_peers,
             matcher: Matcher::new(),
-            unexp: HashMap::new(),
+            unexp: HashMap::default(),
             next_uid: 1,
             asm: (0..n).map(|_| None).collect(),
             outq: (0..n).map(|_| VecDeque::new()).collect(),
