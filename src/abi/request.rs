@@ -77,7 +77,7 @@ fn take_done(st: &mut State, h: &mut MPI_Request) -> (Status, c_int) {
     if r.persist.is_some() || r.coll_factory.is_some() {
         r.active = false;
     } else {
-        st.reqs.remove(rid);
+        st.reqs.discard(rid);
         *h = MPI_REQUEST_NULL;
     }
     got
@@ -158,10 +158,10 @@ pub unsafe extern "C" fn MPI_Test(
 }
 
 /// When no request of the array is pending: retires them all and returns their
-/// statuses (the empty status for null and inactive ones). Otherwise None.
-/// Retires all of `reqs` once every one is complete. `*from` counts the
-/// leading requests already seen complete (they stay so), so a waiting
-/// caller does not poll them again on every round.
+/// statuses (the empty status for null and inactive ones). Otherwise None,
+/// having retired nothing (MPI_Testall). `*from` counts the leading requests
+/// already seen complete (they stay so), so a caller polling again does not
+/// look at them twice.
 fn retire_all(
     st: &mut State,
     reqs: &mut [MPI_Request],
@@ -231,8 +231,21 @@ pub unsafe extern "C" fn MPI_Waitall(
     array_of_statuses: *mut MPI_Status,
 ) -> c_int {
     let reqs = req_slice(count, array_of_requests)?;
-    let mut from = 0;
-    let got = wait_for(|st| retire_all(st, reqs, &mut from))?;
+    // Requests are retired in order as they are found complete, each polled
+    // once it is reached (a wait cannot return before all are complete, so
+    // retiring early changes nothing the caller can see on success).
+    let mut got: Vec<(Status, c_int)> = Vec::with_capacity(reqs.len());
+    wait_for(|st| {
+        while got.len() < reqs.len() {
+            let h = &mut reqs[got.len()];
+            match poll(st, *h)? {
+                Poll::Pending => return Ok(None),
+                Poll::Null => got.push((Status::empty(), MPI_COMM_WORLD)),
+                Poll::Done(..) => got.push(take_done(st, h)),
+            }
+        }
+        Ok(Some(()))
+    })?;
     let idx: Vec<usize> = (0..reqs.len()).collect();
     write_many(array_of_statuses, &idx, &got)
 }

@@ -44,6 +44,20 @@ impl<T> Slab<T> {
         v
     }
 
+    /// Removes and drops slot `i`'s value in place (no move out). True if it held one.
+    #[inline]
+    pub fn discard(&mut self, i: u32) -> bool {
+        let Some(e) = self.items.get_mut(i as usize) else {
+            return false;
+        };
+        if e.1.is_none() {
+            return false;
+        }
+        e.1 = None;
+        self.free.push(i);
+        true
+    }
+
     /// A token naming slot `i` in its current generation.
     pub fn token(&self, i: u32) -> u64 {
         ((self.items[i as usize].0 as u64) << 32) | i as u64
@@ -91,5 +105,10 @@ mod tests {
         assert_eq!(s.from_token(t), None);
         assert_eq!(s.from_token(s.token(b)), Some(b));
         assert_eq!(s.len(), 1);
+        assert!(s.discard(b));
+        assert!(!s.discard(b));
+        assert_eq!(s.from_token(s.token(b)), None);
+        assert_eq!(s.len(), 0);
+        assert_eq!(s.insert(3), b);
     }
 }
