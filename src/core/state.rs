@@ -156,6 +156,9 @@ pub struct Request {
     pub user_freed: bool,
     /// Buffered send: the region of the attached buffer it occupies.
     pub bsend_region: Option<usize>,
+    /// Rendezvous send: the world rank it goes to, counted in
+    /// `State::rndv_out` until the request completes.
+    pub rndv_peer: Option<usize>,
     /// Receive: posted in the matching engine and not matched yet (cancellable).
     pub posted: bool,
     /// Non-contiguous data: the packed bytes (send) or the landing area (receive).
@@ -230,6 +233,7 @@ impl Request {
             persist: None,
             user_freed: false,
             bsend_region: None,
+            rndv_peer: None,
             posted: false,
             staged: None,
             coll_factory: None,
@@ -339,6 +343,9 @@ pub struct State {
     /// Split copies in flight or whose slot the sender has not left yet.
     split_recv: Vec<SplitRecv>,
     split_send: Vec<SplitSend>,
+    /// Rendezvous sends in flight to each world rank: while we have one, that
+    /// rank is busy copying our message, so we do not ask it to split one.
+    rndv_out: Vec<u32>,
     local_peers: Vec<(usize, usize)>,
     matcher: Matcher<ReqId, u64>,
     /// Unexpected messages by id (a cheap hasher: ids are small counters).
@@ -486,6 +493,7 @@ impl State {
             split_free: Vec::new(),
             split_recv: Vec::new(),
             split_send: Vec::new(),
+            rndv_out: vec![0; n],
             cfg,
             rank,
             size,
@@ -886,7 +894,9 @@ impl State {
         let Path::Shm(li) = self.paths[w] else {
             return false;
         };
-        if n < self.cfg.cma_split || !self.cma_proven[w] {
+        // A peer with a rendezvous message of ours in flight is copying it
+        // (an exchange): splitting would only add calls on two busy cores.
+        if n < self.cfg.cma_split || !self.cma_proven[w] || self.rndv_out[w] > 0 {
             return false;
         }
         if self.split_free.is_empty() {
@@ -1159,11 +1169,24 @@ impl State {
 
     // ---------------------------------------------------------------- completion
 
+    /// Counts rendezvous send `rid` to world rank `w` in `rndv_out`.
+    fn count_rndv(&mut self, rid: ReqId, w: usize) {
+        if let Some(r) = self.reqs.get_mut(rid) {
+            if r.rndv_peer.is_none() {
+                r.rndv_peer = Some(w);
+                self.rndv_out[w] += 1;
+            }
+        }
+    }
+
     pub fn complete(&mut self, rid: ReqId) {
         let Some(r) = self.reqs.get_mut(rid) else {
             return;
         };
         r.done = true;
+        if let Some(w) = r.rndv_peer.take() {
+            self.rndv_out[w] -= 1;
+        }
         if let Some(st) = r.staged.as_ref().filter(|s| !s.direct) {
             if let Some((t, count, dst)) = &st.unpack {
                 let n = (r.status.bytes as usize).min(r.cap);
@@ -1385,6 +1408,7 @@ impl State {
                 } else {
                     hdr.kind = kind::RTS;
                     hdr.addr = buf as u64;
+                    self.count_rndv(rid, w);
                     Out::ctrl(hdr)
                 };
                 self.send_out(w, out);
@@ -1434,6 +1458,7 @@ impl State {
             rreq: iov.len() as u64,
             ..Default::default()
         };
+        self.count_rndv(rid, w);
         self.send_out(w, Out::ctrl(hdr));
         Ok(true)
     }
