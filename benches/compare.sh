@@ -13,14 +13,16 @@ if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ] && ! command -v mpicc.ope
 fi
 make install PREFIX="$PWD/build/prefix" >/dev/null
 out=build/bench; mkdir -p "$out"
-build/prefix/bin/mpicc -O2 benches/$prog.c -o "$out/bench_oxmpi"
-mpicc.openmpi -O2 benches/$prog.c -o "$out/bench_openmpi"
-mpicc.mpich -O2 benches/$prog.c -o "$out/bench_mpich"
+# One binary per program and MPI, so that a p2p run after a coll run (or
+# the other way round) never picks up the other program.
+build/prefix/bin/mpicc -O2 benches/$prog.c -o "$out/${prog}_oxmpi"
+mpicc.openmpi -O2 benches/$prog.c -o "$out/${prog}_openmpi"
+mpicc.mpich -O2 benches/$prog.c -o "$out/${prog}_mpich"
 args="$test $maxn"; [ "$test" = coll ] && args="$maxn"
 for r in $(seq "$reps"); do
-  build/prefix/bin/mpirun -n "$np" "$out/bench_oxmpi" $args > "$out/oxmpi.$r"
-  mpirun.openmpi --allow-run-as-root --oversubscribe -n "$np" "$out/bench_openmpi" $args > "$out/openmpi.$r" 2>/dev/null
-  mpiexec.hydra -n "$np" "$out/bench_mpich" $args > "$out/mpich.$r"
+  build/prefix/bin/mpirun -n "$np" "$out/${prog}_oxmpi" $args > "$out/oxmpi.$r"
+  mpirun.openmpi --allow-run-as-root --oversubscribe -n "$np" "$out/${prog}_openmpi" $args > "$out/openmpi.$r" 2>/dev/null
+  mpiexec.hydra -n "$np" "$out/${prog}_mpich" $args > "$out/mpich.$r"
 done
 python3 - "$out" "$reps" <<'PY'
 import sys, statistics, collections
