@@ -38,7 +38,7 @@ print(f"{'test':5} {'size':>9} {'OxMPI':>10} {'Open MPI':>10} {'MPICH':>10} {'ra
 for (t, n) in sorted(vals, key=lambda k: (k[0], k[1])):
     m = {k: statistics.median(v) for k, v in vals[(t, n)].items()}
     if len(m) < 3: continue
-    lower_better = t not in ("bw", "bibw", "rate", "vbw")
+    lower_better = t not in ("bw", "bibw", "rate", "vbw", "cma")
     best = min(m["openmpi"], m["mpich"]) if lower_better else max(m["openmpi"], m["mpich"])
     ratio = m["oxmpi"] / best if best else float("nan")
     print(f"{t:5} {n:>9} {m['oxmpi']:>10.2f} {m['openmpi']:>10.2f} {m['mpich']:>10.2f} {ratio:>7.2f}")
