@@ -135,33 +135,8 @@ impl Drop for ShmMap {
 /// # Safety
 /// `src` is readable for `len` bytes.
 pub unsafe fn cma_write(pid: i32, remote: usize, src: *const u8, len: usize) -> io::Result<()> {
-    let mut done = 0usize;
-    while done < len {
-        let local = libc::iovec {
-            // SAFETY: done < len, inside the caller's buffer.
-            iov_base: unsafe { src.add(done) } as *mut libc::c_void,
-            iov_len: len - done,
-        };
-        let rem = libc::iovec {
-            iov_base: (remote + done) as *mut libc::c_void,
-            iov_len: len - done,
-        };
-        // SAFETY: the local iovec is readable (caller's contract); the kernel
-        // checks the remote range and reports EFAULT instead of faulting.
-        let n = unsafe { libc::process_vm_writev(pid, &local, 1, &rem, 1, 0) };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            if e.raw_os_error() == Some(libc::EINTR) {
-                continue;
-            }
-            return Err(e);
-        }
-        if n == 0 {
-            return Err(io::Error::from(io::ErrorKind::WriteZero));
-        }
-        done += n as usize;
-    }
-    Ok(())
+    // SAFETY: the caller's contract; a write only reads the local range.
+    unsafe { cma_copy(pid, remote, src as *mut u8, len, true) }
 }
 
 /// Copies `len` bytes at address `remote` in process `pid` into `dst` with one
@@ -170,20 +145,42 @@ pub unsafe fn cma_write(pid: i32, remote: usize, src: *const u8, len: usize) -> 
 /// # Safety
 /// `dst` must be valid for writes of `len` bytes.
 pub unsafe fn cma_read(pid: i32, remote: usize, dst: *mut u8, len: usize) -> io::Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { cma_copy(pid, remote, dst, len, false) }
+}
+
+/// `len` bytes between `local` and address `remote` in process `pid`:
+/// process_vm_writev (`write`) or process_vm_readv, retrying short calls.
+///
+/// # Safety
+/// `local` is readable (write) or writable (read) for `len` bytes.
+unsafe fn cma_copy(
+    pid: i32,
+    remote: usize,
+    local: *mut u8,
+    len: usize,
+    write: bool,
+) -> io::Result<()> {
     let mut done = 0usize;
     while done < len {
-        let local = libc::iovec {
+        let here = libc::iovec {
             // SAFETY: done < len, inside the caller's buffer.
-            iov_base: unsafe { dst.add(done) } as *mut libc::c_void,
+            iov_base: unsafe { local.add(done) } as *mut libc::c_void,
             iov_len: len - done,
         };
-        let rem = libc::iovec {
+        let there = libc::iovec {
             iov_base: (remote + done) as *mut libc::c_void,
             iov_len: len - done,
         };
-        // SAFETY: the local iovec is writable (caller's contract); the kernel
-        // checks the remote range and reports EFAULT instead of faulting.
-        let n = unsafe { libc::process_vm_readv(pid, &local, 1, &rem, 1, 0) };
+        // SAFETY: the local iovec is accessible as the caller's contract says;
+        // the kernel checks the remote range and reports EFAULT instead of faulting.
+        let n = unsafe {
+            if write {
+                libc::process_vm_writev(pid, &here, 1, &there, 1, 0)
+            } else {
+                libc::process_vm_readv(pid, &here, 1, &there, 1, 0)
+            }
+        };
         if n < 0 {
             let e = io::Error::last_os_error();
             if e.raw_os_error() == Some(libc::EINTR) {
@@ -192,7 +189,11 @@ pub unsafe fn cma_read(pid: i32, remote: usize, dst: *mut u8, len: usize) -> io:
             return Err(e);
         }
         if n == 0 {
-            return Err(io::Error::from(io::ErrorKind::UnexpectedEof));
+            return Err(io::Error::from(if write {
+                io::ErrorKind::WriteZero
+            } else {
+                io::ErrorKind::UnexpectedEof
+            }));
         }
         done += n as usize;
     }

@@ -2,7 +2,7 @@
 //! requests and the buffered-send pool.
 
 use super::consts::*;
-use super::datatype::describe;
+use super::datatype::{describe, Desc};
 use super::handles::{self, KIND_REQUEST};
 use super::ptr::{inp, out, write_status};
 use super::request::req_index;
@@ -35,10 +35,20 @@ fn prepare(
     recv: bool,
 ) -> Result<(*mut u8, usize, Option<Box<Staged>>)> {
     let d = describe(buf, count, datatype, "buf")?;
-    Ok(match d.staged {
+    Ok(staging(d, buf, count, recv))
+}
+
+/// The staging area of an already validated buffer (see `prepare`).
+fn staging(
+    d: Desc,
+    buf: *const c_void,
+    count: c_int,
+    recv: bool,
+) -> (*mut u8, usize, Option<Box<Staged>>) {
+    match d.staged {
         None => (d.ptr, d.bytes, None),
         Some(t) => stage(&t, count as usize, buf as *mut u8, d.bytes, recv),
-    })
+    }
 }
 
 /// Messages at least this long may move by a vectored single copy instead
@@ -184,28 +194,39 @@ fn launch_send(
     unsafe { st.start_send(rid, comm, dest, tag, buf, bytes, mode) }
 }
 
+/// What the eager fast path of a send did.
+enum Fast {
+    /// The message went out and the send is complete (with its request, if
+    /// one was asked for).
+    Sent(Option<ReqId>),
+    /// Nothing: the send takes the general path.
+    General,
+}
+
 /// The eager fast path (`State::try_send_now`) for a contiguous standard or
-/// ready send: Some(comm) when the message went out and the send is complete.
+/// ready send, in one entry into the state; `request`: make the completed
+/// request of a nonblocking send.
 #[inline]
 fn send_now(
-    buf: *const c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
+    d: &Desc,
     dest: c_int,
     tag: c_int,
     comm: MPI_Comm,
     mode: SendMode,
-) -> Result<Option<MPI_Comm>> {
-    if !matches!(mode, SendMode::Standard | SendMode::Ready) {
-        return Ok(None);
+    request: bool,
+) -> Result<Fast> {
+    if !matches!(mode, SendMode::Standard | SendMode::Ready) || d.staged.is_some() {
+        return Ok(Fast::General);
     }
-    let d = describe(buf, count, datatype, "buf")?;
-    if d.staged.is_some() {
-        return Ok(None);
-    }
-    // SAFETY: `describe` checked that the buffer holds `d.bytes` contiguous bytes.
-    let sent = with(|st| Ok(unsafe { st.try_send_now(comm, dest, tag, d.ptr, d.bytes) }))?;
-    Ok(sent.then_some(comm))
+    with(|st| {
+        // SAFETY: `describe` checked that the buffer holds `d.bytes` contiguous bytes.
+        if !unsafe { st.try_send_now(comm, dest, tag, d.ptr, d.bytes) } {
+            return Ok(Fast::General);
+        }
+        Ok(Fast::Sent(
+            request.then(|| st.reqs.insert(Request::sent(comm))),
+        ))
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -218,24 +239,26 @@ fn isend(
     comm: MPI_Comm,
     mode: SendMode,
 ) -> Result<ReqId> {
-    if let Some(done) = send_now(buf, count, datatype, dest, tag, comm, mode)? {
-        return with(|st| Ok(st.reqs.insert(Request::sent(done))));
+    let d = describe(buf, count, datatype, "buf")?;
+    if let Fast::Sent(Some(rid)) = send_now(&d, dest, tag, comm, mode, true)? {
+        return Ok(rid);
     }
-    isend_queued(buf, count, datatype, dest, tag, comm, mode)
+    isend_queued(d, buf, count, dest, tag, comm, mode)
 }
 
-/// A send through the general path: request, rendezvous, queueing.
+/// A send through the general path (request, rendezvous, queueing) of a
+/// buffer `describe` validated as `d`.
 #[allow(clippy::too_many_arguments)]
 fn isend_queued(
+    d: Desc,
     buf: *const c_void,
     count: c_int,
-    datatype: MPI_Datatype,
     dest: c_int,
     tag: c_int,
     comm: MPI_Comm,
     mode: SendMode,
 ) -> Result<ReqId> {
-    let (ptr, bytes, staged) = prepare(buf, count, datatype, false)?;
+    let (ptr, bytes, staged) = staging(d, buf, count, false);
     with(|st| {
         check_dest(st, comm, dest, tag)?;
         let mut req = Request::new(ReqKind::Send, comm, ptr, bytes);
@@ -257,29 +280,42 @@ fn irecv(
     tag: c_int,
     comm: MPI_Comm,
 ) -> Result<ReqId> {
-    let (ptr, bytes, staged) = prepare(buf, count, datatype, true)?;
+    let d = describe(buf, count, datatype, "buf")?;
+    irecv_desc(d, buf, count, source, tag, comm)
+}
+
+/// `irecv` of a buffer `describe` validated as `d`.
+fn irecv_desc(
+    d: Desc,
+    buf: *mut c_void,
+    count: c_int,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> Result<ReqId> {
+    let (ptr, bytes, staged) = staging(d, buf, count, true);
     with(|st| {
+        // The common case is checked once here: a valid rank (or wildcard) and
+        // tag; anything else (errors, MPI_PROC_NULL) goes through the full checks.
         let ctx = match st.comm(comm) {
-            // The common case, checked once: a valid rank (or wildcard) and tag.
             Ok(c)
                 if (source == MPI_ANY_SOURCE || (0..c.peer_size()).contains(&source))
                     && (tag == MPI_ANY_TAG || tag >= 0) =>
             {
-                c.ctx
+                Some(c.ctx)
             }
             _ => {
                 check_source(st, comm, source, tag)?;
-                let mut req = Request::new(ReqKind::Recv, comm, ptr, bytes);
-                req.staged = staged;
-                let rid = st.reqs.insert(req);
-                st.start_recv(rid, comm, source, tag)?;
-                return Ok(rid);
+                None
             }
         };
         let mut req = Request::new(ReqKind::Recv, comm, ptr, bytes);
         req.staged = staged;
         let rid = st.reqs.insert(req);
-        st.start_recv_ctx(rid, ctx, source, tag);
+        match ctx {
+            Some(ctx) => st.start_recv_ctx(rid, ctx, source, tag),
+            None => st.start_recv(rid, comm, source, tag)?,
+        }
         Ok(rid)
     })
 }
@@ -363,10 +399,11 @@ pub unsafe extern "C" fn MPI_Send(
     tag: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    if send_now(buf, count, datatype, dest, tag, comm, SendMode::Standard)?.is_some() {
+    let d = describe(buf, count, datatype, "buf")?;
+    if let Fast::Sent(_) = send_now(&d, dest, tag, comm, SendMode::Standard, false)? {
         return Ok(());
     }
-    let rid = isend_queued(buf, count, datatype, dest, tag, comm, SendMode::Standard)?;
+    let rid = isend_queued(d, buf, count, dest, tag, comm, SendMode::Standard)?;
     wait_rid(rid).map(|_| ())
 }
 
@@ -604,11 +641,12 @@ pub unsafe extern "C" fn MPI_Recv(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> c_int {
-    if let Some(s) = recv_now(buf, count, datatype, source, tag, comm)? {
+    let d = describe(buf, count, datatype, "buf")?;
+    if let Some(s) = recv_now(&d, source, tag, comm)? {
         write_status(status, &s, false);
         return Ok(());
     }
-    let rid = irecv(buf, count, datatype, source, tag, comm)?;
+    let rid = irecv_desc(d, buf, count, source, tag, comm)?;
     let s = wait_rid(rid)?;
     write_status(status, &s, false);
     Ok(())
@@ -618,15 +656,7 @@ pub unsafe extern "C" fn MPI_Recv(
 /// buffer and one source rank: waits on that rank's ring while nothing else
 /// is pending, driving the general progress now and then. None when the
 /// receive must take the general path.
-fn recv_now(
-    buf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    source: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-) -> Result<Option<Status>> {
-    let d = describe(buf, count, datatype, "buf")?;
+fn recv_now(d: &Desc, source: c_int, tag: c_int, comm: MPI_Comm) -> Result<Option<Status>> {
     if d.staged.is_some() || source < 0 || (tag < 0 && tag != MPI_ANY_TAG) {
         return Ok(None);
     }

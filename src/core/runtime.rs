@@ -58,17 +58,7 @@ impl Entered {
         if locked {
             RT.lock.lock();
         }
-        // SAFETY: we hold the mutex or are the only calling thread (see `Runtime`).
-        let inside = unsafe { &mut *RT.inside.get() };
-        if *inside {
-            if locked {
-                // SAFETY: taken just above by this thread.
-                unsafe { RT.lock.unlock() };
-            }
-            return None;
-        }
-        *inside = true;
-        Some(Entered { locked })
+        Self::claim(locked)
     }
 
     #[inline]
@@ -77,11 +67,18 @@ impl Entered {
         if locked && !RT.lock.try_lock_for(d) {
             return None;
         }
-        // SAFETY: as in `enter`.
+        Self::claim(locked)
+    }
+
+    /// With the mutex taken (when `locked`): enters unless this thread is
+    /// already inside, in which case it gives the mutex back.
+    #[inline]
+    fn claim(locked: bool) -> Option<Entered> {
+        // SAFETY: we hold the mutex or are the only calling thread (see `Runtime`).
         let inside = unsafe { &mut *RT.inside.get() };
         if *inside {
             if locked {
-                // SAFETY: taken just above by this thread.
+                // SAFETY: taken by this thread in the caller.
                 unsafe { RT.lock.unlock() };
             }
             return None;

@@ -455,6 +455,14 @@ impl State {
         } else {
             None
         };
+        // Every local rank has attached once all ranks pass this barrier: the
+        // creator removes the segment's name now, so nothing is left behind
+        // whatever happens later.
+        pmi.barrier().map_err(bad_init)?;
+        let mut shm = shm;
+        if let Some(s) = shm.as_mut() {
+            s.try_unlink();
+        }
         let local_peers = local
             .iter()
             .enumerate()
@@ -490,7 +498,7 @@ impl State {
         Ok(State {
             cma_ok: vec![cfg.cma; n],
             cma_proven: vec![false; n],
-            split_free: Vec::new(),
+            split_free: vec![(0..shm::SPLIT_SLOTS as u16).rev().collect(); local.len()],
             split_recv: Vec::new(),
             split_send: Vec::new(),
             rndv_out: vec![0; n],
@@ -563,7 +571,6 @@ impl State {
                     }
                 }
             }
-            self.shm.as_mut().unwrap().try_unlink();
         }
         if !self.scheds.is_empty() {
             did |= self.step_schedules();
@@ -899,20 +906,14 @@ impl State {
         if n < self.cfg.cma_split || !self.cma_proven[w] || self.rndv_out[w] > 0 {
             return false;
         }
-        if self.split_free.is_empty() {
-            let nlocal = self.shm.as_ref().unwrap().nlocal();
-            self.split_free = (0..nlocal)
-                .map(|_| (0..shm::SPLIT_SLOTS as u16).rev().collect())
-                .collect();
-        }
         let Some(k) = self.split_free[li].pop() else {
             return false;
         };
         let k = k as usize;
         // Chunks: at least 4 (so that both sides get a share), 32 KiB to 2 MiB.
         let chunk = (n / 4).clamp(32 << 10, 2 << 20).next_multiple_of(4096);
-        let shm = self.shm.as_ref().unwrap();
-        let slot = shm.split_slot(li, shm.me(), k);
+        let me = self.me_local();
+        let slot = self.shm.as_ref().unwrap().split_slot(li, me, k);
         // Relaxed: the CTS below is published by the ring's Release store,
         // which the sender Acquires before it looks at the slot.
         slot.claimed.store(0, Ordering::Relaxed);
@@ -931,11 +932,8 @@ impl State {
         };
         self.send_out(w, Out::ctrl(hdr));
         let pid = self.pids[w];
-        let slot = self
-            .shm
-            .as_ref()
-            .unwrap()
-            .split_slot(li, self.me_local(), k);
+        // The slot again: `send_out` needed `self` in between.
+        let slot = self.shm.as_ref().unwrap().split_slot(li, me, k);
         let ok = split_copy(slot, n, chunk, |off, len| {
             // SAFETY: `buf` holds n bytes (off + len <= n); the sender keeps
             // its buffer until the copy is done (its request is incomplete).
@@ -1274,7 +1272,6 @@ impl State {
         if bytes > shm.payload() {
             return false;
         }
-        shm.try_unlink();
         let hdr = CellHeader {
             kind: kind::EAGER,
             ctx,
@@ -1319,9 +1316,6 @@ impl State {
             return RecvNow::Other;
         };
         let shm = self.shm.as_mut().unwrap();
-        // The creator unlinks the segment's name once every rank attached
-        // (normally from `progress`, which this path bypasses).
-        shm.try_unlink();
         let Some((h, data)) = shm.peek(li) else {
             return RecvNow::Empty;
         };

@@ -8,8 +8,9 @@
 //! Segment life: the lowest rank of the node creates `/oxmpi-<job>-<rank>`
 //! (mode 0600, O_EXCL), initialises every ring, then publishes the magic word;
 //! the others poll for it, attach and count themselves in `attached`; the
-//! creator unlinks the name as soon as the count is complete, so a crash after
-//! MPI_Init leaks nothing. `mpirun` also removes `/dev/shm/oxmpi-<job>-*` when
+//! creator unlinks the name once the count is complete (at the latest after
+//! the barrier that ends MPI_Init's setup), so a crash after MPI_Init leaks
+//! nothing. `mpirun` also removes `/dev/shm/oxmpi-<job>-*` when
 //! the job ends, for crashes during MPI_Init.
 
 use super::ring::{self, CellHeader, Consumer, Producer};
@@ -206,9 +207,8 @@ impl Shm {
         Ok(s)
     }
 
-    /// Creator: removes the name once every local rank has attached. Cheap
-    /// (one flag test once done); called from progress and the fast paths.
-    #[inline]
+    /// Creator: removes the name once every local rank has attached (called
+    /// at setup and after the barrier that follows every rank's setup).
     pub fn try_unlink(&mut self) -> bool {
         if self.unlinked {
             return true;
