@@ -54,7 +54,7 @@ fn retire(st: &mut State, h: &mut MPI_Request) {
     if r.persist.is_some() || r.coll_factory.is_some() {
         r.active = false;
     } else {
-        st.reqs.remove(rid);
+        st.reqs.discard(rid);
         *h = MPI_REQUEST_NULL;
     }
 }
@@ -63,24 +63,17 @@ fn retire(st: &mut State, h: &mut MPI_Request) {
 /// returns its status and communicator.
 #[inline]
 fn take_done(st: &mut State, h: &mut MPI_Request) -> (Status, c_int) {
-    let empty = (Status::empty(), MPI_COMM_WORLD);
-    let Some(rid) = req_index(*h) else {
-        return empty;
-    };
-    let Some(r) = st.reqs.get_mut(rid) else {
-        return empty;
-    };
-    if !r.active {
-        return empty;
+    let got = req_index(*h)
+        .and_then(|rid| st.reqs.get(rid))
+        .filter(|r| r.active)
+        .map(|r| (r.status, r.comm));
+    match got {
+        Some(g) => {
+            retire(st, h);
+            g
+        }
+        None => (Status::empty(), MPI_COMM_WORLD),
     }
-    let got = (r.status, r.comm);
-    if r.persist.is_some() || r.coll_factory.is_some() {
-        r.active = false;
-    } else {
-        st.reqs.discard(rid);
-        *h = MPI_REQUEST_NULL;
-    }
-    got
 }
 
 fn status_error(s: &Status, comm: c_int) -> Result<()> {
@@ -159,19 +152,12 @@ pub unsafe extern "C" fn MPI_Test(
 
 /// When no request of the array is pending: retires them all and returns their
 /// statuses (the empty status for null and inactive ones). Otherwise None,
-/// having retired nothing (MPI_Testall). `*from` counts the leading requests
-/// already seen complete (they stay so), so a caller polling again does not
-/// look at them twice.
-fn retire_all(
-    st: &mut State,
-    reqs: &mut [MPI_Request],
-    from: &mut usize,
-) -> Result<Option<Vec<(Status, c_int)>>> {
-    while *from < reqs.len() {
-        if matches!(poll(st, reqs[*from])?, Poll::Pending) {
+/// having retired nothing (MPI_Testall).
+fn retire_all(st: &mut State, reqs: &mut [MPI_Request]) -> Result<Option<Vec<(Status, c_int)>>> {
+    for &h in reqs.iter() {
+        if matches!(poll(st, h)?, Poll::Pending) {
             return Ok(None);
         }
-        *from += 1;
     }
     // Every handle was validated by `poll` above and nothing ran since.
     let mut v = Vec::with_capacity(reqs.len());
@@ -264,7 +250,7 @@ pub unsafe extern "C" fn MPI_Testall(
     }
     let got = with(|st| {
         st.progress();
-        retire_all(st, reqs, &mut 0)
+        retire_all(st, reqs)
     })?;
     match got {
         None => out(flag, "flag", 0),

@@ -59,6 +59,16 @@ pub const INLINE_BYTES: usize = HEADER_BYTES - INLINE_AT;
 /// Flag bit: the payload sits in the header.
 pub const INLINE: u16 = 0x8000;
 
+/// Start of cell `idx`'s payload area in a ring whose cells start at `cells`.
+///
+/// # Safety
+/// `idx < ncells` of that ring.
+#[inline]
+unsafe fn payload_at(cells: *mut u8, ncells: u64, cell_size: usize, idx: usize) -> *mut u8 {
+    // SAFETY: the payload areas follow the ncells headers inside the ring.
+    unsafe { cells.add(ncells as usize * HEADER_BYTES + idx * cell_size) }
+}
+
 fn seq_of(pos: u64) -> u32 {
     (pos as u32).wrapping_add(1)
 }
@@ -153,11 +163,8 @@ impl Producer {
     /// `idx < ncells`.
     #[inline]
     unsafe fn payload_of(&self, idx: usize) -> *mut u8 {
-        // SAFETY: the payload areas follow the ncells headers inside the ring.
-        unsafe {
-            self.cells
-                .add(self.ncells as usize * HEADER_BYTES + idx * self.cell_size)
-        }
+        // SAFETY: forwarded contract.
+        unsafe { payload_at(self.cells, self.ncells, self.cell_size, idx) }
     }
 
     /// Free cells, re-reading the consumer's index only when the cache says full.
@@ -242,11 +249,8 @@ impl Consumer {
     /// `idx < ncells`.
     #[inline]
     unsafe fn payload_of(&self, idx: usize) -> *mut u8 {
-        // SAFETY: the payload areas follow the ncells headers inside the ring.
-        unsafe {
-            self.cells
-                .add(self.ncells as usize * HEADER_BYTES + idx * self.cell_size)
-        }
+        // SAFETY: forwarded contract.
+        unsafe { payload_at(self.cells, self.ncells, self.cell_size, idx) }
     }
 
     /// The oldest unread cell, if any: its header and payload. Valid until `release`.
