@@ -63,6 +63,7 @@ int main(int argc, char **argv) {
         int big[10] = {0}, small[2];
         MPI_Request r[2];
         MPI_Status ss[2];
+        ss[0].MPI_ERROR = ss[1].MPI_ERROR = -7; /* both must be written */
         MPI_Irecv(small, 2, MPI_INT, rank, 3, MPI_COMM_WORLD, &r[0]);
         MPI_Isend(big, 10, MPI_INT, rank, 3, MPI_COMM_WORLD, &r[1]);
         int rc = MPI_Waitall(2, r, ss);

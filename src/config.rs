@@ -69,7 +69,10 @@ impl Config {
                 0 => usize::MAX,
                 n => n,
             },
-            ring_cells: (get("OXMPI_RING_CELLS") as usize).clamp(4, 1 << 16),
+            // A power of two, so a cell index is a mask, not a division.
+            ring_cells: (get("OXMPI_RING_CELLS") as usize)
+                .clamp(4, 1 << 16)
+                .next_power_of_two(),
             cell_bytes: cell,
             spin_us: get("OXMPI_SPIN_US"),
             oversub_spin_us: get("OXMPI_OVERSUB_SPIN_US"),

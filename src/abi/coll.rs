@@ -2562,7 +2562,7 @@ unsafe fn persistent(
             0,
         );
         r.active = false;
-        r.coll_factory = Some(factory);
+        r.coll_factory = Some(Box::new(factory));
         Ok(st.reqs.insert(r))
     })?;
     // SAFETY: checked non-NULL by the caller.

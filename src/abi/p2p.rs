@@ -182,7 +182,8 @@ fn launch_send(
         // SAFETY: region has room for `bytes`; buf holds `bytes` (validated).
         unsafe { std::ptr::copy_nonoverlapping(buf, region, bytes) };
         let mut inner = Request::new(ReqKind::Send, comm, region, bytes);
-        inner.bsend_region = Some(off);
+        // Attached buffers hold at most i32::MAX bytes (MPI_Buffer_attach's int size).
+        inner.bsend_region = Some(off as u32);
         let irid = st.reqs.insert(inner);
         // SAFETY: region holds `bytes` bytes until the inner request completes.
         unsafe { st.start_send(irid, comm, dest, tag, region, bytes, SendMode::Standard)? };

@@ -33,6 +33,17 @@ pub unsafe fn write_status(p: *mut MPI_Status, s: &Status, with_error: bool) {
     }
 }
 
+/// Sets the MPI_ERROR field of `*p` unless `p` is MPI_STATUS_IGNORE.
+///
+/// # Safety
+/// As for `write_status`.
+pub unsafe fn set_status_error(p: *mut MPI_Status, error: c_int) {
+    if !status_ignored(p) {
+        // SAFETY: per the contract, p is a writable status.
+        unsafe { (*p).MPI_ERROR = error };
+    }
+}
+
 /// Element `i` of a status array, or MPI_STATUSES_IGNORE.
 ///
 /// # Safety

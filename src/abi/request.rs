@@ -3,7 +3,7 @@
 
 use super::consts::*;
 use super::handles::{self, KIND_REQUEST};
-use super::ptr::{inp, out, read_status, status_at, write_status};
+use super::ptr::{inp, out, read_status, set_status_error, status_at, write_status};
 use super::{MPI_Count, MPI_Datatype, MPI_Request, MPI_Status};
 use crate::core::error::{Error, Result};
 use crate::core::runtime::{wait_for, with};
@@ -22,12 +22,22 @@ enum Poll {
     Done(Status, c_int),
 }
 
+#[inline]
 fn lookup(st: &State, h: MPI_Request) -> Result<ReqId> {
     req_index(h)
         .filter(|&i| matches!(st.reqs.get(i), Some(r) if !matches!(r.kind, ReqKind::Message { .. }) && !r.user_freed))
-        .ok_or_else(|| {
-            err!(MPI_ERR_REQUEST, "request=0x{:08x} is not a valid request{}", h as u32, handles::kind_hint(h, KIND_REQUEST))
-        })
+        .ok_or_else(|| bad_request(h))
+}
+
+#[cold]
+#[inline(never)]
+fn bad_request(h: MPI_Request) -> Error {
+    err!(
+        MPI_ERR_REQUEST,
+        "request=0x{:08x} is not a valid request{}",
+        h as u32,
+        handles::kind_hint(h, KIND_REQUEST)
+    )
 }
 
 fn poll(st: &State, h: MPI_Request) -> Result<Poll> {
@@ -57,6 +67,32 @@ fn retire(st: &mut State, h: &mut MPI_Request) {
         st.reqs.discard(rid);
         *h = MPI_REQUEST_NULL;
     }
+}
+
+/// Retires request `*h` if it is complete, with one lookup; returns its status
+/// and communicator (the empty status for a null or inactive request), or None
+/// while it is pending.
+#[inline]
+fn take_if_done(st: &mut State, h: &mut MPI_Request) -> Result<Option<(Status, c_int)>> {
+    if *h == MPI_REQUEST_NULL {
+        return Ok(Some((Status::empty(), MPI_COMM_WORLD)));
+    }
+    let rid = lookup(st, *h)?;
+    let r = st.reqs.get_mut(rid).unwrap();
+    if !r.active {
+        return Ok(Some((Status::empty(), MPI_COMM_WORLD)));
+    }
+    if !r.done {
+        return Ok(None);
+    }
+    let got = (r.status, r.comm);
+    if r.persist.is_some() || r.coll_factory.is_some() {
+        r.active = false;
+    } else {
+        st.reqs.discard(rid);
+        *h = MPI_REQUEST_NULL;
+    }
+    Ok(Some(got))
 }
 
 /// Retires request `*h`, known valid and complete (or null, or inactive);
@@ -219,21 +255,48 @@ pub unsafe extern "C" fn MPI_Waitall(
     let reqs = req_slice(count, array_of_requests)?;
     // Requests are retired in order as they are found complete, each polled
     // once it is reached (a wait cannot return before all are complete, so
-    // retiring early changes nothing the caller can see on success).
-    let mut got: Vec<(Status, c_int)> = Vec::with_capacity(reqs.len());
+    // retiring early changes nothing the caller can see on success). Statuses
+    // are written as they come; only failures are kept, for MPI_ERR_IN_STATUS.
+    let mut next = 0;
+    let mut failed: Vec<(usize, Status, c_int)> = Vec::new();
     wait_for(|st| {
-        while got.len() < reqs.len() {
-            let h = &mut reqs[got.len()];
-            match poll(st, *h)? {
-                Poll::Pending => return Ok(None),
-                Poll::Null => got.push((Status::empty(), MPI_COMM_WORLD)),
-                Poll::Done(..) => got.push(take_done(st, h)),
+        while next < reqs.len() {
+            let Some((s, c)) = take_if_done(st, &mut reqs[next])? else {
+                return Ok(None);
+            };
+            // SAFETY: the status array holds `count` entries (or is IGNORE).
+            unsafe { write_status(status_at(array_of_statuses, next), &s, false) };
+            if s.error != MPI_SUCCESS {
+                failed.push((next, s, c));
             }
+            next += 1;
         }
         Ok(Some(()))
     })?;
-    let idx: Vec<usize> = (0..reqs.len()).collect();
-    write_many(array_of_statuses, &idx, &got)
+    let Some(&(_, first, comm)) = failed.first() else {
+        return Ok(());
+    };
+    // On MPI_ERR_IN_STATUS every status carries its MPI_ERROR field.
+    let mut bad = failed.iter().peekable();
+    for i in 0..reqs.len() {
+        let e = match bad.peek() {
+            Some(&&(k, s, _)) if k == i => {
+                bad.next();
+                s.error
+            }
+            _ => MPI_SUCCESS,
+        };
+        // SAFETY: as above.
+        unsafe { set_status_error(status_at(array_of_statuses, i), e) };
+    }
+    Err(Error::new(
+        MPI_ERR_IN_STATUS,
+        format!(
+            "a request failed ({}); see the MPI_ERROR field of each status",
+            super::p2p::trunc_msg(&first)
+        ),
+    )
+    .on_comm(comm))
 }
 
 #[mpi_fn]
@@ -600,7 +663,7 @@ fn start_one(h: MPI_Request) -> Result<()> {
     let factory = with(|st| {
         let rid = lookup(st, h)?;
         let r = st.reqs.get(rid).unwrap();
-        match r.coll_factory.clone() {
+        match r.coll_factory.as_deref().cloned() {
             Some(f) => {
                 if r.active {
                     return Err(err!(

@@ -133,6 +133,8 @@ pub fn keyval_index(h: c_int) -> Option<(u32, u32)> {
     (u >> 26 == 0xa400_0000 >> 26).then_some(((u >> 22) & 0xf, u & 0x3f_ffff))
 }
 
+#[cold]
+#[inline(never)]
 fn bad_comm(h: c_int) -> super::error::Error {
     if h == MPI_COMM_NULL {
         return err!(MPI_ERR_COMM, "comm=MPI_COMM_NULL");
@@ -147,6 +149,7 @@ fn bad_comm(h: c_int) -> super::error::Error {
 
 impl State {
     /// Slot of a communicator handle.
+    #[inline]
     pub fn comm_idx(&self, h: c_int) -> Result<usize> {
         let idx = match h {
             MPI_COMM_WORLD => 0,
@@ -159,6 +162,7 @@ impl State {
         }
     }
 
+    #[inline]
     pub fn comm(&self, h: c_int) -> Result<&Comm> {
         let i = self.comm_idx(h)?;
         Ok(self.comms[i].as_ref().unwrap())

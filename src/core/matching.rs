@@ -105,6 +105,7 @@ impl<P, U> Matcher<P, U> {
     }
 
     /// Removes and returns the earliest posted receive accepting (ctx, src, tag).
+    #[inline]
     pub fn take_posted(&mut self, ctx: u32, src: i32, tag: i32) -> Option<P> {
         let key = (ctx, src, tag);
         if self.posted_wild.is_empty() {
@@ -147,9 +148,12 @@ impl<P, U> Matcher<P, U> {
 
     /// A receive for (ctx, src, tag) (wildcards allowed): returns the earliest unexpected
     /// message it accepts (removed), or stores `item` as posted and returns None.
+    #[inline]
     pub fn post(&mut self, ctx: u32, src: i32, tag: i32, item: P) -> Option<U> {
-        if let Some(u) = self.take_unexpected(ctx, src, tag) {
-            return Some(u);
+        if !self.unexp_order.is_empty() {
+            if let Some(u) = self.take_unexpected(ctx, src, tag) {
+                return Some(u);
+            }
         }
         self.seq += 1;
         if src == ANY_SOURCE || tag == ANY_TAG {

@@ -16,6 +16,7 @@ impl<T> Default for Slab<T> {
 }
 
 impl<T> Slab<T> {
+    #[inline]
     pub fn insert(&mut self, v: T) -> u32 {
         if let Some(i) = self.free.pop() {
             let e = &mut self.items[i as usize];
@@ -28,10 +29,12 @@ impl<T> Slab<T> {
         }
     }
 
+    #[inline]
     pub fn get(&self, i: u32) -> Option<&T> {
         self.items.get(i as usize).and_then(|e| e.1.as_ref())
     }
 
+    #[inline]
     pub fn get_mut(&mut self, i: u32) -> Option<&mut T> {
         self.items.get_mut(i as usize).and_then(|e| e.1.as_mut())
     }

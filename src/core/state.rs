@@ -152,13 +152,13 @@ pub struct Request {
     pub got: usize,
     pub persist: Option<Box<Persist>>,
     /// Persistent collective: builds the schedule for each MPI_Start.
-    pub coll_factory: Option<CollFactory>,
+    pub coll_factory: Option<Box<CollFactory>>,
     pub user_freed: bool,
     /// Buffered send: the region of the attached buffer it occupies.
-    pub bsend_region: Option<usize>,
+    pub bsend_region: Option<u32>,
     /// Rendezvous send: the world rank it goes to, counted in
     /// `State::rndv_out` until the request completes.
-    pub rndv_peer: Option<usize>,
+    pub rndv_peer: Option<u32>,
     /// Receive: posted in the matching engine and not matched yet (cancellable).
     pub posted: bool,
     /// Non-contiguous data: the packed bytes (send) or the landing area (receive).
@@ -1171,7 +1171,7 @@ impl State {
     fn count_rndv(&mut self, rid: ReqId, w: usize) {
         if let Some(r) = self.reqs.get_mut(rid) {
             if r.rndv_peer.is_none() {
-                r.rndv_peer = Some(w);
+                r.rndv_peer = Some(w as u32);
                 self.rndv_out[w] += 1;
             }
         }
@@ -1183,7 +1183,7 @@ impl State {
         };
         r.done = true;
         if let Some(w) = r.rndv_peer.take() {
-            self.rndv_out[w] -= 1;
+            self.rndv_out[w as usize] -= 1;
         }
         if let Some(st) = r.staged.as_ref().filter(|s| !s.direct) {
             if let Some((t, count, dst)) = &st.unpack {
@@ -1195,7 +1195,7 @@ impl State {
         }
         if let Some(off) = r.bsend_region.take() {
             if let Some(b) = self.bsend.as_mut() {
-                b.regions.retain(|&(o, _)| o != off);
+                b.regions.retain(|&(o, _)| o != off as usize);
             }
             self.reqs.remove(rid);
             return;

@@ -136,7 +136,9 @@ impl Producer {
     /// # Safety
     /// `base` is an initialised ring of `ncells` cells of `cell_size` bytes that
     /// stays mapped while the producer exists; this is its only producer.
+    /// `ncells` is a power of two.
     pub unsafe fn new(base: *mut u8, ncells: usize, cell_size: usize) -> Producer {
+        assert!(ncells.is_power_of_two(), "ring of {ncells} cells");
         let ctl = base as *const RingCtl;
         // A ring starts empty (`init`), and cursors are made once per ring.
         // SAFETY: ctl valid per the contract.
@@ -190,7 +192,7 @@ impl Producer {
         if self.free_cells() == 0 {
             return false;
         }
-        let idx = (self.tail % self.ncells) as usize;
+        let idx = (self.tail & (self.ncells - 1)) as usize;
         // SAFETY: cell `idx` is owned by the producer until its `seq` is
         // published below (the consumer reads a cell only once `seq` says it is
         // full, and gives it back through `head`); it lies in the ring. The
@@ -208,13 +210,14 @@ impl Producer {
             };
             let src = &h as *const CellHeader as *const u8;
             std::ptr::copy_nonoverlapping(src, cell, SEQ_AT);
-            std::ptr::copy_nonoverlapping(
-                src.add(SEQ_AT + 4),
-                cell.add(SEQ_AT + 4),
-                at - SEQ_AT - 4,
-            );
+            // Constant lengths, so the compiler emits plain moves.
             if at == INLINE_AT {
-                std::ptr::copy_nonoverlapping(payload.as_ptr(), cell.add(INLINE_AT), n);
+                let rest = INLINE_AT - SEQ_AT - 4;
+                std::ptr::copy_nonoverlapping(src.add(SEQ_AT + 4), cell.add(SEQ_AT + 4), rest);
+                crate::sys::copy(cell.add(INLINE_AT), payload.as_ptr(), n);
+            } else {
+                let rest = HEADER_BYTES - SEQ_AT - 4;
+                std::ptr::copy_nonoverlapping(src.add(SEQ_AT + 4), cell.add(SEQ_AT + 4), rest);
             }
             self.tail += 1;
             // Release: publishes the cell's header and payload; pairs with the
@@ -230,6 +233,7 @@ impl Consumer {
     /// # Safety
     /// As for `Producer::new`, with this being the ring's only consumer.
     pub unsafe fn new(base: *mut u8, ncells: usize, cell_size: usize) -> Consumer {
+        assert!(ncells.is_power_of_two(), "ring of {ncells} cells");
         let ctl = base as *const RingCtl;
         // SAFETY: ctl valid per the contract.
         let head = unsafe { (*ctl).head.0.load(Ordering::Relaxed) };
@@ -256,7 +260,7 @@ impl Consumer {
     /// The oldest unread cell, if any: its header and payload. Valid until `release`.
     #[inline]
     pub fn peek(&mut self) -> Option<(CellHeader, *const u8)> {
-        let idx = (self.head % self.ncells) as usize;
+        let idx = (self.head & (self.ncells - 1)) as usize;
         // SAFETY: cell `idx` lies in the ring. Its `seq` word is only written
         // atomically; the rest is read only once `seq` shows that the producer
         // published it, and the producer does not rewrite it until `release`.
