@@ -9,7 +9,7 @@ pub const TUNABLES: &[(&str, &str, &str)] = &[
     ("OXMPI_CMA", "1", "1: large messages are single-copy with process_vm_readv; 0: pipelined copy through shared cells"),
     ("OXMPI_CMA_SPLIT", "65536", "contiguous messages at least this long (bytes) are copied by receiver and sender together, in chunks each claims; 0: the receiver copies alone"),
     ("OXMPI_RING_CELLS", "64", "cells per sender-receiver ring in the shared segment"),
-    ("OXMPI_CELL_BYTES", "4096", "payload bytes per cell (each cell also has a 64-byte header)"),
+    ("OXMPI_CELL_BYTES", "0", "payload bytes per cell (each cell also has a 64-byte header); 0: 8192 with up to 8 ranks on the node, 4096 above (ring memory grows with the square of the local ranks)"),
     ("OXMPI_SPIN_US", "50", "microseconds a waiting rank polls before yielding (OXMPI_OVERSUB_SPIN_US when ranks outnumber cores)"),
     ("OXMPI_OVERSUB_SPIN_US", "10", "microseconds a waiting rank polls before yielding when ranks outnumber cores"),
     ("OXMPI_YIELD_US", "5000", "microseconds a waiting rank polls with sched_yield before sleeping"),
@@ -40,6 +40,7 @@ pub struct Config {
     pub cma: bool,
     pub cma_split: usize,
     pub ring_cells: usize,
+    /// Payload bytes per ring cell; 0: chosen by the number of local ranks.
     pub cell_bytes: usize,
     pub spin_us: u64,
     pub oversub_spin_us: u64,
@@ -61,7 +62,10 @@ fn get(name: &str) -> u64 {
 
 impl Config {
     pub fn from_env() -> Config {
-        let cell = (get("OXMPI_CELL_BYTES") as usize).clamp(256, 1 << 20) & !63;
+        let cell = match get("OXMPI_CELL_BYTES") as usize {
+            0 => 0,
+            n => n.clamp(256, 1 << 20) & !63,
+        };
         Config {
             eager_limit: get("OXMPI_EAGER_LIMIT") as usize,
             cma: get("OXMPI_CMA") != 0,

@@ -447,10 +447,15 @@ impl State {
         paths[rank as usize] = Path::Local;
         let shm = if local.len() > 1 {
             let name = shm::segment_name(&pmi.kvsname, local[0] as i32);
+            let cell = match cfg.cell_bytes {
+                0 if local.len() <= 8 => 8192,
+                0 => 4096,
+                n => n,
+            };
             Some(
-                Shm::setup(&name, me_local, local.len(), cfg.ring_cells, cfg.cell_bytes).map_err(
-                    |e| err!(MPI_ERR_INTERN, "shared memory setup failed ({name}): {e}"),
-                )?,
+                Shm::setup(&name, me_local, local.len(), cfg.ring_cells, cell).map_err(|e| {
+                    err!(MPI_ERR_INTERN, "shared memory setup failed ({name}): {e}")
+                })?,
             )
         } else {
             None

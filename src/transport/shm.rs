@@ -199,7 +199,7 @@ impl Shm {
             nlocal,
             tx,
             rx,
-            payload: cell_bytes - ring::HEADER_BYTES,
+            payload: cell_bytes,
             coll: HEADER_BYTES + nlocal * nlocal * rb,
             me,
         };
