@@ -557,12 +557,18 @@ impl State {
         if self.shm.is_some() {
             for i in 0..self.local_peers.len() {
                 let (li, w) = self.local_peers[i];
+                let mut got = false;
                 for _ in 0..64 {
                     let Some((hdr, data)) = self.shm.as_mut().unwrap().peek(li) else {
                         break;
                     };
                     self.handle_cell(w, &hdr, data);
-                    self.shm.as_mut().unwrap().release(li);
+                    self.shm.as_mut().unwrap().skip(li);
+                    got = true;
+                }
+                if got {
+                    // The cells read in this round go back to the sender at once.
+                    self.shm.as_mut().unwrap().publish(li);
                     did = true;
                 }
             }

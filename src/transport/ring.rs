@@ -285,9 +285,23 @@ impl Consumer {
     /// Gives the cell returned by `peek` back to the producer.
     #[inline]
     pub fn release(&mut self) {
+        self.skip();
+        self.publish();
+    }
+
+    /// Moves past the cell returned by `peek` without telling the producer
+    /// yet: a batch of cells is given back by one `publish`, so a producer
+    /// that runs ahead does not pull the index's line across per message.
+    #[inline]
+    pub fn skip(&mut self) {
         self.head += 1;
-        // Release: our reads of the cell happen before the producer may reuse it;
-        // pairs with the Acquire load of `head` in `Producer::free_cells`.
+    }
+
+    /// Gives every cell skipped so far back to the producer.
+    #[inline]
+    pub fn publish(&mut self) {
+        // Release: our reads of the cells happen before the producer may reuse
+        // them; pairs with the Acquire load of `head` in `Producer::free_cells`.
         // SAFETY: ctl valid while self lives.
         unsafe { (*self.ctl).head.0.store(self.head, Ordering::Release) };
     }
@@ -296,6 +310,37 @@ impl Consumer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Skipped cells stay the consumer's until `publish`: a full ring stays
+    /// full for the producer, then all of them come back at once.
+    #[test]
+    fn skipped_cells_return_on_publish() {
+        let (cells, cs) = (4, 128);
+        let mut mem = vec![0u128; ring_bytes(cells, cs) / 16 + 16];
+        let base = mem.as_mut_ptr() as *mut u8;
+        // SAFETY: as in `fifo_wraps_and_reports_full`.
+        let (mut p, mut c) = unsafe {
+            init(base);
+            (
+                Producer::new(base, cells, cs),
+                Consumer::new(base, cells, cs),
+            )
+        };
+        let h = CellHeader::default();
+        for _ in 0..cells {
+            assert!(p.push(&h, &[], true));
+        }
+        for k in 0..3 {
+            assert!(c.peek().is_some(), "cell {k}");
+            c.skip();
+        }
+        assert!(!p.push(&h, &[], true), "skipped cells are not free yet");
+        c.publish();
+        for k in 0..3 {
+            assert!(p.push(&h, &[], true), "cell {k} free after publish");
+        }
+        assert!(!p.push(&h, &[], true));
+    }
 
     #[test]
     fn fifo_wraps_and_reports_full() {

@@ -259,6 +259,23 @@ impl Shm {
         }
     }
 
+    /// Moves past the oldest cell from `peer`; the cell goes back to the
+    /// producer at the next `publish(peer)` (which must follow before this
+    /// rank stops reading that ring).
+    #[inline]
+    pub fn skip(&mut self, peer: usize) {
+        if let Some(c) = self.rx[peer].as_mut() {
+            c.skip()
+        }
+    }
+
+    #[inline]
+    pub fn publish(&mut self, peer: usize) {
+        if let Some(c) = self.rx[peer].as_mut() {
+            c.publish()
+        }
+    }
+
     pub fn nlocal(&self) -> usize {
         self.nlocal
     }
