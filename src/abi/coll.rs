@@ -17,6 +17,8 @@ use crate::err;
 use oxmpi_macros::mpi_fn;
 use std::os::raw::{c_int, c_void};
 
+mod inter;
+
 fn in_place(p: *const c_void) -> bool {
     p as isize == -1
 }
@@ -630,6 +632,9 @@ fn reduction_setup(
 // ------------------------------------------------------------------ builders per call
 
 unsafe fn barrier_s(comm: MPI_Comm) -> Result<Sched> {
+    if let Some(iv) = inter::view(comm)? {
+        return Ok(inter::barrier(&iv));
+    }
     let v = basic::view(comm)?;
     let mut s = basic::sched(&v);
     basic::b_barrier(&mut s, v.size, v.rank);
@@ -643,6 +648,10 @@ unsafe fn bcast_s(
     root: c_int,
     comm: MPI_Comm,
 ) -> Result<Sched> {
+    if let Some(iv) = inter::view(comm)? {
+        // SAFETY: forwarded caller's contract.
+        return unsafe { inter::bcast(&iv, buffer, count, datatype, root) };
+    }
     let v = basic::view(comm)?;
     let root = check_root(&v, root)?;
     let mut s = basic::sched(&v);
@@ -686,6 +695,16 @@ unsafe fn reduce_s(
     comm: MPI_Comm,
     all: bool,
 ) -> Result<Sched> {
+    if let Some(iv) = inter::view(comm)? {
+        // SAFETY: forwarded caller's contract.
+        return unsafe {
+            if all {
+                inter::allreduce(&iv, sendbuf, recvbuf, count, datatype, op)
+            } else {
+                inter::reduce(&iv, sendbuf, recvbuf, count, datatype, op, root)
+            }
+        };
+    }
     let v = basic::view(comm)?;
     let root = if all { 0 } else { check_root(&v, root)? };
     let mut s = basic::sched(&v);
@@ -765,6 +784,14 @@ unsafe fn gather_s(
     root: c_int,
     comm: MPI_Comm,
 ) -> Result<Sched> {
+    if let Some(iv) = inter::view(comm)? {
+        // SAFETY: forwarded caller's contract.
+        return unsafe {
+            inter::gather(
+                &iv, sendbuf, sendcount, sendtype, recvbuf, counts, displs, recvtype, root,
+            )
+        };
+    }
     let v = basic::view(comm)?;
     let root = check_root(&v, root)?;
     let me_root = v.rank == root;
@@ -827,6 +854,14 @@ unsafe fn scatter_s(
     root: c_int,
     comm: MPI_Comm,
 ) -> Result<Sched> {
+    if let Some(iv) = inter::view(comm)? {
+        // SAFETY: forwarded caller's contract.
+        return unsafe {
+            inter::scatter(
+                &iv, sendbuf, counts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+            )
+        };
+    }
     let v = basic::view(comm)?;
     let root = check_root(&v, root)?;
     let me_root = v.rank == root;
@@ -886,6 +921,14 @@ unsafe fn allgather_s(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> Result<Sched> {
+    if let Some(iv) = inter::view(comm)? {
+        // SAFETY: forwarded caller's contract.
+        return unsafe {
+            inter::allgather(
+                &iv, sendbuf, sendcount, sendtype, recvbuf, counts, displs, recvtype,
+            )
+        };
+    }
     let v = basic::view(comm)?;
     let mut s = basic::sched(&v);
     let pre: &[usize] = if in_place(sendbuf) { &[v.rank] } else { &[] };
@@ -960,6 +1003,14 @@ unsafe fn alltoall_s(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> Result<Sched> {
+    if let Some(iv) = inter::view(comm)? {
+        // SAFETY: forwarded caller's contract.
+        return unsafe {
+            inter::alltoall(
+                &iv, sendbuf, scounts, sdispls, sendtype, recvbuf, rcounts, rdispls, recvtype,
+            )
+        };
+    }
     let v = basic::view(comm)?;
     let mut s = basic::sched(&v);
     let all: Vec<usize> = if in_place(sendbuf) {
@@ -1015,6 +1066,10 @@ unsafe fn reduce_scatter_s(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> Result<Sched> {
+    if let Some(iv) = inter::view(comm)? {
+        // SAFETY: forwarded caller's contract.
+        return unsafe { inter::reduce_scatter(&iv, sendbuf, recvbuf, counts, datatype, op) };
+    }
     let v = basic::view(comm)?;
     let mut s = basic::sched(&v);
     let (es, _) = size_and_type(datatype)?;
@@ -1121,22 +1176,26 @@ unsafe fn scan_s(
     Ok(s)
 }
 
+/// Entries of a per-rank array argument: the communicator's size, or the
+/// remote group's on an intercommunicator.
 fn basic_size(comm: MPI_Comm) -> Result<usize> {
-    with(|st| {
-        let c = st.comm(comm)?;
-        if c.remote.is_some() {
-            return Err(err!(
-                MPI_ERR_COMM,
-                "collectives on intercommunicators are not implemented"
-            ));
-        }
-        Ok(c.size as usize)
-    })
+    with(|st| Ok(st.comm(comm)?.peer_size() as usize))
 }
 
-/// Communicator size and whether this rank is `root` (checked).
+/// Size of this process's own group (Reduce_scatter's counts on an
+/// intercommunicator).
+fn local_size(comm: MPI_Comm) -> Result<usize> {
+    with(|st| Ok(st.comm(comm)?.size as usize))
+}
+
+/// Entries of the root's per-rank arrays and whether this rank is `root`
+/// (checked; on an intercommunicator the root is MPI_ROOT, the rest of its
+/// group passes MPI_PROC_NULL, the other group the root's rank).
 fn root_info(comm: MPI_Comm, root: c_int) -> Result<(usize, bool)> {
     let n = basic_size(comm)?;
+    if with(|st| Ok(st.comm(comm)?.remote.is_some()))? {
+        return Ok((n, root == MPI_ROOT));
+    }
     if root < 0 || root as usize >= n {
         return Err(err!(
             MPI_ERR_ROOT,
@@ -1891,7 +1950,7 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block(
         return Ok(());
     }
     let s = {
-        let n = basic_size(comm)?;
+        let n = local_size(comm)?;
         reduce_scatter_s(sendbuf, recvbuf, &vec![recvcount; n], datatype, op, comm)
     }?;
     launch(comm, s, None)
@@ -1912,7 +1971,7 @@ pub unsafe extern "C" fn MPI_Ireduce_scatter_block(
         return Err(err!(MPI_ERR_ARG, "request=NULL"));
     }
     let s = {
-        let n = basic_size(comm)?;
+        let n = local_size(comm)?;
         reduce_scatter_s(sendbuf, recvbuf, &vec![recvcount; n], datatype, op, comm)
     }?;
     launch(comm, s, Some(request))
@@ -1929,7 +1988,7 @@ pub unsafe extern "C" fn MPI_Reduce_scatter(
     comm: MPI_Comm,
 ) -> c_int {
     let s = {
-        let n = basic_size(comm)?;
+        let n = local_size(comm)?;
         let c = ints(recvcounts, n, "recvcounts")?.to_vec();
         reduce_scatter_s(sendbuf, recvbuf, &c, datatype, op, comm)
     }?;
@@ -1951,7 +2010,7 @@ pub unsafe extern "C" fn MPI_Ireduce_scatter(
         return Err(err!(MPI_ERR_ARG, "request=NULL"));
     }
     let s = {
-        let n = basic_size(comm)?;
+        let n = local_size(comm)?;
         let c = ints(recvcounts, n, "recvcounts")?.to_vec();
         reduce_scatter_s(sendbuf, recvbuf, &c, datatype, op, comm)
     }?;
@@ -2145,11 +2204,23 @@ unsafe fn alltoallw_s(
             })?;
             (c, p)
         }
-        None => {
-            let v = basic::view(comm)?;
-            let all: Vec<i32> = (0..v.size as i32).collect();
-            (v, (all.clone(), all))
-        }
+        None => match inter::view(comm)? {
+            Some(iv) => {
+                if in_place(sendbuf) {
+                    return Err(err!(
+                        MPI_ERR_BUFFER,
+                        "sendbuf=MPI_IN_PLACE is not allowed on an intercommunicator"
+                    ));
+                }
+                let remote = inter::remote_peers(&iv);
+                (iv.all, (remote.clone(), remote))
+            }
+            None => {
+                let v = basic::view(comm)?;
+                let all: Vec<i32> = (0..v.size as i32).collect();
+                (v, (all.clone(), all))
+            }
+        },
     };
     let mut s = basic::sched(&v);
     // SAFETY: the caller's buffers are valid as MPI requires.
@@ -3067,7 +3138,7 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block_init(
             // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
             let s = unsafe {
                 {
-                    let n = basic_size(comm)?;
+                    let n = local_size(comm)?;
                     reduce_scatter_s(sendbuf, recvbuf, &vec![recvcount; n], datatype, op, comm)
                 }?
             };
@@ -3098,7 +3169,7 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_init(
             // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
             let s = unsafe {
                 {
-                    let n = basic_size(comm)?;
+                    let n = local_size(comm)?;
                     let c = ints(recvcounts, n, "recvcounts")?.to_vec();
                     reduce_scatter_s(sendbuf, recvbuf, &c, datatype, op, comm)
                 }?

@@ -51,9 +51,33 @@ fn dup_template(comm: MPI_Comm, info: Option<Vec<(String, String)>>) -> Result<C
     Ok(c)
 }
 
-/// Duplicates `comm` (attributes copied through their callbacks).
+/// The processes that agree on a duplicate's context id: the communicator's
+/// group, or both groups of an intercommunicator (the one holding the lower
+/// world rank first, as both groups order them alike); this process's index
+/// there; the collective context; the remote group, if any.
+#[allow(clippy::type_complexity)]
+fn dup_members(comm: MPI_Comm) -> Result<(Vec<i32>, usize, u32, Option<Vec<i32>>)> {
+    with(|st| {
+        let c = st.comm(comm)?;
+        let (me, ctx) = (c.rank as usize, c.ctx + 1);
+        Ok(match &c.remote {
+            None => (c.world.clone(), me, ctx, None),
+            Some(r) if c.world[0] < r[0] => {
+                let all = c.world.iter().chain(r).copied().collect();
+                (all, me, ctx, Some(r.clone()))
+            }
+            Some(r) => {
+                let all = r.iter().chain(&c.world).copied().collect();
+                (all, r.len() + me, ctx, Some(r.clone()))
+            }
+        })
+    })
+}
+
+/// Duplicates `comm` (attributes copied through their callbacks); an
+/// intercommunicator's duplicate agrees on its context id over both groups.
 fn dup(comm: MPI_Comm, info: Option<Vec<(String, String)>>) -> Result<MPI_Comm> {
-    let (members, me, cctx) = coll_view(comm)?;
+    let (members, me, cctx, remote) = dup_members(comm)?;
     let ctx = agree_ctx(&members, me, cctx, TAG_AGREE)?;
     let mut c = match dup_template(comm, info) {
         Ok(c) => c,
@@ -66,6 +90,7 @@ fn dup(comm: MPI_Comm, info: Option<Vec<(String, String)>>) -> Result<MPI_Comm> 
         }
     };
     c.ctx = ctx;
+    c.remote = remote;
     with(|st| Ok(st.add_comm(c)))
 }
 

@@ -39,9 +39,11 @@ pub fn view(comm: c_int) -> Result<View> {
     with(|st| {
         let c = st.comm_mut(comm)?;
         if c.remote.is_some() {
+            // Every collective the standard defines on intercommunicators
+            // takes `abi::coll::inter` first; this one is not defined there.
             return Err(err!(
                 MPI_ERR_COMM,
-                "collectives on intercommunicators are not implemented"
+                "this collective (scan, exscan, neighbourhood) is not defined on intercommunicators"
             ));
         }
         c.coll_seq = c.coll_seq.wrapping_add(1);
