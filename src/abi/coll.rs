@@ -369,7 +369,7 @@ unsafe fn shm_reduce(
         ));
     }
     // SAFETY: input and out hold `len` bytes (checked above).
-    unsafe { shm::reduce(input, out, len, ne, et, &k, root)? };
+    unsafe { shm::reduce(comm, input, out, len, ne, et, &k, root)? };
     Ok(true)
 }
 
@@ -465,7 +465,7 @@ unsafe fn shm_allgather(
     // SAFETY: the caller's receive buffer holds n * recvcount elements.
     let (out, land) = unsafe { contiguous_out(recvbuf, n * recvcount, recvtype, "recvbuf")? };
     // SAFETY: `mine` holds blk bytes, `out` n * blk.
-    unsafe { shm::allgather(mine, out, blk)? };
+    unsafe { shm::allgather(comm, mine, out, blk)? };
     // SAFETY: as above.
     unsafe { contiguous_flush(recvbuf, n * recvcount, land) };
     Ok(true)
@@ -514,7 +514,7 @@ unsafe fn shm_alltoall(
     // SAFETY: as above.
     let (out, land) = unsafe { contiguous_out(recvbuf, n * recvcount, recvtype, "recvbuf")? };
     // SAFETY: `send` and `out` hold n * blk bytes.
-    unsafe { shm::alltoall(send, out, blk)? };
+    unsafe { shm::alltoall(comm, send, out, blk)? };
     // SAFETY: as above.
     unsafe { contiguous_flush(recvbuf, n * recvcount, land) };
     Ok(true)
@@ -558,7 +558,7 @@ unsafe fn shm_reduce_scatter_block(
     // SAFETY: the receive buffer holds recvcount elements.
     let (out, land) = unsafe { contiguous_out(recvbuf, recvcount, datatype, "recvbuf")? };
     // SAFETY: `input` holds n * blk bytes, `out` blk.
-    unsafe { shm::reduce_scatter_block(input, out, blk, ne, et, &k)? };
+    unsafe { shm::reduce_scatter_block(comm, input, out, blk, ne, et, &k)? };
     // SAFETY: as above.
     unsafe { contiguous_flush(recvbuf, recvcount, land) };
     Ok(true)
@@ -1211,7 +1211,7 @@ fn root_info(comm: MPI_Comm, root: c_int) -> Result<(usize, bool)> {
 pub unsafe extern "C" fn MPI_Barrier(comm: MPI_Comm) -> c_int {
     if shm::eligible(comm, 0) && basic::choose("barrier", &["dissemination", "shm"], "shm") == "shm"
     {
-        return shm::barrier();
+        return shm::barrier(comm);
     }
     let s = barrier_s(comm)?;
     launch(comm, s, None)
@@ -1257,7 +1257,7 @@ pub unsafe extern "C" fn MPI_Bcast(
         if shm::eligible(comm, d.bytes) && basic::choose("bcast", &algos, "shm") == "shm" {
             let Some(t) = d.staged else {
                 // SAFETY: `d` describes `d.bytes` contiguous bytes of the user's buffer.
-                return unsafe { shm::bcast(d.ptr, d.bytes, root as usize) };
+                return unsafe { shm::bcast(comm, d.ptr, d.bytes, root as usize) };
             };
             let mut v = vec![0u8; d.bytes];
             let me = with(|st| Ok(st.rank))?;
@@ -1266,7 +1266,7 @@ pub unsafe extern "C" fn MPI_Bcast(
                 unsafe { crate::datatype::pack(&t, count as usize, buffer as *const u8, &mut v) };
             }
             // SAFETY: `v` holds `d.bytes` bytes.
-            unsafe { shm::bcast(v.as_mut_ptr(), d.bytes, root as usize)? };
+            unsafe { shm::bcast(comm, v.as_mut_ptr(), d.bytes, root as usize)? };
             if me != root {
                 // SAFETY: as above.
                 unsafe { crate::datatype::unpack(&t, count as usize, &v, buffer as *mut u8) };

@@ -1,6 +1,7 @@
-//! Shared-memory collectives for MPI_COMM_WORLD when every rank is on this
-//! node: barrier, bcast, reduce and allreduce of up to `COLL_HALF` bytes
-//! move through the segment's collective area instead of messages.
+//! Shared-memory collectives for MPI_COMM_WORLD, and communicators with
+//! world's ranks in world's order, when every rank is on this node:
+//! barrier, bcast, reduce and allreduce of up to `COLL_HALF` bytes move
+//! through the segment's collective area instead of messages (`eligible`).
 //!
 //! Protocol. Blocking collectives on one communicator are called in the
 //! same order by every rank, so each call gets the same generation number g
@@ -21,7 +22,7 @@ use crate::abi::op::{apply, OpKind};
 use crate::core::error::Result;
 use crate::core::runtime::{wait_for, with};
 use crate::transport::shm::{COLL_HALF, COLL_HDR, COLL_SLOT};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// Largest payload a shared-memory collective carries.
 pub const MAX_BYTES: usize = COLL_HALF;
@@ -33,6 +34,9 @@ struct Area {
     n: usize,
     me: usize,
     g: u64,
+    /// Context id of the communicator of this call (several communicators
+    /// may share the area, see `eligible`).
+    ctx: u32,
 }
 
 impl Area {
@@ -40,6 +44,12 @@ impl Area {
         // SAFETY: slot i starts with an 8-byte aligned counter; the mapping
         // lives until MPI_Finalize, after every collective.
         unsafe { &*((self.base + i * COLL_SLOT) as *const AtomicU64) }
+    }
+    /// Context id of the communicator rank i published half `h`'s call on
+    /// (at byte 8 + 4h of the slot).
+    fn ctx_of(&self, i: usize, h: usize) -> &AtomicU32 {
+        // SAFETY: as for `seq`; bytes 8..16 of the slot header are these two words.
+        unsafe { &*(((self.base + i * COLL_SLOT) + 8 + 4 * h) as *const AtomicU32) }
     }
     fn done(&self, i: usize) -> &AtomicU64 {
         // SAFETY: as for `seq`; `done` is at byte 64 of the slot.
@@ -80,14 +90,35 @@ impl Area {
         self.wait_all(0..self.n, |i| self.done(i).load(Ordering::Acquire) + 2 >= g)
     }
     fn publish(&self) {
+        // Relaxed: published by the Release store of `seq` below.
+        self.ctx_of(self.me, self.g as usize % 2)
+            .store(self.ctx, Ordering::Relaxed);
         // Release: my half's contents are visible to whoever sees seq = g;
         // pairs with the Acquire loads in `wait_seq`.
         self.seq(self.me).store(self.g, Ordering::Release);
     }
+    /// Waits for the ranks in `who` to publish call g, then checks that they
+    /// made it on this call's communicator: blocking collectives called in
+    /// different orders on communicators sharing the area are an error, not
+    /// a mix of their data. A rank's ctx word for half g % 2 is not written
+    /// again before everyone is done with call g (`before_write`).
     fn wait_seq(&self, who: impl Iterator<Item = usize> + Clone) -> Result<()> {
         let g = self.g;
         // Acquire: pairs with `publish`'s Release store.
-        self.wait_all(who, |i| self.seq(i).load(Ordering::Acquire) >= g)
+        self.wait_all(who.clone(), |i| self.seq(i).load(Ordering::Acquire) >= g)?;
+        for i in who {
+            // Relaxed: ordered after the Acquire load of seq(i) above.
+            let theirs = self.ctx_of(i, g as usize % 2).load(Ordering::Relaxed);
+            if theirs != self.ctx {
+                self.finish();
+                return Err(crate::err!(
+                    MPI_ERR_OTHER,
+                    "blocking collectives were called in different orders on communicators with the same ranks: context {} here met context {theirs} on rank {i}",
+                    self.ctx
+                ));
+            }
+        }
+        Ok(())
     }
     fn finish(&self) {
         // Release: my reads of others' halves are over; pairs with the
@@ -96,12 +127,11 @@ impl Area {
     }
 }
 
-/// The area for the next blocking collective on `comm`, if it can take one.
+/// The area for the next blocking collective on `comm` (one that
+/// `eligible` accepted).
 fn area(comm: std::os::raw::c_int) -> Result<Option<Area>> {
-    if comm != MPI_COMM_WORLD {
-        return Ok(None);
-    }
     with(|st| {
+        let ctx = st.comm(comm)?.ctx;
         let Some(shm) = st.shm.as_ref() else {
             return Ok(None);
         };
@@ -114,15 +144,27 @@ fn area(comm: std::os::raw::c_int) -> Result<Option<Area>> {
             n: shm.nlocal(),
             me: st.rank as usize,
             g: st.shm_gen,
+            ctx,
         }))
     })
 }
 
-/// Whether blocking collectives on `comm` of `len` bytes can use the area.
+/// Whether blocking collectives on `comm` of `len` bytes can use the area:
+/// MPI_COMM_WORLD and every communicator with world's ranks in world's
+/// order (a duplicate of world, for one), when all ranks share this node.
+///
+/// Such communicators share the area and its generation count. That is
+/// sound because blocking collectives on communicators with the same
+/// processes must be called in the same order on every process (a program
+/// that orders them differently deadlocks once they synchronize, MPI-4.0
+/// section 6.14), and a program that does so anyway gets MPI_ERR_OTHER
+/// (`wait_seq`), not mixed data. Under MPI_THREAD_MULTIPLE threads may run
+/// collectives on different communicators at once, so there only world
+/// itself uses the area. Nonblocking collectives never use it.
 pub fn eligible(comm: std::os::raw::c_int, len: usize) -> bool {
     // World's ranks never change: 0 not known yet, 1 all local, 2 not.
     static WORLD_LOCAL: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
-    if len > MAX_BYTES || comm != MPI_COMM_WORLD {
+    if len > MAX_BYTES || (comm != MPI_COMM_WORLD && !world_like(comm)) {
         return false;
     }
     // Relaxed: a cache of a value computed the same way by every thread.
@@ -146,10 +188,25 @@ pub fn eligible(comm: std::os::raw::c_int, len: usize) -> bool {
     }
 }
 
-pub fn barrier() -> Result<()> {
-    let Some(a) = area(MPI_COMM_WORLD)? else {
+/// `comm` has world's ranks in world's order (an invalid handle: no, and
+/// the schedule path reports it).
+fn world_like(comm: std::os::raw::c_int) -> bool {
+    with(|st| {
+        let c = st.comm(comm)?;
+        Ok(c.remote.is_none()
+            && c.identity
+            && c.size == st.size
+            && st.thread_level < MPI_THREAD_MULTIPLE)
+    })
+    .unwrap_or(false)
+}
+
+pub fn barrier(comm: std::os::raw::c_int) -> Result<()> {
+    let Some(a) = area(comm)? else {
         return Ok(());
     };
+    // No data, but the ctx word of half g % 2 may still be read for call g - 2.
+    a.before_write()?;
     a.publish();
     a.wait_seq(0..a.n)?;
     a.finish();
@@ -158,8 +215,13 @@ pub fn barrier() -> Result<()> {
 
 /// # Safety
 /// `buf` holds `len` bytes (<= MAX_BYTES).
-pub unsafe fn bcast(buf: *mut u8, len: usize, root: usize) -> Result<()> {
-    let Some(a) = area(MPI_COMM_WORLD)? else {
+pub unsafe fn bcast(
+    comm: std::os::raw::c_int,
+    buf: *mut u8,
+    len: usize,
+    root: usize,
+) -> Result<()> {
+    let Some(a) = area(comm)? else {
         return Ok(());
     };
     if a.me == root {
@@ -182,7 +244,9 @@ pub unsafe fn bcast(buf: *mut u8, len: usize, root: usize) -> Result<()> {
 /// # Safety
 /// `input` holds `len` bytes; `out` (where the result goes) holds `len`
 /// bytes and may equal `input`.
+#[allow(clippy::too_many_arguments)]
 pub unsafe fn reduce(
+    comm: std::os::raw::c_int,
     input: *const u8,
     out: *mut u8,
     len: usize,
@@ -191,7 +255,7 @@ pub unsafe fn reduce(
     op: &OpKind,
     root: Option<usize>,
 ) -> Result<()> {
-    let Some(a) = area(MPI_COMM_WORLD)? else {
+    let Some(a) = area(comm)? else {
         return Ok(());
     };
     a.before_write()?;
@@ -223,8 +287,13 @@ pub unsafe fn reduce(
 ///
 /// # Safety
 /// `mine` holds `blk` bytes, `out` n * blk; blk <= MAX_BYTES.
-pub unsafe fn allgather(mine: *const u8, out: *mut u8, blk: usize) -> Result<()> {
-    let Some(a) = area(MPI_COMM_WORLD)? else {
+pub unsafe fn allgather(
+    comm: std::os::raw::c_int,
+    mine: *const u8,
+    out: *mut u8,
+    blk: usize,
+) -> Result<()> {
+    let Some(a) = area(comm)? else {
         return Ok(());
     };
     a.before_write()?;
@@ -245,8 +314,13 @@ pub unsafe fn allgather(mine: *const u8, out: *mut u8, blk: usize) -> Result<()>
 ///
 /// # Safety
 /// `send` and `out` hold n * blk bytes; n * blk <= MAX_BYTES.
-pub unsafe fn alltoall(send: *const u8, out: *mut u8, blk: usize) -> Result<()> {
-    let Some(a) = area(MPI_COMM_WORLD)? else {
+pub unsafe fn alltoall(
+    comm: std::os::raw::c_int,
+    send: *const u8,
+    out: *mut u8,
+    blk: usize,
+) -> Result<()> {
+    let Some(a) = area(comm)? else {
         return Ok(());
     };
     a.before_write()?;
@@ -270,6 +344,7 @@ pub unsafe fn alltoall(send: *const u8, out: *mut u8, blk: usize) -> Result<()> 
 /// `input` holds n * blk bytes (n * blk <= MAX_BYTES), `out` blk bytes;
 /// `out` may lie inside `input`.
 pub unsafe fn reduce_scatter_block(
+    comm: std::os::raw::c_int,
     input: *const u8,
     out: *mut u8,
     blk: usize,
@@ -277,7 +352,7 @@ pub unsafe fn reduce_scatter_block(
     dt: std::os::raw::c_int,
     op: &OpKind,
 ) -> Result<()> {
-    let Some(a) = area(MPI_COMM_WORLD)? else {
+    let Some(a) = area(comm)? else {
         return Ok(());
     };
     a.before_write()?;

@@ -44,6 +44,9 @@ pub struct Comm {
     pub world: Vec<i32>,
     /// Intercommunicator: world ranks of the remote group.
     pub remote: Option<Vec<i32>>,
+    /// Rank i of the group is world rank i (world itself, a duplicate, a
+    /// split that kept every rank in order, or a prefix of world).
+    pub identity: bool,
     pub errhandler: c_int,
     pub name: String,
     /// (keyval, attribute value) in the order they were set.
@@ -66,6 +69,7 @@ impl Comm {
             ctx,
             rank,
             size: world.len() as i32,
+            identity: world.iter().enumerate().all(|(i, &w)| w as usize == i),
             world,
             remote: None,
             errhandler: MPI_ERRORS_ARE_FATAL,
