@@ -1086,11 +1086,6 @@ unsafe fn reduce_scatter_s(
         // SAFETY: the caller's buffers and arrays are valid as MPI requires.
         unsafe { input(&mut s, sendbuf, total, datatype, "sendbuf")? }
     };
-    let acc = scratch_copy(&mut s, src, end);
-    let tmp = Loc::Scratch(s.buffer_reused(end), 0);
-    // SAFETY: the caller's buffers and arrays are valid as MPI requires.
-    let (out, mylen, unpack) =
-        unsafe { output(&mut s, recvbuf, counts[v.rank], datatype, "recvbuf")? };
     let pow2 = v.size.is_power_of_two();
     let default = if !commutative || ne == 0 {
         "reduce_scatterv"
@@ -1107,6 +1102,19 @@ unsafe fn reduce_scatter_s(
         default,
     );
     let esize = end.checked_div(ne).unwrap_or(1);
+    let tmp = Loc::Scratch(s.buffer_reused(end), 0);
+    if algo == "ring" && commutative && v.size > 1 && !in_place(sendbuf) {
+        // SAFETY: the caller's buffers and arrays are valid as MPI requires.
+        let (out, _, unpack) =
+            unsafe { output(&mut s, recvbuf, counts[v.rank], datatype, "recvbuf")? };
+        algos::reduce_scatter_ring_direct(&mut s, v.size, v.rank, src, tmp, out, &bl, esize);
+        finish(&mut s, unpack);
+        return Ok(s);
+    }
+    let acc = scratch_copy(&mut s, src, end);
+    // SAFETY: the caller's buffers and arrays are valid as MPI requires.
+    let (out, mylen, unpack) =
+        unsafe { output(&mut s, recvbuf, counts[v.rank], datatype, "recvbuf")? };
     match algo {
         "ring" if commutative => {
             algos::reduce_scatter_ring(&mut s, v.size, v.rank, acc, tmp, &bl, esize)

@@ -363,6 +363,53 @@ pub fn reduce_scatter_ring(
     }
 }
 
+/// Ring reduce-scatter that never copies the input: a block travels from
+/// `input` (step 0) or from `tmp`, where the previous step reduced it; the
+/// block received in a step is reduced with this rank's input block into
+/// `tmp`, and at the last step (this rank's own block) straight into `out`.
+/// Same traffic as `reduce_scatter_ring`, without its copy of the whole
+/// input and of the result. Commutative ops only; `input` must not overlap
+/// `out` (not in place).
+#[allow(clippy::too_many_arguments)]
+pub fn reduce_scatter_ring_direct(
+    s: &mut Sched,
+    n: usize,
+    r: usize,
+    input: Loc,
+    tmp: Loc,
+    out: Loc,
+    bl: &[(usize, usize)],
+    esize: usize,
+) {
+    let (right, left) = ((r + 1) % n, (r + n - 1) % n);
+    for step in 0..n.saturating_sub(1) {
+        let sb = (r + 2 * n - step - 1) % n;
+        let rb = (r + 2 * n - step - 2) % n;
+        let from = if step == 0 { input } else { tmp };
+        let into = if step == n - 2 {
+            out
+        } else {
+            tmp.offset(bl[rb].0)
+        };
+        let st = s.stage();
+        st.push(Step::Recv {
+            peer: left,
+            at: into,
+            len: bl[rb].1,
+        });
+        st.push(Step::Send {
+            peer: right,
+            at: from.offset(bl[sb].0),
+            len: bl[sb].1,
+        });
+        s.stage().push(Step::Reduce {
+            src: input.offset(bl[rb].0),
+            dst: into,
+            count: bl[rb].1 / esize.max(1),
+        });
+    }
+}
+
 /// Reduce-scatter by pairwise exchange: in step k every rank sends the
 /// block of rank r+k and reduces the block that rank r-k sends it; n-1
 /// steps of one block each. Commutative ops only.
