@@ -725,20 +725,8 @@ unsafe fn reduce_s(
     } else {
         None
     };
-    let acc = match &out {
-        Some((dst, _, None)) => {
-            s.push(Step::Copy {
-                src,
-                dst: *dst,
-                len,
-            });
-            *dst
-        }
-        _ => scratch_copy(&mut s, src, len),
-    };
-    let tmp = Loc::Scratch(s.buffer_reused(len), 0);
-    if all {
-        let ids = algos::nodes(&v.world);
+    let ids = if all { algos::nodes(&v.world) } else { None };
+    let algo = if all {
         let default = if commutative && ids.is_some() {
             "hierarchical"
         } else if !commutative || len < 16 << 10 || ne < v.size {
@@ -748,15 +736,37 @@ unsafe fn reduce_s(
         } else {
             "ring"
         };
-        let algo = basic::choose(
+        basic::choose(
             "allreduce",
             &["recursive_doubling", "ring", "rabenseifner", "hierarchical"],
             default,
-        );
+        )
+    } else {
+        "binomial"
+    };
+    // The ring reads the input where it is (not in place): no copy first.
+    let ring = all && algo == "ring" && commutative && ne > 0 && v.size > 1;
+    let direct = ring && !in_place(sendbuf);
+    let acc = match &out {
+        Some((dst, _, None)) if direct => *dst,
+        Some((dst, _, None)) => {
+            s.push(Step::Copy {
+                src,
+                dst: *dst,
+                len,
+            });
+            *dst
+        }
+        _ if direct => Loc::Scratch(s.buffer_reused(len), 0),
+        _ => scratch_copy(&mut s, src, len),
+    };
+    let tmp = Loc::Scratch(s.buffer_reused(if direct { 0 } else { len }), 0);
+    if all {
         if let (Some(ids), "hierarchical", true) = (&ids, algo, commutative) {
             algos::allreduce_hier(&mut s, ids, v.rank, acc, tmp, len, ne);
-        } else if algo == "ring" && commutative && ne > 0 {
-            basic::b_allreduce_ring(&mut s, v.size, v.rank, acc, tmp, ne, len / ne);
+        } else if ring {
+            let input = direct.then_some(src);
+            basic::b_allreduce_ring(&mut s, v.size, v.rank, acc, tmp, input, ne, len / ne);
         } else if algo == "rabenseifner" && commutative && ne > 0 {
             algos::allreduce_rabenseifner(&mut s, v.size, v.rank, acc, tmp, ne, len / ne);
         } else {

@@ -436,12 +436,18 @@ pub fn allgatherv(v: &View, rbuf: &mut [u8], blocks: &[(usize, usize)]) -> Resul
 /// chunk is reduced on one rank in a fixed order and then copied to all, so
 /// every rank gets identical bits. Commutative ops only.
 #[allow(clippy::too_many_arguments)]
+/// `input`: where this rank's data is when it is not in `acc` already. The
+/// reduce-scatter half then sends from it at the first step and reduces it
+/// with each chunk received straight into `acc`, so `acc` needs no copy of
+/// the input first (a pass over the whole vector saved); `tmp` goes unused.
+#[allow(clippy::too_many_arguments)]
 pub fn b_allreduce_ring(
     s: &mut Sched,
     n: usize,
     r: usize,
     acc: Loc,
     tmp: Loc,
+    input: Option<Loc>,
     count: usize,
     esize: usize,
 ) {
@@ -459,20 +465,31 @@ pub fn b_allreduce_ring(
         let rc = (r + n - step - 1) % n;
         let (so, sl) = chunk(sc);
         let (ro, rl) = chunk(rc);
+        // Chunk sc was reduced into acc at the step before (or is the input's).
+        let (from, into) = match input {
+            Some(inp) if step == 0 => (inp, acc),
+            Some(_) => (acc, acc),
+            None => (acc, tmp),
+        };
         let st = s.stage();
         st.push(Step::Recv {
             peer: left,
-            at: tmp.offset(ro),
+            at: into.offset(ro),
             len: rl * esize,
         });
         st.push(Step::Send {
             peer: right,
-            at: acc.offset(so),
+            at: from.offset(so),
             len: sl * esize,
         });
+        let (src, dst) = match input {
+            // acc = mine op received (commutative ops only).
+            Some(inp) => (inp.offset(ro), acc.offset(ro)),
+            None => (tmp.offset(ro), acc.offset(ro)),
+        };
         s.stage().push(Step::Reduce {
-            src: tmp.offset(ro),
-            dst: acc.offset(ro),
+            src,
+            dst,
             count: rl,
         });
     }
