@@ -435,7 +435,7 @@ pub fn allgatherv(v: &View, rbuf: &mut [u8], blocks: &[(usize, usize)]) -> Resul
 /// elements of `esize` bytes: bandwidth-optimal for large messages. Each
 /// chunk is reduced on one rank in a fixed order and then copied to all, so
 /// every rank gets identical bits. Commutative ops only.
-#[allow(clippy::too_many_arguments)]
+///
 /// `input`: where this rank's data is when it is not in `acc` already. The
 /// reduce-scatter half then sends from it at the first step and reduces it
 /// with each chunk received straight into `acc`, so `acc` needs no copy of
