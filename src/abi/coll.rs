@@ -1068,6 +1068,18 @@ unsafe fn alltoall_s(
     Ok(s)
 }
 
+/// A reduce-scatter's result blocks: (offset, bytes) per rank, bytes in all,
+/// elements in all.
+#[allow(clippy::type_complexity)]
+fn scatter_layout(
+    counts: &[c_int],
+    datatype: MPI_Datatype,
+) -> Result<(Vec<(usize, usize)>, usize, c_int)> {
+    let (es, _) = size_and_type(datatype)?;
+    let (bl, end) = blocks(counts, None, es)?;
+    Ok((bl, end, counts.iter().map(|&c| c.max(0)).sum()))
+}
+
 unsafe fn reduce_scatter_s(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -1082,9 +1094,7 @@ unsafe fn reduce_scatter_s(
     }
     let v = basic::view(comm)?;
     let mut s = basic::sched(&v);
-    let (es, _) = size_and_type(datatype)?;
-    let (bl, end) = blocks(counts, None, es)?;
-    let total: c_int = counts.iter().map(|&c| c.max(0)).sum();
+    let (bl, end, total) = scatter_layout(counts, datatype)?;
     let (ne, commutative) = reduction_setup(&mut s, op, datatype, total)?;
     // The whole input (in place: the receive buffer holds all of it), packed
     // if the type is not contiguous.
@@ -1113,11 +1123,17 @@ unsafe fn reduce_scatter_s(
     );
     let esize = end.checked_div(ne).unwrap_or(1);
     let tmp = Loc::Scratch(s.buffer_reused(end), 0);
-    if algo == "ring" && commutative && v.size > 1 && !in_place(sendbuf) {
+    if algo == "ring" && commutative && v.size > 1 {
+        // In place the input shares the receive buffer with the result: a copy.
+        let input = if in_place(sendbuf) {
+            scratch_copy(&mut s, src, end)
+        } else {
+            src
+        };
         // SAFETY: the caller's buffers and arrays are valid as MPI requires.
         let (out, _, unpack) =
             unsafe { output(&mut s, recvbuf, counts[v.rank], datatype, "recvbuf")? };
-        algos::reduce_scatter_ring_direct(&mut s, v.size, v.rank, src, tmp, out, &bl, esize);
+        algos::reduce_scatter_ring(&mut s, v.size, v.rank, input, tmp, out, &bl, esize);
         finish(&mut s, unpack);
         return Ok(s);
     }
@@ -1126,9 +1142,6 @@ unsafe fn reduce_scatter_s(
     let (out, mylen, unpack) =
         unsafe { output(&mut s, recvbuf, counts[v.rank], datatype, "recvbuf")? };
     match algo {
-        "ring" if commutative => {
-            algos::reduce_scatter_ring(&mut s, v.size, v.rank, acc, tmp, &bl, esize)
-        }
         "pairwise" if commutative => {
             algos::reduce_scatter_pairwise(&mut s, v.size, v.rank, acc, tmp, &bl, esize)
         }

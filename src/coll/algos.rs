@@ -328,50 +328,15 @@ pub fn alltoall_bruck(s: &mut Sched, n: usize, r: usize, sbuf: Loc, rbuf: Loc, b
     }
 }
 
-/// Reduce-scatter on a ring: n-1 steps, each passing one partially reduced
-/// block to the right; rank r ends with block r reduced in `acc`.
-/// Commutative ops only.
-pub fn reduce_scatter_ring(
-    s: &mut Sched,
-    n: usize,
-    r: usize,
-    acc: Loc,
-    tmp: Loc,
-    bl: &[(usize, usize)],
-    esize: usize,
-) {
-    let (right, left) = ((r + 1) % n, (r + n - 1) % n);
-    for step in 0..n.saturating_sub(1) {
-        let sb = (r + 2 * n - step - 1) % n;
-        let rb = (r + 2 * n - step - 2) % n;
-        let st = s.stage();
-        st.push(Step::Recv {
-            peer: left,
-            at: tmp.offset(bl[rb].0),
-            len: bl[rb].1,
-        });
-        st.push(Step::Send {
-            peer: right,
-            at: acc.offset(bl[sb].0),
-            len: bl[sb].1,
-        });
-        s.stage().push(Step::Reduce {
-            src: tmp.offset(bl[rb].0),
-            dst: acc.offset(bl[rb].0),
-            count: bl[rb].1 / esize.max(1),
-        });
-    }
-}
-
-/// Ring reduce-scatter that never copies the input: a block travels from
+/// Ring reduce-scatter: n-1 steps, in each every rank sends one block to its
+/// right neighbour and receives one from its left. A block travels from
 /// `input` (step 0) or from `tmp`, where the previous step reduced it; the
 /// block received in a step is reduced with this rank's input block into
-/// `tmp`, and at the last step (this rank's own block) straight into `out`.
-/// Same traffic as `reduce_scatter_ring`, without its copy of the whole
-/// input and of the result. Commutative ops only; `input` must not overlap
-/// `out` (not in place).
+/// `tmp`, and at the last step (this rank's own block) straight into `out`,
+/// so neither the input nor the result is copied. Commutative ops only;
+/// `input` must not overlap `out` (in place: a copy of the input).
 #[allow(clippy::too_many_arguments)]
-pub fn reduce_scatter_ring_direct(
+pub fn reduce_scatter_ring(
     s: &mut Sched,
     n: usize,
     r: usize,

@@ -116,6 +116,19 @@ fn root_role(v: &Inter, root: c_int) -> Result<Option<bool>> {
     }
 }
 
+/// Block j of `at` (offset and length `bl[j]`) to remote rank j (`send`)
+/// or from it, for every j, into stage `st`.
+fn per_remote(st: &mut Vec<Step>, v: &Inter, at: Loc, bl: &[(usize, usize)], send: bool) {
+    for (j, &(off, len)) in bl.iter().enumerate() {
+        let (peer, at) = (v.remote(j), at.offset(off));
+        st.push(if send {
+            Step::Send { peer, at, len }
+        } else {
+            Step::Recv { peer, at, len }
+        });
+    }
+}
+
 fn no_in_place(p: *const c_void, name: &str) -> Result<()> {
     if in_place(p) {
         return Err(err!(
@@ -294,14 +307,7 @@ pub(super) unsafe fn gather(
                     &[],
                 )?
             };
-            let st = s.stage();
-            for (j, &(off, len)) in bl.iter().enumerate() {
-                st.push(Step::Recv {
-                    peer: v.remote(j),
-                    at: rbuf.offset(off),
-                    len,
-                });
-            }
+            per_remote(s.stage(), v, rbuf, &bl, false);
             finish_all(&mut s, unpacks);
         }
         None => {
@@ -349,14 +355,7 @@ pub(super) unsafe fn scatter(
                     &[],
                 )?
             };
-            let st = s.stage();
-            for (j, &(off, len)) in bl.iter().enumerate() {
-                st.push(Step::Send {
-                    peer: v.remote(j),
-                    at: sbuf.offset(off),
-                    len,
-                });
-            }
+            per_remote(s.stage(), v, sbuf, &bl, true);
         }
         None => {
             no_in_place(recvbuf, "recvbuf")?;
@@ -405,18 +404,8 @@ pub(super) unsafe fn allgather(
     // SAFETY: as above.
     let (m, n) = unsafe { input(&mut s, sendbuf, sendcount, sendtype, "sendbuf")? };
     let st = s.stage();
-    for (j, &(off, len)) in bl.iter().enumerate() {
-        st.push(Step::Recv {
-            peer: v.remote(j),
-            at: rbuf.offset(off),
-            len,
-        });
-        st.push(Step::Send {
-            peer: v.remote(j),
-            at: m,
-            len: n,
-        });
-    }
+    per_remote(st, v, rbuf, &bl, false);
+    per_remote(st, v, m, &vec![(0, n); v.nr], true);
     finish_all(&mut s, unpacks);
     Ok(s)
 }
@@ -463,18 +452,8 @@ pub(super) unsafe fn alltoall(
         )?
     };
     let st = s.stage();
-    for j in 0..v.nr {
-        st.push(Step::Recv {
-            peer: v.remote(j),
-            at: rbuf.offset(rbl[j].0),
-            len: rbl[j].1,
-        });
-        st.push(Step::Send {
-            peer: v.remote(j),
-            at: sbuf.offset(sbl[j].0),
-            len: sbl[j].1,
-        });
-    }
+    per_remote(st, v, rbuf, &rbl, false);
+    per_remote(st, v, sbuf, &sbl, true);
     finish_all(&mut s, unpacks);
     Ok(s)
 }
@@ -496,9 +475,7 @@ pub(super) unsafe fn reduce_scatter(
     op: MPI_Op,
 ) -> Result<Sched> {
     let mut s = v.sched();
-    let (es, _) = size_and_type(datatype)?;
-    let (bl, end) = blocks(counts, None, es)?;
-    let total: c_int = counts.iter().map(|&c| c.max(0)).sum();
+    let (bl, end, total) = scatter_layout(counts, datatype)?;
     // SAFETY: the caller's buffers are valid as MPI requires.
     let (acc, len) = unsafe { reduce_group(&mut s, v, sendbuf, total, datatype, op)? };
     let got = Loc::Scratch(s.buffer_reused(end), 0);
