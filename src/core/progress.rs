@@ -1,19 +1,33 @@
 //! Waiting without burning the machine: spin briefly, then `sched_yield`, then
 //! sleep with growing intervals (OXMPI_SPIN_US, OXMPI_YIELD_US, OXMPI_SLEEP_MAX_US).
-//! When ranks on the node outnumber its cores the spin phase lasts
+//! When ranks on the node outnumber its cores the spin phase lasts at most
 //! OXMPI_OVERSUB_SPIN_US instead, so `mpirun -n 8` on 2 cores hands the CPU
-//! over (almost) at once.
+//! over (almost) at once, and it adapts: a wait that ends while spinning
+//! doubles the spin (up to that bound: the peer is running, as in a
+//! ping-pong pair), a wait that had to yield halves it (down to
+//! `ADAPT_MIN_NS`: the peer needs this core, as when 4 ranks share 2 cores
+//! in a collective).
 
 use crate::sys;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 static SPIN_NS: AtomicU64 = AtomicU64::new(50_000);
+static SPIN_MAX_NS: AtomicU64 = AtomicU64::new(50_000);
+static ADAPT: AtomicBool = AtomicBool::new(false);
 static YIELD_NS: AtomicU64 = AtomicU64::new(5_000_000);
 static SLEEP_MAX_NS: AtomicU64 = AtomicU64::new(1_000_000);
 
-/// Sets the phase lengths (called once at init).
-pub fn configure(spin_us: u64, yield_us: u64, sleep_max_us: u64) {
+/// Shortest adaptive spin phase.
+const ADAPT_MIN_NS: u64 = 500;
+
+/// Sets the phase lengths (called once at init); `adapt`: ranks outnumber
+/// cores, the spin phase adapts (module doc).
+pub fn configure(spin_us: u64, yield_us: u64, sleep_max_us: u64, adapt: bool) {
+    // Relaxed, all of them: tuning values, read by the same thread or
+    // harmlessly stale in another.
     SPIN_NS.store(spin_us * 1000, Ordering::Relaxed);
+    SPIN_MAX_NS.store(spin_us * 1000, Ordering::Relaxed);
+    ADAPT.store(adapt, Ordering::Relaxed);
     YIELD_NS.store(yield_us * 1000, Ordering::Relaxed);
     SLEEP_MAX_NS.store(sleep_max_us * 1000, Ordering::Relaxed);
 }
@@ -60,5 +74,22 @@ impl Backoff {
             std::thread::sleep(std::time::Duration::from_nanos(self.sleep_ns));
             self.sleep_ns = (self.sleep_ns * 2).min(SLEEP_MAX_NS.load(Ordering::Relaxed));
         }
+    }
+}
+
+impl Drop for Backoff {
+    /// The wait is over: adapts the spin phase (oversubscribed only). A wait
+    /// that never polled in vain says nothing.
+    fn drop(&mut self) {
+        if self.iters == 0 || !ADAPT.load(Ordering::Relaxed) {
+            return;
+        }
+        let spin = SPIN_NS.load(Ordering::Relaxed);
+        let next = if self.spinning {
+            (spin * 2).min(SPIN_MAX_NS.load(Ordering::Relaxed))
+        } else {
+            (spin / 2).max(ADAPT_MIN_NS)
+        };
+        SPIN_NS.store(next, Ordering::Relaxed);
     }
 }

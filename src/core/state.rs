@@ -485,7 +485,7 @@ impl State {
         } else {
             cfg.spin_us
         };
-        crate::core::progress::configure(spin, cfg.yield_us, cfg.sleep_max_us);
+        crate::core::progress::configure(spin, cfg.yield_us, cfg.sleep_max_us, oversub);
         let n = size as usize;
         let world = Comm::new(0, (0..size).collect(), rank, "MPI_COMM_WORLD");
         let selfc = Comm::new(2, vec![rank], rank, "MPI_COMM_SELF");
