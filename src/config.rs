@@ -11,7 +11,7 @@ pub const TUNABLES: &[(&str, &str, &str)] = &[
     ("OXMPI_RING_CELLS", "64", "cells per sender-receiver ring in the shared segment"),
     ("OXMPI_CELL_BYTES", "0", "payload bytes per cell (each cell also has a 64-byte header); 0: 8192 with up to 8 ranks on the node, 4096 above (ring memory grows with the square of the local ranks)"),
     ("OXMPI_SPIN_US", "50", "microseconds a waiting rank polls before yielding (OXMPI_OVERSUB_SPIN_US when ranks outnumber cores)"),
-    ("OXMPI_OVERSUB_SPIN_US", "10", "microseconds a waiting rank polls before yielding when ranks outnumber cores"),
+    ("OXMPI_OVERSUB_SPIN_US", "10", "most microseconds a waiting rank polls before yielding when ranks outnumber cores (the spin adapts between 0.5 and this)"),
     ("OXMPI_YIELD_US", "5000", "microseconds a waiting rank polls with sched_yield before sleeping"),
     ("OXMPI_SLEEP_MAX_US", "1000", "longest sleep between polls of a rank that has waited past its yield phase"),
     ("OXMPI_BARRIER", "auto", "barrier: shm (MPI_COMM_WORLD, all ranks on this node) | dissemination"),
