@@ -19,6 +19,25 @@ unsafe impl Send for ShmMap {}
 // SAFETY: as above; `ShmMap` itself hands out only a base pointer.
 unsafe impl Sync for ShmMap {}
 
+/// An error when the file system of shared-memory object `fd` has less
+/// room than `len` bytes.
+fn shm_space_short(fd: libc::c_int, len: usize) -> Option<io::Error> {
+    // SAFETY: `st` is plain old data filled in by fstatvfs on an open fd.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: fd is open; st is writable.
+    if unsafe { libc::fstatvfs(fd, &mut st) } != 0 {
+        return None;
+    }
+    let free = (st.f_bavail as u64).saturating_mul(st.f_frsize as u64);
+    (len as u64 > free).then(|| {
+        io::Error::other(format!(
+            "the shared segment needs {} MiB but the shared-memory file system (/dev/shm) has {} MiB free: enlarge it (docker --shm-size), or lower OXMPI_CELL_BYTES / OXMPI_RING_CELLS",
+            len >> 20,
+            free >> 20
+        ))
+    })
+}
+
 impl ShmMap {
     /// Creates `name` (must not exist) with mode 0600, sizes it to `len` and maps it.
     pub fn create(name: &str, len: usize) -> io::Result<ShmMap> {
@@ -36,8 +55,16 @@ impl ShmMap {
         }
         // SAFETY: `fd` is an open descriptor we own.
         let r = unsafe { libc::ftruncate(fd, len as libc::off_t) };
-        if r != 0 {
-            let e = io::Error::last_os_error();
+        // The file is sparse: pages are taken when first touched, and a full
+        // file system then kills the process with SIGBUS. Refuse here instead
+        // when the segment cannot fit at all.
+        let short = if r == 0 {
+            shm_space_short(fd, len)
+        } else {
+            None
+        };
+        if r != 0 || short.is_some() {
+            let e = short.unwrap_or_else(io::Error::last_os_error);
             // SAFETY: fd is ours; name was created by us above.
             unsafe {
                 libc::close(fd);
