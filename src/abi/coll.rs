@@ -726,7 +726,8 @@ unsafe fn reduce_s(
         None
     };
     let ids = if all { algos::nodes(&v.world) } else { None };
-    let algo = if all {
+    // The allreduce algorithm (reduce has one).
+    let algo = all.then(|| {
         let default = if commutative && ids.is_some() {
             "hierarchical"
         } else if !commutative || len < 16 << 10 || ne < v.size {
@@ -741,11 +742,9 @@ unsafe fn reduce_s(
             &["recursive_doubling", "ring", "rabenseifner", "hierarchical"],
             default,
         )
-    } else {
-        "binomial"
-    };
+    });
     // The ring reads the input where it is (not in place): no copy first.
-    let ring = all && algo == "ring" && commutative && ne > 0 && v.size > 1;
+    let ring = algo == Some("ring") && commutative && ne > 0 && v.size > 1;
     let direct = ring && !in_place(sendbuf);
     let acc = match &out {
         Some((dst, _, None)) if direct => *dst,
@@ -761,19 +760,19 @@ unsafe fn reduce_s(
         _ => scratch_copy(&mut s, src, len),
     };
     let tmp = Loc::Scratch(s.buffer_reused(if direct { 0 } else { len }), 0);
-    if all {
-        if let (Some(ids), "hierarchical", true) = (&ids, algo, commutative) {
-            algos::allreduce_hier(&mut s, ids, v.rank, acc, tmp, len, ne);
-        } else if ring {
+    match algo {
+        None => basic::b_reduce(&mut s, v.size, v.rank, acc, tmp, len, ne, root, commutative),
+        Some("hierarchical") if commutative && ids.is_some() => {
+            algos::allreduce_hier(&mut s, ids.as_ref().unwrap(), v.rank, acc, tmp, len, ne)
+        }
+        Some(_) if ring => {
             let input = direct.then_some(src);
             basic::b_allreduce_ring(&mut s, v.size, v.rank, acc, tmp, input, ne, len / ne);
-        } else if algo == "rabenseifner" && commutative && ne > 0 {
-            algos::allreduce_rabenseifner(&mut s, v.size, v.rank, acc, tmp, ne, len / ne);
-        } else {
-            basic::b_allreduce(&mut s, v.size, v.rank, acc, tmp, len, ne, commutative);
         }
-    } else {
-        basic::b_reduce(&mut s, v.size, v.rank, acc, tmp, len, ne, root, commutative);
+        Some("rabenseifner") if commutative && ne > 0 => {
+            algos::allreduce_rabenseifner(&mut s, v.size, v.rank, acc, tmp, ne, len / ne)
+        }
+        Some(_) => basic::b_allreduce(&mut s, v.size, v.rank, acc, tmp, len, ne, commutative),
     }
     if let Some((dst, _, Some(unpack))) = out {
         s.stage().push(Step::Copy { src: acc, dst, len });
@@ -1223,8 +1222,11 @@ fn local_size(comm: MPI_Comm) -> Result<usize> {
 /// (checked; on an intercommunicator the root is MPI_ROOT, the rest of its
 /// group passes MPI_PROC_NULL, the other group the root's rank).
 fn root_info(comm: MPI_Comm, root: c_int) -> Result<(usize, bool)> {
-    let n = basic_size(comm)?;
-    if with(|st| Ok(st.comm(comm)?.remote.is_some()))? {
+    let (n, inter, rank) = with(|st| {
+        let c = st.comm(comm)?;
+        Ok((c.peer_size() as usize, c.remote.is_some(), c.rank))
+    })?;
+    if inter {
         return Ok((n, root == MPI_ROOT));
     }
     if root < 0 || root as usize >= n {
@@ -1233,8 +1235,7 @@ fn root_info(comm: MPI_Comm, root: c_int) -> Result<(usize, bool)> {
             "root={root} is not a rank of the communicator (size {n})"
         ));
     }
-    let r = with(|st| Ok(st.comm(comm)?.rank))?;
-    Ok((n, r == root))
+    Ok((n, rank == root))
 }
 
 #[mpi_fn]

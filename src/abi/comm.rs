@@ -60,16 +60,9 @@ fn dup_members(comm: MPI_Comm) -> Result<(Vec<i32>, usize, u32, Option<Vec<i32>>
     with(|st| {
         let c = st.comm(comm)?;
         let (me, ctx) = (c.rank as usize, c.ctx + 1);
-        Ok(match &c.remote {
+        Ok(match c.both_groups() {
             None => (c.world.clone(), me, ctx, None),
-            Some(r) if c.world[0] < r[0] => {
-                let all = c.world.iter().chain(r).copied().collect();
-                (all, me, ctx, Some(r.clone()))
-            }
-            Some(r) => {
-                let all = r.iter().chain(&c.world).copied().collect();
-                (all, r.len() + me, ctx, Some(r.clone()))
-            }
+            Some((all, lbase, _)) => (all, lbase + me, ctx, c.remote.clone()),
         })
     })
 }

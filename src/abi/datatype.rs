@@ -18,7 +18,7 @@ use std::sync::Arc;
 const FIRST_USER: u32 = 5;
 
 pub fn is_predefined(dt: MPI_Datatype) -> bool {
-    (dt as u32) >> 26 == 0x4c00_0000 >> 26
+    handles::builtin_size(dt).is_some()
         || handles::index(dt, KIND_DATATYPE).is_some_and(|i| i < FIRST_USER)
 }
 
@@ -71,14 +71,15 @@ pub struct Desc {
 pub fn describe(buf: *const c_void, count: c_int, dt: MPI_Datatype, name: &str) -> Result<Desc> {
     // The common case first: a builtin type whose size sits in its handle, a
     // real buffer and a valid count. Anything else takes the checks below.
-    let u = dt as u32;
-    if u >> 26 == 0x4c00_0000 >> 26 && count >= 0 && !buf.is_null() && buf as isize != -1 {
-        return Ok(Desc {
-            ptr: buf as *mut u8,
-            // At most i32::MAX * 255: no overflow.
-            bytes: count as usize * ((u >> 8) & 0xff) as usize,
-            staged: None,
-        });
+    if let Some(sz) = handles::builtin_size(dt) {
+        if count >= 0 && !buf.is_null() && buf as isize != -1 {
+            return Ok(Desc {
+                ptr: buf as *mut u8,
+                // At most i32::MAX * 255: no overflow.
+                bytes: count as usize * sz,
+                staged: None,
+            });
+        }
     }
     describe_checked(buf, count, dt, name)
 }

@@ -58,11 +58,18 @@ pub fn kind_hint(h: c_int, expected: u32) -> &'static str {
     }
 }
 
+/// Size of a builtin datatype whose handle carries it (MPICH's layout
+/// `0x4c00SS..`, SS the size in bytes), else None.
+#[inline]
+pub fn builtin_size(dt: c_int) -> Option<usize> {
+    let u = dt as u32;
+    (u >> 26 == 0x4c00_0000 >> 26).then_some(((u >> 8) & 0xff) as usize)
+}
+
 /// Size in bytes of one element of datatype `dt`.
 pub fn type_size(dt: c_int) -> Result<usize> {
-    let u = dt as u32;
-    if u >> 26 == 0x4c00_0000 >> 26 {
-        return Ok(((u >> 8) & 0xff) as usize);
+    if let Some(sz) = builtin_size(dt) {
+        return Ok(sz);
     }
     Ok(match dt {
         MPI_FLOAT_INT => 8,
@@ -74,7 +81,8 @@ pub fn type_size(dt: c_int) -> Result<usize> {
         _ => {
             return Err(err!(
                 MPI_ERR_TYPE,
-                "datatype=0x{u:08x} is not a known datatype{}",
+                "datatype=0x{:08x} is not a known datatype{}",
+                dt as u32,
                 kind_hint(dt, KIND_DATATYPE)
             ))
         }

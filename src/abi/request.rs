@@ -57,10 +57,15 @@ fn poll(st: &State, h: MPI_Request) -> Result<Poll> {
 /// Releases a completed request: a persistent one becomes inactive, others are freed
 /// and the caller's handle becomes MPI_REQUEST_NULL.
 fn retire(st: &mut State, h: &mut MPI_Request) {
-    let Some(rid) = req_index(*h) else { return };
-    let Some(r) = st.reqs.get_mut(rid) else {
-        return;
-    };
+    if let Some(rid) = req_index(*h).filter(|&rid| st.reqs.get(rid).is_some()) {
+        retire_rid(st, rid, h);
+    }
+}
+
+/// `retire` of request `rid` (occupied), named by the caller's handle `h`.
+#[inline]
+fn retire_rid(st: &mut State, rid: ReqId, h: &mut MPI_Request) {
+    let r = st.reqs.get_mut(rid).unwrap();
     if r.persist.is_some() || r.coll_factory.is_some() {
         r.active = false;
     } else {
@@ -86,12 +91,7 @@ fn take_if_done(st: &mut State, h: &mut MPI_Request) -> Result<Option<(Status, c
         return Ok(None);
     }
     let got = (r.status, r.comm);
-    if r.persist.is_some() || r.coll_factory.is_some() {
-        r.active = false;
-    } else {
-        st.reqs.discard(rid);
-        *h = MPI_REQUEST_NULL;
-    }
+    retire_rid(st, rid, h);
     Ok(Some(got))
 }
 
@@ -99,14 +99,14 @@ fn take_if_done(st: &mut State, h: &mut MPI_Request) -> Result<Option<(Status, c
 /// returns its status and communicator.
 #[inline]
 fn take_done(st: &mut State, h: &mut MPI_Request) -> (Status, c_int) {
-    let got = req_index(*h)
-        .and_then(|rid| st.reqs.get(rid))
-        .filter(|r| r.active)
-        .map(|r| (r.status, r.comm));
+    let got = req_index(*h).and_then(|rid| {
+        let r = st.reqs.get(rid).filter(|r| r.active)?;
+        Some((rid, r.status, r.comm))
+    });
     match got {
-        Some(g) => {
-            retire(st, h);
-            g
+        Some((rid, s, c)) => {
+            retire_rid(st, rid, h);
+            (s, c)
         }
         None => (Status::empty(), MPI_COMM_WORLD),
     }
@@ -232,17 +232,23 @@ unsafe fn write_many(
         // SAFETY: statuses holds an entry for every index (or is STATUSES_IGNORE).
         unsafe { write_status(status_at(statuses, idx[k]), s, failed.is_some()) };
     }
-    if let Some((s, c)) = failed {
-        return Err(Error::new(
-            MPI_ERR_IN_STATUS,
-            format!(
-                "a request failed ({}); see the MPI_ERROR field of each status",
-                super::p2p::trunc_msg(s)
-            ),
-        )
-        .on_comm(*c));
+    match failed {
+        Some((s, c)) => Err(in_status(s, *c)),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// MPI_ERR_IN_STATUS of a multi-request call, naming the first failure `s`
+/// (of a request on `comm`).
+fn in_status(s: &Status, comm: c_int) -> Error {
+    Error::new(
+        MPI_ERR_IN_STATUS,
+        format!(
+            "a request failed ({}); see the MPI_ERROR field of each status",
+            super::p2p::trunc_msg(s)
+        ),
+    )
+    .on_comm(comm)
 }
 
 #[mpi_fn]
@@ -289,14 +295,7 @@ pub unsafe extern "C" fn MPI_Waitall(
         // SAFETY: as above.
         unsafe { set_status_error(status_at(array_of_statuses, i), e) };
     }
-    Err(Error::new(
-        MPI_ERR_IN_STATUS,
-        format!(
-            "a request failed ({}); see the MPI_ERROR field of each status",
-            super::p2p::trunc_msg(&first)
-        ),
-    )
-    .on_comm(comm))
+    Err(in_status(&first, comm))
 }
 
 #[mpi_fn]

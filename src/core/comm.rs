@@ -89,6 +89,21 @@ impl Comm {
             .unwrap_or(self.size)
     }
 
+    /// An intercommunicator's two groups in the numbering both groups agree
+    /// on: the group holding the lower world rank first, then the other.
+    /// Returns (world ranks in that order, first index of the local group,
+    /// first index of the remote group); None for an intracommunicator.
+    pub fn both_groups(&self) -> Option<(Vec<i32>, usize, usize)> {
+        let remote = self.remote.as_ref()?;
+        Some(if self.world[0] < remote[0] {
+            let all = self.world.iter().chain(remote).copied().collect();
+            (all, 0, self.world.len())
+        } else {
+            let all = remote.iter().chain(&self.world).copied().collect();
+            (all, remote.len(), 0)
+        })
+    }
+
     /// World rank of point-to-point peer `r`.
     pub fn peer_world(&self, r: i32) -> i32 {
         match &self.remote {

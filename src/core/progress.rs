@@ -81,6 +81,8 @@ impl Drop for Backoff {
     /// The wait is over: adapts the spin phase (oversubscribed only). A wait
     /// that never polled in vain says nothing.
     fn drop(&mut self) {
+        // Relaxed: tuning values only (see `configure`); a lost update
+        // between threads costs one wait's adaptation.
         if self.iters == 0 || !ADAPT.load(Ordering::Relaxed) {
             return;
         }

@@ -5,7 +5,8 @@
 //! ring per ordered pair of ranks on a node.
 //!
 //! Hot-path budget: `push` and `peek`/`release` are a few loads and one
-//! Release store each; no syscall, lock or allocation. A cell is published by
+//! Release store each (`skip` + `publish` give a batch of cells back with
+//! one store); no syscall, lock or allocation. A cell is published by
 //! the sequence word in its own header, so the consumer polls the cell it
 //! expects next and a small message costs one cache line between the cores:
 //! header, envelope and (up to `INLINE_BYTES`) payload together. The consumer's
@@ -89,7 +90,7 @@ pub struct RingCtl {
 /// occupies. The headers of all cells come first, one cache line each and
 /// consecutive (so a stream of small messages moves consecutive lines, which
 /// the prefetchers follow), then the payload areas, `cell_size` bytes each
-/// (a page, so a 4 KiB message fits one cell).
+/// (`OXMPI_CELL_BYTES`: 8 or 4 KiB, so a message of that size fits one cell).
 pub const fn ring_bytes(cells: usize, cell_size: usize) -> usize {
     std::mem::size_of::<RingCtl>() + cells * (HEADER_BYTES + cell_size)
 }

@@ -52,19 +52,13 @@ impl Inter {
 pub(super) fn view(comm: MPI_Comm) -> Result<Option<Inter>> {
     with(|st| {
         let c = st.comm_mut(comm)?;
-        let Some(remote) = c.remote.clone() else {
+        let Some((world, lbase, rbase)) = c.both_groups() else {
             return Ok(None);
         };
         c.coll_seq = c.coll_seq.wrapping_add(1);
         let tag = -1000 - (c.coll_seq & 0x3ff) as i32;
-        let (nl, nr, lr) = (c.size as usize, remote.len(), c.rank as usize);
-        let local_first = c.world[0] < remote[0];
-        let (lbase, rbase) = if local_first { (0, nl) } else { (nr, 0) };
-        let world: Vec<i32> = if local_first {
-            c.world.iter().chain(&remote).copied().collect()
-        } else {
-            remote.iter().chain(&c.world).copied().collect()
-        };
+        let (nl, lr) = (c.size as usize, c.rank as usize);
+        let nr = world.len() - nl;
         Ok(Some(Inter {
             all: View {
                 ctx: c.ctx + 1,
