@@ -1,7 +1,10 @@
 /* Collective benchmark (OSU-style): average latency in microseconds of
  * Barrier, Bcast, Allreduce (SUM on floats), Reduce_scatter_block,
  * Allgather and Alltoall for message sizes 8 B .. max (per rank).
- * Usage: coll_bench [max_bytes]. Output: "<coll> <bytes> <usec>". Builds against any MPI. */
+ * Usage: coll_bench [max_bytes] [world|reversed]: "reversed" runs every call on
+ * a communicator of world's ranks in reverse order (MPI_Comm_split), as codes
+ * that renumber their ranks have. Output: "<coll> <bytes> <usec>". Builds
+ * against any MPI. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,14 +18,16 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     long maxn = argc > 1 ? atol(argv[1]) : (1L << 24);
+    MPI_Comm comm = MPI_COMM_WORLD;
+    if (argc > 2 && strcmp(argv[2], "reversed") == 0) MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &comm);
     char *a = malloc(maxn * size + 64), *b = malloc(maxn * size + 64);
     memset(a, 1, maxn * size);
     memset(b, 0, maxn * size);
     double t0;
     int it = 2000;
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Barrier(comm);
     t0 = MPI_Wtime();
-    for (int i = 0; i < it; i++) MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < it; i++) MPI_Barrier(comm);
     if (rank == 0) printf("barrier 0 %.3f\n", (MPI_Wtime() - t0) / it * 1e6);
     const char *names[] = {"bcast", "allreduce", "reduce_scatter_block", "allgather", "alltoall"};
     for (int c = 0; c < 5; c++) {
@@ -31,25 +36,26 @@ int main(int argc, char **argv) {
             int cnt = (int)(n / 4);
             double best = 0;
             for (int rep = 0; rep < 2; rep++) {
-                MPI_Barrier(MPI_COMM_WORLD);
+                MPI_Barrier(comm);
                 t0 = MPI_Wtime();
                 for (int i = 0; i < iters; i++) {
                     switch (c) {
-                    case 0: MPI_Bcast(a, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD); break;
-                    case 1: MPI_Allreduce(a, b, cnt, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); break;
-                    case 2: MPI_Reduce_scatter_block(a, b, cnt / size > 0 ? cnt / size : 1, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); break;
-                    case 3: MPI_Allgather(a, (int)n, MPI_BYTE, b, (int)n, MPI_BYTE, MPI_COMM_WORLD); break;
-                    case 4: MPI_Alltoall(a, (int)n, MPI_BYTE, b, (int)n, MPI_BYTE, MPI_COMM_WORLD); break;
+                    case 0: MPI_Bcast(a, (int)n, MPI_BYTE, 0, comm); break;
+                    case 1: MPI_Allreduce(a, b, cnt, MPI_FLOAT, MPI_SUM, comm); break;
+                    case 2: MPI_Reduce_scatter_block(a, b, cnt / size > 0 ? cnt / size : 1, MPI_FLOAT, MPI_SUM, comm); break;
+                    case 3: MPI_Allgather(a, (int)n, MPI_BYTE, b, (int)n, MPI_BYTE, comm); break;
+                    case 4: MPI_Alltoall(a, (int)n, MPI_BYTE, b, (int)n, MPI_BYTE, comm); break;
                     }
                 }
                 double dt = (MPI_Wtime() - t0) / iters * 1e6, mx;
-                MPI_Allreduce(&dt, &mx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+                MPI_Allreduce(&dt, &mx, 1, MPI_DOUBLE, MPI_MAX, comm);
                 if (rep == 1 || mx < best || best == 0) best = rep == 0 ? mx : (mx < best ? mx : best);
             }
             if (rank == 0) printf("%s %ld %.3f\n", names[c], n, best);
             fflush(stdout);
         }
     }
+    if (comm != MPI_COMM_WORLD) MPI_Comm_free(&comm);
     free(a);
     free(b);
     MPI_Finalize();

@@ -2,11 +2,12 @@
 # Builds benches/p2p_bench.c against OxMPI, Open MPI and MPICH (Debian
 # packages) and runs them alternately, REPS times each, 2 ranks pinned to one
 # core each; prints the median per size and the ratio OxMPI / faster peer.
-# Usage: benches/compare.sh [REPS] [TEST] [MAX_BYTES] [RANKS]
+# Usage: benches/compare.sh [REPS] [TEST] [MAX_BYTES] [RANKS] [COMM]
 #   TEST: lat | bw | bibw | rate | all (point-to-point, p2p_bench.c) or coll (coll_bench.c)
+#   COMM (coll only): world (default) or reversed (world's ranks in reverse order)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-reps=${1:-5}; test=${2:-all}; maxn=${3:-16777216}; np=${4:-2}
+reps=${1:-5}; test=${2:-all}; maxn=${3:-16777216}; np=${4:-2}; comm=${5:-world}
 prog=p2p_bench; [ "$test" = coll ] && prog=coll_bench
 if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ] && ! command -v mpicc.openmpi >/dev/null; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openmpi-bin libopenmpi-dev mpich libmpich-dev >/dev/null
@@ -18,7 +19,7 @@ out=build/bench; mkdir -p "$out"
 build/prefix/bin/mpicc -O2 benches/$prog.c -o "$out/${prog}_oxmpi"
 mpicc.openmpi -O2 benches/$prog.c -o "$out/${prog}_openmpi"
 mpicc.mpich -O2 benches/$prog.c -o "$out/${prog}_mpich"
-args="$test $maxn"; [ "$test" = coll ] && args="$maxn"
+args="$test $maxn"; [ "$test" = coll ] && args="$maxn $comm"
 for r in $(seq "$reps"); do
   build/prefix/bin/mpirun -n "$np" "$out/${prog}_oxmpi" $args > "$out/oxmpi.$r"
   mpirun.openmpi --allow-run-as-root --oversubscribe -n "$np" "$out/${prog}_openmpi" $args > "$out/openmpi.$r" 2>/dev/null

@@ -830,6 +830,8 @@ typedef int (MPI_Datarep_conversion_function_c)(void *, MPI_Datatype, MPI_Count,
 
 #define TAG_INTER -30
 
+#define TAG_AREA -40
+
 #define OXMPI_BFLOAT16 1275069168
 
 typedef struct MPI_Status {

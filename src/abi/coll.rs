@@ -348,7 +348,7 @@ unsafe fn shm_reduce(
     let (et, ne) = reduction_type(datatype, count)?;
     let k = lookup(op)?;
     op_check(&k, et)?;
-    let me = with(|st| Ok(st.rank as usize))?;
+    let me = my_rank(comm)?;
     let gets = root.is_none_or(|r| r == me);
     let input = if in_place(sendbuf) && gets {
         recvbuf as *const u8
@@ -446,7 +446,7 @@ unsafe fn shm_allgather(
     if !use_shm(comm, "allgather", &algos, blk) {
         return Ok(false);
     }
-    let (n, me) = with(|st| Ok((st.size, st.rank)))?;
+    let (n, me) = (local_size(comm)? as c_int, my_rank(comm)? as c_int);
     let (mine, len, _keep) = if in_place(sendbuf) {
         let ext = rt.as_ref().map(|t| t.extent()).unwrap_or(rsize as isize);
         let at = (recvbuf as *const u8).wrapping_offset(me as isize * recvcount as isize * ext);
@@ -488,7 +488,7 @@ unsafe fn shm_alltoall(
     }
     let (rsize, _) = size_and_type(recvtype)?;
     let blk = rsize * recvcount.max(0) as usize;
-    let n = with(|st| Ok(st.size))?;
+    let n = local_size(comm)? as c_int;
     if !use_shm(
         comm,
         "alltoall",
@@ -534,7 +534,7 @@ unsafe fn shm_reduce_scatter_block(
     }
     let (size, _) = size_and_type(datatype)?;
     let blk = size * recvcount.max(0) as usize;
-    let n = with(|st| Ok(st.size))?;
+    let n = local_size(comm)? as c_int;
     let algos = [
         "reduce_scatterv",
         "ring",
@@ -1212,6 +1212,11 @@ fn basic_size(comm: MPI_Comm) -> Result<usize> {
     with(|st| Ok(st.comm(comm)?.peer_size() as usize))
 }
 
+/// This process's rank in `comm`.
+fn my_rank(comm: MPI_Comm) -> Result<usize> {
+    with(|st| Ok(st.comm(comm)?.rank as usize))
+}
+
 /// Size of this process's own group (Reduce_scatter's counts on an
 /// intercommunicator).
 fn local_size(comm: MPI_Comm) -> Result<usize> {
@@ -1292,7 +1297,7 @@ pub unsafe extern "C" fn MPI_Bcast(
                 return unsafe { shm::bcast(comm, d.ptr, d.bytes, root as usize) };
             };
             let mut v = vec![0u8; d.bytes];
-            let me = with(|st| Ok(st.rank))?;
+            let me = my_rank(comm)? as c_int;
             if me == root {
                 // SAFETY: the buffer holds `count` elements of `t`.
                 unsafe { crate::datatype::pack(&t, count as usize, buffer as *const u8, &mut v) };

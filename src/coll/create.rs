@@ -17,6 +17,8 @@ use crate::err;
 pub const TAG_AGREE: i32 = -10;
 pub const TAG_SPLIT: i32 = -20;
 pub const TAG_INTER: i32 = -30;
+/// Which pool area a communicator's shared-memory collectives use (`coll::shm`).
+pub const TAG_AREA: i32 = -40;
 /// MPI_Comm_create_group: base, minus the user's tag.
 pub const TAG_CREATE_GROUP: i32 = -0x1000_0000;
 

@@ -1,13 +1,16 @@
-//! Shared-memory collectives for MPI_COMM_WORLD, and communicators with
-//! world's ranks in world's order, when every rank is on this node:
-//! barrier, bcast, reduce and allreduce of up to `COLL_HALF` bytes move
-//! through the segment's collective area instead of messages (`eligible`).
+//! Shared-memory collectives for intracommunicators whose ranks are all on
+//! this node: barrier, bcast, reduce, allreduce, allgather, alltoall and
+//! reduce_scatter_block of up to `COLL_HALF` bytes move through a
+//! collective area of the segment instead of messages. World (and
+//! communicators shaped like it) use world's area, others a pool area of
+//! their own (`eligible`).
 //!
 //! Protocol. Blocking collectives on one communicator are called in the
 //! same order by every rank, so each call gets the same generation number g
 //! (1, 2, ...) on all ranks. Rank i's slot has `seq` (g once its input for
 //! call g is in) and `done` (g once it has finished reading for call g), and
-//! two data halves used alternately (call g uses half g % 2). Before writing
+//! two data halves used alternately (call g uses half g % 2); slot i belongs
+//! to rank i of the communicator. Before writing
 //! half g % 2 a rank waits until every `done` >= g - 2: nobody still reads
 //! what call g - 2 left there. Readers wait for the `seq` they need.
 //! Reductions combine the slots in rank order on every rank, so the result
@@ -19,6 +22,7 @@
 
 use crate::abi::consts::*;
 use crate::abi::op::{apply, OpKind};
+use crate::core::comm::CollArea;
 use crate::core::error::Result;
 use crate::core::runtime::{wait_for, with};
 use crate::transport::shm::{COLL_HALF, COLL_HDR, COLL_SLOT};
@@ -27,8 +31,8 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 /// Largest payload a shared-memory collective carries.
 pub const MAX_BYTES: usize = COLL_HALF;
 
-/// The slots of every rank (all ranks are local: slot i is world rank i,
-/// at `base + i * COLL_SLOT`).
+/// The slots of a communicator's ranks: slot i (rank i) at
+/// `base + i * COLL_SLOT`.
 struct Area {
     base: usize,
     n: usize,
@@ -131,7 +135,22 @@ impl Area {
 /// `eligible` accepted).
 fn area(comm: std::os::raw::c_int) -> Result<Option<Area>> {
     with(|st| {
-        let ctx = st.comm(comm)?.ctx;
+        let c = st.comm_mut(comm)?;
+        if let CollArea::Pool(k) = c.coll_area {
+            c.coll_gen += 1;
+            let (n, me, g, ctx) = (c.size as usize, c.rank as usize, c.coll_gen, c.ctx);
+            let Some(shm) = st.shm.as_ref() else {
+                return Ok(None);
+            };
+            return Ok(Some(Area {
+                base: shm.pool_slot(k, 0) as usize,
+                n,
+                me,
+                g,
+                ctx,
+            }));
+        }
+        let ctx = c.ctx;
         let Some(shm) = st.shm.as_ref() else {
             return Ok(None);
         };
@@ -149,30 +168,16 @@ fn area(comm: std::os::raw::c_int) -> Result<Option<Area>> {
     })
 }
 
-/// Whether blocking collectives on `comm` of `len` bytes can use the area:
-/// MPI_COMM_WORLD and every communicator with world's ranks in world's
-/// order (a duplicate of world, for one), when all ranks share this node.
-///
-/// Such communicators share the area and its generation count. That is
-/// sound because blocking collectives on communicators with the same
-/// processes must be called in the same order on every process (a program
-/// that orders them differently deadlocks once they synchronize, MPI-4.0
-/// section 6.14), and a program that does so anyway gets MPI_ERR_OTHER
-/// (`wait_seq`), not mixed data. Under MPI_THREAD_MULTIPLE threads may run
-/// collectives on different communicators at once, so there only world
-/// itself uses the area. Nonblocking collectives never use it.
-pub fn eligible(comm: std::os::raw::c_int, len: usize) -> bool {
+/// Whether every rank of the job shares this node's segment (and no test
+/// assignment of ranks to pretend nodes is in force).
+fn world_local() -> bool {
     // World's ranks never change: 0 not known yet, 1 all local, 2 not.
     static WORLD_LOCAL: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
-    if len > MAX_BYTES || (comm != MPI_COMM_WORLD && !world_like(comm)) {
-        return false;
-    }
     // Relaxed: a cache of a value computed the same way by every thread.
     match WORLD_LOCAL.load(Ordering::Relaxed) {
         1 => true,
         2 => false,
         _ => {
-            // Pretend nodes (tests of the hierarchical forms) also rule it out.
             let ok = with(|st| {
                 let all: Vec<i32> = (0..st.size).collect();
                 Ok(st
@@ -188,17 +193,100 @@ pub fn eligible(comm: std::os::raw::c_int, len: usize) -> bool {
     }
 }
 
-/// `comm` has world's ranks in world's order (an invalid handle: no, and
-/// the schedule path reports it).
-fn world_like(comm: std::os::raw::c_int) -> bool {
-    with(|st| {
+/// Whether blocking collectives on `comm` of `len` bytes (equal on every
+/// rank) can use a shared-memory area.
+///
+/// MPI_COMM_WORLD and every communicator with world's ranks in world's
+/// order (a duplicate of world, for one) share world's area and its
+/// generation count, when all ranks share this node. That is sound because
+/// blocking collectives on communicators with the same processes must be
+/// called in the same order on every process (a program that orders them
+/// differently deadlocks once they synchronize, MPI-4.0 section 6.14), and
+/// a program that does so anyway gets MPI_ERR_OTHER (`wait_seq`), not mixed
+/// data. Under MPI_THREAD_MULTIPLE threads may run collectives on different
+/// communicators at once, so there only world itself uses that area.
+///
+/// Any other intracommunicator of two or more ranks on this node gets a
+/// pool area of its own: the first blocking collective that asks (every
+/// member asks at the same call, whatever the size) lets rank 0 claim a
+/// free one and tells the others which, or that none was free (the
+/// communicator then always uses schedules). `MPI_Comm_free` gives it back
+/// once every member has freed the communicator. Nonblocking collectives
+/// never use an area.
+pub fn eligible(comm: std::os::raw::c_int, len: usize) -> bool {
+    if comm == MPI_COMM_WORLD {
+        return len <= MAX_BYTES && world_local();
+    }
+    // Some(area state), or None for a communicator shaped like world.
+    let own = with(|st| {
         let c = st.comm(comm)?;
-        Ok(c.remote.is_none()
+        let world_like = c.remote.is_none()
             && c.identity
             && c.size == st.size
-            && st.thread_level < MPI_THREAD_MULTIPLE)
+            && st.thread_level < MPI_THREAD_MULTIPLE;
+        Ok((!world_like).then_some(c.coll_area))
+    });
+    let ok = match own {
+        // An invalid handle: the schedule path reports it.
+        Err(_) => false,
+        Ok(None) => world_local(),
+        Ok(Some(CollArea::Pool(_))) => true,
+        Ok(Some(CollArea::No)) => false,
+        Ok(Some(CollArea::Unknown)) => claim(comm).unwrap_or(false),
+    };
+    ok && len <= MAX_BYTES
+}
+
+/// Agrees with the other members of `comm` on its pool area (see
+/// `eligible`); records and returns whether it has one.
+fn claim(comm: std::os::raw::c_int) -> Result<bool> {
+    let (members, me, ctx, can) = with(|st| {
+        let c = st.comm(comm)?;
+        let can = c.remote.is_none()
+            && c.size > 1
+            && world_local_in(st)
+            && super::algos::nodes(&c.world).is_none();
+        Ok((c.world.clone(), c.rank as usize, c.ctx, can))
+    })?;
+    let area = if !can {
+        None
+    } else {
+        // Rank 0 claims; the key (context id, rank 0's world rank) is unique
+        // among live communicators: two that share a context id have no
+        // member in common.
+        let mine = if me == 0 {
+            with(|st| {
+                let key = ((ctx as u64) << 32) | (members[0] as u64 + 1);
+                Ok(st
+                    .shm
+                    .as_ref()
+                    .and_then(|s| s.pool_claim(key, members.len() as u64)))
+            })?
+        } else {
+            None
+        };
+        let word = mine.map(|k| k as u32).unwrap_or(u32::MAX);
+        let all = super::create::allgather(
+            &members,
+            me,
+            ctx + 1,
+            super::create::TAG_AREA,
+            &word.to_le_bytes(),
+        )?;
+        let k = u32::from_le_bytes([all[0], all[1], all[2], all[3]]);
+        (k != u32::MAX).then_some(k as usize)
+    };
+    with(|st| {
+        st.comm_mut(comm)?.coll_area = area.map(CollArea::Pool).unwrap_or(CollArea::No);
+        Ok(area.is_some())
     })
-    .unwrap_or(false)
+}
+
+/// `world_local` inside `with`: every rank of the job is on this node.
+fn world_local_in(st: &crate::core::state::State) -> bool {
+    st.shm
+        .as_ref()
+        .is_some_and(|s| s.nlocal() == st.size as usize)
 }
 
 pub fn barrier(comm: std::os::raw::c_int) -> Result<()> {

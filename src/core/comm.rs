@@ -56,6 +56,21 @@ pub struct Comm {
     /// Collective calls made on this communicator so far; every member makes
     /// them in the same order, so the count tells concurrent collectives apart.
     pub coll_seq: u32,
+    /// This communicator's shared-memory collective area (`coll::shm`).
+    pub coll_area: CollArea,
+    /// Blocking collectives made through a pool area so far (its generation).
+    pub coll_gen: u64,
+}
+
+/// Whether a communicator other than world has a pool area of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CollArea {
+    /// Not asked yet: the first blocking collective agrees on it.
+    Unknown,
+    /// None: world's area, a communicator that cannot use one, or no free area.
+    No,
+    /// Pool area k of the node's segment.
+    Pool(usize),
 }
 
 impl Comm {
@@ -78,6 +93,8 @@ impl Comm {
             info: Vec::new(),
             topo: None,
             coll_seq: 0,
+            coll_area: CollArea::Unknown,
+            coll_gen: 0,
         }
     }
 
@@ -222,7 +239,11 @@ impl State {
                 self.comms[i].as_ref().unwrap().name
             ));
         }
-        Ok(self.comms[i].take().unwrap())
+        let c = self.comms[i].take().unwrap();
+        if let (CollArea::Pool(k), Some(shm)) = (c.coll_area, self.shm.as_ref()) {
+            shm.pool_release(k, c.size as usize);
+        }
+        Ok(c)
     }
 
     /// Marks context id `x` as used by this process; false if it already was.

@@ -19,7 +19,7 @@ use std::io;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 const MAGIC: u64 = 0x4f78_4d50_4953_484d; // "OxMPISHM"
-const VERSION: u32 = 3;
+const VERSION: u32 = 4;
 
 /// Collective area, after the rings: one slot per local rank with two
 /// counters on their own cache lines (`seq` at 0, `done` at 64) and two
@@ -33,6 +33,19 @@ const HEADER_BYTES: usize = 4096;
 /// area: a large message copied by both sides keeps its shared counters in
 /// one (see `core::state`, split copy). Allocated by the receiver.
 pub const SPLIT_SLOTS: usize = 64;
+
+/// Collective areas for communicators other than world (see `coll::shm`):
+/// each has a table entry and `nlocal` slots laid out like world's area.
+pub const POOL_AREAS: usize = 8;
+
+/// Table entry of a pool area. `#[repr(C)]`, atomics only, one cache line.
+#[repr(C, align(64))]
+pub struct PoolEntry {
+    /// 0 when free, else the key of the communicator that holds the area.
+    key: AtomicU64,
+    /// Members that have not yet freed that communicator.
+    users: AtomicU64,
+}
 
 /// Shared counters of one split copy. `#[repr(C)]`, atomics only, one cache line.
 #[repr(C, align(64))]
@@ -98,6 +111,7 @@ fn seg_bytes(nlocal: usize, cells: usize, cell_bytes: usize) -> usize {
         + nlocal * nlocal * ring::ring_bytes(cells, cell_bytes)
         + nlocal * COLL_SLOT
         + nlocal * nlocal * SPLIT_SLOTS * std::mem::size_of::<SplitSlot>()
+        + POOL_AREAS * (std::mem::size_of::<PoolEntry>() + nlocal * COLL_SLOT)
 }
 
 impl Shm {
@@ -303,6 +317,79 @@ impl Shm {
         assert!(li < self.nlocal);
         // SAFETY: the area holds nlocal slots inside the mapping.
         unsafe { self.map.base().add(self.coll + li * COLL_SLOT) }
+    }
+}
+
+impl Shm {
+    /// Offset of the pool table (after the split-copy slots).
+    fn pool_at(&self) -> usize {
+        self.coll
+            + self.nlocal * COLL_SLOT
+            + self.nlocal * self.nlocal * SPLIT_SLOTS * std::mem::size_of::<SplitSlot>()
+    }
+
+    fn pool_entry(&self, k: usize) -> &PoolEntry {
+        assert!(k < POOL_AREAS);
+        // SAFETY: the table lies inside the mapping (seg_bytes), 64-byte
+        // aligned (every area before it is a multiple of 64 bytes), zeroed at
+        // creation; PoolEntry holds atomics only, shared by every local rank.
+        unsafe {
+            &*(self
+                .map
+                .base()
+                .add(self.pool_at() + k * std::mem::size_of::<PoolEntry>())
+                as *const PoolEntry)
+        }
+    }
+
+    /// Start of slot `i` of pool area `k` (`COLL_SLOT` bytes; counters zero
+    /// whenever the area is free).
+    pub fn pool_slot(&self, k: usize, i: usize) -> *mut u8 {
+        assert!(k < POOL_AREAS && i < self.nlocal);
+        let at = self.pool_at()
+            + POOL_AREAS * std::mem::size_of::<PoolEntry>()
+            + (k * self.nlocal + i) * COLL_SLOT;
+        // SAFETY: the pool areas lie inside the mapping (seg_bytes).
+        unsafe { self.map.base().add(at) }
+    }
+
+    /// Takes a free pool area for a communicator of `users` members under
+    /// `key` (nonzero, unique among live communicators); None when all are
+    /// taken. The caller tells the other members which one.
+    pub fn pool_claim(&self, key: u64, users: u64) -> Option<usize> {
+        (0..POOL_AREAS).find(|&k| {
+            let e = self.pool_entry(k);
+            // Acquire on success: pairs with the Release store of 0 in
+            // `pool_release`, so the counters it zeroed are seen as zero.
+            let won = e
+                .key
+                .compare_exchange(0, key, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok();
+            if won {
+                // Relaxed: the members learn `k` from a message sent after this
+                // store, and only then decrement `users` (`pool_release`).
+                e.users.store(users, Ordering::Relaxed);
+            }
+            won
+        })
+    }
+
+    /// A member of the communicator holding pool area `k` (of `n` members)
+    /// no longer uses it; the last one zeroes the slot counters and frees it.
+    pub fn pool_release(&self, k: usize, n: usize) {
+        let e = self.pool_entry(k);
+        // AcqRel: my reads of the area happen before my decrement, and the
+        // last member's Acquire sees every other member's; pairs with itself.
+        if e.users.fetch_sub(1, Ordering::AcqRel) == 1 {
+            for i in 0..n {
+                // SAFETY: no member uses the area any more (users reached 0);
+                // the slot header is COLL_HDR bytes inside the mapping.
+                unsafe { std::ptr::write_bytes(self.pool_slot(k, i), 0, COLL_HDR) };
+            }
+            // Release: the zeroed counters are visible to the next claimer;
+            // pairs with the Acquire compare-exchange in `pool_claim`.
+            e.key.store(0, Ordering::Release);
+        }
     }
 }
 
