@@ -824,14 +824,6 @@ typedef int (MPI_Datarep_conversion_function_c)(void *, MPI_Datatype, MPI_Count,
 
 #define ROMIO_VERSION 126
 
-#define TAG_AGREE -10
-
-#define TAG_SPLIT -20
-
-#define TAG_INTER -30
-
-#define TAG_AREA -40
-
 #define OXMPI_BFLOAT16 1275069168
 
 typedef struct MPI_Status {
