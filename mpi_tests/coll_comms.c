@@ -1,5 +1,6 @@
 /* Blocking collectives on communicators other than world, which take the
- * shared-memory pool areas: two disjoint halves of world made by one split
+ * shared-memory pool areas, and rooted calls that run ahead on world's and a
+ * pool area: two disjoint halves of world made by one split
  * (so they share a context id) with their ranks reversed; more live
  * communicators at once than there are pool areas (the rest use messages);
  * and create / use / free cycles that recycle the areas. Every collective
@@ -7,6 +8,7 @@
  * limit, with a non-commutative user op whose result shows the rank order.
  * Every value is checked against one computed here. */
 #include "util.h"
+#include <unistd.h>
 
 /* a op b = the decimal digits of a followed by those of b (numbers made of
  * the digits 1-9, at most 8 of them): associative, and only the rank order
@@ -86,6 +88,40 @@ static void round_on(MPI_Comm comm, int n, int salt, MPI_Op cat) {
     free(b);
 }
 
+/* Rooted calls back to back with sizes crossing the area's region sizes
+ * (1 KiB, 4 KiB, 32 KiB), while a reader (bcast) or the root (reduce) is
+ * late now and then: the writers run ahead by up to 64 calls and must not
+ * overwrite data still unread. */
+static void run_ahead(MPI_Comm comm, MPI_Op cat) {
+    int me, size;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &size);
+    const int lens[] = {2, 256, 257, 1024, 1025, 3000, 8, 5000, 0, 1, 8000};
+    const int nl = sizeof lens / sizeof lens[0];
+    int *a = malloc(sizeof(int) * 8192), *b = malloc(sizeof(int) * 8192);
+    for (int it = 0; it < 400; it++) {
+        int n = lens[it % nl], root = (it / 100) % size;
+        if (it % 37 == 0 && me == (root + 1) % size) usleep(3000); /* a late reader */
+        for (int i = 0; i < n; i++) a[i] = me == root ? it * 977 + i : -1;
+        MPI_Bcast(a, n, MPI_INT, root, comm);
+        for (int i = 0; i < n; i++) CHECK(a[i] == it * 977 + i, "run-ahead bcast it %d n=%d [%d]=%d", it, n, i, a[i]);
+    }
+    for (int it = 0; it < 400; it++) {
+        int n = lens[it % nl], root = (it / 100) % size;
+        if (it % 41 == 0 && me == root) usleep(3000); /* a late root */
+        for (int i = 0; i < n; i++) a[i] = digit(me, i, it);
+        MPI_Reduce(a, b, n, MPI_INT, cat, root, comm);
+        if (me == root)
+            for (int i = 0; i < n; i++) {
+                int want = 0;
+                for (int r = 0; r < size; r++) want = want * 10 + digit(r, i, it);
+                CHECK(b[i] == want, "run-ahead reduce it %d n=%d [%d]=%d want %d", it, n, i, b[i], want);
+            }
+    }
+    free(a);
+    free(b);
+}
+
 int main(int argc, char **argv) {
     int rank, size;
     MPI_Init(&argc, &argv);
@@ -102,6 +138,8 @@ int main(int argc, char **argv) {
     MPI_Comm half;
     MPI_Comm_split(MPI_COMM_WORLD, rank % 2, size - rank, &half);
     for (int k = 0; k < nsizes; k++) round_on(half, sizes[k], k, cat);
+    run_ahead(MPI_COMM_WORLD, cat);
+    run_ahead(half, cat);
 
     /* More live communicators than pool areas, used in interleaved order. */
     enum { NCOMMS = 11 };

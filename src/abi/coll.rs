@@ -446,7 +446,10 @@ unsafe fn shm_allgather(
     if !use_shm(comm, "allgather", &algos, blk) {
         return Ok(false);
     }
-    let (n, me) = (local_size(comm)? as c_int, my_rank(comm)? as c_int);
+    let (n, me) = with(|st| {
+        let c = st.comm(comm)?;
+        Ok((c.size, c.rank))
+    })?;
     let (mine, len, _keep) = if in_place(sendbuf) {
         let ext = rt.as_ref().map(|t| t.extent()).unwrap_or(rsize as isize);
         let at = (recvbuf as *const u8).wrapping_offset(me as isize * recvcount as isize * ext);

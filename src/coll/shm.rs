@@ -9,10 +9,15 @@
 //! same order by every rank, so each call gets the same generation number g
 //! (1, 2, ...) on all ranks. Rank i's slot has `seq` (g once its input for
 //! call g is in) and `done` (g once it has finished reading for call g), and
-//! two data halves used alternately (call g uses half g % 2); slot i belongs
-//! to rank i of the communicator. Before writing
-//! half g % 2 a rank waits until every `done` >= g - 2: nobody still reads
-//! what call g - 2 left there. Readers wait for the `seq` they need.
+//! 64 KiB of data; slot i belongs to rank i of the communicator. Call g puts
+//! its data in the next free region of that data, used as a ring
+//! (`AreaClock::advance`; every rank computes the same regions), so a rank
+//! that only writes (the root of a bcast, a non-root of a reduce) can run
+//! up to 64 calls ahead of the readers while small calls stay on
+//! consecutive cache lines. Before writing, a rank waits until every `done`
+//! has reached the last call whose region the new one overlaps (and g - 64,
+//! for the context word it reuses): nobody still reads what it overwrites.
+//! Readers wait for the `seq` they need.
 //! Reductions combine the slots in rank order on every rank, so the result
 //! is bitwise identical everywhere and correct for non-commutative ops.
 //!
@@ -22,7 +27,7 @@
 
 use crate::abi::consts::*;
 use crate::abi::op::{apply, OpKind};
-use crate::core::comm::CollArea;
+use crate::core::comm::{AreaClock, CollArea};
 use crate::core::error::Result;
 use crate::core::runtime::{wait_for, with};
 use crate::transport::shm::{COLL_HALF, COLL_HDR, COLL_SLOT};
@@ -31,6 +36,51 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 /// Largest payload a shared-memory collective carries.
 pub const MAX_BYTES: usize = COLL_HALF;
 
+/// Calls that may be in flight on one area (context words per slot).
+const DEPTH: u64 = 64;
+/// Data bytes of a slot, used as a ring of regions.
+const DATA: usize = 2 * COLL_HALF;
+
+impl AreaClock {
+    /// Starts the next call (of `len` bytes per slot): its generation, the
+    /// byte offset of its region, and the call every rank must have finished
+    /// before this one writes (see the module comment).
+    ///
+    /// Regions are taken one after the other (64-byte aligned) from a ring
+    /// over the slot's data, skipping to the start where one would not fit;
+    /// the calls whose regions the new one reaches are the oldest in flight,
+    /// so they leave the queue from the front.
+    fn advance(&mut self, len: usize) -> (u64, usize, u64) {
+        const MASK: usize = DATA - 1;
+        const QMASK: usize = 63;
+        self.g += 1;
+        let g = self.g;
+        let mut need = g.saturating_sub(DEPTH);
+        if len == 0 {
+            return (g, 0, need);
+        }
+        let len = len.next_multiple_of(64);
+        let start = if self.head + len > DATA { 0 } else { self.head };
+        // Bytes from `head` round the ring to the region's end.
+        let reach = (start.wrapping_sub(self.head) & MASK) + len;
+        // The queue holds at most 63 calls; any older is covered by g - 64.
+        while self.len > 0 {
+            let (eg, es) = self.q[self.front];
+            let free = (es as usize).wrapping_sub(self.head) & MASK;
+            if free >= reach && self.len <= QMASK {
+                break;
+            }
+            need = need.max(eg);
+            self.front = (self.front + 1) & QMASK;
+            self.len -= 1;
+        }
+        self.q[(self.front + self.len) & QMASK] = (g, start as u32);
+        self.len += 1;
+        self.head = (start + len) & MASK;
+        (g, start, need)
+    }
+}
+
 /// The slots of a communicator's ranks: slot i (rank i) at
 /// `base + i * COLL_SLOT`.
 struct Area {
@@ -38,6 +88,10 @@ struct Area {
     n: usize,
     me: usize,
     g: u64,
+    /// Byte offset of this call's region in each slot's data.
+    off: usize,
+    /// Every rank must have finished this call before this one writes.
+    need: u64,
     /// Context id of the communicator of this call (several communicators
     /// may share the area, see `eligible`).
     ctx: u32,
@@ -49,18 +103,21 @@ impl Area {
         // lives until MPI_Finalize, after every collective.
         unsafe { &*((self.base + i * COLL_SLOT) as *const AtomicU64) }
     }
-    /// Context id of the communicator rank i published half `h`'s call on
-    /// (at byte 8 + 4h of the slot).
-    fn ctx_of(&self, i: usize, h: usize) -> &AtomicU32 {
-        // SAFETY: as for `seq`; bytes 8..16 of the slot header are these two words.
-        unsafe { &*(((self.base + i * COLL_SLOT) + 8 + 4 * h) as *const AtomicU32) }
+    /// Context id of the communicator rank i published call g on (word
+    /// g % 64 of the 64 at byte 128 of the slot).
+    fn ctx_of(&self, i: usize, g: u64) -> &AtomicU32 {
+        // SAFETY: as for `seq`; bytes 128..384 of the slot header are these words.
+        unsafe {
+            &*(((self.base + i * COLL_SLOT) + 128 + 4 * (g % DEPTH) as usize) as *const AtomicU32)
+        }
     }
     fn done(&self, i: usize) -> &AtomicU64 {
         // SAFETY: as for `seq`; `done` is at byte 64 of the slot.
         unsafe { &*(((self.base + i * COLL_SLOT) + 64) as *const AtomicU64) }
     }
+    /// This call's region in rank i's slot.
     fn half(&self, i: usize) -> *mut u8 {
-        ((self.base + i * COLL_SLOT) + COLL_HDR + (self.g as usize % 2) * COLL_HALF) as *mut u8
+        ((self.base + i * COLL_SLOT) + COLL_HDR + self.off) as *mut u8
     }
     /// Waits until `f(i)` holds for every i in `who`: polls the counters
     /// alone at first (no lock: the other ranks are usually microseconds
@@ -89,13 +146,13 @@ impl Area {
     }
     /// Call entry for a rank that writes its half.
     fn before_write(&self) -> Result<()> {
-        let g = self.g;
+        let need = self.need;
         // Acquire: pairs with the Release stores of `done` in `finish`.
-        self.wait_all(0..self.n, |i| self.done(i).load(Ordering::Acquire) + 2 >= g)
+        self.wait_all(0..self.n, |i| self.done(i).load(Ordering::Acquire) >= need)
     }
     fn publish(&self) {
         // Relaxed: published by the Release store of `seq` below.
-        self.ctx_of(self.me, self.g as usize % 2)
+        self.ctx_of(self.me, self.g)
             .store(self.ctx, Ordering::Relaxed);
         // Release: my half's contents are visible to whoever sees seq = g;
         // pairs with the Acquire loads in `wait_seq`.
@@ -104,7 +161,7 @@ impl Area {
     /// Waits for the ranks in `who` to publish call g, then checks that they
     /// made it on this call's communicator: blocking collectives called in
     /// different orders on communicators sharing the area are an error, not
-    /// a mix of their data. A rank's ctx word for half g % 2 is not written
+    /// a mix of their data. A rank's ctx word for call g is not written
     /// again before everyone is done with call g (`before_write`).
     fn wait_seq(&self, who: impl Iterator<Item = usize> + Clone) -> Result<()> {
         let g = self.g;
@@ -112,7 +169,7 @@ impl Area {
         self.wait_all(who.clone(), |i| self.seq(i).load(Ordering::Acquire) >= g)?;
         for i in who {
             // Relaxed: ordered after the Acquire load of seq(i) above.
-            let theirs = self.ctx_of(i, g as usize % 2).load(Ordering::Relaxed);
+            let theirs = self.ctx_of(i, g).load(Ordering::Relaxed);
             if theirs != self.ctx {
                 self.finish();
                 return Err(crate::err!(
@@ -132,65 +189,77 @@ impl Area {
 }
 
 /// The area for the next blocking collective on `comm` (one that
-/// `eligible` accepted).
-fn area(comm: std::os::raw::c_int) -> Result<Option<Area>> {
+/// `eligible` accepted), moving `len(communicator size)` bytes per slot.
+fn area(comm: std::os::raw::c_int, len: impl FnOnce(usize) -> usize) -> Result<Option<Area>> {
     with(|st| {
-        let c = st.comm_mut(comm)?;
-        if let CollArea::Pool(k) = c.coll_area {
-            c.coll_gen += 1;
-            let (n, me, g, ctx) = (c.size as usize, c.rank as usize, c.coll_gen, c.ctx);
-            let Some(shm) = st.shm.as_ref() else {
-                return Ok(None);
-            };
-            return Ok(Some(Area {
-                base: shm.pool_slot(k, 0) as usize,
-                n,
-                me,
-                g,
-                ctx,
-            }));
-        }
-        let ctx = c.ctx;
+        // World's context id is 0 (`State::new`); no lookup on its path.
+        let ctx = if comm == MPI_COMM_WORLD {
+            0
+        } else {
+            let c = st.comm_mut(comm)?;
+            if let CollArea::Pool(k) = c.coll_area {
+                let len = len(c.size as usize);
+                let (g, off, need) = c.coll_clock.advance(len);
+                let (n, me, ctx) = (c.size as usize, c.rank as usize, c.ctx);
+                let Some(shm) = st.shm.as_ref() else {
+                    return Ok(None);
+                };
+                return Ok(Some(Area {
+                    base: shm.pool_slot(k, 0) as usize,
+                    n,
+                    me,
+                    g,
+                    off,
+                    need,
+                    ctx,
+                }));
+            }
+            c.ctx
+        };
         let Some(shm) = st.shm.as_ref() else {
             return Ok(None);
         };
         if shm.nlocal() != st.size as usize {
             return Ok(None);
         }
-        st.shm_gen += 1;
+        let (base, n) = (shm.coll_slot(0) as usize, shm.nlocal());
+        let (g, off, need) = st.shm_clock.advance(len(n));
         Ok(Some(Area {
-            base: shm.coll_slot(0) as usize,
-            n: shm.nlocal(),
+            base,
+            n,
             me: st.rank as usize,
-            g: st.shm_gen,
+            g,
+            off,
+            need,
             ctx,
         }))
     })
 }
 
+/// World's ranks never change: 0 not known yet, 1 all local, 2 not.
+static WORLD_LOCAL: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
 /// Whether every rank of the job shares this node's segment (and no test
 /// assignment of ranks to pretend nodes is in force).
+#[inline]
 fn world_local() -> bool {
-    // World's ranks never change: 0 not known yet, 1 all local, 2 not.
-    static WORLD_LOCAL: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
     // Relaxed: a cache of a value computed the same way by every thread.
     match WORLD_LOCAL.load(Ordering::Relaxed) {
         1 => true,
         2 => false,
-        _ => {
-            let ok = with(|st| {
-                let all: Vec<i32> = (0..st.size).collect();
-                Ok(st
-                    .shm
-                    .as_ref()
-                    .is_some_and(|s| s.nlocal() == st.size as usize)
-                    && super::algos::nodes(&all).is_none())
-            })
-            .unwrap_or(false);
-            WORLD_LOCAL.store(if ok { 1 } else { 2 }, Ordering::Relaxed);
-            ok
-        }
+        _ => world_local_first(),
     }
+}
+
+#[cold]
+fn world_local_first() -> bool {
+    let ok = with(|st| {
+        let all: Vec<i32> = (0..st.size).collect();
+        Ok(world_local_in(st) && super::algos::nodes(&all).is_none())
+    })
+    .unwrap_or(false);
+    WORLD_LOCAL.store(if ok { 1 } else { 2 }, Ordering::Relaxed);
+    ok
 }
 
 /// Whether blocking collectives on `comm` of `len` bytes (equal on every
@@ -290,10 +359,10 @@ fn world_local_in(st: &crate::core::state::State) -> bool {
 }
 
 pub fn barrier(comm: std::os::raw::c_int) -> Result<()> {
-    let Some(a) = area(comm)? else {
+    let Some(a) = area(comm, |_| 0)? else {
         return Ok(());
     };
-    // No data, but the ctx word of half g % 2 may still be read for call g - 2.
+    // No data, but the ctx word of call g - 64 may still be read.
     a.before_write()?;
     a.publish();
     a.wait_seq(0..a.n)?;
@@ -309,7 +378,7 @@ pub unsafe fn bcast(
     len: usize,
     root: usize,
 ) -> Result<()> {
-    let Some(a) = area(comm)? else {
+    let Some(a) = area(comm, |_| len)? else {
         return Ok(());
     };
     if a.me == root {
@@ -343,7 +412,7 @@ pub unsafe fn reduce(
     op: &OpKind,
     root: Option<usize>,
 ) -> Result<()> {
-    let Some(a) = area(comm)? else {
+    let Some(a) = area(comm, |_| len)? else {
         return Ok(());
     };
     a.before_write()?;
@@ -381,7 +450,7 @@ pub unsafe fn allgather(
     out: *mut u8,
     blk: usize,
 ) -> Result<()> {
-    let Some(a) = area(comm)? else {
+    let Some(a) = area(comm, |_| blk)? else {
         return Ok(());
     };
     a.before_write()?;
@@ -408,7 +477,7 @@ pub unsafe fn alltoall(
     out: *mut u8,
     blk: usize,
 ) -> Result<()> {
-    let Some(a) = area(comm)? else {
+    let Some(a) = area(comm, |n| n * blk)? else {
         return Ok(());
     };
     a.before_write()?;
@@ -440,7 +509,7 @@ pub unsafe fn reduce_scatter_block(
     dt: std::os::raw::c_int,
     op: &OpKind,
 ) -> Result<()> {
-    let Some(a) = area(comm)? else {
+    let Some(a) = area(comm, |n| n * blk)? else {
         return Ok(());
     };
     a.before_write()?;

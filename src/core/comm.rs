@@ -58,8 +58,33 @@ pub struct Comm {
     pub coll_seq: u32,
     /// This communicator's shared-memory collective area (`coll::shm`).
     pub coll_area: CollArea,
-    /// Blocking collectives made through a pool area so far (its generation).
-    pub coll_gen: u64,
+    /// Calls made through the pool area so far and where their data went.
+    pub coll_clock: AreaClock,
+}
+
+/// The calls made through one collective area (`coll::shm`), the same on
+/// every member: the generation of the last call, where the next region
+/// starts, and the calls whose regions may still be read, oldest first
+/// (generation, start; a ring of `len` entries from `front`).
+#[derive(Clone, Debug)]
+pub struct AreaClock {
+    pub g: u64,
+    pub head: usize,
+    pub q: [(u64, u32); 64],
+    pub front: usize,
+    pub len: usize,
+}
+
+impl Default for AreaClock {
+    fn default() -> Self {
+        AreaClock {
+            g: 0,
+            head: 0,
+            q: [(0, 0); 64],
+            front: 0,
+            len: 0,
+        }
+    }
 }
 
 /// Whether a communicator other than world has a pool area of its own.
@@ -94,7 +119,7 @@ impl Comm {
             topo: None,
             coll_seq: 0,
             coll_area: CollArea::Unknown,
-            coll_gen: 0,
+            coll_clock: AreaClock::default(),
         }
     }
 

@@ -357,8 +357,8 @@ pub struct State {
     pub reqs: Slab<Request>,
     pub comms: Vec<Option<Comm>>,
     pub next_ctx: u32,
-    /// Blocking MPI_COMM_WORLD collectives run through the shared area so far (`coll::shm`).
-    pub shm_gen: u64,
+    /// Blocking collectives run through world's area so far (`coll::shm`).
+    pub shm_clock: crate::core::comm::AreaClock,
     /// Context ids this process has ever used (ids are never reused).
     pub used_ctx: std::collections::HashSet<u32>,
     pub groups: Slab<Vec<i32>>,
@@ -513,7 +513,7 @@ impl State {
             pmi,
             host,
             shm,
-            shm_gen: 0,
+            shm_clock: Default::default(),
             paths,
             pids,
             local_peers,

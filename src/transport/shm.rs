@@ -22,9 +22,9 @@ const MAGIC: u64 = 0x4f78_4d50_4953_484d; // "OxMPISHM"
 const VERSION: u32 = 4;
 
 /// Collective area, after the rings: one slot per local rank with two
-/// counters on their own cache lines (`seq` at 0, `done` at 64) and two
-/// data halves of `COLL_HALF` bytes (see `coll::shm`).
-pub const COLL_HDR: usize = 128;
+/// counters on their own cache lines (`seq` at 0, `done` at 64), 64 context
+/// words at 128, and two data halves of `COLL_HALF` bytes (see `coll::shm`).
+pub const COLL_HDR: usize = 384;
 pub const COLL_HALF: usize = 32 << 10;
 pub const COLL_SLOT: usize = COLL_HDR + 2 * COLL_HALF;
 const HEADER_BYTES: usize = 4096;
