@@ -40,6 +40,14 @@ static void round_on(MPI_Comm comm, int n, int salt, MPI_Op cat) {
     MPI_Bcast(a, n, MPI_INT, root, comm);
     for (int i = 0; i < n; i++) CHECK(a[i] == salt * 7 + i, "bcast n=%d [%d]=%d", n, i, a[i]);
 
+    /* Above the area's 32 KiB: 16 KiB pieces, the last one partial. */
+    int big = 50001 + salt % 3;
+    int *v = malloc(sizeof(int) * (size_t)big);
+    for (int i = 0; i < big; i++) v[i] = me == root ? salt * 13 + i : -1;
+    MPI_Bcast(v, big, MPI_INT, root, comm);
+    for (int i = 0; i < big; i++) CHECK(v[i] == salt * 13 + i, "bcast n=%d [%d]=%d", big, i, v[i]);
+    free(v);
+
     /* Non-commutative: digits in rank order. */
     for (int i = 0; i < n; i++) a[i] = digit(me, i, salt);
     MPI_Allreduce(a, b, n, MPI_INT, cat, comm);

@@ -1294,7 +1294,7 @@ pub unsafe extern "C" fn MPI_Bcast(
         ];
         // Every rank must decide alike: only the byte count (equal on all
         // ranks) matters, not whether this rank's datatype is contiguous.
-        if shm::eligible(comm, d.bytes) && basic::choose("bcast", &algos, "shm") == "shm" {
+        if d.bytes <= shm::BCAST_MAX && basic::choose("bcast", &algos, "shm") == "shm" {
             let Some(t) = d.staged else {
                 // SAFETY: `d` describes `d.bytes` contiguous bytes of the user's buffer.
                 return unsafe { shm::bcast(comm, d.ptr, d.bytes, root as usize) };
