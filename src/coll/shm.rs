@@ -1,7 +1,8 @@
 //! Shared-memory collectives for intracommunicators whose ranks are all on
 //! this node: barrier, bcast, reduce, allreduce, allgather, alltoall and
-//! reduce_scatter_block of up to `COLL_HALF` bytes move through a
-//! collective area of the segment instead of messages. World (and
+//! reduce_scatter_block of up to `COLL_HALF` bytes (bcast up to `BCAST_MAX`
+//! in pieces) move through a collective area of the segment instead of
+//! messages. World (and
 //! communicators shaped like it) use world's area, others a pool area of
 //! their own (`eligible`).
 //!
