@@ -442,7 +442,14 @@ unsafe fn shm_allgather(
     }
     let (rsize, rt) = size_and_type(recvtype)?;
     let blk = rsize * recvcount.max(0) as usize;
-    let algos = ["ring", "recursive_doubling", "bruck", "hierarchical", "shm"];
+    let algos = [
+        "ring",
+        "recursive_doubling",
+        "bruck",
+        "hierarchical",
+        "linear",
+        "shm",
+    ];
     if !use_shm(comm, "allgather", &algos, blk) {
         return Ok(false);
     }
@@ -495,7 +502,7 @@ unsafe fn shm_alltoall(
     if !use_shm(
         comm,
         "alltoall",
-        &["pairwise", "bruck", "shm"],
+        &["pairwise", "bruck", "linear", "shm"],
         blk * n as usize,
     ) {
         return Ok(false);
@@ -663,11 +670,21 @@ unsafe fn bcast_s(
     let ids = algos::nodes(&v.world);
     let algo = basic::choose(
         "bcast",
-        &["binomial", "scatter_allgather", "pipeline", "hierarchical"],
+        &[
+            "binomial",
+            "scatter_allgather",
+            "pipeline",
+            "hierarchical",
+            "linear",
+        ],
         if ids.is_some() {
             "hierarchical"
-        } else if len >= 128 << 10 && v.size > 2 {
+        } else if len >= 128 << 10 && v.size > 8 {
             "scatter_allgather"
+        } else if len >= 128 << 10 && v.size > 2 {
+            // Up to 8 ranks every rank copying from the root at once beat
+            // the scatter and ring (docs/performance.md, third round).
+            "linear"
         } else {
             "binomial"
         },
@@ -678,6 +695,8 @@ unsafe fn bcast_s(
         basic::b_bcast_scatter_allgather(&mut s, v.size, v.rank, b, len, root);
     } else if algo == "pipeline" {
         algos::bcast_pipeline(&mut s, v.size, v.rank, b, len, root, PIPELINE_PIECE);
+    } else if algo == "linear" {
+        basic::b_bcast_linear(&mut s, v.size, v.rank, b, len, root);
     } else {
         basic::b_bcast(&mut s, v.size, v.rank, b, len, root);
     }
@@ -987,7 +1006,13 @@ unsafe fn allgather_s(
     };
     let algo = basic::choose(
         "allgather",
-        &["ring", "recursive_doubling", "bruck", "hierarchical"],
+        &[
+            "ring",
+            "recursive_doubling",
+            "bruck",
+            "hierarchical",
+            "linear",
+        ],
         default,
     );
     if let (Some(ids), "hierarchical") = (&ids, algo) {
@@ -996,6 +1021,8 @@ unsafe fn allgather_s(
         basic::b_allgather_rd(&mut s, v.size, v.rank, rbuf, &bl);
     } else if let (Some(b), "bruck") = (blk, algo) {
         algos::allgather_bruck(&mut s, v.size, v.rank, rbuf, b);
+    } else if algo == "linear" {
+        basic::b_allgatherv_linear(&mut s, v.size, v.rank, rbuf, &bl, mine);
     } else {
         basic::b_allgatherv_from(&mut s, v.size, v.rank, rbuf, &bl, mine);
     }
@@ -1057,13 +1084,17 @@ unsafe fn alltoall_s(
     let blk = equal_blocks(&sbl).filter(|b| equal_blocks(&rbl) == Some(*b));
     let default = match blk {
         Some(b) if b <= 256 && v.size > 2 => "bruck",
+        // Up to 8 ranks all exchanges at once beat the pairwise steps
+        // (docs/performance.md, third round).
+        _ if v.size <= 8 => "linear",
         _ => "pairwise",
     };
     match (
-        basic::choose("alltoall", &["pairwise", "bruck"], default),
+        basic::choose("alltoall", &["pairwise", "bruck", "linear"], default),
         blk,
     ) {
         ("bruck", Some(b)) => algos::alltoall_bruck(&mut s, v.size, v.rank, sloc, rbuf, b),
+        ("linear", _) => basic::b_alltoallv_linear(&mut s, v.size, v.rank, sloc, &sbl, rbuf, &rbl),
         _ => basic::b_alltoallv(&mut s, v.size, v.rank, sloc, &sbl, rbuf, &rbl),
     }
     finish_all(&mut s, unpacks);
@@ -1290,6 +1321,7 @@ pub unsafe extern "C" fn MPI_Bcast(
             "scatter_allgather",
             "pipeline",
             "hierarchical",
+            "linear",
             "shm",
         ];
         // Every rank must decide alike: only the byte count (equal on all

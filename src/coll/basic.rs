@@ -114,6 +114,29 @@ pub fn b_bcast(s: &mut Sched, n: usize, r: usize, buf: Loc, len: usize, root: us
     }
 }
 
+/// Linear broadcast: the root sends to every rank in one stage, each rank
+/// receives from the root (no forwarding: with single-copy transfers every
+/// rank copies straight from the root's buffer, and a rank that is not
+/// running delays nobody but itself).
+pub fn b_bcast_linear(s: &mut Sched, n: usize, r: usize, buf: Loc, len: usize, root: usize) {
+    let st = s.stage();
+    if r == root {
+        for k in 1..n {
+            st.push(Step::Send {
+                peer: (root + k) % n,
+                at: buf,
+                len,
+            });
+        }
+    } else {
+        st.push(Step::Recv {
+            peer: root,
+            at: buf,
+            len,
+        });
+    }
+}
+
 /// Reduce into `acc` (this rank's contribution on entry) at `root`; `tmp` has the same size.
 #[allow(clippy::too_many_arguments)]
 pub fn b_reduce(
@@ -330,6 +353,65 @@ pub fn b_allgatherv_from(
                 _ => rbuf.offset(blocks[sb].0),
             },
             len: blocks[sb].1,
+        });
+    }
+}
+
+/// Linear allgather(v): my block to every rank and every rank's block from
+/// it, all in one stage (`mine`: my block when it is not yet in `rbuf`).
+pub fn b_allgatherv_linear(
+    s: &mut Sched,
+    n: usize,
+    r: usize,
+    rbuf: Loc,
+    blocks: &[(usize, usize)],
+    mine: Option<Loc>,
+) {
+    let st = s.stage();
+    for k in 1..n {
+        let from = (r + n - k) % n;
+        st.push(Step::Recv {
+            peer: from,
+            at: rbuf.offset(blocks[from].0),
+            len: blocks[from].1,
+        });
+        st.push(Step::Send {
+            peer: (r + k) % n,
+            at: mine.unwrap_or(rbuf.offset(blocks[r].0)),
+            len: blocks[r].1,
+        });
+    }
+}
+
+/// Linear alltoall(v): the own block copied, then every exchange in one
+/// stage (the pairwise order of `b_alltoallv` without its steps).
+pub fn b_alltoallv_linear(
+    s: &mut Sched,
+    n: usize,
+    r: usize,
+    sbuf: Loc,
+    sblocks: &[(usize, usize)],
+    rbuf: Loc,
+    rblocks: &[(usize, usize)],
+) {
+    s.stage().push(Step::Copy {
+        src: sbuf.offset(sblocks[r].0),
+        dst: rbuf.offset(rblocks[r].0),
+        len: sblocks[r].1,
+    });
+    let st = s.stage();
+    for step in 1..n {
+        let dest = (r + step) % n;
+        let src = (r + n - step) % n;
+        st.push(Step::Recv {
+            peer: src,
+            at: rbuf.offset(rblocks[src].0),
+            len: rblocks[src].1,
+        });
+        st.push(Step::Send {
+            peer: dest,
+            at: sbuf.offset(sblocks[dest].0),
+            len: sblocks[dest].1,
         });
     }
 }
