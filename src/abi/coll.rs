@@ -328,6 +328,7 @@ unsafe fn shm_reduce(
             "ring",
             "rabenseifner",
             "hierarchical",
+            "linear",
             "shm",
         ]
     };
@@ -550,6 +551,7 @@ unsafe fn shm_reduce_scatter_block(
         "ring",
         "pairwise",
         "recursive_halving",
+        "linear",
         "shm",
     ];
     if !use_shm(comm, "reduce_scatter", &algos, blk * n as usize) {
@@ -761,13 +763,23 @@ unsafe fn reduce_s(
         };
         basic::choose(
             "allreduce",
-            &["recursive_doubling", "ring", "rabenseifner", "hierarchical"],
+            &[
+                "recursive_doubling",
+                "ring",
+                "rabenseifner",
+                "hierarchical",
+                "linear",
+            ],
             default,
         )
     });
-    // The ring reads the input where it is (not in place): no copy first.
+    // The ring and the linear form read the input where it is (not in
+    // place): no copy first.
     let ring = algo == Some("ring") && commutative && ne > 0 && v.size > 1;
-    let direct = ring && !in_place(sendbuf);
+    // Both split the vector into chunks: commutative (builtin) ops only, as
+    // a user op may rely on seeing the whole vector (order is kept anyway).
+    let linear = algo == Some("linear") && commutative && ne > 0 && v.size > 1;
+    let direct = (ring || linear) && !in_place(sendbuf);
     let acc = match &out {
         Some((dst, _, None)) if direct => *dst,
         Some((dst, _, None)) => {
@@ -781,11 +793,15 @@ unsafe fn reduce_s(
         _ if direct => Loc::Scratch(s.buffer_reused(len), 0),
         _ => scratch_copy(&mut s, src, len),
     };
-    let tmp = Loc::Scratch(s.buffer_reused(if direct { 0 } else { len }), 0);
+    let tmp = Loc::Scratch(s.buffer_reused(if direct || linear { 0 } else { len }), 0);
     match algo {
         None => basic::b_reduce(&mut s, v.size, v.rank, acc, tmp, len, ne, root, commutative),
         Some("hierarchical") if commutative && ids.is_some() => {
             algos::allreduce_hier(&mut s, ids.as_ref().unwrap(), v.rank, acc, tmp, len, ne)
+        }
+        Some(_) if linear => {
+            let input = if direct { src } else { acc };
+            algos::allreduce_linear(&mut s, v.size, v.rank, input, acc, ne, len / ne);
         }
         Some(_) if ring => {
             let input = direct.then_some(src);
@@ -1151,10 +1167,24 @@ unsafe fn reduce_scatter_s(
     };
     let algo = basic::choose(
         "reduce_scatter",
-        &["reduce_scatterv", "ring", "pairwise", "recursive_halving"],
+        &[
+            "reduce_scatterv",
+            "ring",
+            "pairwise",
+            "recursive_halving",
+            "linear",
+        ],
         default,
     );
     let esize = end.checked_div(ne).unwrap_or(1);
+    if algo == "linear" && ne > 0 && v.size > 1 {
+        // SAFETY: the caller's buffers and arrays are valid as MPI requires.
+        let (out, _, unpack) =
+            unsafe { output(&mut s, recvbuf, counts[v.rank], datatype, "recvbuf")? };
+        algos::reduce_scatter_linear(&mut s, v.size, v.rank, src, out, &bl, esize);
+        finish(&mut s, unpack);
+        return Ok(s);
+    }
     let tmp = Loc::Scratch(s.buffer_reused(end), 0);
     if algo == "ring" && commutative && v.size > 1 {
         // In place the input shares the receive buffer with the result: a copy.

@@ -815,3 +815,90 @@ pub fn allgather_hier(s: &mut Sched, ids: &[usize], r: usize, rbuf: Loc, bl: &[(
     super::basic::b_bcast(&mut sub, nd.local.len(), li, rbuf, total, 0);
     append_group(s, sub, &nd.local);
 }
+
+/// Linear reduce-scatter: every rank's block j goes straight to rank j in
+/// one stage, then each rank combines the n contributions to its block in
+/// rank order (c0 op (c1 op (... op c_{n-1}))), so non-commutative ops are
+/// served too. `input` holds the n blocks `bl` (byte offset, length) and is
+/// only read; the result goes to `out` (`bl[r].1` bytes, which may be my
+/// block of `input`).
+#[allow(clippy::too_many_arguments)]
+pub fn reduce_scatter_linear(
+    s: &mut Sched,
+    n: usize,
+    r: usize,
+    input: Loc,
+    out: Loc,
+    bl: &[(usize, usize)],
+    esize: usize,
+) {
+    let ml = bl[r].1;
+    // Slot i: rank i's contribution to my block; slot r: the accumulator.
+    let slots = Loc::Scratch(s.buffer_reused(n * ml), 0);
+    let slot = |i: usize| slots.offset(i * ml);
+    let st = s.stage();
+    for k in 1..n {
+        let from = (r + n - k) % n;
+        let to = (r + k) % n;
+        st.push(Step::Recv {
+            peer: from,
+            at: slot(from),
+            len: ml,
+        });
+        st.push(Step::Send {
+            peer: to,
+            at: input.offset(bl[to].0),
+            len: bl[to].1,
+        });
+    }
+    let part = |i: usize| {
+        if i == r {
+            input.offset(bl[r].0)
+        } else {
+            slot(i)
+        }
+    };
+    let st = s.stage();
+    st.push(Step::Copy {
+        src: part(n - 1),
+        dst: slot(r),
+        len: ml,
+    });
+    for i in (0..n - 1).rev() {
+        st.push(Step::Reduce {
+            src: part(i),
+            dst: slot(r),
+            count: ml / esize.max(1),
+        });
+    }
+    st.push(Step::Copy {
+        src: slot(r),
+        dst: out,
+        len: ml,
+    });
+}
+
+/// Linear allreduce: `reduce_scatter_linear` over n near-equal chunks of
+/// the vector, then every chunk straight to every rank (two exchange
+/// stages, whatever the rank count). Rank order is kept, but the caller
+/// uses it for commutative ops only, since it cuts the vector. `input` (read only, may equal `acc`) and `acc` hold `count`
+/// elements of `esize` bytes; the result ends in `acc`.
+pub fn allreduce_linear(
+    s: &mut Sched,
+    n: usize,
+    r: usize,
+    input: Loc,
+    acc: Loc,
+    count: usize,
+    esize: usize,
+) {
+    let bl: Vec<(usize, usize)> = (0..n)
+        .map(|c| {
+            let (base, extra) = (count / n, count % n);
+            let start = c * base + c.min(extra);
+            (start * esize, (base + usize::from(c < extra)) * esize)
+        })
+        .collect();
+    reduce_scatter_linear(s, n, r, input, acc.offset(bl[r].0), &bl, esize);
+    super::basic::b_allgatherv_linear(s, n, r, acc, &bl, None);
+}
