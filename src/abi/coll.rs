@@ -756,6 +756,10 @@ unsafe fn reduce_s(
             "hierarchical"
         } else if !commutative || len < 16 << 10 || ne < v.size {
             "recursive_doubling"
+        } else if (3..=8).contains(&v.size) && len >= 64 << 10 {
+            // Two exchange stages instead of 2(n-1) dependent steps
+            // (docs/performance.md, third round).
+            "linear"
         } else if len < 1 << 20 {
             "rabenseifner"
         } else {
@@ -1011,6 +1015,8 @@ unsafe fn allgather_s(
     let ids = algos::nodes(&v.world).filter(|i| dense && algos::nodes_consecutive(i));
     let default = if ids.is_some() {
         "hierarchical"
+    } else if end >= 64 << 10 && v.size <= 8 {
+        "linear"
     } else if end >= 64 << 10 {
         "ring"
     } else if pow2 && dense {
@@ -1158,6 +1164,8 @@ unsafe fn reduce_scatter_s(
     let pow2 = v.size.is_power_of_two();
     let default = if !commutative || ne == 0 {
         "reduce_scatterv"
+    } else if (3..=8).contains(&v.size) && end >= 64 << 10 {
+        "linear"
     } else if end >= 512 << 10 {
         "ring"
     } else if pow2 {
