@@ -1116,8 +1116,16 @@ unsafe fn alltoall_s(
         blk,
     ) {
         ("bruck", Some(b)) => algos::alltoall_bruck(&mut s, v.size, v.rank, sloc, rbuf, b),
-        ("linear", _) => basic::b_alltoallv_linear(&mut s, v.size, v.rank, sloc, &sbl, rbuf, &rbl),
-        _ => basic::b_alltoallv(&mut s, v.size, v.rank, sloc, &sbl, rbuf, &rbl),
+        (algo, _) => basic::b_alltoallv(
+            &mut s,
+            v.size,
+            v.rank,
+            sloc,
+            &sbl,
+            rbuf,
+            &rbl,
+            algo == "linear",
+        ),
     }
     finish_all(&mut s, unpacks);
     Ok(s)

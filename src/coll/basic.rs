@@ -383,39 +383,10 @@ pub fn b_allgatherv_linear(
     }
 }
 
-/// Linear alltoall(v): the own block copied, then every exchange in one
-/// stage (the pairwise order of `b_alltoallv` without its steps).
-pub fn b_alltoallv_linear(
-    s: &mut Sched,
-    n: usize,
-    r: usize,
-    sbuf: Loc,
-    sblocks: &[(usize, usize)],
-    rbuf: Loc,
-    rblocks: &[(usize, usize)],
-) {
-    s.stage().push(Step::Copy {
-        src: sbuf.offset(sblocks[r].0),
-        dst: rbuf.offset(rblocks[r].0),
-        len: sblocks[r].1,
-    });
-    let st = s.stage();
-    for step in 1..n {
-        let dest = (r + step) % n;
-        let src = (r + n - step) % n;
-        st.push(Step::Recv {
-            peer: src,
-            at: rbuf.offset(rblocks[src].0),
-            len: rblocks[src].1,
-        });
-        st.push(Step::Send {
-            peer: dest,
-            at: sbuf.offset(sblocks[dest].0),
-            len: sblocks[dest].1,
-        });
-    }
-}
-
+/// Alltoall(v): the own block copied, then the exchange with rank r + k
+/// (sending) and r - k (receiving) for k = 1..n: one stage each (pairwise),
+/// or all in one stage (`linear`: no exchange waits for another).
+#[allow(clippy::too_many_arguments)]
 pub fn b_alltoallv(
     s: &mut Sched,
     n: usize,
@@ -424,22 +395,28 @@ pub fn b_alltoallv(
     sblocks: &[(usize, usize)],
     rbuf: Loc,
     rblocks: &[(usize, usize)],
+    linear: bool,
 ) {
     s.stage().push(Step::Copy {
         src: sbuf.offset(sblocks[r].0),
         dst: rbuf.offset(rblocks[r].0),
         len: sblocks[r].1,
     });
+    if linear {
+        s.stage();
+    }
     for step in 1..n {
         let dest = (r + step) % n;
         let src = (r + n - step) % n;
-        let st = s.stage();
-        st.push(Step::Recv {
+        if !linear {
+            s.stage();
+        }
+        s.push(Step::Recv {
             peer: src,
             at: rbuf.offset(rblocks[src].0),
             len: rblocks[src].1,
         });
-        st.push(Step::Send {
+        s.push(Step::Send {
             peer: dest,
             at: sbuf.offset(sblocks[dest].0),
             len: sblocks[dest].1,
