@@ -46,6 +46,13 @@ static RT: Runtime = Runtime {
 /// when no other thread may be inside MPI.
 static LOCKED: AtomicBool = AtomicBool::new(true);
 
+thread_local! {
+    /// This thread holds the mutex (MPI_THREAD_MULTIPLE): a call it makes
+    /// from inside a callback the library runs must fail, not wait for
+    /// itself.
+    static HOLDS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// Entry into the state; leaves on drop (also when unwinding from a panic).
 struct Entered {
     locked: bool,
@@ -56,6 +63,9 @@ impl Entered {
     fn enter() -> Option<Entered> {
         let locked = LOCKED.load(Ordering::Relaxed);
         if locked {
+            if HOLDS.get() {
+                return None;
+            }
             RT.lock.lock();
         }
         Self::claim(locked)
@@ -64,7 +74,7 @@ impl Entered {
     #[inline]
     fn try_enter_for(d: std::time::Duration) -> Option<Entered> {
         let locked = LOCKED.load(Ordering::Relaxed);
-        if locked && !RT.lock.try_lock_for(d) {
+        if locked && (HOLDS.get() || !RT.lock.try_lock_for(d)) {
             return None;
         }
         Self::claim(locked)
@@ -84,6 +94,9 @@ impl Entered {
             return None;
         }
         *inside = true;
+        if locked {
+            HOLDS.set(true);
+        }
         Some(Entered { locked })
     }
 
@@ -102,6 +115,7 @@ impl Drop for Entered {
         // SAFETY: entered by this thread.
         unsafe { *RT.inside.get() = false };
         if self.locked {
+            HOLDS.set(false);
             // SAFETY: taken by this thread in `enter`.
             unsafe { RT.lock.unlock() };
         }
