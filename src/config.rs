@@ -16,7 +16,7 @@ pub const TUNABLES: &[(&str, &str, &str)] = &[
     ("OXMPI_SLEEP_MAX_US", "1000", "longest sleep between polls of a rank that has waited past its yield phase"),
     ("OXMPI_BARRIER", "auto", "barrier: shm (all ranks of the communicator on this node) | dissemination"),
     ("OXMPI_REDUCE", "auto", "reduce: shm (all ranks on this node, <= 32 KiB) | binomial"),
-    ("OXMPI_ALLREDUCE", "auto", "allreduce: shm (all ranks on this node, <= 32 KiB) | recursive_doubling (< 16 KiB, or a non-commutative op) | linear (3-8 ranks, >= 64 KiB) | rabenseifner (< 1 MiB) | ring | hierarchical (several nodes)"),
+    ("OXMPI_ALLREDUCE", "auto", "allreduce: shm (all ranks on this node, <= 32 KiB) | recursive_doubling (< 16 KiB, or a non-commutative op) | linear (3-8 ranks, >= 64 KiB) | rabenseifner (< 1 MiB, except 2 ranks from 64 KiB) | ring | hierarchical (several nodes)"),
     ("OXMPI_BCAST", "auto", "bcast: shm (all ranks on this node, <= 256 KiB, in 16 KiB pieces above 32 KiB) | binomial (< 128 KiB or 2 ranks) | linear (3-8 ranks) | scatter_allgather (more ranks) | pipeline (chain, 64 KiB chunks) | hierarchical (several nodes)"),
     ("OXMPI_ALLGATHER", "auto", "allgather(v): shm (MPI_Allgather, all ranks on this node, <= 32 KiB per rank) | recursive_doubling (power-of-two ranks, < 64 KiB) | bruck (equal blocks, < 64 KiB) | linear (up to 8 ranks, >= 64 KiB in all) | ring | hierarchical (several nodes)"),
     ("OXMPI_ALLTOALL", "auto", "alltoall(v): shm (MPI_Alltoall, all ranks on this node, <= 32 KiB in all) | bruck (equal blocks <= 256 B, > 2 ranks) | linear (all exchanges at once, up to 8 ranks) | pairwise"),
