@@ -323,14 +323,7 @@ unsafe fn shm_reduce(
     let candidates: &[&str] = if root.is_some() {
         &["binomial", "shm"]
     } else {
-        &[
-            "recursive_doubling",
-            "ring",
-            "rabenseifner",
-            "hierarchical",
-            "linear",
-            "shm",
-        ]
+        ALLREDUCE_ALGOS
     };
     if basic::choose(coll, candidates, "shm") != "shm" {
         return Ok(false);
@@ -420,6 +413,49 @@ unsafe fn contiguous_flush(p: *mut c_void, count: c_int, l: Landing) {
     }
 }
 
+/// The algorithms each collective can be forced to (`OXMPI_<COLLECTIVE>`),
+/// its shared-memory form last: the blocking call's shared-memory path
+/// offers the whole list, the schedule builders all but that last one.
+const BCAST_ALGOS: &[&str] = &[
+    "binomial",
+    "scatter_allgather",
+    "pipeline",
+    "hierarchical",
+    "linear",
+    "shm",
+];
+const ALLREDUCE_ALGOS: &[&str] = &[
+    "recursive_doubling",
+    "ring",
+    "rabenseifner",
+    "hierarchical",
+    "linear",
+    "shm",
+];
+const ALLGATHER_ALGOS: &[&str] = &[
+    "ring",
+    "recursive_doubling",
+    "bruck",
+    "hierarchical",
+    "linear",
+    "shm",
+];
+const ALLTOALL_ALGOS: &[&str] = &["pairwise", "bruck", "linear", "shm"];
+const REDUCE_SCATTER_ALGOS: &[&str] = &[
+    "reduce_scatterv",
+    "ring",
+    "pairwise",
+    "recursive_halving",
+    "linear",
+    "shm",
+];
+
+/// A list above without its shared-memory form (schedules cannot take it).
+fn without_shm(all: &'static [&'static str]) -> &'static [&'static str] {
+    debug_assert_eq!(all.last(), Some(&"shm"));
+    &all[..all.len() - 1]
+}
+
 /// Whether a blocking call on `comm` moving `bytes` (the same on every rank)
 /// goes through the shared-memory area.
 fn use_shm(comm: MPI_Comm, coll: &str, algos: &[&'static str], bytes: usize) -> bool {
@@ -443,15 +479,7 @@ unsafe fn shm_allgather(
     }
     let (rsize, rt) = size_and_type(recvtype)?;
     let blk = rsize * recvcount.max(0) as usize;
-    let algos = [
-        "ring",
-        "recursive_doubling",
-        "bruck",
-        "hierarchical",
-        "linear",
-        "shm",
-    ];
-    if !use_shm(comm, "allgather", &algos, blk) {
+    if !use_shm(comm, "allgather", ALLGATHER_ALGOS, blk) {
         return Ok(false);
     }
     let (n, me) = with(|st| {
@@ -500,12 +528,7 @@ unsafe fn shm_alltoall(
     let (rsize, _) = size_and_type(recvtype)?;
     let blk = rsize * recvcount.max(0) as usize;
     let n = local_size(comm)? as c_int;
-    if !use_shm(
-        comm,
-        "alltoall",
-        &["pairwise", "bruck", "linear", "shm"],
-        blk * n as usize,
-    ) {
+    if !use_shm(comm, "alltoall", ALLTOALL_ALGOS, blk * n as usize) {
         return Ok(false);
     }
     let (send, len, _keep) = if in_place(sendbuf) {
@@ -546,15 +569,12 @@ unsafe fn shm_reduce_scatter_block(
     let (size, _) = size_and_type(datatype)?;
     let blk = size * recvcount.max(0) as usize;
     let n = local_size(comm)? as c_int;
-    let algos = [
-        "reduce_scatterv",
-        "ring",
-        "pairwise",
-        "recursive_halving",
-        "linear",
-        "shm",
-    ];
-    if !use_shm(comm, "reduce_scatter", &algos, blk * n as usize) {
+    if !use_shm(
+        comm,
+        "reduce_scatter",
+        REDUCE_SCATTER_ALGOS,
+        blk * n as usize,
+    ) {
         return Ok(false);
     }
     let (et, ne) = reduction_type(datatype, recvcount)?;
@@ -672,13 +692,7 @@ unsafe fn bcast_s(
     let ids = algos::nodes(&v.world);
     let algo = basic::choose(
         "bcast",
-        &[
-            "binomial",
-            "scatter_allgather",
-            "pipeline",
-            "hierarchical",
-            "linear",
-        ],
+        without_shm(BCAST_ALGOS),
         if ids.is_some() {
             "hierarchical"
         } else if len >= 128 << 10 && v.size > 8 {
@@ -769,17 +783,7 @@ unsafe fn reduce_s(
         } else {
             "ring"
         };
-        basic::choose(
-            "allreduce",
-            &[
-                "recursive_doubling",
-                "ring",
-                "rabenseifner",
-                "hierarchical",
-                "linear",
-            ],
-            default,
-        )
+        basic::choose("allreduce", without_shm(ALLREDUCE_ALGOS), default)
     });
     // The ring and the linear form read the input where it is (not in
     // place): no copy first.
@@ -1030,17 +1034,7 @@ unsafe fn allgather_s(
     } else {
         "ring"
     };
-    let algo = basic::choose(
-        "allgather",
-        &[
-            "ring",
-            "recursive_doubling",
-            "bruck",
-            "hierarchical",
-            "linear",
-        ],
-        default,
-    );
+    let algo = basic::choose("allgather", without_shm(ALLGATHER_ALGOS), default);
     if let (Some(ids), "hierarchical") = (&ids, algo) {
         algos::allgather_hier(&mut s, ids, v.rank, rbuf, &bl);
     } else if algo == "recursive_doubling" && pow2 && dense {
@@ -1116,7 +1110,7 @@ unsafe fn alltoall_s(
         _ => "pairwise",
     };
     match (
-        basic::choose("alltoall", &["pairwise", "bruck", "linear"], default),
+        basic::choose("alltoall", without_shm(ALLTOALL_ALGOS), default),
         blk,
     ) {
         ("bruck", Some(b)) => algos::alltoall_bruck(&mut s, v.size, v.rank, sloc, rbuf, b),
@@ -1185,17 +1179,7 @@ unsafe fn reduce_scatter_s(
     } else {
         "pairwise"
     };
-    let algo = basic::choose(
-        "reduce_scatter",
-        &[
-            "reduce_scatterv",
-            "ring",
-            "pairwise",
-            "recursive_halving",
-            "linear",
-        ],
-        default,
-    );
+    let algo = basic::choose("reduce_scatter", without_shm(REDUCE_SCATTER_ALGOS), default);
     let esize = end.checked_div(ne).unwrap_or(1);
     if algo == "linear" && ne > 0 && v.size > 1 {
         // SAFETY: the caller's buffers and arrays are valid as MPI requires.
@@ -1366,17 +1350,9 @@ pub unsafe extern "C" fn MPI_Bcast(
                 "root={root} is not a rank of the communicator (size {n})"
             ));
         }
-        let algos = [
-            "binomial",
-            "scatter_allgather",
-            "pipeline",
-            "hierarchical",
-            "linear",
-            "shm",
-        ];
         // Every rank must decide alike: only the byte count (equal on all
         // ranks) matters, not whether this rank's datatype is contiguous.
-        if d.bytes <= shm::BCAST_MAX && basic::choose("bcast", &algos, "shm") == "shm" {
+        if d.bytes <= shm::BCAST_MAX && basic::choose("bcast", BCAST_ALGOS, "shm") == "shm" {
             let Some(t) = d.staged else {
                 // SAFETY: `d` describes `d.bytes` contiguous bytes of the user's buffer.
                 return unsafe { shm::bcast(comm, d.ptr, d.bytes, root as usize) };

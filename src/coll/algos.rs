@@ -892,13 +892,7 @@ pub fn allreduce_linear(
     count: usize,
     esize: usize,
 ) {
-    let bl: Vec<(usize, usize)> = (0..n)
-        .map(|c| {
-            let (base, extra) = (count / n, count % n);
-            let start = c * base + c.min(extra);
-            (start * esize, (base + usize::from(c < extra)) * esize)
-        })
-        .collect();
+    let bl: Vec<(usize, usize)> = (0..n).map(|c| chunk(count, n, esize, c)).collect();
     reduce_scatter_linear(s, n, r, input, acc.offset(bl[r].0), &bl, esize);
     super::basic::b_allgatherv_linear(s, n, r, acc, &bl, None);
 }

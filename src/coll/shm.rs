@@ -321,9 +321,9 @@ fn claim(comm: std::os::raw::c_int) -> Result<bool> {
     let area = if !can {
         None
     } else {
-        // Rank 0 claims; the key (context id, rank 0's world rank) is unique
-        // among live communicators: two that share a context id have no
-        // member in common.
+        // Rank 0 claims and the others learn the area from it; the key
+        // (context id, rank 0's world rank) only labels the holder for
+        // whoever reads the segment (an entry is free when it is 0).
         let mine = if me == 0 {
             with(|st| {
                 let key = ((ctx as u64) << 32) | (members[0] as u64 + 1);

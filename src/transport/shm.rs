@@ -41,7 +41,8 @@ pub const POOL_AREAS: usize = 8;
 /// Table entry of a pool area. `#[repr(C)]`, atomics only, one cache line.
 #[repr(C, align(64))]
 pub struct PoolEntry {
-    /// 0 when free, else the key of the communicator that holds the area.
+    /// 0 when free, else a nonzero label of the communicator that holds the
+    /// area (the members learn the area by message, not by this key).
     key: AtomicU64,
     /// Members that have not yet freed that communicator.
     users: AtomicU64,
@@ -353,9 +354,9 @@ impl Shm {
         unsafe { self.map.base().add(at) }
     }
 
-    /// Takes a free pool area for a communicator of `users` members under
-    /// `key` (nonzero, unique among live communicators); None when all are
-    /// taken. The caller tells the other members which one.
+    /// Takes a free pool area for a communicator of `users` members,
+    /// labelled `key` (nonzero); None when all are taken. The caller tells
+    /// the other members which one.
     pub fn pool_claim(&self, key: u64, users: u64) -> Option<usize> {
         (0..POOL_AREAS).find(|&k| {
             let e = self.pool_entry(k);
