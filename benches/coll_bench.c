@@ -1,14 +1,25 @@
 /* Collective benchmark (OSU-style): average latency in microseconds of
  * Barrier, Bcast, Allreduce (SUM on floats), Reduce_scatter_block,
  * Allgather and Alltoall for message sizes 8 B .. max (per rank).
- * Usage: coll_bench [max_bytes] [world|reversed]: "reversed" runs every call on
- * a communicator of world's ranks in reverse order (MPI_Comm_split), as codes
- * that renumber their ranks have. Output: "<coll> <bytes> <usec>". Builds
- * against any MPI. */
+ * Usage: coll_bench [max_bytes] [world|reversed] [colls] [min_bytes] [scale]:
+ * "reversed" runs every call on a communicator of world's ranks in reverse
+ * order (MPI_Comm_split), as codes that renumber their ranks have; colls is
+ * "all" (default) or a comma-separated list of the names below (barrier
+ * included); min_bytes is the first size (default 8); scale multiplies the
+ * iteration counts (default 1), for steadier figures at large sizes. Output:
+ * "<coll> <bytes> <usec>". Builds against any MPI. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Whether the comma-separated list has the name. */
+static int wanted(const char *list, const char *name) {
+    size_t k = strlen(name);
+    for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (strncmp(p, name, k) == 0 && (p[k] == ',' || p[k] == 0)) return 1;
+    return 0;
+}
 
 static int iters_for(long n) { return n <= 8192 ? 2000 : (int)(2000 * 8192L / n) + 10; }
 
@@ -23,16 +34,25 @@ int main(int argc, char **argv) {
     char *a = malloc(maxn * size + 64), *b = malloc(maxn * size + 64);
     memset(a, 1, maxn * size);
     memset(b, 0, maxn * size);
+    const char *only = argc > 3 && strcmp(argv[3], "all") != 0 ? argv[3] : NULL;
+    long minn = argc > 4 ? atol(argv[4]) : 8;
+    if (minn < 8) minn = 8;
+    double scale = argc > 5 ? atof(argv[5]) : 1.0;
+    if (scale <= 0) scale = 1.0;
     double t0;
     int it = 2000;
-    MPI_Barrier(comm);
-    t0 = MPI_Wtime();
-    for (int i = 0; i < it; i++) MPI_Barrier(comm);
-    if (rank == 0) printf("barrier 0 %.3f\n", (MPI_Wtime() - t0) / it * 1e6);
+    if (!only || wanted(only, "barrier")) {
+        MPI_Barrier(comm);
+        t0 = MPI_Wtime();
+        for (int i = 0; i < it; i++) MPI_Barrier(comm);
+        if (rank == 0) printf("barrier 0 %.3f\n", (MPI_Wtime() - t0) / it * 1e6);
+    }
     const char *names[] = {"bcast", "allreduce", "reduce_scatter_block", "allgather", "alltoall"};
     for (int c = 0; c < 5; c++) {
-        for (long n = 8; n <= maxn; n *= 2) {
-            int iters = iters_for(n * (c >= 3 ? size : 1));
+        if (only && !wanted(only, names[c])) continue;
+        for (long n = minn; n <= maxn; n *= 2) {
+            int iters = (int)(iters_for(n * (c >= 3 ? size : 1)) * scale);
+            if (iters < 1) iters = 1;
             int cnt = (int)(n / 4);
             double best = 0;
             for (int rep = 0; rep < 2; rep++) {

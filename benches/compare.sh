@@ -2,12 +2,17 @@
 # Builds benches/p2p_bench.c against OxMPI, Open MPI and MPICH (Debian
 # packages) and runs them alternately, REPS times each, 2 ranks pinned to one
 # core each; prints the median per size and the ratio OxMPI / faster peer.
-# Usage: benches/compare.sh [REPS] [TEST] [MAX_BYTES] [RANKS] [COMM]
+# Usage: benches/compare.sh [REPS] [TEST] [MAX_BYTES] [RANKS] [COMM] [COLLS] [MIN_BYTES]
 #   TEST: lat | bw | bibw | rate | all (point-to-point, p2p_bench.c) or coll (coll_bench.c)
 #   COMM (coll only): world (default) or reversed (world's ranks in reverse order)
+#   COLLS (coll only): all (default) or a comma-separated list (allgather,alltoall)
+#   MIN_BYTES (coll only): first size (default 8); SCALE=k multiplies the iteration counts
+# MPIS="oxmpi openmpi" leaves MPICH out (its busy-polling ranks do not finish
+# oversubscribed runs); each repetition swaps the order of the launches.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 reps=${1:-5}; test=${2:-all}; maxn=${3:-16777216}; np=${4:-2}; comm=${5:-world}
+colls=${6:-all}; minn=${7:-8}; mpis=${MPIS:-oxmpi openmpi mpich}
 prog=p2p_bench; [ "$test" = coll ] && prog=coll_bench
 if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ] && ! command -v mpicc.openmpi >/dev/null; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openmpi-bin libopenmpi-dev mpich libmpich-dev >/dev/null
@@ -19,17 +24,24 @@ out=build/bench; mkdir -p "$out"
 build/prefix/bin/mpicc -O2 benches/$prog.c -o "$out/${prog}_oxmpi"
 mpicc.openmpi -O2 benches/$prog.c -o "$out/${prog}_openmpi"
 mpicc.mpich -O2 benches/$prog.c -o "$out/${prog}_mpich"
-args="$test $maxn"; [ "$test" = coll ] && args="$maxn $comm"
+args="$test $maxn"; [ "$test" = coll ] && args="$maxn $comm $colls $minn ${SCALE:-1}"
+launch() {
+  case $1 in
+    oxmpi) build/prefix/bin/mpirun -n "$np" "$out/${prog}_oxmpi" $args ;;
+    openmpi) mpirun.openmpi --allow-run-as-root --oversubscribe -n "$np" "$out/${prog}_openmpi" $args 2>/dev/null ;;
+    mpich) mpiexec.hydra -n "$np" "$out/${prog}_mpich" $args ;;
+  esac
+}
+order=$mpis
 for r in $(seq "$reps"); do
-  build/prefix/bin/mpirun -n "$np" "$out/${prog}_oxmpi" $args > "$out/oxmpi.$r"
-  mpirun.openmpi --allow-run-as-root --oversubscribe -n "$np" "$out/${prog}_openmpi" $args > "$out/openmpi.$r" 2>/dev/null
-  mpiexec.hydra -n "$np" "$out/${prog}_mpich" $args > "$out/mpich.$r"
+  for m in $order; do launch "$m" > "$out/$m.$r"; done
+  order=$(echo $order | tr ' ' '\n' | tac | tr '\n' ' ')
 done
-python3 - "$out" "$reps" <<'PY'
+python3 - "$out" "$reps" $mpis <<'PY'
 import sys, statistics, collections
-out, reps = sys.argv[1], int(sys.argv[2])
+out, reps, mpis = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 vals = collections.defaultdict(lambda: collections.defaultdict(list))
-for mpi in ("oxmpi", "openmpi", "mpich"):
+for mpi in mpis:
     for r in range(1, reps + 1):
         for line in open(f"{out}/{mpi}.{r}"):
             f = line.split()
@@ -38,9 +50,11 @@ for mpi in ("oxmpi", "openmpi", "mpich"):
 print(f"{'test':5} {'size':>9} {'OxMPI':>10} {'Open MPI':>10} {'MPICH':>10} {'ratio':>7}   (median of {reps}; lat and collectives in us, lower is better; bw/bibw MB/s, rate msg/s, higher is better)")
 for (t, n) in sorted(vals, key=lambda k: (k[0], k[1])):
     m = {k: statistics.median(v) for k, v in vals[(t, n)].items()}
-    if len(m) < 3: continue
+    if len(m) < len(mpis) or "oxmpi" not in m: continue
+    peers = [m[k] for k in mpis if k != "oxmpi"]
     lower_better = t not in ("bw", "bibw", "rate", "vbw", "cma")
-    best = min(m["openmpi"], m["mpich"]) if lower_better else max(m["openmpi"], m["mpich"])
+    best = (min(peers) if lower_better else max(peers)) if peers else float("nan")
     ratio = m["oxmpi"] / best if best else float("nan")
-    print(f"{t:5} {n:>9} {m['oxmpi']:>10.2f} {m['openmpi']:>10.2f} {m['mpich']:>10.2f} {ratio:>7.2f}")
+    cols = " ".join(f"{m.get(k, float('nan')):>10.2f}" for k in ("oxmpi", "openmpi", "mpich"))
+    print(f"{t:5} {n:>9} {cols} {ratio:>7.2f}")
 PY

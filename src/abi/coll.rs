@@ -414,14 +414,16 @@ unsafe fn contiguous_flush(p: *mut c_void, count: c_int, l: Landing) {
 }
 
 /// The algorithms each collective can be forced to (`OXMPI_<COLLECTIVE>`),
-/// its shared-memory form last: the blocking call's shared-memory path
-/// offers the whole list, the schedule builders all but that last one.
+/// its node-area forms last ("shm_cma" single copy, then "shm" copies
+/// through the slots): the blocking call's shared-memory path offers the
+/// whole list, the schedule builders all but those.
 const BCAST_ALGOS: &[&str] = &[
     "binomial",
     "scatter_allgather",
     "pipeline",
     "hierarchical",
     "linear",
+    "shm_cma",
     "shm",
 ];
 const ALLREDUCE_ALGOS: &[&str] = &[
@@ -438,9 +440,10 @@ const ALLGATHER_ALGOS: &[&str] = &[
     "bruck",
     "hierarchical",
     "linear",
+    "shm_cma",
     "shm",
 ];
-const ALLTOALL_ALGOS: &[&str] = &["pairwise", "bruck", "linear", "shm"];
+const ALLTOALL_ALGOS: &[&str] = &["pairwise", "bruck", "linear", "shm_cma", "shm"];
 const REDUCE_SCATTER_ALGOS: &[&str] = &[
     "reduce_scatterv",
     "ring",
@@ -450,10 +453,46 @@ const REDUCE_SCATTER_ALGOS: &[&str] = &[
     "shm",
 ];
 
-/// A list above without its shared-memory form (schedules cannot take it).
+/// A list above without its node-area forms (schedules cannot take them).
 fn without_shm(all: &'static [&'static str]) -> &'static [&'static str] {
     debug_assert_eq!(all.last(), Some(&"shm"));
-    &all[..all.len() - 1]
+    let k = all
+        .iter()
+        .position(|a| a.starts_with("shm"))
+        .unwrap_or(all.len());
+    &all[..k]
+}
+
+/// The node-area form a blocking call on `comm` takes, the same on every
+/// rank: "shm_cma" (single copy, `shm::allgather_cma` and its kin) where the
+/// call has that form (`cma` is Some), it is preferred (`Some(true)`) and
+/// every local rank can read the others' memory; else "shm" (copies through
+/// the slots) when each slot's part, `bytes`, is at most `copy_max`; else
+/// None, a schedule. A forced `OXMPI_<COLLECTIVE>` picks either form at any
+/// size it can serve.
+fn area_form(
+    comm: MPI_Comm,
+    coll: &str,
+    algos: &[&'static str],
+    bytes: usize,
+    copy_max: usize,
+    cma: Option<bool>,
+) -> Option<&'static str> {
+    if !shm::eligible(comm, 0) {
+        return None;
+    }
+    let default = if cma == Some(true) && shm::cma_all() {
+        "shm_cma"
+    } else if bytes <= copy_max {
+        "shm"
+    } else {
+        "none"
+    };
+    match basic::choose(coll, algos, default) {
+        "shm" if bytes <= copy_max => Some("shm"),
+        "shm_cma" if cma.is_some() && shm::cma_all() => Some("shm_cma"),
+        _ => None,
+    }
 }
 
 /// Whether a blocking call on `comm` moving `bytes` (the same on every rank)
@@ -474,14 +513,18 @@ unsafe fn shm_allgather(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> Result<bool> {
-    if !shm::eligible(comm, 0) {
-        return Ok(false);
-    }
     let (rsize, rt) = size_and_type(recvtype)?;
     let blk = rsize * recvcount.max(0) as usize;
-    if !use_shm(comm, "allgather", ALLGATHER_ALGOS, blk) {
+    let Some(form) = area_form(
+        comm,
+        "allgather",
+        ALLGATHER_ALGOS,
+        blk,
+        shm::MAX_BYTES,
+        Some(blk > shm::MAX_BYTES),
+    ) else {
         return Ok(false);
-    }
+    };
     let (n, me) = with(|st| {
         let c = st.comm(comm)?;
         Ok((c.size, c.rank))
@@ -503,8 +546,15 @@ unsafe fn shm_allgather(
     }
     // SAFETY: the caller's receive buffer holds n * recvcount elements.
     let (out, land) = unsafe { contiguous_out(recvbuf, n * recvcount, recvtype, "recvbuf")? };
-    // SAFETY: `mine` holds blk bytes, `out` n * blk.
-    unsafe { shm::allgather(comm, mine, out, blk)? };
+    // SAFETY: `mine` holds blk bytes, `out` n * blk; area_form checked
+    // cma_all for the single-copy form.
+    unsafe {
+        if form == "shm" {
+            shm::allgather(comm, mine, out, blk)?
+        } else {
+            shm::allgather_cma(comm, mine, out, blk)?
+        }
+    };
     // SAFETY: as above.
     unsafe { contiguous_flush(recvbuf, n * recvcount, land) };
     Ok(true)
@@ -522,15 +572,22 @@ unsafe fn shm_alltoall(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> Result<bool> {
-    if !shm::eligible(comm, 0) {
-        return Ok(false);
-    }
     let (rsize, _) = size_and_type(recvtype)?;
     let blk = rsize * recvcount.max(0) as usize;
+    // The single copy reads other ranks' send buffers while they fill their
+    // receive buffers, so it cannot serve MPI_IN_PLACE.
     let n = local_size(comm)? as c_int;
-    if !use_shm(comm, "alltoall", ALLTOALL_ALGOS, blk * n as usize) {
+    let cma = (!in_place(sendbuf)).then_some(blk * n as usize > shm::MAX_BYTES);
+    let Some(form) = area_form(
+        comm,
+        "alltoall",
+        ALLTOALL_ALGOS,
+        blk * n as usize,
+        shm::MAX_BYTES,
+        cma,
+    ) else {
         return Ok(false);
-    }
+    };
     let (send, len, _keep) = if in_place(sendbuf) {
         // SAFETY: the receive buffer holds n * recvcount elements (MPI_IN_PLACE).
         unsafe { contiguous_in(recvbuf, n * recvcount, recvtype, "recvbuf")? }
@@ -547,8 +604,15 @@ unsafe fn shm_alltoall(
     }
     // SAFETY: as above.
     let (out, land) = unsafe { contiguous_out(recvbuf, n * recvcount, recvtype, "recvbuf")? };
-    // SAFETY: `send` and `out` hold n * blk bytes.
-    unsafe { shm::alltoall(comm, send, out, blk)? };
+    // SAFETY: `send` and `out` hold n * blk bytes; for the single copy they
+    // are distinct buffers (not in place) and cma_all holds (area_form).
+    unsafe {
+        if form == "shm" {
+            shm::alltoall(comm, send, out, blk)?
+        } else {
+            shm::alltoall_cma(comm, send, out, blk)?
+        }
+    };
     // SAFETY: as above.
     unsafe { contiguous_flush(recvbuf, n * recvcount, land) };
     Ok(true)
@@ -1352,10 +1416,32 @@ pub unsafe extern "C" fn MPI_Bcast(
         }
         // Every rank must decide alike: only the byte count (equal on all
         // ranks) matters, not whether this rank's datatype is contiguous.
-        if d.bytes <= shm::BCAST_MAX && basic::choose("bcast", BCAST_ALGOS, "shm") == "shm" {
+        // The single copy leaves the root idle while every other rank reads
+        // from it: a default only between BCAST_CMA_MIN and BCAST_CMA_MAX
+        // with three or more ranks (at 2 the split copy of the message
+        // algorithms is faster; docs/performance.md, fourth round).
+        let cma = n > 2 && (shm::BCAST_CMA_MIN..=shm::BCAST_CMA_MAX).contains(&d.bytes);
+        let form = area_form(
+            comm,
+            "bcast",
+            BCAST_ALGOS,
+            d.bytes,
+            shm::BCAST_MAX,
+            Some(cma),
+        );
+        if let Some(form) = form {
+            // SAFETY: (for both) the pointer holds `len` bytes; area_form
+            // checked cma_all for the single-copy form.
+            let go = |p: *mut u8, len: usize| unsafe {
+                if form == "shm" {
+                    shm::bcast(comm, p, len, root as usize)
+                } else {
+                    shm::bcast_cma(comm, p, len, root as usize)
+                }
+            };
             let Some(t) = d.staged else {
-                // SAFETY: `d` describes `d.bytes` contiguous bytes of the user's buffer.
-                return unsafe { shm::bcast(comm, d.ptr, d.bytes, root as usize) };
+                // `d` describes `d.bytes` contiguous bytes of the user's buffer.
+                return go(d.ptr, d.bytes);
             };
             let mut v = vec![0u8; d.bytes];
             let me = my_rank(comm)? as c_int;
@@ -1363,8 +1449,7 @@ pub unsafe extern "C" fn MPI_Bcast(
                 // SAFETY: the buffer holds `count` elements of `t`.
                 unsafe { crate::datatype::pack(&t, count as usize, buffer as *const u8, &mut v) };
             }
-            // SAFETY: `v` holds `d.bytes` bytes.
-            unsafe { shm::bcast(comm, v.as_mut_ptr(), d.bytes, root as usize)? };
+            go(v.as_mut_ptr(), d.bytes)?;
             if me != root {
                 // SAFETY: as above.
                 unsafe { crate::datatype::unpack(&t, count as usize, &v, buffer as *mut u8) };

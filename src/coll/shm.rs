@@ -22,6 +22,16 @@
 //! Reductions combine the slots in rank order on every rank, so the result
 //! is bitwise identical everywhere and correct for non-commutative ops.
 //!
+//! Single copy. Above `MAX_BYTES`, allgather, alltoall and bcast can move
+//! their data with one `process_vm_readv` per block instead of two copies
+//! through the slots (`allgather_cma`, `alltoall_cma`, `bcast_cma`): call g's
+//! region then holds only the address of the rank's source buffer and its
+//! process id; each rank reads what it needs straight out of the others'
+//! buffers as soon as they have published, marks `done`, and returns only
+//! when every rank is done, so no one reads a buffer its owner has got
+//! back. They run only where every local rank could read every other's
+//! memory at MPI_Init (`cma_all`, agreed through the segment).
+//!
 //! Waits drive the progress engine (`runtime::wait_for`), so point-to-point
 //! operations that other ranks need keep moving, and yield the CPU like any
 //! other wait.
@@ -36,6 +46,13 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// Largest payload a shared-memory collective carries.
 pub const MAX_BYTES: usize = COLL_HALF;
+
+/// Broadcasts from this size up to `BCAST_CMA_MAX` take the single copy
+/// by default on three or more ranks (see `MPI_Bcast`); allgather blocks
+/// and alltoall totals above `MAX_BYTES` take it always
+/// (docs/performance.md, fourth round).
+pub const BCAST_CMA_MIN: usize = (128 << 10) + 1;
+pub const BCAST_CMA_MAX: usize = 512 << 10;
 
 /// Calls that may be in flight on one area (context words per slot).
 const DEPTH: u64 = 64;
@@ -184,9 +201,83 @@ impl Area {
     }
     fn finish(&self) {
         // Release: my reads of others' halves are over; pairs with the
-        // Acquire loads in `before_write`.
+        // Acquire loads in `before_write` and `finish_single`.
         self.done(self.me).store(self.g, Ordering::Release);
     }
+
+    /// Single copy, first step: this call's region gets the address of my
+    /// source buffer and my process id.
+    fn publish_source(&self, src: *const u8) -> Result<()> {
+        self.before_write()?;
+        let w = self.half(self.me) as *mut u64;
+        // SAFETY: the region holds MAX_BYTES >= 16 bytes, 64-byte aligned;
+        // nobody reads it before `publish` (before_write waited for them).
+        unsafe {
+            w.write(src as u64);
+            w.add(1).write(crate::sys::pid() as u64);
+        }
+        self.publish();
+        Ok(())
+    }
+
+    /// Single copy: `len` bytes at byte `off` of rank i's source buffer into
+    /// `dst`, once rank i has published it.
+    ///
+    /// # Safety
+    /// `dst` is writable for `len` bytes; rank i's buffer holds `off + len`
+    /// bytes (every rank passes matching sizes, as MPI requires).
+    unsafe fn read_source(&self, i: usize, off: usize, dst: *mut u8, len: usize) -> Result<()> {
+        self.wait_seq(std::iter::once(i))?;
+        let r = self.half(i) as *const u64;
+        // SAFETY: rank i wrote both words before its Release store of seq,
+        // which `wait_seq` saw with Acquire; they stay until everyone is done.
+        let (addr, pid) = unsafe { (r.read(), r.add(1).read() as i32) };
+        // SAFETY: the caller's contract; the remote range is rank i's buffer,
+        // which it does not give back before every rank is done.
+        unsafe { crate::sys::cma_read(pid, addr as usize + off, dst, len) }.map_err(|e| {
+            crate::err!(
+                MPI_ERR_OTHER,
+                "process_vm_readv of {len} bytes from rank {i} of the communicator failed: {e}"
+            )
+        })
+    }
+
+    /// Single copy, last step: my reads are over; waits until every rank's
+    /// are, so nobody reads my buffer once this returns. `r` is the outcome
+    /// of my reads, returned after the wait (others still read my buffer).
+    fn finish_single(&self, r: Result<()>) -> Result<()> {
+        self.finish();
+        let g = self.g;
+        // Acquire: pairs with the other ranks' Release stores in `finish`.
+        self.wait_all(0..self.n, |i| self.done(i).load(Ordering::Acquire) >= g)?;
+        r
+    }
+}
+
+/// Whether the single-copy forms may run: every local rank read every
+/// other's memory at MPI_Init (`Shm::probe_cma`). The same answer on every
+/// rank; computed once.
+pub fn cma_all() -> bool {
+    /// 0 not known yet, 1 yes, 2 no.
+    static CMA_ALL: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+    // Relaxed: a cache of a value every thread computes the same way.
+    match CMA_ALL.load(Ordering::Relaxed) {
+        1 => true,
+        2 => false,
+        _ => {
+            // Every rank records its probe during MPI_Init, so this wait is short.
+            let ok = wait_for(|st| Ok(st.shm.as_ref().map_or(Some(false), |s| s.cma_agreed())))
+                .unwrap_or(false);
+            CMA_ALL.store(if ok { 1 } else { 2 }, Ordering::Relaxed);
+            ok
+        }
+    }
+}
+
+/// The ranks other than me in the order I read them: me + 1, me + 2, ...,
+/// so that not everyone reads rank 0 first.
+fn others(a: &Area) -> impl Iterator<Item = usize> + '_ {
+    (1..a.n).map(move |k| (a.me + k) % a.n)
 }
 
 /// The area for the next blocking collective on `comm` (one that
@@ -558,4 +649,83 @@ pub unsafe fn reduce_scatter_block(
     }
     a.finish();
     Ok(())
+}
+
+/// Single-copy allgather of `blk`-byte blocks (see the module comment): mine
+/// (at `mine`, which may be my block inside `out`) and everyone's into `out`
+/// (n * blk bytes, rank order).
+///
+/// # Safety
+/// `mine` holds `blk` bytes, `out` n * blk; `cma_all()` holds.
+pub unsafe fn allgather_cma(
+    comm: std::os::raw::c_int,
+    mine: *const u8,
+    out: *mut u8,
+    blk: usize,
+) -> Result<()> {
+    let Some(a) = area(comm, |_| 16)? else {
+        return Ok(());
+    };
+    a.publish_source(mine)?;
+    // SAFETY: out holds n * blk bytes; `mine` either is my block of it or
+    // does not overlap it (MPI forbids aliasing other than MPI_IN_PLACE).
+    unsafe {
+        let at = out.add(a.me * blk);
+        if !std::ptr::eq(at, mine) {
+            crate::sys::copy(at, mine, blk);
+        }
+    }
+    let r = others(&a).try_for_each(|i| {
+        // SAFETY: block i of out; rank i's source holds blk bytes.
+        unsafe { a.read_source(i, 0, out.add(i * blk), blk) }
+    });
+    a.finish_single(r)
+}
+
+/// Single-copy alltoall of `blk`-byte blocks: block i of my `send` goes to
+/// rank i, block `me` of rank i's into `out` at i * blk. Not in place.
+///
+/// # Safety
+/// `send` and `out` hold n * blk bytes and do not overlap; `cma_all()` holds.
+pub unsafe fn alltoall_cma(
+    comm: std::os::raw::c_int,
+    send: *const u8,
+    out: *mut u8,
+    blk: usize,
+) -> Result<()> {
+    let Some(a) = area(comm, |_| 16)? else {
+        return Ok(());
+    };
+    a.publish_source(send)?;
+    // SAFETY: both hold n * blk bytes.
+    unsafe { crate::sys::copy(out.add(a.me * blk), send.add(a.me * blk), blk) };
+    let r = others(&a).try_for_each(|i| {
+        // SAFETY: block i of out; rank i's send buffer holds n * blk bytes.
+        unsafe { a.read_source(i, a.me * blk, out.add(i * blk), blk) }
+    });
+    a.finish_single(r)
+}
+
+/// Single-copy bcast of `len` bytes: every rank but the root reads the
+/// root's `buf`.
+///
+/// # Safety
+/// `buf` holds `len` bytes; `cma_all()` holds.
+pub unsafe fn bcast_cma(
+    comm: std::os::raw::c_int,
+    buf: *mut u8,
+    len: usize,
+    root: usize,
+) -> Result<()> {
+    let Some(a) = area(comm, |_| 16)? else {
+        return Ok(());
+    };
+    let r = if a.me == root {
+        a.publish_source(buf)?;
+        Ok(())
+    } else {
+        // SAFETY: buf holds len bytes, as does the root's.
+        unsafe { a.read_source(root, 0, buf, len) }
+    };
+    a.finish_single(r)
 }

@@ -460,6 +460,9 @@ impl State {
         } else {
             None
         };
+        if let Some(s) = shm.as_ref() {
+            s.publish_base();
+        }
         // Every local rank has attached once all ranks pass this barrier: the
         // creator removes the segment's name now, so nothing is left behind
         // whatever happens later.
@@ -467,6 +470,8 @@ impl State {
         let mut shm = shm;
         if let Some(s) = shm.as_mut() {
             s.try_unlink();
+            let local_pids: Vec<i32> = local.iter().map(|&r| pids[r]).collect();
+            s.probe_cma(&local_pids, cfg.cma);
         }
         let local_peers = local
             .iter()

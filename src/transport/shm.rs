@@ -24,6 +24,9 @@ const VERSION: u32 = 4;
 /// Collective area, after the rings: one slot per local rank with two
 /// counters on their own cache lines (`seq` at 0, `done` at 64), 64 context
 /// words at 128, and two data halves of `COLL_HALF` bytes (see `coll::shm`).
+/// World's slots also hold, written once during MPI_Init, the rank's CMA
+/// probe result at byte 8 and the address of its mapping at byte 16
+/// (`publish_base`, `probe_cma`).
 pub const COLL_HDR: usize = 384;
 pub const COLL_HALF: usize = 32 << 10;
 pub const COLL_SLOT: usize = COLL_HDR + 2 * COLL_HALF;
@@ -310,6 +313,62 @@ impl Shm {
         // aligned (every area before it is a multiple of 64 bytes), zeroed at
         // creation; SplitSlot holds atomics only, shared by the two ranks.
         unsafe { &*(self.map.base().add(at) as *const SplitSlot) }
+    }
+
+    /// Local rank `li`'s probe word `k` in world's collective slot: 1 the
+    /// CMA probe result, 2 the address of its mapping (see `COLL_HDR`).
+    fn probe_word(&self, li: usize, k: usize) -> &AtomicU64 {
+        // SAFETY: bytes 8..24 of the slot are two 8-byte aligned words inside
+        // the mapping, beside `seq` on its line, used only as these words.
+        unsafe { &*(self.coll_slot(li).add(8 * k) as *const AtomicU64) }
+    }
+
+    /// Writes where this rank mapped the segment, for the others' CMA probe
+    /// (before the barrier that ends the segment's setup).
+    pub fn publish_base(&self) {
+        // Release: pairs with the Acquire load in `probe_cma`, which runs
+        // after the barrier (the barrier alone already orders it).
+        self.probe_word(self.me, 2)
+            .store(self.map.base() as u64, Ordering::Release);
+    }
+
+    /// After every local rank has published its base: reads each peer's base
+    /// word out of the peer's own memory with `process_vm_readv` and checks
+    /// it, then records 1 (every read worked) or 2 (one was refused, or
+    /// `enabled` is false) in this rank's probe word. `pids[li]` is local
+    /// rank li's process id.
+    pub fn probe_cma(&self, pids: &[i32], enabled: bool) {
+        let mut ok = enabled;
+        for (li, &pid) in pids.iter().enumerate().take(self.nlocal) {
+            if li == self.me || !ok {
+                continue;
+            }
+            // Acquire: pairs with `publish_base` of rank li.
+            let base = self.probe_word(li, 2).load(Ordering::Acquire);
+            let at = base as usize + self.coll + li * COLL_SLOT + 16;
+            let mut got = 0u64;
+            // SAFETY: `got` is a writable 8-byte local; the remote address is
+            // rank li's own base word in its mapping.
+            let r = unsafe { crate::sys::cma_read(pid, at, &mut got as *mut u64 as *mut u8, 8) };
+            ok = r.is_ok() && got == base;
+        }
+        // Release: pairs with the Acquire loads in `cma_agreed`.
+        self.probe_word(self.me, 1)
+            .store(if ok { 1 } else { 2 }, Ordering::Release);
+    }
+
+    /// Every local rank's probe result once all are in: Some(true) when
+    /// every rank can read every other's memory, None while one is missing.
+    pub fn cma_agreed(&self) -> Option<bool> {
+        let mut all = true;
+        for li in 0..self.nlocal {
+            // Acquire: pairs with the Release store in `probe_cma`.
+            match self.probe_word(li, 1).load(Ordering::Acquire) {
+                0 => return None,
+                v => all &= v == 1,
+            }
+        }
+        Some(all)
     }
 
     /// Start of local rank `li`'s collective slot (`COLL_SLOT` bytes, zeroed

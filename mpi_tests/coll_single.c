@@ -1,0 +1,95 @@
+/* Single-copy node-area collectives (allgather, alltoall, bcast read
+ * straight out of the other ranks' buffers): results checked exactly over
+ * many calls, with sizes on both sides of the copy limit, rotating roots,
+ * MPI_IN_PLACE allgather, a non-contiguous bcast, a late rank, and every
+ * rank overwriting its send buffer as soon as a call returns (a rank that
+ * still read it would get the overwritten bytes). On world and on a split
+ * with world's ranks reversed. Run forced (OXMPI_ALLGATHER=shm_cma ...) and
+ * with the defaults. */
+#include "util.h"
+#include <unistd.h>
+
+static int val(int who, int it, int blk, int i) { return who * 1000003 + it * 7919 + blk * 31 + i; }
+
+static void run(MPI_Comm comm, const char *what) {
+    int me, size;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &size);
+    static const int counts[] = {1, 1000, 9000, 70000};
+    const int nc = (int)(sizeof counts / sizeof counts[0]);
+    int maxn = counts[nc - 1];
+    int *s = malloc(sizeof(int) * maxn * size), *t = malloc(sizeof(int) * maxn * size);
+    for (int it = 0; it < 24; it++) {
+        int n = counts[it % nc];
+        if (it % 5 == 0 && me == it % size) usleep(3000); /* a late rank */
+        /* allgather */
+        for (int i = 0; i < n; i++) s[i] = val(me, it, 0, i);
+        for (int i = 0; i < n * size; i++) t[i] = -1;
+        MPI_Allgather(s, n, MPI_INT, t, n, MPI_INT, comm);
+        for (int i = 0; i < n; i++) s[i] = -7; /* nobody may still read it */
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < n; i++)
+                CHECK(t[r * n + i] == val(r, it, 0, i), "%s it %d: allgather n=%d block %d [%d] = %d", what, it, n,
+                      r, i, t[r * n + i]);
+        /* allgather in place */
+        for (int i = 0; i < n * size; i++) t[i] = -1;
+        for (int i = 0; i < n; i++) t[me * n + i] = val(me, it, 1, i);
+        MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, t, n, MPI_INT, comm);
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < n; i++)
+                CHECK(t[r * n + i] == val(r, it, 1, i), "%s it %d: in-place allgather n=%d block %d [%d] = %d", what,
+                      it, n, r, i, t[r * n + i]);
+        /* alltoall: block j of my send buffer is for rank j */
+        for (int j = 0; j < size; j++)
+            for (int i = 0; i < n; i++) s[j * n + i] = val(me, it, 2 + j, i);
+        for (int i = 0; i < n * size; i++) t[i] = -1;
+        MPI_Alltoall(s, n, MPI_INT, t, n, MPI_INT, comm);
+        for (int i = 0; i < n * size; i++) s[i] = -7;
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < n; i++)
+                CHECK(t[r * n + i] == val(r, it, 2 + me, i), "%s it %d: alltoall n=%d from %d [%d] = %d", what, it, n,
+                      r, i, t[r * n + i]);
+        /* bcast, rotating roots */
+        int root = (it * 3 + 1) % size;
+        int bn = n * size;
+        for (int i = 0; i < bn; i++) s[i] = me == root ? val(root, it, 99, i) : -1;
+        MPI_Bcast(s, bn, MPI_INT, root, comm);
+        for (int i = 0; i < bn; i++)
+            CHECK(s[i] == val(root, it, 99, i), "%s it %d: bcast of %d from %d [%d] = %d", what, it, bn, root, i, s[i]);
+        if (me == root)
+            for (int i = 0; i < bn; i++) s[i] = -7;
+    }
+    /* A non-contiguous bcast (every other int of 2 * 70000), staged through a
+     * packed copy. */
+    MPI_Datatype every_other;
+    MPI_Type_vector(maxn, 1, 2, MPI_INT, &every_other);
+    MPI_Type_commit(&every_other);
+    int *v = malloc(sizeof(int) * 2 * maxn);
+    int root = size - 1;
+    for (int i = 0; i < 2 * maxn; i++) v[i] = me == root ? val(root, 0, 5, i) : -1;
+    MPI_Bcast(v, 1, every_other, root, comm);
+    for (int i = 0; i < 2 * maxn; i++)
+        CHECK(v[i] == (i % 2 == 0 || me == root ? val(root, 0, 5, i) : -1), "%s: vector bcast [%d] = %d", what, i,
+              v[i]);
+    MPI_Type_free(&every_other);
+    free(v);
+    free(s);
+    free(t);
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    test_rank = rank;
+    run(MPI_COMM_WORLD, "world");
+    MPI_Comm rev;
+    MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &rev);
+    run(rev, "reversed");
+    MPI_Comm_free(&rev);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) printf("coll_single ok\n");
+    MPI_Finalize();
+    return 0;
+}
