@@ -8,17 +8,18 @@
 //!
 //! Protocol. Blocking collectives on one communicator are called in the
 //! same order by every rank, so each call gets the same generation number g
-//! (1, 2, ...) on all ranks. Rank i's slot has `seq` (g once its input for
-//! call g is in) and `done` (g once it has finished reading for call g), and
-//! 64 KiB of data; slot i belongs to rank i of the communicator. Call g puts
-//! its data in the next free region of that data, used as a ring
-//! (`AreaClock::advance`; every rank computes the same regions), so a rank
-//! that only writes (the root of a bcast, a non-root of a reduce) can run
-//! up to 64 calls ahead of the readers while small calls stay on
-//! consecutive cache lines. Before writing, a rank waits until every `done`
-//! has reached the last call whose region the new one overlaps (and g - 64,
-//! for the context word it reuses): nobody still reads what it overwrites.
-//! Readers wait for the `seq` they need.
+//! (1, 2, ...) on all ranks. Rank i's slot has `done` (g once it has
+//! finished reading for call g) and `COLL_DATA` bytes of data; slot i
+//! belongs to rank i of the communicator. Call g takes the next free region
+//! of that data, used as a ring (`AreaClock::advance`; every rank computes
+//! the same regions), so a rank that only writes (the root of a bcast, a
+//! non-root of a reduce) can run up to 64 calls ahead of the readers. A
+//! region starts with the call's flag (g once the rank's input is in) and
+//! the communicator's context id, then the payload: a small call's reader
+//! finds flag, context and data on one cache line. Before writing, a rank
+//! waits until every `done` has reached the last call whose region the new
+//! one overlaps (and g - 64); it keeps the lowest `done` it last read, so
+//! most calls read none. Readers wait for the flags they need.
 //! Reductions combine the slots in rank order on every rank, so the result
 //! is bitwise identical everywhere and correct for non-commutative ops.
 //!
@@ -41,7 +42,7 @@ use crate::abi::op::{apply, OpKind};
 use crate::core::comm::{AreaClock, CollArea};
 use crate::core::error::Result;
 use crate::core::runtime::{wait_for, with};
-use crate::transport::shm::{COLL_HALF, COLL_HDR, COLL_SLOT};
+use crate::transport::shm::{COLL_DATA, COLL_HALF, COLL_HDR, COLL_SLOT};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// Largest payload a shared-memory collective carries.
@@ -54,10 +55,13 @@ pub const MAX_BYTES: usize = COLL_HALF;
 pub const BCAST_CMA_MIN: usize = (128 << 10) + 1;
 pub const BCAST_CMA_MAX: usize = 512 << 10;
 
-/// Calls that may be in flight on one area (context words per slot).
+/// Calls that may be in flight on one area.
 const DEPTH: u64 = 64;
 /// Data bytes of a slot, used as a ring of regions.
-const DATA: usize = 2 * COLL_HALF;
+const DATA: usize = COLL_DATA;
+/// Bytes of a region before its payload: the flag (u64) and the context id
+/// (u32), on the payload's first line.
+const REGION_HDR: usize = 16;
 
 impl AreaClock {
     /// Starts the next call (of `len` bytes per slot): its generation, the
@@ -74,10 +78,7 @@ impl AreaClock {
         self.g += 1;
         let g = self.g;
         let mut need = g.saturating_sub(DEPTH);
-        if len == 0 {
-            return (g, 0, need);
-        }
-        let len = len.next_multiple_of(64);
+        let len = (len + REGION_HDR).next_multiple_of(64);
         let start = if self.head + len > DATA { 0 } else { self.head };
         // Bytes from `head` round the ring to the region's end.
         let reach = (start.wrapping_sub(self.head) & MASK) + len;
@@ -95,6 +96,7 @@ impl AreaClock {
         self.q[(self.front + self.len) & QMASK] = (g, start as u32);
         self.len += 1;
         self.head = (start + len) & MASK;
+        self.used = self.used.max(start + len);
         (g, start, need)
     }
 }
@@ -110,32 +112,39 @@ struct Area {
     off: usize,
     /// Every rank must have finished this call before this one writes.
     need: u64,
-    /// Context id of the communicator of this call (several communicators
-    /// may share the area, see `eligible`).
+    /// Every rank had finished this call when this rank last read the
+    /// `done` counters (the area's `AreaClock::min_done`).
+    min_done: u64,
+    /// The communicator of this call: its handle (to record `min_done`)
+    /// and context id (several communicators may share the area, see
+    /// `eligible`).
+    comm: std::os::raw::c_int,
     ctx: u32,
 }
 
 impl Area {
-    fn seq(&self, i: usize) -> &AtomicU64 {
-        // SAFETY: slot i starts with an 8-byte aligned counter; the mapping
-        // lives until MPI_Finalize, after every collective.
-        unsafe { &*((self.base + i * COLL_SLOT) as *const AtomicU64) }
+    /// This call's region in rank i's slot.
+    fn region(&self, i: usize) -> usize {
+        self.base + i * COLL_SLOT + COLL_HDR + self.off
     }
-    /// Context id of the communicator rank i published call g on (word
-    /// g % 64 of the 64 at byte 128 of the slot).
-    fn ctx_of(&self, i: usize, g: u64) -> &AtomicU32 {
-        // SAFETY: as for `seq`; bytes 128..384 of the slot header are these words.
-        unsafe {
-            &*(((self.base + i * COLL_SLOT) + 128 + 4 * (g % DEPTH) as usize) as *const AtomicU32)
-        }
+    /// Rank i's flag for this call: g once its payload is in.
+    fn flag(&self, i: usize) -> &AtomicU64 {
+        // SAFETY: every region starts 64-byte aligned with this word; the
+        // mapping lives until MPI_Finalize, after every collective.
+        unsafe { &*(self.region(i) as *const AtomicU64) }
+    }
+    /// Context id of the communicator rank i published this call on.
+    fn ctx_of(&self, i: usize) -> &AtomicU32 {
+        // SAFETY: as for `flag`; bytes 8..12 of the region are this word.
+        unsafe { &*((self.region(i) + 8) as *const AtomicU32) }
     }
     fn done(&self, i: usize) -> &AtomicU64 {
-        // SAFETY: as for `seq`; `done` is at byte 64 of the slot.
+        // SAFETY: as for `flag`; `done` is at byte 64 of the slot.
         unsafe { &*(((self.base + i * COLL_SLOT) + 64) as *const AtomicU64) }
     }
-    /// This call's region in rank i's slot.
+    /// This call's payload in rank i's slot.
     fn half(&self, i: usize) -> *mut u8 {
-        ((self.base + i * COLL_SLOT) + COLL_HDR + self.off) as *mut u8
+        (self.region(i) + REGION_HDR) as *mut u8
     }
     /// Waits until `f(i)` holds for every i in `who`: polls the counters
     /// alone at first (no lock: the other ranks are usually microseconds
@@ -162,32 +171,44 @@ impl Area {
         }
         wait_for(|_| Ok(who.clone().all(&f).then_some(())))
     }
-    /// Call entry for a rank that writes its half.
+    /// Call entry for a rank that writes its half: every rank must be done
+    /// with call `need`. Reads the counters only when the lowest seen last
+    /// time is too old, and records the new lowest.
     fn before_write(&self) -> Result<()> {
         let need = self.need;
+        if need <= self.min_done {
+            return Ok(());
+        }
         // Acquire: pairs with the Release stores of `done` in `finish`.
-        self.wait_all(0..self.n, |i| self.done(i).load(Ordering::Acquire) >= need)
+        self.wait_all(0..self.n, |i| self.done(i).load(Ordering::Acquire) >= need)?;
+        let low = (0..self.n)
+            // Relaxed: every value is >= need, which the Acquire loads above ordered.
+            .map(|i| self.done(i).load(Ordering::Relaxed))
+            .min()
+            .unwrap_or(need);
+        note_done(self.comm, low)
     }
     fn publish(&self) {
-        // Relaxed: published by the Release store of `seq` below.
-        self.ctx_of(self.me, self.g)
-            .store(self.ctx, Ordering::Relaxed);
-        // Release: my half's contents are visible to whoever sees seq = g;
-        // pairs with the Acquire loads in `wait_seq`.
-        self.seq(self.me).store(self.g, Ordering::Release);
+        // Relaxed: published by the Release store of the flag below.
+        self.ctx_of(self.me).store(self.ctx, Ordering::Relaxed);
+        // Release: my payload is visible to whoever sees flag = g; pairs
+        // with the Acquire loads in `wait_seq`.
+        self.flag(self.me).store(self.g, Ordering::Release);
     }
     /// Waits for the ranks in `who` to publish call g, then checks that they
     /// made it on this call's communicator: blocking collectives called in
     /// different orders on communicators sharing the area are an error, not
-    /// a mix of their data. A rank's ctx word for call g is not written
-    /// again before everyone is done with call g (`before_write`).
+    /// a mix of their data. A region is not written again before everyone
+    /// is done with its call (`before_write`), and a pool area's regions are
+    /// zeroed before a new holder (`Shm::pool_release`), so the flag is g
+    /// only for this call.
     fn wait_seq(&self, who: impl Iterator<Item = usize> + Clone) -> Result<()> {
         let g = self.g;
         // Acquire: pairs with `publish`'s Release store.
-        self.wait_all(who.clone(), |i| self.seq(i).load(Ordering::Acquire) >= g)?;
+        self.wait_all(who.clone(), |i| self.flag(i).load(Ordering::Acquire) == g)?;
         for i in who {
-            // Relaxed: ordered after the Acquire load of seq(i) above.
-            let theirs = self.ctx_of(i, g).load(Ordering::Relaxed);
+            // Relaxed: ordered after the Acquire load of the flag above.
+            let theirs = self.ctx_of(i).load(Ordering::Relaxed);
             if theirs != self.ctx {
                 self.finish();
                 return Err(crate::err!(
@@ -292,6 +313,7 @@ fn area(comm: std::os::raw::c_int, len: impl FnOnce(usize) -> usize) -> Result<O
             if let CollArea::Pool(k) = c.coll_area {
                 let len = len(c.size as usize);
                 let (g, off, need) = c.coll_clock.advance(len);
+                let min_done = c.coll_clock.min_done;
                 let (n, me, ctx) = (c.size as usize, c.rank as usize, c.ctx);
                 let Some(shm) = st.shm.as_ref() else {
                     return Ok(None);
@@ -303,6 +325,8 @@ fn area(comm: std::os::raw::c_int, len: impl FnOnce(usize) -> usize) -> Result<O
                     g,
                     off,
                     need,
+                    min_done,
+                    comm,
                     ctx,
                 }));
             }
@@ -323,8 +347,24 @@ fn area(comm: std::os::raw::c_int, len: impl FnOnce(usize) -> usize) -> Result<O
             g,
             off,
             need,
+            min_done: st.shm_clock.min_done,
+            comm,
             ctx,
         }))
+    })
+}
+
+/// Records that every rank of the area `comm` uses has finished call `low`
+/// (see `Area::before_write`).
+#[cold]
+fn note_done(comm: std::os::raw::c_int, low: u64) -> Result<()> {
+    with(|st| {
+        let clock = match st.comm_mut(comm)? {
+            c if matches!(c.coll_area, CollArea::Pool(_)) => &mut c.coll_clock,
+            _ => &mut st.shm_clock,
+        };
+        clock.min_done = clock.min_done.max(low);
+        Ok(())
     })
 }
 
@@ -454,7 +494,7 @@ pub fn barrier(comm: std::os::raw::c_int) -> Result<()> {
     let Some(a) = area(comm, |_| 0)? else {
         return Ok(());
     };
-    // No data, but the ctx word of call g - 64 may still be read.
+    // No data, but the region's flag and context id.
     a.before_write()?;
     a.publish();
     a.wait_seq(0..a.n)?;
