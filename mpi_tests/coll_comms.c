@@ -4,7 +4,7 @@
  * (so they share a context id) with their ranks reversed; more live
  * communicators at once than there are pool areas (the rest use messages);
  * and create / use / free cycles that recycle the areas. Every collective
- * with a shared-memory form is run at sizes on both sides of its 32 KiB
+ * with a shared-memory form is run at sizes on both sides of its 128 KiB
  * limit, with a non-commutative user op whose result shows the rank order.
  * Every value is checked against one computed here. */
 #include "util.h"
@@ -40,7 +40,8 @@ static void round_on(MPI_Comm comm, int n, int salt, MPI_Op cat) {
     MPI_Bcast(a, n, MPI_INT, root, comm);
     for (int i = 0; i < n; i++) CHECK(a[i] == salt * 7 + i, "bcast n=%d [%d]=%d", n, i, a[i]);
 
-    /* Above the area's 32 KiB: 16 KiB pieces, the last one partial. */
+    /* Above the area's 128 KiB: pieces, the last one partial (or, on three
+     * or more ranks, the single copy). */
     int big = 50001 + salt % 3;
     int *v = malloc(sizeof(int) * (size_t)big);
     for (int i = 0; i < big; i++) v[i] = me == root ? salt * 13 + i : -1;
@@ -97,16 +98,16 @@ static void round_on(MPI_Comm comm, int n, int salt, MPI_Op cat) {
 }
 
 /* Rooted calls back to back with sizes crossing the area's region sizes
- * (1 KiB, 4 KiB, 32 KiB), while a reader (bcast) or the root (reduce) is
+ * (1 KiB, 4 KiB, 32 KiB, 120 KiB), while a reader (bcast) or the root (reduce) is
  * late now and then: the writers run ahead by up to 64 calls and must not
  * overwrite data still unread. */
 static void run_ahead(MPI_Comm comm, MPI_Op cat) {
     int me, size;
     MPI_Comm_rank(comm, &me);
     MPI_Comm_size(comm, &size);
-    const int lens[] = {2, 256, 257, 1024, 1025, 3000, 8, 5000, 0, 1, 8000};
+    const int lens[] = {2, 256, 257, 1024, 1025, 3000, 8, 5000, 0, 1, 8000, 30000};
     const int nl = sizeof lens / sizeof lens[0];
-    int *a = malloc(sizeof(int) * 8192), *b = malloc(sizeof(int) * 8192);
+    int *a = malloc(sizeof(int) * 32768), *b = malloc(sizeof(int) * 32768);
     for (int it = 0; it < 400; it++) {
         int n = lens[it % nl], root = (it / 100) % size;
         if (it % 37 == 0 && me == (root + 1) % size) usleep(3000); /* a late reader */
@@ -138,8 +139,8 @@ int main(int argc, char **argv) {
     test_rank = rank;
     MPI_Op cat;
     MPI_Op_create(concat, 0, &cat);
-    /* 9000 ints: above the 32 KiB shared area for every call. */
-    const int sizes[] = {0, 1, 7, 300, 9000};
+    /* 40000 ints: above the 128 KiB shared area for every call. */
+    const int sizes[] = {0, 1, 7, 300, 9000, 40000};
     const int nsizes = sizeof sizes / sizeof sizes[0];
 
     /* Two halves, ranks reversed; one split call gives both the same context id. */

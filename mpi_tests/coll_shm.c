@@ -1,7 +1,7 @@
 /* Blocking collectives on MPI_COMM_WORLD back to back, as the shared-memory
  * collectives see them: 600 rounds mixing Barrier, Bcast, Reduce and
  * Allreduce with rotating roots and sizes on both sides of the shared
- * area's 32 KiB limit, a nonblocking allreduce in flight across the calls,
+ * area's 128 KiB limit, a nonblocking allreduce in flight across the calls,
  * and a rank that arrives late now and then. The rounds rotate over world,
  * a duplicate of world (which shares world's area) and a split with the
  * ranks reversed (which takes messages). Every value is checked. */
@@ -14,7 +14,7 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     test_rank = rank;
-    const int maxn = 12000; /* ints: 48 KB */
+    const int maxn = 40000; /* ints: 160 KB */
     int *a = malloc(sizeof(int) * maxn), *b = malloc(sizeof(int) * maxn);
     int pend_in = rank, pend_out = -1;
     MPI_Request pend;

@@ -28,8 +28,8 @@ int main(int argc, char **argv) {
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Op op;
     MPI_Op_create(sum_and_call, 1, &op);
-    /* 80 KB: above the shared area, so the op runs inside a schedule. */
-    const int n = 20000;
+    /* 200 KB: above the shared area (128 KiB), so the op runs inside a schedule. */
+    const int n = 50000;
     int *a = malloc(sizeof(int) * n), *b = malloc(sizeof(int) * n);
     for (int i = 0; i < n; i++) a[i] = rank + i;
     int rc = MPI_Allreduce(a, b, n, MPI_INT, op, MPI_COMM_WORLD);

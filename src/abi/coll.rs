@@ -521,7 +521,7 @@ unsafe fn shm_allgather(
         ALLGATHER_ALGOS,
         blk,
         shm::MAX_BYTES,
-        Some(blk > shm::MAX_BYTES),
+        Some(blk > shm::ALLGATHER_COPY_MAX),
     ) else {
         return Ok(false);
     };
@@ -577,7 +577,7 @@ unsafe fn shm_alltoall(
     // The single copy reads other ranks' send buffers while they fill their
     // receive buffers, so it cannot serve MPI_IN_PLACE.
     let n = local_size(comm)? as c_int;
-    let cma = (!in_place(sendbuf)).then_some(blk * n as usize > shm::MAX_BYTES);
+    let cma = (!in_place(sendbuf)).then_some(blk * n as usize > shm::alltoall_copy_max(n as usize));
     let Some(form) = area_form(
         comm,
         "alltoall",

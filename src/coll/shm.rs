@@ -8,18 +8,20 @@
 //!
 //! Protocol. Blocking collectives on one communicator are called in the
 //! same order by every rank, so each call gets the same generation number g
-//! (1, 2, ...) on all ranks. Rank i's slot has `done` (g once it has
-//! finished reading for call g) and `COLL_DATA` bytes of data; slot i
-//! belongs to rank i of the communicator. Call g takes the next free region
-//! of that data, used as a ring (`AreaClock::advance`; every rank computes
-//! the same regions), so a rank that only writes (the root of a bcast, a
-//! non-root of a reduce) can run up to 64 calls ahead of the readers. A
-//! region starts with the call's flag (g once the rank's input is in) and
-//! the communicator's context id, then the payload: a small call's reader
-//! finds flag, context and data on one cache line. Before writing, a rank
-//! waits until every `done` has reached the last call whose region the new
-//! one overlaps (and g - 64); it keeps the lowest `done` it last read, so
-//! most calls read none. Readers wait for the flags they need.
+//! (1, 2, ...) on all ranks. Slot i belongs to rank i of the communicator:
+//! `done` (g once it has finished reading for call g), 64 call lines, and
+//! `COLL_DATA` bytes of data. Call g uses call line g % 64: its `seq` word
+//! (g once the rank's input is in), the communicator's context id, and a
+//! payload of up to `INLINE` bytes, so a small call's reader finds all it
+//! needs on one cache line. A larger payload takes the next free region of
+//! the data, used as a ring (`AreaClock::advance`; every rank computes the
+//! same regions). A rank that only writes (the root of a bcast, a non-root
+//! of a reduce) can thus run up to 64 calls ahead of the readers. Before
+//! writing, a rank waits until every `done` has reached g - 64 (whose call
+//! line it reuses) and the last call whose region the new one overlaps; it
+//! keeps the lowest `done` it last read, so most calls read none. Readers
+//! wait for `seq` = g on the call lines they need: a `seq` word only ever
+//! holds a generation that used that line, so stale data never passes.
 //! Reductions combine the slots in rank order on every rank, so the result
 //! is bitwise identical everywhere and correct for non-commutative ops.
 //!
@@ -42,11 +44,22 @@ use crate::abi::op::{apply, OpKind};
 use crate::core::comm::{AreaClock, CollArea};
 use crate::core::error::Result;
 use crate::core::runtime::{wait_for, with};
-use crate::transport::shm::{COLL_DATA, COLL_HALF, COLL_HDR, COLL_SLOT};
+use crate::transport::shm::{COLL_DATA, COLL_HALF, COLL_HDR, COLL_LINES, COLL_SLOT};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-/// Largest payload a shared-memory collective carries.
+/// Largest payload a shared-memory collective carries (per slot).
 pub const MAX_BYTES: usize = COLL_HALF;
+/// Largest allgather block and alltoall total (of a communicator of `n`
+/// ranks) that go through the slots by copies by default: above them the
+/// single copy is faster (docs/performance.md, fourth round).
+pub const ALLGATHER_COPY_MAX: usize = 32 << 10;
+pub fn alltoall_copy_max(n: usize) -> usize {
+    if n > 2 {
+        64 << 10
+    } else {
+        32 << 10
+    }
+}
 
 /// Broadcasts from this size up to `BCAST_CMA_MAX` take the single copy
 /// by default on three or more ranks (see `MPI_Bcast`); allgather blocks
@@ -55,18 +68,20 @@ pub const MAX_BYTES: usize = COLL_HALF;
 pub const BCAST_CMA_MIN: usize = (128 << 10) + 1;
 pub const BCAST_CMA_MAX: usize = 512 << 10;
 
-/// Calls that may be in flight on one area.
-const DEPTH: u64 = 64;
+/// Calls that may be in flight on one area (call lines per slot).
+const DEPTH: u64 = COLL_LINES as u64;
 /// Data bytes of a slot, used as a ring of regions.
 const DATA: usize = COLL_DATA;
-/// Bytes of a region before its payload: the flag (u64) and the context id
-/// (u32), on the payload's first line.
-const REGION_HDR: usize = 16;
+/// Largest payload carried in the call line itself (after `seq` and the
+/// context id).
+const INLINE: usize = 48;
 
 impl AreaClock {
     /// Starts the next call (of `len` bytes per slot): its generation, the
-    /// byte offset of its region, and the call every rank must have finished
-    /// before this one writes (see the module comment).
+    /// byte offset of its data region (unused for payloads of up to
+    /// `INLINE` bytes, which ride in the call line), and the call every
+    /// rank must have finished before this one writes (see the module
+    /// comment).
     ///
     /// Regions are taken one after the other (64-byte aligned) from a ring
     /// over the slot's data, skipping to the start where one would not fit;
@@ -78,7 +93,10 @@ impl AreaClock {
         self.g += 1;
         let g = self.g;
         let mut need = g.saturating_sub(DEPTH);
-        let len = (len + REGION_HDR).next_multiple_of(64);
+        if len <= INLINE {
+            return (g, 0, need);
+        }
+        let len = len.next_multiple_of(64);
         let start = if self.head + len > DATA { 0 } else { self.head };
         // Bytes from `head` round the ring to the region's end.
         let reach = (start.wrapping_sub(self.head) & MASK) + len;
@@ -96,7 +114,6 @@ impl AreaClock {
         self.q[(self.front + self.len) & QMASK] = (g, start as u32);
         self.len += 1;
         self.head = (start + len) & MASK;
-        self.used = self.used.max(start + len);
         (g, start, need)
     }
 }
@@ -108,8 +125,10 @@ struct Area {
     n: usize,
     me: usize,
     g: u64,
-    /// Byte offset of this call's region in each slot's data.
+    /// Byte offset of this call's region in each slot's data, unless the
+    /// payload is `inline` in the call line.
     off: usize,
+    inline: bool,
     /// Every rank must have finished this call before this one writes.
     need: u64,
     /// Every rank had finished this call when this rank last read the
@@ -123,28 +142,37 @@ struct Area {
 }
 
 impl Area {
-    /// This call's region in rank i's slot.
-    fn region(&self, i: usize) -> usize {
-        self.base + i * COLL_SLOT + COLL_HDR + self.off
+    fn slot(&self, i: usize) -> usize {
+        self.base + i * COLL_SLOT
     }
-    /// Rank i's flag for this call: g once its payload is in.
-    fn flag(&self, i: usize) -> &AtomicU64 {
-        // SAFETY: every region starts 64-byte aligned with this word; the
-        // mapping lives until MPI_Finalize, after every collective.
-        unsafe { &*(self.region(i) as *const AtomicU64) }
+    /// Rank i's call line for this call (line g % 64 of its slot).
+    fn line(&self, i: usize) -> usize {
+        self.slot(i) + 128 + 64 * (self.g % DEPTH) as usize
+    }
+    /// Rank i's `seq` word for this call: g once its payload is in.
+    fn seq(&self, i: usize) -> &AtomicU64 {
+        // SAFETY: call lines are 64-byte aligned inside the slot header and
+        // start with this word; the mapping lives until MPI_Finalize, after
+        // every collective.
+        unsafe { &*(self.line(i) as *const AtomicU64) }
     }
     /// Context id of the communicator rank i published this call on.
     fn ctx_of(&self, i: usize) -> &AtomicU32 {
-        // SAFETY: as for `flag`; bytes 8..12 of the region are this word.
-        unsafe { &*((self.region(i) + 8) as *const AtomicU32) }
+        // SAFETY: as for `seq`; bytes 8..12 of the call line are this word.
+        unsafe { &*((self.line(i) + 8) as *const AtomicU32) }
     }
     fn done(&self, i: usize) -> &AtomicU64 {
-        // SAFETY: as for `flag`; `done` is at byte 64 of the slot.
-        unsafe { &*(((self.base + i * COLL_SLOT) + 64) as *const AtomicU64) }
+        // SAFETY: as for `seq`; `done` is at byte 64 of the slot.
+        unsafe { &*((self.slot(i) + 64) as *const AtomicU64) }
     }
-    /// This call's payload in rank i's slot.
+    /// This call's payload in rank i's slot: in its call line, or its
+    /// region of the data.
     fn half(&self, i: usize) -> *mut u8 {
-        (self.region(i) + REGION_HDR) as *mut u8
+        if self.inline {
+            (self.line(i) + 16) as *mut u8
+        } else {
+            (self.slot(i) + COLL_HDR + self.off) as *mut u8
+        }
     }
     /// Waits until `f(i)` holds for every i in `who`: polls the counters
     /// alone at first (no lock: the other ranks are usually microseconds
@@ -189,25 +217,23 @@ impl Area {
         note_done(self.comm, low)
     }
     fn publish(&self) {
-        // Relaxed: published by the Release store of the flag below.
+        // Relaxed: published by the Release store of seq below.
         self.ctx_of(self.me).store(self.ctx, Ordering::Relaxed);
-        // Release: my payload is visible to whoever sees flag = g; pairs
+        // Release: my payload is visible to whoever sees seq = g; pairs
         // with the Acquire loads in `wait_seq`.
-        self.flag(self.me).store(self.g, Ordering::Release);
+        self.seq(self.me).store(self.g, Ordering::Release);
     }
     /// Waits for the ranks in `who` to publish call g, then checks that they
     /// made it on this call's communicator: blocking collectives called in
     /// different orders on communicators sharing the area are an error, not
-    /// a mix of their data. A region is not written again before everyone
-    /// is done with its call (`before_write`), and a pool area's regions are
-    /// zeroed before a new holder (`Shm::pool_release`), so the flag is g
-    /// only for this call.
+    /// a mix of their data. A call line is not written again before
+    /// everyone is done with its call (`before_write`).
     fn wait_seq(&self, who: impl Iterator<Item = usize> + Clone) -> Result<()> {
         let g = self.g;
         // Acquire: pairs with `publish`'s Release store.
-        self.wait_all(who.clone(), |i| self.flag(i).load(Ordering::Acquire) == g)?;
+        self.wait_all(who.clone(), |i| self.seq(i).load(Ordering::Acquire) == g)?;
         for i in who {
-            // Relaxed: ordered after the Acquire load of the flag above.
+            // Relaxed: ordered after the Acquire load of seq above.
             let theirs = self.ctx_of(i).load(Ordering::Relaxed);
             if theirs != self.ctx {
                 self.finish();
@@ -324,6 +350,7 @@ fn area(comm: std::os::raw::c_int, len: impl FnOnce(usize) -> usize) -> Result<O
                     me,
                     g,
                     off,
+                    inline: len <= INLINE,
                     need,
                     min_done,
                     comm,
@@ -339,13 +366,15 @@ fn area(comm: std::os::raw::c_int, len: impl FnOnce(usize) -> usize) -> Result<O
             return Ok(None);
         }
         let (base, n) = (shm.coll_slot(0) as usize, shm.nlocal());
-        let (g, off, need) = st.shm_clock.advance(len(n));
+        let len = len(n);
+        let (g, off, need) = st.shm_clock.advance(len);
         Ok(Some(Area {
             base,
             n,
             me: st.rank as usize,
             g,
             off,
+            inline: len <= INLINE,
             need,
             min_done: st.shm_clock.min_done,
             comm,
@@ -494,7 +523,7 @@ pub fn barrier(comm: std::os::raw::c_int) -> Result<()> {
     let Some(a) = area(comm, |_| 0)? else {
         return Ok(());
     };
-    // No data, but the region's flag and context id.
+    // No data, but the call line of g - 64 may still be read.
     a.before_write()?;
     a.publish();
     a.wait_seq(0..a.n)?;

@@ -65,10 +65,9 @@ pub struct Comm {
 /// The calls made through one collective area (`coll::shm`), the same on
 /// every member: the generation of the last call, where the next region
 /// starts, and the calls whose regions may still be read, oldest first
-/// (generation, start; a ring of `len` entries from `front`); also how far
-/// into the slots' data any region has reached (`used`), and the lowest
-/// `done` counter this rank last read (`min_done`; every rank had finished
-/// that call).
+/// (generation, start; a ring of `len` entries from `front`); also the
+/// lowest `done` counter this rank last read (`min_done`; every rank had
+/// finished that call).
 #[derive(Clone, Debug)]
 pub struct AreaClock {
     pub g: u64,
@@ -76,7 +75,6 @@ pub struct AreaClock {
     pub q: [(u64, u32); 64],
     pub front: usize,
     pub len: usize,
-    pub used: usize,
     pub min_done: u64,
 }
 
@@ -88,7 +86,6 @@ impl Default for AreaClock {
             q: [(0, 0); 64],
             front: 0,
             len: 0,
-            used: 0,
             min_done: 0,
         }
     }
@@ -273,7 +270,7 @@ impl State {
         }
         let c = self.comms[i].take().unwrap();
         if let (CollArea::Pool(k), Some(shm)) = (c.coll_area, self.shm.as_ref()) {
-            shm.pool_release(k, c.size as usize, c.coll_clock.used);
+            shm.pool_release(k, c.size as usize);
         }
         Ok(c)
     }

@@ -22,14 +22,16 @@ const MAGIC: u64 = 0x4f78_4d50_4953_484d; // "OxMPISHM"
 const VERSION: u32 = 5;
 
 /// Collective area, after the rings: one slot per local rank with its
-/// `done` counter on the header's second cache line (at 64) and
-/// `COLL_DATA` bytes of data, a ring of regions that each start with their
-/// call's flag and context id (see `coll::shm`). World's slots also hold,
-/// written once during MPI_Init, the rank's CMA probe result at byte 8 and
-/// the address of its mapping at byte 16 (`publish_base`, `probe_cma`).
-pub const COLL_HDR: usize = 128;
+/// `done` counter on the header's second cache line (at 64), `COLL_LINES`
+/// call lines (at 128, one per call in flight: `seq`, context id, small
+/// payloads) and `COLL_DATA` bytes of data, a ring of regions for larger
+/// payloads (see `coll::shm`). World's slots also hold, written once during
+/// MPI_Init, the rank's CMA probe result at byte 8 and the address of its
+/// mapping at byte 16 (`publish_base`, `probe_cma`).
+pub const COLL_LINES: usize = 64;
+pub const COLL_HDR: usize = 128 + 64 * COLL_LINES;
 /// Largest payload of one call through the area.
-pub const COLL_HALF: usize = 32 << 10;
+pub const COLL_HALF: usize = 128 << 10;
 /// Data bytes of a slot (a power of two): room for three calls of
 /// `COLL_HALF` in flight.
 pub const COLL_DATA: usize = 4 * COLL_HALF;
@@ -411,7 +413,7 @@ impl Shm {
     }
 
     /// Start of slot `i` of pool area `k` (`COLL_SLOT` bytes; counters and
-    /// region flags zero whenever the area is free).
+    /// call lines zero whenever the area is free).
     pub fn pool_slot(&self, k: usize, i: usize) -> *mut u8 {
         assert!(k < POOL_AREAS && i < self.nlocal);
         let at = self.pool_at()
@@ -442,21 +444,18 @@ impl Shm {
         })
     }
 
-    /// A member of the communicator holding pool area `k` (of `n` members,
-    /// whose calls reached `used` bytes into the slots' data) no longer uses
-    /// it; the last one zeroes the slot counters and the used data (stale
-    /// region flags must not look like a later holder's calls) and frees it.
-    pub fn pool_release(&self, k: usize, n: usize, used: usize) {
+    /// A member of the communicator holding pool area `k` (of `n` members)
+    /// no longer uses it; the last one zeroes the slot headers (counters
+    /// and call lines) and frees it.
+    pub fn pool_release(&self, k: usize, n: usize) {
         let e = self.pool_entry(k);
         // AcqRel: my reads of the area happen before my decrement, and the
         // last member's Acquire sees every other member's; pairs with itself.
         if e.users.fetch_sub(1, Ordering::AcqRel) == 1 {
             for i in 0..n {
                 // SAFETY: no member uses the area any more (users reached 0);
-                // the slot is COLL_SLOT >= COLL_HDR + used bytes inside the mapping.
-                unsafe {
-                    std::ptr::write_bytes(self.pool_slot(k, i), 0, COLL_HDR + used.min(COLL_DATA))
-                };
+                // the slot header is COLL_HDR bytes inside the mapping.
+                unsafe { std::ptr::write_bytes(self.pool_slot(k, i), 0, COLL_HDR) };
             }
             // Release: the zeroed counters are visible to the next claimer;
             // pairs with the Acquire compare-exchange in `pool_claim`.
