@@ -32,9 +32,10 @@ pub const COLL_LINES: usize = 64;
 pub const COLL_HDR: usize = 128 + 64 * COLL_LINES;
 /// Largest payload of one call through the area.
 pub const COLL_HALF: usize = 128 << 10;
-/// Data bytes of a slot (a power of two): room for three calls of
-/// `COLL_HALF` in flight.
-pub const COLL_DATA: usize = 4 * COLL_HALF;
+/// Data bytes of a slot (a power of two): room for two calls of
+/// `COLL_HALF` in flight, and many small ones. (The area is 9 * nlocal
+/// slots: 8 local ranks take 19 MiB of /dev/shm for it, the rings 33 MiB.)
+pub const COLL_DATA: usize = 2 * COLL_HALF;
 pub const COLL_SLOT: usize = COLL_HDR + COLL_DATA;
 const HEADER_BYTES: usize = 4096;
 
