@@ -521,7 +521,7 @@ unsafe fn shm_allgather(
         ALLGATHER_ALGOS,
         blk,
         shm::MAX_BYTES,
-        Some(blk > shm::ALLGATHER_COPY_MAX),
+        Some(blk > shm::allgather_copy_max()),
     ) else {
         return Ok(false);
     };
@@ -577,7 +577,7 @@ unsafe fn shm_alltoall(
     // The single copy reads other ranks' send buffers while they fill their
     // receive buffers, so it cannot serve MPI_IN_PLACE.
     let n = local_size(comm)? as c_int;
-    let cma = (!in_place(sendbuf)).then_some(blk * n as usize > shm::alltoall_copy_max(n as usize));
+    let cma = (!in_place(sendbuf)).then_some(blk * n as usize > shm::alltoall_copy_max());
     let Some(form) = area_form(
         comm,
         "alltoall",
@@ -1416,11 +1416,7 @@ pub unsafe extern "C" fn MPI_Bcast(
         }
         // Every rank must decide alike: only the byte count (equal on all
         // ranks) matters, not whether this rank's datatype is contiguous.
-        // The single copy leaves the root idle while every other rank reads
-        // from it: a default only between BCAST_CMA_MIN and BCAST_CMA_MAX
-        // with three or more ranks (at 2 the split copy of the message
-        // algorithms is faster; docs/performance.md, fourth round).
-        let cma = n > 2 && (shm::BCAST_CMA_MIN..=shm::BCAST_CMA_MAX).contains(&d.bytes);
+        let cma = shm::bcast_single_copy(n, d.bytes);
         let form = area_form(
             comm,
             "bcast",

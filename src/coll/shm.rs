@@ -50,23 +50,38 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 /// Largest payload a shared-memory collective carries (per slot).
 pub const MAX_BYTES: usize = COLL_HALF;
 /// Largest allgather block and alltoall total (of a communicator of `n`
-/// ranks) that go through the slots by copies by default: above them the
-/// single copy is faster (docs/performance.md, fourth round).
-pub const ALLGATHER_COPY_MAX: usize = 32 << 10;
-pub fn alltoall_copy_max(n: usize) -> usize {
-    if n > 2 {
+/// ranks) that go through the slots by copies by default; above them the
+/// single copy. With a core per rank the single copy is faster from 8 KiB;
+/// when ranks outnumber cores each of its extra waits costs a trip through
+/// the scheduler, so copies serve up to 32 KiB per block (allgather) and 64
+/// KiB in all (alltoall) (docs/performance.md, fourth round).
+pub fn allgather_copy_max() -> usize {
+    if crate::core::progress::oversubscribed() {
+        32 << 10
+    } else {
+        4 << 10
+    }
+}
+pub fn alltoall_copy_max() -> usize {
+    if crate::core::progress::oversubscribed() {
         64 << 10
     } else {
-        32 << 10
+        4 << 10
     }
 }
 
-/// Broadcasts from this size up to `BCAST_CMA_MAX` take the single copy
-/// by default on three or more ranks (see `MPI_Bcast`); allgather blocks
-/// and alltoall totals above `MAX_BYTES` take it always
-/// (docs/performance.md, fourth round).
-pub const BCAST_CMA_MIN: usize = (128 << 10) + 1;
-pub const BCAST_CMA_MAX: usize = 512 << 10;
+/// The broadcasts that take the single copy by default, by communicator
+/// size: above 64 KiB up to 256 KiB at 2 ranks, above 128 KiB up to 512 KiB
+/// at more (there the root idles while everyone reads from it; below, one
+/// call through the slots is faster, above, the message algorithms with
+/// split copies; docs/performance.md, fourth round).
+pub fn bcast_single_copy(n: usize, len: usize) -> bool {
+    if n == 2 {
+        (64 << 10) < len && len <= 256 << 10
+    } else {
+        (128 << 10) < len && len <= 512 << 10
+    }
+}
 
 /// Calls that may be in flight on one area (call lines per slot).
 const DEPTH: u64 = COLL_LINES as u64;

@@ -32,6 +32,12 @@ pub fn configure(spin_us: u64, yield_us: u64, sleep_max_us: u64, adapt: bool) {
     SLEEP_MAX_NS.store(sleep_max_us * 1000, Ordering::Relaxed);
 }
 
+/// Whether this node's ranks outnumber its cores (set at init).
+pub fn oversubscribed() -> bool {
+    // Relaxed: set once by `configure` before any collective runs.
+    ADAPT.load(Ordering::Relaxed)
+}
+
 pub struct Backoff {
     start: f64,
     iters: u32,
