@@ -25,11 +25,11 @@
 //! Reductions combine the slots in rank order on every rank, so the result
 //! is bitwise identical everywhere and correct for non-commutative ops.
 //!
-//! Single copy. Above `MAX_BYTES`, allgather, alltoall and bcast can move
-//! their data with one `process_vm_readv` per block instead of two copies
-//! through the slots (`allgather_cma`, `alltoall_cma`, `bcast_cma`): call g's
-//! region then holds only the address of the rank's source buffer and its
-//! process id; each rank reads what it needs straight out of the others'
+//! Single copy. Above the sizes that the copies serve best, allgather,
+//! alltoall and bcast move their data with one `process_vm_readv` per block
+//! instead of two copies through the slots (`allgather_cma`,
+//! `alltoall_cma`, `bcast_cma`): the payload in call g's line is then only
+//! the address of the rank's source buffer and its process id; each rank reads what it needs straight out of the others'
 //! buffers as soon as they have published, marks `done`, and returns only
 //! when every rank is done, so no one reads a buffer its owner has got
 //! back. They run only where every local rank could read every other's
@@ -51,7 +51,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 pub const MAX_BYTES: usize = COLL_HALF;
 /// Largest allgather block and alltoall total (of a communicator of `n`
 /// ranks) that go through the slots by copies by default; above them the
-/// single copy. With a core per rank the single copy is faster from 8 KiB;
+/// single copy. With a core per rank the single copy is faster above 4 KiB;
 /// when ranks outnumber cores each of its extra waits costs a trip through
 /// the scheduler, so copies serve up to 32 KiB per block (allgather) and 64
 /// KiB in all (alltoall) (docs/performance.md, fourth round).
@@ -90,6 +90,8 @@ const DATA: usize = COLL_DATA;
 /// Largest payload carried in the call line itself (after `seq` and the
 /// context id).
 const INLINE: usize = 48;
+/// Payload of a single-copy call: the source buffer's address and the pid.
+const SOURCE: usize = 16;
 
 impl AreaClock {
     /// Starts the next call (of `len` bytes per slot): its generation, the
@@ -272,8 +274,9 @@ impl Area {
     fn publish_source(&self, src: *const u8) -> Result<()> {
         self.before_write()?;
         let w = self.half(self.me) as *mut u64;
-        // SAFETY: the region holds MAX_BYTES >= 16 bytes, 64-byte aligned;
-        // nobody reads it before `publish` (before_write waited for them).
+        // SAFETY: the payload (in the call line: INLINE >= 16 bytes, 16-byte
+        // aligned) is mine; nobody reads it before `publish`, and nobody
+        // still reads the call 64 back (before_write waited for them).
         unsafe {
             w.write(src as u64);
             w.add(1).write(crate::sys::pid() as u64);
@@ -750,7 +753,7 @@ pub unsafe fn allgather_cma(
     out: *mut u8,
     blk: usize,
 ) -> Result<()> {
-    let Some(a) = area(comm, |_| 16)? else {
+    let Some(a) = area(comm, |_| SOURCE)? else {
         return Ok(());
     };
     a.publish_source(mine)?;
@@ -779,7 +782,7 @@ pub unsafe fn alltoall_cma(
     out: *mut u8,
     blk: usize,
 ) -> Result<()> {
-    let Some(a) = area(comm, |_| 16)? else {
+    let Some(a) = area(comm, |_| SOURCE)? else {
         return Ok(());
     };
     a.publish_source(send)?;
@@ -806,7 +809,7 @@ pub unsafe fn bcast_cma(
     len: usize,
     root: usize,
 ) -> Result<()> {
-    let Some(a) = area(comm, |_| 16)? else {
+    let Some(a) = area(comm, |_| SOURCE)? else {
         return Ok(());
     };
     let r = if a.me == root {
