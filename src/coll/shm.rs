@@ -9,11 +9,12 @@
 //! Protocol. Blocking collectives on one communicator are called in the
 //! same order by every rank, so each call gets the same generation number g
 //! (1, 2, ...) on all ranks. Slot i belongs to rank i of the communicator:
-//! `done` (g once it has finished reading for call g), 64 call lines, and
-//! `COLL_DATA` bytes of data. Call g uses call line g % 64: its `seq` word
-//! (g once the rank's input is in), the communicator's context id, and a
-//! payload of up to `INLINE` bytes, so a small call's reader finds all it
-//! needs on one cache line. A larger payload takes the next free region of
+//! `done` (g once it has finished reading for call g), 64 call lines of 128
+//! bytes, and `COLL_DATA` bytes of data. Call g uses call line g % 64: its
+//! `seq` word (g once the rank's input is in), the communicator's context
+//! id, and a payload of up to `INLINE` (112) bytes, so a small call's reader
+//! finds all it needs in one pair of cache lines, which the adjacent-line
+//! prefetcher fetches together. A larger payload takes the next free region of
 //! the data, used as a ring (`AreaClock::advance`; every rank computes the
 //! same regions). A rank that only writes (the root of a bcast, a non-root
 //! of a reduce) can thus run up to 64 calls ahead of the readers. Before
@@ -44,7 +45,9 @@ use crate::abi::op::{apply, OpKind};
 use crate::core::comm::{AreaClock, CollArea};
 use crate::core::error::Result;
 use crate::core::runtime::{wait_for, with};
-use crate::transport::shm::{COLL_DATA, COLL_HALF, COLL_HDR, COLL_LINES, COLL_SLOT};
+use crate::transport::shm::{
+    COLL_DATA, COLL_HALF, COLL_HDR, COLL_LINES, COLL_LINE_BYTES, COLL_SLOT,
+};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// Largest payload a shared-memory collective carries (per slot).
@@ -89,7 +92,7 @@ const DEPTH: u64 = COLL_LINES as u64;
 const DATA: usize = COLL_DATA;
 /// Largest payload carried in the call line itself (after `seq` and the
 /// context id).
-const INLINE: usize = 48;
+const INLINE: usize = COLL_LINE_BYTES - 16;
 /// Payload of a single-copy call: the source buffer's address and the pid.
 const SOURCE: usize = 16;
 
@@ -164,7 +167,7 @@ impl Area {
     }
     /// Rank i's call line for this call (line g % 64 of its slot).
     fn line(&self, i: usize) -> usize {
-        self.slot(i) + 128 + 64 * (self.g % DEPTH) as usize
+        self.slot(i) + 128 + COLL_LINE_BYTES * (self.g % DEPTH) as usize
     }
     /// Rank i's `seq` word for this call: g once its payload is in.
     fn seq(&self, i: usize) -> &AtomicU64 {

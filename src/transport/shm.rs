@@ -29,7 +29,10 @@ const VERSION: u32 = 5;
 /// MPI_Init, the rank's CMA probe result at byte 8 and the address of its
 /// mapping at byte 16 (`publish_base`, `probe_cma`).
 pub const COLL_LINES: usize = 64;
-pub const COLL_HDR: usize = 128 + 64 * COLL_LINES;
+/// Bytes of a call line: two cache lines, which the adjacent-line
+/// prefetcher fetches together.
+pub const COLL_LINE_BYTES: usize = 128;
+pub const COLL_HDR: usize = 128 + COLL_LINE_BYTES * COLL_LINES;
 /// Largest payload of one call through the area.
 pub const COLL_HALF: usize = 128 << 10;
 /// Data bytes of a slot (a power of two): room for two calls of
