@@ -54,22 +54,23 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 pub const MAX_BYTES: usize = COLL_HALF;
 /// Largest allgather block and alltoall total (of a communicator of `n`
 /// ranks) that go through the slots by copies by default; above them the
-/// single copy. With a core per rank the single copy is faster above 4 KiB;
-/// when ranks outnumber cores each of its extra waits costs a trip through
-/// the scheduler, so copies serve up to 32 KiB per block (allgather) and 64
-/// KiB in all (alltoall) (docs/performance.md, fourth round).
+/// single copy. With a core per rank the single copy is faster above 8 KiB
+/// per block (allgather) and 16 KiB in all (alltoall); when ranks outnumber
+/// cores each of its extra waits costs a trip through the scheduler, so
+/// copies serve up to 32 KiB per block and 64 KiB in all
+/// (docs/performance.md, fourth round).
 pub fn allgather_copy_max() -> usize {
     if crate::core::progress::oversubscribed() {
         32 << 10
     } else {
-        4 << 10
+        8 << 10
     }
 }
 pub fn alltoall_copy_max() -> usize {
     if crate::core::progress::oversubscribed() {
         64 << 10
     } else {
-        4 << 10
+        16 << 10
     }
 }
 
