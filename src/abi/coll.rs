@@ -495,12 +495,6 @@ fn area_form(
     }
 }
 
-/// Whether a blocking call on `comm` moving `bytes` (the same on every rank)
-/// goes through the shared-memory area.
-fn use_shm(comm: MPI_Comm, coll: &str, algos: &[&'static str], bytes: usize) -> bool {
-    shm::eligible(comm, bytes) && basic::choose(coll, algos, "shm") == "shm"
-}
-
 /// Blocking allgather through the shared-memory area; false when the call
 /// must use a schedule.
 #[allow(clippy::too_many_arguments)]
@@ -633,12 +627,17 @@ unsafe fn shm_reduce_scatter_block(
     let (size, _) = size_and_type(datatype)?;
     let blk = size * recvcount.max(0) as usize;
     let n = local_size(comm)? as c_int;
-    if !use_shm(
+    let bytes = blk * n as usize;
+    if area_form(
         comm,
         "reduce_scatter",
         REDUCE_SCATTER_ALGOS,
-        blk * n as usize,
-    ) {
+        bytes,
+        shm::MAX_BYTES,
+        None,
+    )
+    .is_none()
+    {
         return Ok(false);
     }
     let (et, ne) = reduction_type(datatype, recvcount)?;
