@@ -477,7 +477,7 @@ fn area_form(
     bytes: usize,
     copy_max: usize,
     cma: Option<bool>,
-) -> Option<&'static str> {
+) -> Option<AreaForm> {
     if !shm::eligible(comm, 0) {
         return None;
     }
@@ -489,10 +489,19 @@ fn area_form(
         "none"
     };
     match basic::choose(coll, algos, default) {
-        "shm" if bytes <= copy_max => Some("shm"),
-        "shm_cma" if cma.is_some() && shm::cma_all() => Some("shm_cma"),
+        "shm" if bytes <= copy_max => Some(AreaForm::Copies),
+        "shm_cma" if cma.is_some() && shm::cma_all() => Some(AreaForm::Single),
         _ => None,
     }
+}
+
+/// How a blocking call moves its data through the node's area.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum AreaForm {
+    /// Copies through the slots ("shm").
+    Copies,
+    /// One `process_vm_readv` per block out of the owner's buffer ("shm_cma").
+    Single,
 }
 
 /// Blocking allgather through the shared-memory area; false when the call
@@ -543,7 +552,7 @@ unsafe fn shm_allgather(
     // SAFETY: `mine` holds blk bytes, `out` n * blk; area_form checked
     // cma_all for the single-copy form.
     unsafe {
-        if form == "shm" {
+        if form == AreaForm::Copies {
             shm::allgather(comm, mine, out, blk)?
         } else {
             shm::allgather_cma(comm, mine, out, blk)?
@@ -568,9 +577,9 @@ unsafe fn shm_alltoall(
 ) -> Result<bool> {
     let (rsize, _) = size_and_type(recvtype)?;
     let blk = rsize * recvcount.max(0) as usize;
+    let n = local_size(comm)? as c_int;
     // The single copy reads other ranks' send buffers while they fill their
     // receive buffers, so it cannot serve MPI_IN_PLACE.
-    let n = local_size(comm)? as c_int;
     let cma = (!in_place(sendbuf)).then_some(blk * n as usize > shm::alltoall_copy_max());
     let Some(form) = area_form(
         comm,
@@ -601,7 +610,7 @@ unsafe fn shm_alltoall(
     // SAFETY: `send` and `out` hold n * blk bytes; for the single copy they
     // are distinct buffers (not in place) and cma_all holds (area_form).
     unsafe {
-        if form == "shm" {
+        if form == AreaForm::Copies {
             shm::alltoall(comm, send, out, blk)?
         } else {
             shm::alltoall_cma(comm, send, out, blk)?
@@ -1428,7 +1437,7 @@ pub unsafe extern "C" fn MPI_Bcast(
             // SAFETY: (for both) the pointer holds `len` bytes; area_form
             // checked cma_all for the single-copy form.
             let go = |p: *mut u8, len: usize| unsafe {
-                if form == "shm" {
+                if form == AreaForm::Copies {
                     shm::bcast(comm, p, len, root as usize)
                 } else {
                     shm::bcast_cma(comm, p, len, root as usize)
