@@ -1,5 +1,5 @@
-/* Single-copy node-area collectives (allgather, alltoall, bcast read
- * straight out of the other ranks' buffers): results checked exactly over
+/* Single-copy node-area collectives (allgather, alltoall, bcast and
+ * allreduce read straight out of the other ranks' buffers): results checked exactly over
  * many calls, with sizes on both sides of the copy limit, rotating roots,
  * MPI_IN_PLACE allgather, a non-contiguous bcast, a late rank, and every
  * rank overwriting its send buffer as soon as a call returns (a rank that
@@ -7,6 +7,8 @@
  * with world's ranks reversed. Run forced (OXMPI_ALLGATHER=shm_cma ...) and
  * with the defaults. */
 #include "util.h"
+#include <math.h>
+#include <string.h>
 #include <unistd.h>
 
 static int val(int who, int it, int blk, int i) { return who * 1000003 + it * 7919 + blk * 31 + i; }
@@ -18,7 +20,7 @@ static void run(MPI_Comm comm, const char *what) {
     static const int counts[] = {1, 1000, 9000, 70000};
     const int nc = (int)(sizeof counts / sizeof counts[0]);
     int maxn = counts[nc - 1];
-    int *s = malloc(sizeof(int) * maxn * size), *t = malloc(sizeof(int) * maxn * size);
+    int *s = malloc(sizeof(int) * (maxn * size + 8)), *t = malloc(sizeof(int) * (maxn * size + 8));
     for (int it = 0; it < 24; it++) {
         int n = counts[it % nc];
         if (it % 5 == 0 && me == it % size) usleep(3000); /* a late rank */
@@ -49,6 +51,53 @@ static void run(MPI_Comm comm, const char *what) {
             for (int i = 0; i < n; i++)
                 CHECK(t[r * n + i] == val(r, it, 2 + me, i), "%s it %d: alltoall n=%d from %d [%d] = %d", what, it, n,
                       r, i, t[r * n + i]);
+        /* allreduce: int sum (exact), in place every other call, with odd
+         * counts; then double max and a double sum of values that round,
+         * whose result must be bitwise the same on every rank. */
+        int an = n * size + it % 3;
+        int *ar = (int *)t;
+        for (int i = 0; i < an; i++) s[i] = val(me, it, 7, i) % 100003;
+        if (it % 2) {
+            for (int i = 0; i < an; i++) ar[i] = s[i];
+            MPI_Allreduce(MPI_IN_PLACE, ar, an, MPI_INT, MPI_SUM, comm);
+        } else {
+            for (int i = 0; i < an; i++) ar[i] = -1;
+            MPI_Allreduce(s, ar, an, MPI_INT, MPI_SUM, comm);
+            for (int i = 0; i < an; i++) s[i] = -7;
+        }
+        for (int i = 0; i < an; i++) {
+            long want = 0;
+            for (int r = 0; r < size; r++) want += val(r, it, 7, i) % 100003;
+            CHECK(ar[i] == (int)want, "%s it %d: allreduce%s of %d ints [%d] = %d, want %ld", what, it,
+                  it % 2 ? " in place" : "", an, i, ar[i], want);
+        }
+        int dn = n * size / 2 + 1;
+        double *ds = malloc(sizeof(double) * dn), *dr = malloc(sizeof(double) * dn);
+        for (int i = 0; i < dn; i++) ds[i] = (double)val(me, it, 8, i) / 7.0 + 1e-3 * me;
+        MPI_Allreduce(ds, dr, dn, MPI_DOUBLE, MPI_MAX, comm);
+        for (int i = 0; i < dn; i++) {
+            double want = -1e300;
+            for (int r = 0; r < size; r++) {
+                double x = (double)val(r, it, 8, i) / 7.0 + 1e-3 * r;
+                want = x > want ? x : want;
+            }
+            CHECK(dr[i] == want, "%s it %d: allreduce max of %d doubles [%d] = %.17g, want %.17g", what, it, dn, i,
+                  dr[i], want);
+        }
+        MPI_Allreduce(ds, dr, dn, MPI_DOUBLE, MPI_SUM, comm);
+        double *d0 = malloc(sizeof(double) * dn);
+        memcpy(d0, dr, sizeof(double) * dn);
+        MPI_Bcast(d0, dn, MPI_DOUBLE, 0, comm);
+        for (int i = 0; i < dn; i++) {
+            double want = 0;
+            for (int r = 0; r < size; r++) want += (double)val(r, it, 8, i) / 7.0 + 1e-3 * r;
+            CHECK(memcmp(&d0[i], &dr[i], sizeof(double)) == 0 && fabs(dr[i] - want) <= 1e-9 * fabs(want),
+                  "%s it %d: allreduce sum of %d doubles [%d] = %.17g here, %.17g on rank 0, want about %.17g", what,
+                  it, dn, i, dr[i], d0[i], want);
+        }
+        free(ds);
+        free(dr);
+        free(d0);
         /* bcast, rotating roots */
         int root = (it * 3 + 1) % size;
         int bn = n * size;
