@@ -1000,13 +1000,8 @@ unsafe fn reduce_part(
         }
         if !in_place && a.n > 1 {
             // SAFETY: mine_p holds l bytes and does not overlap acc.
-            apply(
-                op,
-                dt,
-                cnt,
-                unsafe { std::slice::from_raw_parts(mine_p, l) },
-                accs,
-            )?;
+            let x = unsafe { std::slice::from_raw_parts(mine_p, l) };
+            apply(op, dt, cnt, x, accs)?;
         }
         at += l;
     }
