@@ -27,8 +27,8 @@ struct Opts {
     env: Vec<(String, String)>,
     timeout: Option<f64>,
     tag: bool,
-    /// Pin each rank to one CPU (`--bind-to core`, the default when the
-    /// ranks do not outnumber the CPUs) or not (`--bind-to none`).
+    /// Pin each rank to one CPU (`--bind-to core`, the default; see
+    /// `cpu_of`) or not (`--bind-to none`).
     bind: Option<bool>,
     prog: Vec<String>,
 }
@@ -230,16 +230,13 @@ fn main() {
     let mut exit_code: Option<i32> = None;
     let mut failure: Option<String> = None;
 
-    // CPUs to pin ranks to, in order: by default only when every rank gets its own.
+    // CPUs to pin ranks to (`cpu_of`), unless `--bind-to none`.
     let allowed = allowed_cpus();
     // Ranks pinned to one CPU each still need to know the node's CPU count.
     let ncpus = allowed.len().max(1);
-    let cpus = match o.bind {
-        Some(false) => None,
-        Some(true) => Some(allowed),
-        None => (n <= allowed.len()).then_some(allowed),
-    }
-    .filter(|c| !c.is_empty());
+    let cpus = (o.bind != Some(false))
+        .then_some(allowed)
+        .filter(|c| !c.is_empty());
     for r in 0..n {
         let (parent, child) = socketpair();
         let child_fd: RawFd = child.as_raw_fd();
@@ -262,7 +259,7 @@ fn main() {
             cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         }
         let group = pgid;
-        let cpu = cpus.as_ref().map(|c| c[r % c.len()]);
+        let cpu = cpus.as_ref().map(|c| c[cpu_of(r, n, c.len())]);
         // SAFETY: between fork and exec we only call async-signal-safe functions
         // (fcntl, setpgid, sched_setaffinity) on values computed before the fork.
         unsafe {
@@ -611,6 +608,23 @@ fn handle_pmi(
                 .with("msg", "not_supported"),
         ),
         _ => {}
+    }
+}
+
+/// Which of `ncpus` CPUs rank r of n is pinned to: its own when the ranks
+/// do not outnumber the CPUs; otherwise consecutive ranks share one, in
+/// blocks (4 ranks on 2 CPUs: 0 and 1 on the first, 2 and 3 on the
+/// second). Pinning oversubscribed ranks matters: waiting ranks yield
+/// rather than sleep, so the scheduler sees every rank busy and cache-hot
+/// and does not move one to even out 3 ranks on one CPU and 1 on the
+/// other, which it sometimes starts with. Unpinned, a 4-rank barrier on 2
+/// CPUs took 3.4 or 6-9 µs depending on that start; pinned, 3.1-3.7
+/// (docs/performance.md, fifth round).
+fn cpu_of(r: usize, n: usize, ncpus: usize) -> usize {
+    if n <= ncpus {
+        r
+    } else {
+        r * ncpus / n
     }
 }
 
