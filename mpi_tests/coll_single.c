@@ -1,7 +1,8 @@
-/* Single-copy node-area collectives (allgather, alltoall, bcast and
- * allreduce read straight out of the other ranks' buffers): results checked exactly over
- * many calls, with sizes on both sides of the copy limit, rotating roots,
- * MPI_IN_PLACE allgather, a non-contiguous bcast, a late rank, and every
+/* Single-copy node-area collectives (allgather, alltoall, bcast, allreduce
+ * and reduce_scatter_block read straight out of the other ranks' buffers):
+ * results checked exactly over many calls, with sizes on both sides of the
+ * copy limit, rotating roots, MPI_IN_PLACE allgather, allreduce and
+ * reduce_scatter_block, a non-contiguous bcast, a late rank, and every
  * rank overwriting its send buffer as soon as a call returns (a rank that
  * still read it would get the overwritten bytes). On world and on a split
  * with world's ranks reversed. Run forced (OXMPI_ALLGATHER=shm_cma ...) and
@@ -20,7 +21,7 @@ static void run(MPI_Comm comm, const char *what) {
     static const int counts[] = {1, 1000, 9000, 70000};
     const int nc = (int)(sizeof counts / sizeof counts[0]);
     int maxn = counts[nc - 1];
-    int *s = malloc(sizeof(int) * (maxn * size + 8)), *t = malloc(sizeof(int) * (maxn * size + 8));
+    int *s = malloc(sizeof(int) * (maxn + 8) * size), *t = malloc(sizeof(int) * (maxn + 8) * size);
     for (int it = 0; it < 24; it++) {
         int n = counts[it % nc];
         if (it % 5 == 0 && me == it % size) usleep(3000); /* a late rank */
@@ -98,6 +99,26 @@ static void run(MPI_Comm comm, const char *what) {
         free(ds);
         free(dr);
         free(d0);
+        /* reduce_scatter_block: block r of everyone's input summed on rank
+         * r; in place every other call (the result lands in the first block
+         * of the buffer, which others may still be reading). */
+        int rn = n + it % 3;
+        for (int j = 0; j < size; j++)
+            for (int i = 0; i < rn; i++) s[j * rn + i] = val(me, it, 40 + j, i) % 100003;
+        if (it % 2) {
+            memcpy(t, s, sizeof(int) * rn * size);
+            MPI_Reduce_scatter_block(MPI_IN_PLACE, t, rn, MPI_INT, MPI_SUM, comm);
+        } else {
+            for (int i = 0; i < rn; i++) t[i] = -1;
+            MPI_Reduce_scatter_block(s, t, rn, MPI_INT, MPI_SUM, comm);
+            for (int i = 0; i < rn * size; i++) s[i] = -7;
+        }
+        for (int i = 0; i < rn; i++) {
+            long want = 0;
+            for (int r = 0; r < size; r++) want += val(r, it, 40 + me, i) % 100003;
+            CHECK(t[i] == (int)want, "%s it %d: reduce_scatter_block%s of %d ints [%d] = %d, want %ld", what, it,
+                  it % 2 ? " in place" : "", rn, i, t[i], want);
+        }
         /* bcast, rotating roots */
         int root = (it * 3 + 1) % size;
         int bn = n * size;

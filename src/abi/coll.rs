@@ -476,6 +476,7 @@ const REDUCE_SCATTER_ALGOS: &[&str] = &[
     "pairwise",
     "recursive_halving",
     "linear",
+    "shm_cma",
     "shm",
 ];
 
@@ -663,18 +664,19 @@ unsafe fn shm_reduce_scatter_block(
     let blk = size * recvcount.max(0) as usize;
     let n = local_size(comm)? as c_int;
     let bytes = blk * n as usize;
-    if area_form(
+    // The single copy reads the blocks in an order of its own: builtin
+    // (commutative) ops only; the default above the copies' limit.
+    let builtin = matches!(lookup(op), Ok(crate::abi::op::OpKind::Builtin(_)));
+    let Some(form) = area_form(
         comm,
         "reduce_scatter",
         REDUCE_SCATTER_ALGOS,
         bytes,
         shm::MAX_BYTES,
-        None,
-    )
-    .is_none()
-    {
+        (builtin && blk > 0).then_some(bytes > shm::MAX_BYTES),
+    ) else {
         return Ok(false);
-    }
+    };
     let (et, ne) = reduction_type(datatype, recvcount)?;
     let k = lookup(op)?;
     op_check(&k, et)?;
@@ -687,8 +689,15 @@ unsafe fn shm_reduce_scatter_block(
     let (input, _, _keep) = unsafe { contiguous_in(src, n * recvcount, datatype, "sendbuf")? };
     // SAFETY: the receive buffer holds recvcount elements.
     let (out, land) = unsafe { contiguous_out(recvbuf, recvcount, datatype, "recvbuf")? };
-    // SAFETY: `input` holds n * blk bytes, `out` blk.
-    unsafe { shm::reduce_scatter_block(comm, input, out, blk, ne, et, &k)? };
+    // SAFETY: `input` holds n * blk bytes, `out` blk (and area_form
+    // established cma_all() for the single copy).
+    unsafe {
+        if form == AreaForm::Single {
+            shm::reduce_scatter_block_cma(comm, input, out, blk, ne, et, &k)?
+        } else {
+            shm::reduce_scatter_block(comm, input, out, blk, ne, et, &k)?
+        }
+    };
     // SAFETY: as above.
     unsafe { contiguous_flush(recvbuf, recvcount, land) };
     Ok(true)

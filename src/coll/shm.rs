@@ -328,6 +328,11 @@ impl Area {
         // the mapping lives until MPI_Finalize.
         unsafe { &*((self.half(i) as usize + 24) as *const AtomicU64) }
     }
+    /// What every rank published with `publish_buffers`, once all have.
+    fn all_buffers(&self) -> Result<Vec<Buffers>> {
+        self.wait_seq(0..self.n)?;
+        Ok((0..self.n).map(|i| self.buffers(i)).collect())
+    }
     /// What rank i published with `publish_buffers`; after `wait_seq`.
     fn buffers(&self, i: usize) -> Buffers {
         let r = self.half(i) as *const u64;
@@ -885,8 +890,7 @@ pub unsafe fn allreduce_cma(
     let n = a.n;
     let slice = |i: usize| reduce_slice(count, n, esize, i);
     let r = (|| -> Result<()> {
-        a.wait_seq(0..n)?;
-        let bufs: Vec<Buffers> = (0..n).map(|i| a.buffers(i)).collect();
+        let bufs = a.all_buffers()?;
         let (lo, len) = slice(a.me);
         let mut r = Ok(());
         if len > 0 {
@@ -925,6 +929,58 @@ pub unsafe fn allreduce_cma(
         Ok(())
     })();
     a.finish_single(r, || ())
+}
+
+/// Single-copy reduce-scatter of equal blocks of `blk` bytes (`count`
+/// elements of `dt`, a builtin op): rank r reduces block r of every rank's
+/// input (`reduce_part`, reading the others' straight out of their
+/// buffers) into `out`. In place (`out` is the start of `input`), the
+/// result waits in a scratch block until every rank has finished reading
+/// my input, whose first block others still read.
+///
+/// # Safety
+/// `input` holds n * blk bytes, `out` blk; `cma_all()` holds.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn reduce_scatter_block_cma(
+    comm: std::os::raw::c_int,
+    input: *const u8,
+    out: *mut u8,
+    blk: usize,
+    count: usize,
+    dt: std::os::raw::c_int,
+    op: &OpKind,
+) -> Result<()> {
+    let Some(a) = area(comm, |_| BUFFERS)? else {
+        return Ok(());
+    };
+    a.publish_buffers(input, out)?;
+    let in_place = std::ptr::eq(input, out);
+    let mut scratch = vec![0u8; if in_place { blk } else { 0 }];
+    let acc = if in_place { scratch.as_mut_ptr() } else { out };
+    let esize = if count > 0 { blk / count } else { 1 };
+    let r = a.all_buffers().and_then(|bufs| {
+        // SAFETY: block me of my input and every rank's (n * blk bytes
+        // each); acc holds blk bytes and overlaps neither.
+        unsafe {
+            reduce_part(
+                &a,
+                &bufs,
+                a.me * blk,
+                blk,
+                acc,
+                input.add(a.me * blk),
+                esize,
+                dt,
+                op,
+            )
+        }
+    });
+    a.finish_single(r, || ())?;
+    if in_place {
+        // SAFETY: out holds blk bytes; nobody reads my input any more.
+        unsafe { crate::sys::copy(out, acc, blk) };
+    }
+    Ok(())
 }
 
 /// Bytes [lo, lo + len) of the slice rank i reduces in a single-copy
