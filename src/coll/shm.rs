@@ -957,7 +957,7 @@ pub unsafe fn reduce_scatter_block_cma(
     let in_place = std::ptr::eq(input, out);
     let mut scratch = vec![0u8; if in_place { blk } else { 0 }];
     let acc = if in_place { scratch.as_mut_ptr() } else { out };
-    let esize = if count > 0 { blk / count } else { 1 };
+    let esize = blk.checked_div(count).unwrap_or(1);
     let r = a.all_buffers().and_then(|bufs| {
         // SAFETY: block me of my input and every rank's (n * blk bytes
         // each); acc holds blk bytes and overlaps neither.
