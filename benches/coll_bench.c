@@ -5,7 +5,7 @@
  * "reversed" runs every call on a communicator of world's ranks in reverse
  * order (MPI_Comm_split), as codes that renumber their ranks have; colls is
  * "all" (default) or a comma-separated list of the names below (barrier
- * included); min_bytes is the first size (default 8); scale multiplies the
+ * included, and reduce: SUM on floats to rank 0, only when named); min_bytes is the first size (default 8); scale multiplies the
  * iteration counts (default 1), for steadier figures at large sizes. Output:
  * "<coll> <bytes> <usec>". Builds against any MPI. */
 #include <mpi.h>
@@ -47,9 +47,9 @@ int main(int argc, char **argv) {
         for (int i = 0; i < it; i++) MPI_Barrier(comm);
         if (rank == 0) printf("barrier 0 %.3f\n", (MPI_Wtime() - t0) / it * 1e6);
     }
-    const char *names[] = {"bcast", "allreduce", "reduce_scatter_block", "allgather", "alltoall"};
-    for (int c = 0; c < 5; c++) {
-        if (only && !wanted(only, names[c])) continue;
+    const char *names[] = {"bcast", "allreduce", "reduce_scatter_block", "allgather", "alltoall", "reduce"};
+    for (int c = 0; c < 6; c++) {
+        if (only ? !wanted(only, names[c]) : c == 5) continue;
         for (long n = minn; n <= maxn; n *= 2) {
             int iters = (int)(iters_for(n * (c >= 3 ? size : 1)) * scale);
             if (iters < 1) iters = 1;
@@ -65,6 +65,7 @@ int main(int argc, char **argv) {
                     case 2: MPI_Reduce_scatter_block(a, b, cnt / size > 0 ? cnt / size : 1, MPI_FLOAT, MPI_SUM, comm); break;
                     case 3: MPI_Allgather(a, (int)n, MPI_BYTE, b, (int)n, MPI_BYTE, comm); break;
                     case 4: MPI_Alltoall(a, (int)n, MPI_BYTE, b, (int)n, MPI_BYTE, comm); break;
+                    case 5: MPI_Reduce(a, b, cnt, MPI_FLOAT, MPI_SUM, 0, comm); break;
                     }
                 }
                 double dt = (MPI_Wtime() - t0) / iters * 1e6, mx;

@@ -1,8 +1,9 @@
 /* Single-copy node-area collectives (allgather, alltoall, bcast, allreduce
- * and reduce_scatter_block read straight out of the other ranks' buffers):
+ * and reduce_scatter_block read straight out of the other ranks' buffers;
+ * reduce writes its slices into the root's):
  * results checked exactly over many calls, with sizes on both sides of the
- * copy limit, rotating roots, MPI_IN_PLACE allgather, allreduce and
- * reduce_scatter_block, a non-contiguous bcast, a late rank, and every
+ * copy limit, rotating roots, MPI_IN_PLACE allgather, allreduce, reduce
+ * and reduce_scatter_block, a non-contiguous bcast, a late rank, and every
  * rank overwriting its send buffer as soon as a call returns (a rank that
  * still read it would get the overwritten bytes). On world and on a split
  * with world's ranks reversed. Run forced (OXMPI_ALLGATHER=shm_cma ...) and
@@ -99,6 +100,25 @@ static void run(MPI_Comm comm, const char *what) {
         free(ds);
         free(dr);
         free(d0);
+        /* reduce to a rotating root (in place there every other call;
+         * the others pass no receive buffer) */
+        int rr = (it * 5 + 2) % size;
+        for (int i = 0; i < an; i++) s[i] = val(me, it, 9, i) % 100003;
+        if (me == rr) {
+            if (it % 2) memcpy(t, s, sizeof(int) * an);
+            else
+                for (int i = 0; i < an; i++) t[i] = -1;
+            MPI_Reduce(it % 2 ? MPI_IN_PLACE : s, t, an, MPI_INT, MPI_SUM, rr, comm);
+            for (int i = 0; i < an; i++) {
+                long want = 0;
+                for (int r = 0; r < size; r++) want += val(r, it, 9, i) % 100003;
+                CHECK(t[i] == (int)want, "%s it %d: reduce%s of %d ints to %d [%d] = %d, want %ld", what, it,
+                      it % 2 ? " in place" : "", an, rr, i, t[i], want);
+            }
+        } else {
+            MPI_Reduce(s, NULL, an, MPI_INT, MPI_SUM, rr, comm);
+            for (int i = 0; i < an; i++) s[i] = -7;
+        }
         /* reduce_scatter_block: block r of everyone's input summed on rank
          * r; in place every other call (the result lands in the first block
          * of the buffer, which others may still be reading). */

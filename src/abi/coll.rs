@@ -321,17 +321,15 @@ unsafe fn shm_reduce(
         return Ok(false);
     }
     let candidates: &[&str] = if root.is_some() {
-        &["binomial", "shm"]
+        REDUCE_ALGOS
     } else {
         ALLREDUCE_ALGOS
     };
-    // The single copy: allreduce with a builtin op (the slices cut the
-    // vector, which a user function may not expect), every local rank able
-    // to read the others' memory. The same answer on every rank.
-    let single = root.is_none()
-        && len > 0
-        && matches!(lookup(op), Ok(crate::abi::op::OpKind::Builtin(_)))
-        && shm::cma_all();
+    // The single copy: a builtin op (the slices cut the vector, which a
+    // user function may not expect), every local rank able to read the
+    // others' memory. The same answer on every rank.
+    let single =
+        len > 0 && matches!(lookup(op), Ok(crate::abi::op::OpKind::Builtin(_))) && shm::cma_all();
     // Above the copies' limit the single copy: at 4 ranks on 2 cores
     // 0.66-0.75 of the linear algorithm's time from 256 KiB to 16 MiB; at 2
     // ranks within the noise of the ring (docs/performance.md, fifth round).
@@ -382,9 +380,14 @@ unsafe fn shm_reduce(
         ));
     }
     if form == AreaForm::Single {
-        // SAFETY: input and out hold `len` bytes (checked above); `single`
-        // established cma_all().
-        unsafe { shm::allreduce_cma(comm, input, out, ne, len / ne, et, &k)? };
+        // SAFETY: input and out (at the root, or everywhere for allreduce)
+        // hold `len` bytes (checked above); `single` established cma_all().
+        unsafe {
+            match root {
+                Some(r) => shm::reduce_cma(comm, input, out, ne, len / ne, et, &k, r)?,
+                None => shm::allreduce_cma(comm, input, out, ne, len / ne, et, &k)?,
+            }
+        };
         return Ok(true);
     }
     // SAFETY: input and out hold `len` bytes (checked above).
@@ -451,6 +454,7 @@ const BCAST_ALGOS: &[&str] = &[
     "shm_cma",
     "shm",
 ];
+const REDUCE_ALGOS: &[&str] = &["binomial", "shm_cma", "shm"];
 const ALLREDUCE_ALGOS: &[&str] = &[
     "recursive_doubling",
     "ring",

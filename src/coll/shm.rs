@@ -33,8 +33,15 @@
 //! the address of the rank's source buffer and its process id; each rank reads what it needs straight out of the others'
 //! buffers as soon as they have published, marks `done`, and returns only
 //! when every rank is done, so no one reads a buffer its owner has got
-//! back. They run only where every local rank could read every other's
-//! memory at MPI_Init (`cma_all`, agreed through the segment).
+//! back. Reductions above the copies' limit take the same road
+//! (`allreduce_cma`, `reduce_cma`, `reduce_scatter_block_cma`, builtin ops):
+//! the payload is then the input and output addresses; rank r reduces slice
+//! r (or block r) of the vector piece by piece, reading the others' parts
+//! of it into a buffer that stays in cache, and writes each finished piece
+//! into the other ranks' outputs (allreduce) or the root's (reduce) with
+//! `process_vm_writev`. They run only where every local rank could read
+//! every other's memory at MPI_Init (`cma_all`, agreed through the
+//! segment).
 //!
 //! Waits drive the progress engine (`runtime::wait_for`), so point-to-point
 //! operations that other ranks need keep moving, and yield the CPU like any
@@ -96,9 +103,9 @@ const DATA: usize = COLL_DATA;
 const INLINE: usize = COLL_LINE_BYTES - 16;
 /// Payload of a single-copy call: the source buffer's address and the pid.
 const SOURCE: usize = 16;
-/// Payload of a single-copy reduction: input and output addresses, pid and
-/// stage word (`Area::publish_buffers`).
-const BUFFERS: usize = 32;
+/// Payload of a single-copy reduction: input and output addresses and pid
+/// (`Area::publish_buffers`).
+const BUFFERS: usize = 24;
 
 /// A rank's buffers in a single-copy reduction.
 struct Buffers {
@@ -303,10 +310,7 @@ impl Area {
     }
 
     /// Single-copy reduction, first step: this call's line gets the
-    /// addresses of my input and output buffers, my process id and a stage
-    /// word, 0 until my slice is done (`allreduce_cma`). The stage word is
-    /// cleared before `seq` is published, so whoever sees seq = g sees 0
-    /// or g there, never a stale payload.
+    /// addresses of my input and output buffers and my process id.
     fn publish_buffers(&self, src: *const u8, dst: *mut u8) -> Result<()> {
         self.before_write()?;
         let w = self.half(self.me) as *mut u64;
@@ -316,17 +320,8 @@ impl Area {
             w.add(1).write(crate::sys::pid() as u64);
             w.add(2).write(dst as u64);
         }
-        // Relaxed: published by the Release store of seq in `publish`.
-        self.stage(self.me).store(0, Ordering::Relaxed);
         self.publish();
         Ok(())
-    }
-    /// Rank i's stage word for this call (see `publish_buffers`).
-    fn stage(&self, i: usize) -> &AtomicU64 {
-        // SAFETY: bytes 24..32 of the payload in the call line (8-byte
-        // aligned: the line is 128-byte aligned, the payload starts at 16);
-        // the mapping lives until MPI_Finalize.
-        unsafe { &*((self.half(i) as usize + 24) as *const AtomicU64) }
     }
     /// What every rank published with `publish_buffers`, once all have.
     fn all_buffers(&self) -> Result<Vec<Buffers>> {
@@ -861,15 +856,16 @@ pub unsafe fn alltoall_cma(
 }
 
 /// Single-copy allreduce of `count` elements of `esize` bytes (a builtin,
-/// hence commutative, op): rank r reduces slice r of the vector
-/// (`reduce_part`), reading the others' parts of it out of their input
-/// buffers in pieces of `REDUCE_PIECE` bytes (so the copies stay in cache)
-/// into its output, marks its stage word and then reads every
-/// other rank's finished slice out of that rank's output. Every slice is
-/// computed once, so the result is bitwise identical on every rank.
-/// `input` may equal `out` (in place): nobody reads slice r of rank r's
-/// input, and rank r overwrites slice j only with rank j's result, which j
-/// publishes after its last read of r's input.
+/// hence commutative, op): rank r reduces slice r of the vector, a
+/// `REDUCE_PIECE` at a time (`reduce_part`, reading the others' parts of it
+/// straight out of their input buffers, so the copies stay in cache), into
+/// its own output, and writes each finished piece into every other rank's
+/// output (`process_vm_writev`) while it is still in cache. Every slice is
+/// computed once, so the result is bitwise identical on every rank; a rank
+/// returns once every rank is done, when every slice has arrived
+/// everywhere. `input` may equal `out` (in place): slice r of anyone's
+/// input is read by rank r alone, piece by piece, before rank r writes that
+/// piece.
 ///
 /// # Safety
 /// `input` and `out` hold `count * esize` bytes; `cma_all()` holds.
@@ -887,15 +883,59 @@ pub unsafe fn allreduce_cma(
         return Ok(());
     };
     a.publish_buffers(input, out)?;
-    let n = a.n;
-    let slice = |i: usize| reduce_slice(count, n, esize, i);
-    let r = (|| -> Result<()> {
-        let bufs = a.all_buffers()?;
-        let (lo, len) = slice(a.me);
-        let mut r = Ok(());
-        if len > 0 {
-            // SAFETY: my slice of both buffers (the caller's contract).
-            r = unsafe {
+    let (lo, len) = reduce_slice(count, a.n, esize, a.me);
+    let r = a.all_buffers().and_then(|bufs| {
+        let piece = (REDUCE_PIECE / esize.max(1)).max(1) * esize.max(1);
+        let mut at = 0;
+        while at < len {
+            let l = piece.min(len - at);
+            // SAFETY: bytes lo + at .. + l of my buffers and every rank's
+            // (the caller's contract; every rank passes the same count).
+            unsafe {
+                let (acc, mine) = (out.add(lo + at), input.add(lo + at));
+                reduce_part(&a, &bufs, lo + at, l, acc, mine, esize, dt, op)?;
+                for j in others(&a) {
+                    cma_to(&bufs[j], j, bufs[j].dst + lo + at, acc, l)?;
+                }
+            }
+            at += l;
+        }
+        Ok(())
+    });
+    a.finish_single(r, || ())
+}
+
+/// Single-copy reduce of `count` elements of `esize` bytes (a builtin op)
+/// to `root`: rank r reduces slice r of the vector as in `allreduce_cma`,
+/// a `REDUCE_PIECE` at a time, and writes each finished piece straight into
+/// the root's output (`process_vm_writev`), so the root does 1/n of the
+/// work instead of all of it. `out` is null except at the root; there it
+/// may equal `input` (in place): slice j of the root's input is read by
+/// rank j alone, piece by piece, before rank j writes that piece.
+///
+/// # Safety
+/// `input` holds `count * esize` bytes, as does `out` at the root;
+/// `cma_all()` holds.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn reduce_cma(
+    comm: std::os::raw::c_int,
+    input: *const u8,
+    out: *mut u8,
+    count: usize,
+    esize: usize,
+    dt: std::os::raw::c_int,
+    op: &OpKind,
+    root: usize,
+) -> Result<()> {
+    let Some(a) = area(comm, |_| BUFFERS)? else {
+        return Ok(());
+    };
+    a.publish_buffers(input, out)?;
+    let (lo, len) = reduce_slice(count, a.n, esize, a.me);
+    let r = a.all_buffers().and_then(|bufs| {
+        if a.me == root {
+            // SAFETY: my slice of my input and output (the caller's contract).
+            return unsafe {
                 reduce_part(
                     &a,
                     &bufs,
@@ -909,25 +949,28 @@ pub unsafe fn allreduce_cma(
                 )
             };
         }
-        // Release: my slice of `out` is written; pairs with the Acquire
-        // load below on the ranks that read it. Set even when the slice
-        // failed, so that nobody waits for it forever.
-        a.stage(a.me).store(a.g, Ordering::Release);
-        r?;
-        for j in others(&a) {
-            let (lo, len) = slice(j);
-            if len == 0 {
-                continue;
+        let piece = (REDUCE_PIECE / esize.max(1)).max(1) * esize.max(1);
+        let mut acc = crate::core::pool::take(piece.min(len));
+        let r = (|| -> Result<()> {
+            let mut at = 0;
+            while at < len {
+                let l = piece.min(len - at);
+                // SAFETY: bytes lo + at .. + l of my input and every rank's; acc
+                // holds l bytes and is my own.
+                unsafe {
+                    let mine = input.add(lo + at);
+                    reduce_part(&a, &bufs, lo + at, l, acc.as_mut_ptr(), mine, esize, dt, op)?;
+                }
+                // SAFETY: the root's output holds count * esize bytes and the
+                // root does not return before I am done.
+                unsafe { cma_to(&bufs[root], root, bufs[root].dst + lo + at, acc.as_ptr(), l)? };
+                at += l;
             }
-            a.wait_all(std::iter::once(j), |j| {
-                a.stage(j).load(Ordering::Acquire) == a.g
-            })?;
-            // SAFETY: slice j of my output; rank j's output holds the same
-            // bytes and it does not return before I am done.
-            unsafe { cma_from(&bufs[j], j, bufs[j].dst + lo, out.add(lo), len)? };
-        }
-        Ok(())
-    })();
+            Ok(())
+        })();
+        crate::core::pool::give(acc);
+        r
+    });
     a.finish_single(r, || ())
 }
 
@@ -955,7 +998,7 @@ pub unsafe fn reduce_scatter_block_cma(
     };
     a.publish_buffers(input, out)?;
     let in_place = std::ptr::eq(input, out);
-    let mut scratch = vec![0u8; if in_place { blk } else { 0 }];
+    let mut scratch = crate::core::pool::take(if in_place { blk } else { 0 });
     let acc = if in_place { scratch.as_mut_ptr() } else { out };
     let esize = blk.checked_div(count).unwrap_or(1);
     let r = a.all_buffers().and_then(|bufs| {
@@ -980,6 +1023,7 @@ pub unsafe fn reduce_scatter_block_cma(
         // SAFETY: out holds blk bytes; nobody reads my input any more.
         unsafe { crate::sys::copy(out, acc, blk) };
     }
+    crate::core::pool::give(scratch);
     Ok(())
 }
 
@@ -1031,37 +1075,59 @@ unsafe fn reduce_part(
     let esize = esize.max(1);
     let piece = (REDUCE_PIECE / esize).max(1) * esize;
     let in_place = std::ptr::eq(acc, mine);
-    let mut tmp = vec![0u8; piece.min(len)];
-    let mut at = 0;
-    while at < len {
-        let l = piece.min(len - at);
-        let cnt = l / esize;
-        // SAFETY: [at, at + l) lies in both ranges (the caller's contract).
-        let (acc_p, mine_p) = unsafe { (acc.add(at), mine.add(at)) };
-        let mut rest = others(a);
-        if !in_place {
-            match rest.next() {
-                // SAFETY: acc holds l bytes here; rank i's input lo + at + l.
-                Some(i) => unsafe { cma_from(&bufs[i], i, bufs[i].src + lo + at, acc_p, l)? },
-                // SAFETY: both hold l bytes and do not overlap (MPI's rule).
-                None => unsafe { crate::sys::copy(acc_p, mine_p, l) },
+    // Reused (`pool`): a fresh buffer of this size costs a page fault per
+    // 4 KiB, at 512 KiB more than the reduction itself.
+    let mut tmp = crate::core::pool::take(piece.min(len));
+    let r = (|| -> Result<()> {
+        let mut at = 0;
+        while at < len {
+            let l = piece.min(len - at);
+            let cnt = l / esize;
+            // SAFETY: [at, at + l) lies in both ranges (the caller's contract).
+            let (acc_p, mine_p) = unsafe { (acc.add(at), mine.add(at)) };
+            let mut rest = others(a);
+            if !in_place {
+                match rest.next() {
+                    // SAFETY: acc holds l bytes here; rank i's input lo + at + l.
+                    Some(i) => unsafe { cma_from(&bufs[i], i, bufs[i].src + lo + at, acc_p, l)? },
+                    // SAFETY: both hold l bytes and do not overlap (MPI's rule).
+                    None => unsafe { crate::sys::copy(acc_p, mine_p, l) },
+                }
             }
+            // SAFETY: acc_p holds l bytes, written only here.
+            let accs = unsafe { std::slice::from_raw_parts_mut(acc_p, l) };
+            for i in rest {
+                // SAFETY: tmp holds l bytes; rank i's input lo + at + l.
+                unsafe { cma_from(&bufs[i], i, bufs[i].src + lo + at, tmp.as_mut_ptr(), l)? };
+                apply(op, dt, cnt, &tmp[..l], accs)?;
+            }
+            if !in_place && a.n > 1 {
+                // SAFETY: mine_p holds l bytes and does not overlap acc.
+                let x = unsafe { std::slice::from_raw_parts(mine_p, l) };
+                apply(op, dt, cnt, x, accs)?;
+            }
+            at += l;
         }
-        // SAFETY: acc_p holds l bytes, written only here.
-        let accs = unsafe { std::slice::from_raw_parts_mut(acc_p, l) };
-        for i in rest {
-            // SAFETY: tmp holds l bytes; rank i's input lo + at + l.
-            unsafe { cma_from(&bufs[i], i, bufs[i].src + lo + at, tmp.as_mut_ptr(), l)? };
-            apply(op, dt, cnt, &tmp[..l], accs)?;
-        }
-        if !in_place && a.n > 1 {
-            // SAFETY: mine_p holds l bytes and does not overlap acc.
-            let x = unsafe { std::slice::from_raw_parts(mine_p, l) };
-            apply(op, dt, cnt, x, accs)?;
-        }
-        at += l;
-    }
-    Ok(())
+        Ok(())
+    })();
+    crate::core::pool::give(tmp);
+    r
+}
+
+/// `len` bytes at `src` to address `remote` of rank i (described by `b`).
+///
+/// # Safety
+/// `src` is readable for `len` bytes; the remote range lies in a buffer
+/// rank i published for this call, which it does not give back before I am
+/// done, and no one else writes or reads it in this call.
+unsafe fn cma_to(b: &Buffers, i: usize, remote: usize, src: *const u8, len: usize) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { crate::sys::cma_write(b.pid, remote, src, len) }.map_err(|e| {
+        crate::err!(
+            MPI_ERR_OTHER,
+            "process_vm_writev of {len} bytes to rank {i} of the communicator failed: {e}"
+        )
+    })
 }
 
 /// `len` bytes at address `remote` of rank i (described by `b`) into `dst`.
