@@ -81,6 +81,22 @@ pub fn alltoall_copy_max() -> usize {
     }
 }
 
+/// Largest allgather block that the single copy writes into the other
+/// ranks' outputs (`process_vm_writev`) instead of reading theirs: 512 KiB
+/// with a core per rank (at 2 ranks, 64-512 KiB blocks took 0.67-0.92 of
+/// the time the reads took, larger ones about the same), none when ranks
+/// outnumber cores (there writing was 1.04-1.19 times slower from 1 MiB);
+/// OXMPI_ALLGATHER_PUSH sets it (docs/performance.md, fifth round). The
+/// same on every rank of the node.
+pub fn allgather_push_max() -> usize {
+    static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *MAX.get_or_init(|| match crate::config::get_str("OXMPI_ALLGATHER_PUSH") {
+        Some(v) => v.trim().parse().unwrap_or(0),
+        None if crate::core::progress::oversubscribed() => 0,
+        None => 512 << 10,
+    })
+}
+
 /// The broadcasts that take the single copy by default, by communicator
 /// size: above 64 KiB up to 256 KiB at 2 ranks, above 128 KiB up to 512 KiB
 /// at more (there the root idles while everyone reads from it; below, one
@@ -810,13 +826,25 @@ pub unsafe fn allgather_cma(
     out: *mut u8,
     blk: usize,
 ) -> Result<()> {
-    let Some(a) = area(comm, |_| SOURCE)? else {
+    let push = blk <= allgather_push_max();
+    let Some(a) = area(comm, |_| BUFFERS)? else {
         return Ok(());
     };
-    a.publish_source(mine)?;
+    // Both forms publish my block's address (and my output's, for the
+    // pushers); a rank writes into rank i's output, or reads rank i's
+    // block, as soon as rank i has published.
+    a.publish_buffers(mine, out)?;
     let r = others(&a).try_for_each(|i| {
-        // SAFETY: block i of out; rank i's source holds blk bytes.
-        unsafe { a.read_source(i, 0, out.add(i * blk), blk) }
+        if push {
+            a.wait_seq(std::iter::once(i))?;
+            let b = a.buffers(i);
+            // SAFETY: block me of rank i's output, written by me alone in
+            // this call; rank i does not return before I am done.
+            unsafe { cma_to(&b, i, b.dst + a.me * blk, mine, blk) }
+        } else {
+            // SAFETY: block i of out; rank i's source holds blk bytes.
+            unsafe { a.read_source(i, 0, out.add(i * blk), blk) }
+        }
     });
     // SAFETY: out holds n * blk bytes; `mine` either is my block of it or
     // does not overlap it (MPI forbids aliasing other than MPI_IN_PLACE).
