@@ -1486,18 +1486,21 @@ pub unsafe extern "C" fn MPI_Bcast(
                 // `d` describes `d.bytes` contiguous bytes of the user's buffer.
                 return go(d.ptr, d.bytes);
             };
-            let mut v = vec![0u8; d.bytes];
+            // Reused: a fresh large buffer costs a page fault per 4 KiB.
+            let mut pool = crate::core::pool::take(d.bytes);
+            let v = &mut pool[..d.bytes];
             let me = my_rank(comm)? as c_int;
             if me == root {
                 // SAFETY: the buffer holds `count` elements of `t`.
-                unsafe { crate::datatype::pack(&t, count as usize, buffer as *const u8, &mut v) };
+                unsafe { crate::datatype::pack(&t, count as usize, buffer as *const u8, v) };
             }
-            go(v.as_mut_ptr(), d.bytes)?;
-            if me != root {
+            let r = go(v.as_mut_ptr(), d.bytes);
+            if r.is_ok() && me != root {
                 // SAFETY: as above.
-                unsafe { crate::datatype::unpack(&t, count as usize, &v, buffer as *mut u8) };
+                unsafe { crate::datatype::unpack(&t, count as usize, v, buffer as *mut u8) };
             }
-            return Ok(());
+            crate::core::pool::give(pool);
+            return r;
         }
     }
     let s = bcast_s(buffer, count, datatype, root, comm)?;
