@@ -331,8 +331,10 @@ unsafe fn shm_reduce(
     let single =
         len > 0 && matches!(lookup(op), Ok(crate::abi::op::OpKind::Builtin(_))) && shm::cma_all();
     // Above the copies' limit the single copy: at 4 ranks on 2 cores
-    // 0.66-0.75 of the linear algorithm's time from 256 KiB to 16 MiB; at 2
-    // ranks within the noise of the ring (docs/performance.md, fifth round).
+    // 0.66-0.75 of the linear algorithm's time from 256 KiB to 16 MiB (a
+    // first form that read the finished slices); at 2 ranks that form was
+    // within the noise of the ring, and writing them took 0.76-1.01 of it
+    // (docs/performance.md, fifth round).
     let default = if len <= shm::MAX_BYTES {
         "shm"
     } else if single {

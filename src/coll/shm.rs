@@ -85,7 +85,7 @@ pub fn alltoall_copy_max() -> usize {
 /// ranks' outputs (`process_vm_writev`) instead of reading theirs: 512 KiB
 /// with a core per rank (at 2 ranks, 64-512 KiB blocks took 0.67-0.92 of
 /// the time the reads took, larger ones about the same), none when ranks
-/// outnumber cores (there writing was 1.04-1.19 times slower from 1 MiB);
+/// outnumber cores (there writing was 1.04-1.11 times slower from 1 MiB);
 /// OXMPI_ALLGATHER_PUSH sets it (docs/performance.md, fifth round). The
 /// same on every rank of the node.
 pub fn allgather_push_max() -> usize {
@@ -101,8 +101,8 @@ pub fn allgather_push_max() -> usize {
 /// size: above 64 KiB at 2 ranks, above 128 KiB at more (below, one call
 /// through the slots is faster), up to 4 MiB (above, the message algorithms
 /// with split copies are as fast). With the root writing a share of every
-/// reader's buffer, 2 ranks took 0.67-0.75 of the time of the readers alone
-/// at 128 KiB-1 MiB, 4 ranks on 2 cores 0.71-0.83 of the message
+/// reader's buffer, 2 ranks took 0.43-0.71 of the time of the readers alone
+/// at 128 KiB-1 MiB, 4 ranks on 2 cores 0.71-0.82 of the message
 /// algorithms' at 512 KiB-2 MiB (docs/performance.md, fifth round).
 pub fn bcast_single_copy(n: usize, len: usize) -> bool {
     let low = if n == 2 { 64 << 10 } else { 128 << 10 };
