@@ -82,18 +82,18 @@ pub fn alltoall_copy_max() -> usize {
 }
 
 /// Largest allgather block that the single copy writes into the other
-/// ranks' outputs (`process_vm_writev`) instead of reading theirs: 512 KiB
-/// with a core per rank (at 2 ranks, 64-512 KiB blocks took 0.67-0.92 of
-/// the time the reads took, larger ones about the same), none when ranks
-/// outnumber cores (there writing was 1.04-1.11 times slower from 1 MiB);
-/// OXMPI_ALLGATHER_PUSH sets it (docs/performance.md, fifth round). The
-/// same on every rank of the node.
+/// ranks' outputs (`process_vm_writev`) instead of reading theirs: any with
+/// a core per rank (at 2 ranks, 64-512 KiB blocks took 0.67-0.92 of the
+/// time the reads took, 2-16 MiB 0.91-0.96 over 11 launches, 1 MiB the
+/// same), none when ranks outnumber cores (there writing was 1.04-1.11
+/// times slower from 1 MiB); OXMPI_ALLGATHER_PUSH sets it
+/// (docs/performance.md, fifth round). The same on every rank of the node.
 pub fn allgather_push_max() -> usize {
     static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *MAX.get_or_init(|| match crate::config::get_str("OXMPI_ALLGATHER_PUSH") {
         Some(v) => v.trim().parse().unwrap_or(0),
         None if crate::core::progress::oversubscribed() => 0,
-        None => 512 << 10,
+        None => usize::MAX,
     })
 }
 
