@@ -695,23 +695,42 @@ pub unsafe fn reduce(
     let Some(a) = area(comm, |_| len)? else {
         return Ok(());
     };
-    a.before_write()?;
-    // SAFETY: the half holds MAX_BYTES >= len; input holds len (contract).
-    unsafe { crate::sys::copy(a.half(a.me), input, len) };
-    a.publish();
     let n = a.n;
+    // Nobody reads the root's half of a reduce: unless its input is also
+    // its output (in place), the root reduces its input where it lies and
+    // writes nothing (one copy less).
+    let direct = root == Some(a.me) && !std::ptr::eq(input, out);
+    if !direct {
+        a.before_write()?;
+        // SAFETY: the half holds MAX_BYTES >= len; input holds len (contract).
+        unsafe { crate::sys::copy(a.half(a.me), input, len) };
+        a.publish();
+    }
     if root.is_none_or(|r| r == a.me) {
-        a.wait_seq(0..n)?;
-        // Rank order: out = s0 op (s1 op (... op s_{n-1})). My input is in my
-        // half already, so `out` may be the input buffer.
-        // SAFETY: every half holds len bytes of call g (seq seen); out holds len.
+        let me = a.me;
+        let part = |i: usize| {
+            if direct && i == me {
+                input
+            } else {
+                a.half(i) as *const u8
+            }
+        };
+        if direct {
+            a.wait_seq((0..n).filter(|&i| i != me))?;
+        } else {
+            a.wait_seq(0..n)?;
+        }
+        // Rank order: out = s0 op (s1 op (... op s_{n-1})). In place my input
+        // is in my half already, so `out` may be the input buffer.
+        // SAFETY: every half holds len bytes of call g (seq seen), `input`
+        // len bytes; out holds len and overlaps input only in place.
         let acc = unsafe {
-            crate::sys::copy(out, a.half(n - 1), len);
+            crate::sys::copy(out, part(n - 1), len);
             std::slice::from_raw_parts_mut(out, len)
         };
         for i in (0..n - 1).rev() {
             // SAFETY: as above.
-            let x = unsafe { std::slice::from_raw_parts(a.half(i), len) };
+            let x = unsafe { std::slice::from_raw_parts(part(i), len) };
             apply(op, dt, count, x, acc)?;
         }
     }
