@@ -634,6 +634,17 @@ pub fn host_id() -> String {
     s
 }
 
+/// The CPUs online on this machine (the same for every process on it).
+pub fn cpus_online() -> usize {
+    // SAFETY: sysconf has no memory effects.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    if n > 0 {
+        n as usize
+    } else {
+        cpus_available()
+    }
+}
+
 /// CPUs this process may run on.
 pub fn cpus_available() -> usize {
     // SAFETY: cpu_set_t is plain data; sched_getaffinity fills it.

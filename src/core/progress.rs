@@ -20,9 +20,17 @@ static SLEEP_MAX_NS: AtomicU64 = AtomicU64::new(1_000_000);
 /// Shortest adaptive spin phase.
 const ADAPT_MIN_NS: u64 = 500;
 
+/// Whether the node's ranks outnumber its CPUs, counted alike on every rank
+/// (`configure`).
+static OVERSUB: AtomicBool = AtomicBool::new(false);
+
 /// Sets the phase lengths (called once at init); `adapt`: ranks outnumber
-/// cores, the spin phase adapts (module doc).
-pub fn configure(spin_us: u64, yield_us: u64, sleep_max_us: u64, adapt: bool) {
+/// the CPUs this rank may use, the spin phase adapts (module doc);
+/// `node_oversub`: they outnumber the node's CPUs as every rank counts them
+/// (`oversubscribed`).
+pub fn configure(spin_us: u64, yield_us: u64, sleep_max_us: u64, adapt: bool, node_oversub: bool) {
+    // Relaxed: set once at init, before any collective.
+    OVERSUB.store(node_oversub, Ordering::Relaxed);
     // Relaxed, all of them: tuning values, read by the same thread or
     // harmlessly stale in another.
     SPIN_NS.store(spin_us * 1000, Ordering::Relaxed);
@@ -32,10 +40,14 @@ pub fn configure(spin_us: u64, yield_us: u64, sleep_max_us: u64, adapt: bool) {
     SLEEP_MAX_NS.store(sleep_max_us * 1000, Ordering::Relaxed);
 }
 
-/// Whether this node's ranks outnumber its cores (set at init).
+/// Whether this node's ranks outnumber its cores (set at init). Counted
+/// from what every rank sees alike (mpirun's `OXMPI_NODE_CPUS`, else the
+/// CPUs online), not from a rank's own affinity, which a launcher may set
+/// differently per rank: the collectives choose their forms by it, and
+/// every rank must choose alike.
 pub fn oversubscribed() -> bool {
     // Relaxed: set once by `configure` before any collective runs.
-    ADAPT.load(Ordering::Relaxed)
+    OVERSUB.load(Ordering::Relaxed)
 }
 
 pub struct Backoff {

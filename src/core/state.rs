@@ -480,17 +480,25 @@ impl State {
             .map(|(li, &r)| (li, r))
             .collect();
         // mpirun says how many CPUs the job has (its ranks may be pinned to one each).
-        let cpus = std::env::var("OXMPI_NODE_CPUS")
+        let node_cpus: Option<usize> = std::env::var("OXMPI_NODE_CPUS")
             .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or_else(crate::sys::cpus_available);
+            .and_then(|v| v.parse().ok());
+        let cpus = node_cpus.unwrap_or_else(crate::sys::cpus_available);
         let oversub = local.len() > cpus;
+        // For the collectives' choices, a count every local rank sees alike.
+        let node_oversub = local.len() > node_cpus.unwrap_or_else(crate::sys::cpus_online);
         let spin = if oversub {
             cfg.oversub_spin_us
         } else {
             cfg.spin_us
         };
-        crate::core::progress::configure(spin, cfg.yield_us, cfg.sleep_max_us, oversub);
+        crate::core::progress::configure(
+            spin,
+            cfg.yield_us,
+            cfg.sleep_max_us,
+            oversub,
+            node_oversub,
+        );
         let n = size as usize;
         let world = Comm::new(0, (0..size).collect(), rank, "MPI_COMM_WORLD");
         let selfc = Comm::new(2, vec![rank], rank, "MPI_COMM_SELF");
