@@ -931,7 +931,7 @@ pub unsafe fn allreduce_cma(
     a.publish_buffers(input, out)?;
     let (lo, len) = reduce_slice(count, a.n, esize, a.me);
     let r = a.all_buffers().and_then(|bufs| {
-        let piece = (REDUCE_PIECE / esize.max(1)).max(1) * esize.max(1);
+        let piece = piece_bytes(esize);
         let mut at = 0;
         while at < len {
             let l = piece.min(len - at);
@@ -996,7 +996,7 @@ pub unsafe fn reduce_cma(
                 )
             };
         }
-        let piece = (REDUCE_PIECE / esize.max(1)).max(1) * esize.max(1);
+        let piece = piece_bytes(esize);
         let mut acc = crate::core::pool::take(piece.min(len));
         let r = (|| -> Result<()> {
             let mut at = 0;
@@ -1126,6 +1126,13 @@ fn rooted_slice(count: usize, n: usize, esize: usize, i: usize, root: usize) -> 
 /// fifth round).
 const REDUCE_PIECE: usize = 256 << 10;
 
+/// `REDUCE_PIECE` rounded down to whole elements of `esize` bytes (at least
+/// one).
+fn piece_bytes(esize: usize) -> usize {
+    let esize = esize.max(1);
+    (REDUCE_PIECE / esize).max(1) * esize
+}
+
 /// Reduces bytes [lo, lo + len) of every rank's input into `acc`,
 /// `REDUCE_PIECE` bytes at a time: the next ranks' parts (me + 1, me + 2,
 /// ...) each op the accumulator, which starts as my own part. `mine` is
@@ -1150,7 +1157,7 @@ unsafe fn reduce_part(
     op: &OpKind,
 ) -> Result<()> {
     let esize = esize.max(1);
-    let piece = (REDUCE_PIECE / esize).max(1) * esize;
+    let piece = piece_bytes(esize);
     let in_place = std::ptr::eq(acc, mine);
     // Reused (`pool`): a fresh buffer of this size costs a page fault per
     // 4 KiB, at 512 KiB more than the reduction itself.
