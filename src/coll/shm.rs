@@ -27,15 +27,16 @@
 //! is bitwise identical everywhere and correct for non-commutative ops.
 //!
 //! Single copy. Above the sizes that the copies serve best, allgather,
-//! alltoall and bcast move their data with one `process_vm_readv` per block
-//! instead of two copies through the slots (`allgather_cma`,
-//! `alltoall_cma`, `bcast_cma`): the payload in call g's line is then only
-//! the address of the rank's source buffer and its process id; each rank reads what it needs straight out of the others'
-//! buffers as soon as they have published, marks `done`, and returns only
-//! when every rank is done, so no one reads a buffer its owner has got
-//! back. Reductions above the copies' limit take the same road
-//! (`allreduce_cma`, `reduce_cma`, `reduce_scatter_block_cma`, builtin ops):
-//! the payload is then the input and output addresses; rank r reduces slice
+//! alltoall and bcast move their data with one `process_vm_readv` or
+//! `process_vm_writev` per block instead of two copies through the slots
+//! (`allgather_cma`, `alltoall_cma`, `bcast_cma`): the payload in call g's
+//! line is then only the addresses of the rank's source and output buffers
+//! and its process id (`single_area`); each rank reads what it needs
+//! straight out of the others' buffers, or writes into theirs, as soon as
+//! they have published, marks `done`, and returns only when every rank is
+//! done, so no one touches a buffer its owner has got back. Reductions
+//! above the copies' limit take the same road (`allreduce_cma`,
+//! `reduce_cma`, `reduce_scatter_block_cma`, builtin ops): rank r reduces slice
 //! r (or block r) of the vector piece by piece, reading the others' parts
 //! of it into a buffer that stays in cache, and writes each finished piece
 //! into the other ranks' outputs (allreduce) or the root's (reduce) with
@@ -116,13 +117,11 @@ const DATA: usize = COLL_DATA;
 /// Largest payload carried in the call line itself (after `seq` and the
 /// context id).
 const INLINE: usize = COLL_LINE_BYTES - 16;
-/// Payload of a single-copy call: the source buffer's address and the pid.
-const SOURCE: usize = 16;
-/// Payload of a single-copy reduction: input and output addresses and pid
+/// Payload of a single-copy call: source and output addresses and pid
 /// (`Area::publish_buffers`).
 const BUFFERS: usize = 24;
 
-/// A rank's buffers in a single-copy reduction.
+/// A rank's buffers in a single-copy call.
 struct Buffers {
     src: usize,
     dst: usize,
@@ -308,28 +307,14 @@ impl Area {
         self.done(self.me).store(self.g, Ordering::Release);
     }
 
-    /// Single copy, first step: this call's region gets the address of my
-    /// source buffer and my process id.
-    fn publish_source(&self, src: *const u8) -> Result<()> {
-        self.before_write()?;
-        let w = self.half(self.me) as *mut u64;
-        // SAFETY: the payload (in the call line: INLINE >= 16 bytes, 16-byte
-        // aligned) is mine; nobody reads it before `publish`, and nobody
-        // still reads the call 64 back (before_write waited for them).
-        unsafe {
-            w.write(src as u64);
-            w.add(1).write(crate::sys::pid() as u64);
-        }
-        self.publish();
-        Ok(())
-    }
-
-    /// Single-copy reduction, first step: this call's line gets the
-    /// addresses of my input and output buffers and my process id.
+    /// Single copy, first step: this call's line gets the addresses of my
+    /// source (input) and output buffers and my process id.
     fn publish_buffers(&self, src: *const u8, dst: *mut u8) -> Result<()> {
         self.before_write()?;
         let w = self.half(self.me) as *mut u64;
-        // SAFETY: as in `publish_source`; BUFFERS <= INLINE.
+        // SAFETY: the payload (in the call line: INLINE >= BUFFERS bytes,
+        // 16-byte aligned) is mine; nobody reads it before `publish`, and
+        // nobody still reads the call 64 back (before_write waited for them).
         unsafe {
             w.write(src as u64);
             w.add(1).write(crate::sys::pid() as u64);
@@ -392,6 +377,16 @@ impl Area {
         self.wait_all(0..self.n, |i| self.done(i).load(Ordering::Acquire) >= g)?;
         r
     }
+}
+
+/// The area for the next single-copy call on `comm`, with my buffers
+/// published (`Area::publish_buffers`); None where `area` has none.
+fn single_area(comm: std::os::raw::c_int, src: *const u8, dst: *mut u8) -> Result<Option<Area>> {
+    let Some(a) = area(comm, |_| BUFFERS)? else {
+        return Ok(None);
+    };
+    a.publish_buffers(src, dst)?;
+    Ok(Some(a))
 }
 
 /// Whether the single-copy forms may run: every local rank read every
@@ -845,13 +840,12 @@ pub unsafe fn allgather_cma(
     blk: usize,
 ) -> Result<()> {
     let push = blk <= allgather_push_max();
-    let Some(a) = area(comm, |_| BUFFERS)? else {
-        return Ok(());
-    };
     // Both forms publish my block's address (and my output's, for the
     // pushers); a rank writes into rank i's output, or reads rank i's
     // block, as soon as rank i has published.
-    a.publish_buffers(mine, out)?;
+    let Some(a) = single_area(comm, mine, out)? else {
+        return Ok(());
+    };
     let r = others(&a).try_for_each(|i| {
         if push {
             a.wait_seq(std::iter::once(i))?;
@@ -885,10 +879,9 @@ pub unsafe fn alltoall_cma(
     out: *mut u8,
     blk: usize,
 ) -> Result<()> {
-    let Some(a) = area(comm, |_| SOURCE)? else {
+    let Some(a) = single_area(comm, send, out)? else {
         return Ok(());
     };
-    a.publish_source(send)?;
     // My own block first here (allgather copies it last): at 4 ranks on 2
     // cores this order measured 5-10% faster for alltoall from 64 KiB, the
     // other one 10-25% for allgather (docs/performance.md, fourth round).
@@ -925,10 +918,9 @@ pub unsafe fn allreduce_cma(
     dt: std::os::raw::c_int,
     op: &OpKind,
 ) -> Result<()> {
-    let Some(a) = area(comm, |_| BUFFERS)? else {
+    let Some(a) = single_area(comm, input, out)? else {
         return Ok(());
     };
-    a.publish_buffers(input, out)?;
     let (lo, len) = reduce_slice(count, a.n, esize, a.me);
     let r = a.all_buffers().and_then(|bufs| {
         let piece = piece_bytes(esize);
@@ -974,10 +966,9 @@ pub unsafe fn reduce_cma(
     op: &OpKind,
     root: usize,
 ) -> Result<()> {
-    let Some(a) = area(comm, |_| BUFFERS)? else {
+    let Some(a) = single_area(comm, input, out)? else {
         return Ok(());
     };
-    a.publish_buffers(input, out)?;
     let (lo, len) = rooted_slice(count, a.n, esize, a.me, root);
     let r = a.all_buffers().and_then(|bufs| {
         if a.me == root {
@@ -1040,10 +1031,9 @@ pub unsafe fn reduce_scatter_block_cma(
     dt: std::os::raw::c_int,
     op: &OpKind,
 ) -> Result<()> {
-    let Some(a) = area(comm, |_| BUFFERS)? else {
+    let Some(a) = single_area(comm, input, out)? else {
         return Ok(());
     };
-    a.publish_buffers(input, out)?;
     let in_place = std::ptr::eq(input, out);
     let mut scratch = crate::core::pool::take(if in_place { blk } else { 0 });
     let acc = if in_place { scratch.as_mut_ptr() } else { out };
@@ -1244,10 +1234,9 @@ pub unsafe fn bcast_cma(
     len: usize,
     root: usize,
 ) -> Result<()> {
-    let Some(a) = area(comm, |_| BUFFERS)? else {
+    let Some(a) = single_area(comm, buf, buf)? else {
         return Ok(());
     };
-    a.publish_buffers(buf, buf)?;
     let share = (len / a.n) & !63;
     let r = if a.me == root {
         others(&a).try_for_each(|i| {
