@@ -634,6 +634,24 @@ pub fn host_id() -> String {
     s
 }
 
+/// Bytes of the largest cache level the C library reports (the same for
+/// every process on the machine); 32 MiB where it reports none.
+pub fn last_cache_bytes() -> usize {
+    static BYTES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *BYTES.get_or_init(|| {
+        [
+            libc::_SC_LEVEL4_CACHE_SIZE,
+            libc::_SC_LEVEL3_CACHE_SIZE,
+            libc::_SC_LEVEL2_CACHE_SIZE,
+        ]
+        .into_iter()
+        // SAFETY: sysconf has no memory effects.
+        .map(|k| unsafe { libc::sysconf(k) })
+        .find(|&b| b > 0)
+        .map_or(32 << 20, |b| b as usize)
+    })
+}
+
 /// The CPUs online on this machine (the same for every process on it).
 pub fn cpus_online() -> usize {
     // SAFETY: sysconf has no memory effects.

@@ -98,6 +98,24 @@ pub fn allgather_push_max() -> usize {
     })
 }
 
+/// Largest allgather block that the writing single copy sends whole; above
+/// it, piece by piece, each piece copied into my own output first and then,
+/// still in cache, into every other rank's, so my block is read from memory
+/// once instead of n times. That pays only when the buffers do not stay in
+/// the last-level cache anyway: by default above the block at which the
+/// n ranks' inputs and outputs (n * (n + 1) blocks) fill it. At 2 ranks
+/// with a 48 MiB cache, 16 MiB blocks took 0.89-0.93 of the time of whole
+/// writes; 4 MiB blocks, which stay in cache, 1.03-1.15 times
+/// (docs/performance.md, sixth round). OXMPI_ALLGATHER_FUSE sets it.
+pub fn allgather_fuse_min(n: usize) -> usize {
+    static MIN: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    let set = *MIN.get_or_init(|| {
+        crate::config::get_str("OXMPI_ALLGATHER_FUSE")
+            .map(|v| v.trim().parse().unwrap_or(usize::MAX))
+    });
+    set.unwrap_or_else(|| crate::sys::last_cache_bytes() / (n * (n + 1)).max(1))
+}
+
 /// The broadcasts that take the single copy by default, by communicator
 /// size: above 64 KiB at 2 ranks, above 128 KiB at more (below, one call
 /// through the slots is faster), up to 4 MiB (above, the message algorithms
@@ -411,7 +429,7 @@ pub fn cma_all() -> bool {
 
 /// The ranks other than me in the order I read them: me + 1, me + 2, ...,
 /// so that not everyone reads rank 0 first.
-fn others(a: &Area) -> impl Iterator<Item = usize> + '_ {
+fn others(a: &Area) -> impl Iterator<Item = usize> + Clone + '_ {
     (1..a.n).map(move |k| (a.me + k) % a.n)
 }
 
@@ -846,24 +864,50 @@ pub unsafe fn allgather_cma(
     let Some(a) = single_area(comm, mine, out)? else {
         return Ok(());
     };
-    let r = others(&a).try_for_each(|i| {
-        if push {
-            a.wait_seq(std::iter::once(i))?;
-            let b = a.buffers(i);
-            // SAFETY: block me of rank i's output, written by me alone in
-            // this call; rank i does not return before I am done.
-            unsafe { cma_to(&b, i, b.dst + a.me * blk, mine, blk) }
-        } else {
-            // SAFETY: block i of out; rank i's source holds blk bytes.
-            unsafe { a.read_source(i, 0, out.add(i * blk), blk) }
-        }
-    });
-    // SAFETY: out holds n * blk bytes; `mine` either is my block of it or
-    // does not overlap it (MPI forbids aliasing other than MPI_IN_PLACE).
-    a.finish_single(r, || unsafe {
-        let at = out.add(a.me * blk);
-        if !std::ptr::eq(at, mine) {
-            crate::sys::copy(at, mine, blk);
+    // SAFETY: out holds n * blk bytes.
+    let at = unsafe { out.add(a.me * blk) };
+    // `mine` either is my block of out (in place) or does not overlap out
+    // (MPI forbids aliasing other than MPI_IN_PLACE).
+    let own = !std::ptr::eq(at, mine);
+    let fused = push && blk > allgather_fuse_min(a.n);
+    let r = if fused {
+        // Piece by piece: my own copy, then the same piece, still in cache,
+        // into every other rank's output.
+        a.wait_seq(others(&a)).and_then(|()| {
+            let bufs: Vec<Buffers> = (0..a.n).map(|i| a.buffers(i)).collect();
+            let piece = piece_bytes(1);
+            (0..blk).step_by(piece).try_for_each(|off| {
+                let len = piece.min(blk - off);
+                if own {
+                    // SAFETY: bytes [off, off + len) of my block and of my
+                    // block of out, which do not overlap.
+                    unsafe { crate::sys::copy(at.add(off), mine.add(off), len) };
+                }
+                others(&a).try_for_each(|i| {
+                    let b = &bufs[i];
+                    // SAFETY: as below, for a part of block me.
+                    unsafe { cma_to(b, i, b.dst + a.me * blk + off, mine.add(off), len) }
+                })
+            })
+        })
+    } else {
+        others(&a).try_for_each(|i| {
+            if push {
+                a.wait_seq(std::iter::once(i))?;
+                let b = a.buffers(i);
+                // SAFETY: block me of rank i's output, written by me alone
+                // in this call; rank i does not return before I am done.
+                unsafe { cma_to(&b, i, b.dst + a.me * blk, mine, blk) }
+            } else {
+                // SAFETY: block i of out; rank i's source holds blk bytes.
+                unsafe { a.read_source(i, 0, out.add(i * blk), blk) }
+            }
+        })
+    };
+    a.finish_single(r, || {
+        if own && !fused {
+            // SAFETY: as above.
+            unsafe { crate::sys::copy(at, mine, blk) };
         }
     })
 }
