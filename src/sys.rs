@@ -507,9 +507,69 @@ pub unsafe fn copy(dst: *mut u8, src: *const u8, n: usize) {
             small_copy(dst, src, n);
         } else if n < 1 << 20 && slow_offset(dst as usize, src as usize) {
             copy_backward(dst, src, n);
+        } else if n >= nt_copy_min() {
+            copy_streaming(dst, src, n);
         } else {
             std::ptr::copy_nonoverlapping(src, dst, n);
         }
+    }
+}
+
+/// Smallest copy that `copy` makes with non-temporal stores
+/// (`copy_streaming`); OXMPI_COPY_NT sets it.
+fn nt_copy_min() -> usize {
+    static MIN: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *MIN.get_or_init(|| {
+        crate::config::get_str("OXMPI_COPY_NT")
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(NT_COPY_MIN)
+    })
+}
+const NT_COPY_MIN: usize = 1 << 20;
+
+/// Copies `n` bytes with non-temporal stores, which go to memory without
+/// first reading each destination line into the cache (and later evicting
+/// it): a copy this large leaves the cache anyway.
+///
+/// # Safety
+/// As for `ptr::copy_nonoverlapping`.
+#[inline(never)]
+unsafe fn copy_streaming(dst: *mut u8, src: *const u8, n: usize) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: every access lies within the first `n` bytes of `src` / `dst`;
+    // the streaming stores go to 16-byte aligned addresses of `dst`.
+    unsafe {
+        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_sfence, _mm_stream_si128};
+        // Up to the first 64-byte boundary of dst with ordinary stores.
+        let head = (dst as usize).wrapping_neg() & 63;
+        let head = head.min(n);
+        std::ptr::copy_nonoverlapping(src, dst, head);
+        let mut i = head;
+        while i + 64 <= n {
+            let s = src.add(i) as *const __m128i;
+            let d = dst.add(i) as *mut __m128i;
+            let (a, b, c, e) = (
+                _mm_loadu_si128(s),
+                _mm_loadu_si128(s.add(1)),
+                _mm_loadu_si128(s.add(2)),
+                _mm_loadu_si128(s.add(3)),
+            );
+            _mm_stream_si128(d, a);
+            _mm_stream_si128(d.add(1), b);
+            _mm_stream_si128(d.add(2), c);
+            _mm_stream_si128(d.add(3), e);
+            i += 64;
+        }
+        std::ptr::copy_nonoverlapping(src.add(i), dst.add(i), n - i);
+        // Streaming stores are weakly ordered: the fence orders them before
+        // every later store, so a Release store after the copy (a flag that
+        // tells another rank the data is there) still publishes them.
+        _mm_sfence();
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: the caller's contract.
+    unsafe {
+        std::ptr::copy_nonoverlapping(src, dst, n)
     }
 }
 
@@ -721,6 +781,35 @@ mod tests {
             }
             assert_eq!(&dst[19..19 + n], &src[3..3 + n], "write={write}");
             assert!(dst[..19].iter().chain(&dst[19 + n..]).all(|&b| b == 0));
+        }
+    }
+
+    /// The streaming copy of lengths around its 64-byte steps and of a
+    /// large block, at every source and destination misalignment: exactly
+    /// the bytes asked for, nothing around them.
+    #[test]
+    fn copy_streaming_exactly() {
+        let big = (1 << 20) + 77;
+        let src: Vec<u8> = (0..big + 192).map(|i| (i * 13 + i / 251) as u8).collect();
+        let lens = (0..=200).chain([big]);
+        for n in lens {
+            for (so, doff) in [(0, 0), (1, 0), (0, 1), (5, 63), (17, 16), (63, 33)] {
+                let mut dst = vec![0xEEu8; n + 192];
+                // SAFETY: both ranges lie inside their (distinct) vectors.
+                unsafe { copy_streaming(dst.as_mut_ptr().add(doff + 64), src.as_ptr().add(so), n) };
+                assert!(
+                    dst[..doff + 64].iter().all(|&b| b == 0xEE),
+                    "n={n} so={so} doff={doff}"
+                );
+                assert!(
+                    dst[doff + 64 + n..].iter().all(|&b| b == 0xEE),
+                    "n={n} so={so} doff={doff}"
+                );
+                assert!(
+                    dst[doff + 64..doff + 64 + n] == src[so..so + n],
+                    "n={n} so={so} doff={doff}"
+                );
+            }
         }
     }
 
