@@ -507,12 +507,17 @@ pub unsafe fn copy(dst: *mut u8, src: *const u8, n: usize) {
             small_copy(dst, src, n);
         } else if n < 1 << 20 && slow_offset(dst as usize, src as usize) {
             copy_backward(dst, src, n);
-        } else if n >= nt_copy_min() {
+        } else if streams(n) {
             copy_streaming(dst, src, n);
         } else {
             std::ptr::copy_nonoverlapping(src, dst, n);
         }
     }
+}
+
+/// Whether `copy` makes a copy of `n` bytes with non-temporal stores.
+pub fn streams(n: usize) -> bool {
+    n >= nt_copy_min()
 }
 
 /// Smallest copy that `copy` makes with non-temporal stores
@@ -534,7 +539,7 @@ const NT_COPY_MIN: usize = 1 << 20;
 /// # Safety
 /// As for `ptr::copy_nonoverlapping`.
 #[inline(never)]
-unsafe fn copy_streaming(dst: *mut u8, src: *const u8, n: usize) {
+pub unsafe fn copy_streaming(dst: *mut u8, src: *const u8, n: usize) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: every access lies within the first `n` bytes of `src` / `dst`;
     // the streaming stores go to 16-byte aligned addresses of `dst`.

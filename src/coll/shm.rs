@@ -876,12 +876,22 @@ pub unsafe fn allgather_cma(
         a.wait_seq(others(&a)).and_then(|()| {
             let bufs: Vec<Buffers> = (0..a.n).map(|i| a.buffers(i)).collect();
             let piece = piece_bytes(1);
+            // The pieces of a block that `sys::copy` would copy whole with
+            // non-temporal stores go the same way (2 ranks, 16 MiB blocks:
+            // 0.91 of the time with ordinary stores).
+            let stream = crate::sys::streams(blk);
             (0..blk).step_by(piece).try_for_each(|off| {
                 let len = piece.min(blk - off);
                 if own {
                     // SAFETY: bytes [off, off + len) of my block and of my
                     // block of out, which do not overlap.
-                    unsafe { crate::sys::copy(at.add(off), mine.add(off), len) };
+                    unsafe {
+                        if stream {
+                            crate::sys::copy_streaming(at.add(off), mine.add(off), len)
+                        } else {
+                            crate::sys::copy(at.add(off), mine.add(off), len)
+                        }
+                    }
                 }
                 others(&a).try_for_each(|i| {
                     let b = &bufs[i];
