@@ -1467,6 +1467,602 @@ int MPI_Neighbor_alltoallw_init(const void *sendbuf,
                                 MPI_Info info,
                                 MPI_Request *request);
 
+int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm);
+
+int MPI_Ibcast_c(void *buffer,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 int root,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
+int MPI_Reduce_c(const void *sendbuf,
+                 void *recvbuf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 MPI_Op op,
+                 int root,
+                 MPI_Comm comm);
+
+int MPI_Ireduce_c(const void *sendbuf,
+                  void *recvbuf,
+                  MPI_Count count,
+                  MPI_Datatype datatype,
+                  MPI_Op op,
+                  int root,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+int MPI_Allreduce_c(const void *sendbuf,
+                    void *recvbuf,
+                    MPI_Count count,
+                    MPI_Datatype datatype,
+                    MPI_Op op,
+                    MPI_Comm comm);
+
+int MPI_Iallreduce_c(const void *sendbuf,
+                     void *recvbuf,
+                     MPI_Count count,
+                     MPI_Datatype datatype,
+                     MPI_Op op,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+int MPI_Gather_c(const void *sendbuf,
+                 MPI_Count sendcount,
+                 MPI_Datatype sendtype,
+                 void *recvbuf,
+                 MPI_Count recvcount,
+                 MPI_Datatype recvtype,
+                 int root,
+                 MPI_Comm comm);
+
+int MPI_Igather_c(const void *sendbuf,
+                  MPI_Count sendcount,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  MPI_Count recvcount,
+                  MPI_Datatype recvtype,
+                  int root,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+int MPI_Gatherv_c(const void *sendbuf,
+                  MPI_Count sendcount,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  const MPI_Count *recvcounts,
+                  const MPI_Aint *displs,
+                  MPI_Datatype recvtype,
+                  int root,
+                  MPI_Comm comm);
+
+int MPI_Igatherv_c(const void *sendbuf,
+                   MPI_Count sendcount,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   const MPI_Count *recvcounts,
+                   const MPI_Aint *displs,
+                   MPI_Datatype recvtype,
+                   int root,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+int MPI_Scatter_c(const void *sendbuf,
+                  MPI_Count sendcount,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  MPI_Count recvcount,
+                  MPI_Datatype recvtype,
+                  int root,
+                  MPI_Comm comm);
+
+int MPI_Iscatter_c(const void *sendbuf,
+                   MPI_Count sendcount,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   MPI_Count recvcount,
+                   MPI_Datatype recvtype,
+                   int root,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+int MPI_Scatterv_c(const void *sendbuf,
+                   const MPI_Count *sendcounts,
+                   const MPI_Aint *displs,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   MPI_Count recvcount,
+                   MPI_Datatype recvtype,
+                   int root,
+                   MPI_Comm comm);
+
+int MPI_Iscatterv_c(const void *sendbuf,
+                    const MPI_Count *sendcounts,
+                    const MPI_Aint *displs,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    MPI_Count recvcount,
+                    MPI_Datatype recvtype,
+                    int root,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+int MPI_Allgather_c(const void *sendbuf,
+                    MPI_Count sendcount,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    MPI_Count recvcount,
+                    MPI_Datatype recvtype,
+                    MPI_Comm comm);
+
+int MPI_Iallgather_c(const void *sendbuf,
+                     MPI_Count sendcount,
+                     MPI_Datatype sendtype,
+                     void *recvbuf,
+                     MPI_Count recvcount,
+                     MPI_Datatype recvtype,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+int MPI_Allgatherv_c(const void *sendbuf,
+                     MPI_Count sendcount,
+                     MPI_Datatype sendtype,
+                     void *recvbuf,
+                     const MPI_Count *recvcounts,
+                     const MPI_Aint *displs,
+                     MPI_Datatype recvtype,
+                     MPI_Comm comm);
+
+int MPI_Iallgatherv_c(const void *sendbuf,
+                      MPI_Count sendcount,
+                      MPI_Datatype sendtype,
+                      void *recvbuf,
+                      const MPI_Count *recvcounts,
+                      const MPI_Aint *displs,
+                      MPI_Datatype recvtype,
+                      MPI_Comm comm,
+                      MPI_Request *request);
+
+int MPI_Alltoall_c(const void *sendbuf,
+                   MPI_Count sendcount,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   MPI_Count recvcount,
+                   MPI_Datatype recvtype,
+                   MPI_Comm comm);
+
+int MPI_Ialltoall_c(const void *sendbuf,
+                    MPI_Count sendcount,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    MPI_Count recvcount,
+                    MPI_Datatype recvtype,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+int MPI_Alltoallv_c(const void *sendbuf,
+                    const MPI_Count *sendcounts,
+                    const MPI_Aint *sdispls,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    const MPI_Count *recvcounts,
+                    const MPI_Aint *rdispls,
+                    MPI_Datatype recvtype,
+                    MPI_Comm comm);
+
+int MPI_Ialltoallv_c(const void *sendbuf,
+                     const MPI_Count *sendcounts,
+                     const MPI_Aint *sdispls,
+                     MPI_Datatype sendtype,
+                     void *recvbuf,
+                     const MPI_Count *recvcounts,
+                     const MPI_Aint *rdispls,
+                     MPI_Datatype recvtype,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+int MPI_Reduce_scatter_block_c(const void *sendbuf,
+                               void *recvbuf,
+                               MPI_Count recvcount,
+                               MPI_Datatype datatype,
+                               MPI_Op op,
+                               MPI_Comm comm);
+
+int MPI_Ireduce_scatter_block_c(const void *sendbuf,
+                                void *recvbuf,
+                                MPI_Count recvcount,
+                                MPI_Datatype datatype,
+                                MPI_Op op,
+                                MPI_Comm comm,
+                                MPI_Request *request);
+
+int MPI_Reduce_scatter_c(const void *sendbuf,
+                         void *recvbuf,
+                         const MPI_Count *recvcounts,
+                         MPI_Datatype datatype,
+                         MPI_Op op,
+                         MPI_Comm comm);
+
+int MPI_Ireduce_scatter_c(const void *sendbuf,
+                          void *recvbuf,
+                          const MPI_Count *recvcounts,
+                          MPI_Datatype datatype,
+                          MPI_Op op,
+                          MPI_Comm comm,
+                          MPI_Request *request);
+
+int MPI_Scan_c(const void *sendbuf,
+               void *recvbuf,
+               MPI_Count count,
+               MPI_Datatype datatype,
+               MPI_Op op,
+               MPI_Comm comm);
+
+int MPI_Iscan_c(const void *sendbuf,
+                void *recvbuf,
+                MPI_Count count,
+                MPI_Datatype datatype,
+                MPI_Op op,
+                MPI_Comm comm,
+                MPI_Request *request);
+
+int MPI_Exscan_c(const void *sendbuf,
+                 void *recvbuf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 MPI_Op op,
+                 MPI_Comm comm);
+
+int MPI_Iexscan_c(const void *sendbuf,
+                  void *recvbuf,
+                  MPI_Count count,
+                  MPI_Datatype datatype,
+                  MPI_Op op,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+int MPI_Alltoallw_c(const void *sendbuf,
+                    const MPI_Count *sendcounts,
+                    const MPI_Aint *sdispls,
+                    const MPI_Datatype *sendtypes,
+                    void *recvbuf,
+                    const MPI_Count *recvcounts,
+                    const MPI_Aint *rdispls,
+                    const MPI_Datatype *recvtypes,
+                    MPI_Comm comm);
+
+int MPI_Ialltoallw_c(const void *sendbuf,
+                     const MPI_Count *sendcounts,
+                     const MPI_Aint *sdispls,
+                     const MPI_Datatype *sendtypes,
+                     void *recvbuf,
+                     const MPI_Count *recvcounts,
+                     const MPI_Aint *rdispls,
+                     const MPI_Datatype *recvtypes,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+int MPI_Neighbor_allgather_c(const void *sendbuf,
+                             MPI_Count sendcount,
+                             MPI_Datatype sendtype,
+                             void *recvbuf,
+                             MPI_Count recvcount,
+                             MPI_Datatype recvtype,
+                             MPI_Comm comm);
+
+int MPI_Ineighbor_allgather_c(const void *sendbuf,
+                              MPI_Count sendcount,
+                              MPI_Datatype sendtype,
+                              void *recvbuf,
+                              MPI_Count recvcount,
+                              MPI_Datatype recvtype,
+                              MPI_Comm comm,
+                              MPI_Request *request);
+
+int MPI_Neighbor_allgatherv_c(const void *sendbuf,
+                              MPI_Count sendcount,
+                              MPI_Datatype sendtype,
+                              void *recvbuf,
+                              const MPI_Count *recvcounts,
+                              const MPI_Aint *displs,
+                              MPI_Datatype recvtype,
+                              MPI_Comm comm);
+
+int MPI_Ineighbor_allgatherv_c(const void *sendbuf,
+                               MPI_Count sendcount,
+                               MPI_Datatype sendtype,
+                               void *recvbuf,
+                               const MPI_Count *recvcounts,
+                               const MPI_Aint *displs,
+                               MPI_Datatype recvtype,
+                               MPI_Comm comm,
+                               MPI_Request *request);
+
+int MPI_Neighbor_alltoall_c(const void *sendbuf,
+                            MPI_Count sendcount,
+                            MPI_Datatype sendtype,
+                            void *recvbuf,
+                            MPI_Count recvcount,
+                            MPI_Datatype recvtype,
+                            MPI_Comm comm);
+
+int MPI_Ineighbor_alltoall_c(const void *sendbuf,
+                             MPI_Count sendcount,
+                             MPI_Datatype sendtype,
+                             void *recvbuf,
+                             MPI_Count recvcount,
+                             MPI_Datatype recvtype,
+                             MPI_Comm comm,
+                             MPI_Request *request);
+
+int MPI_Neighbor_alltoallv_c(const void *sendbuf,
+                             const MPI_Count *sendcounts,
+                             const MPI_Aint *sdispls,
+                             MPI_Datatype sendtype,
+                             void *recvbuf,
+                             const MPI_Count *recvcounts,
+                             const MPI_Aint *rdispls,
+                             MPI_Datatype recvtype,
+                             MPI_Comm comm);
+
+int MPI_Ineighbor_alltoallv_c(const void *sendbuf,
+                              const MPI_Count *sendcounts,
+                              const MPI_Aint *sdispls,
+                              MPI_Datatype sendtype,
+                              void *recvbuf,
+                              const MPI_Count *recvcounts,
+                              const MPI_Aint *rdispls,
+                              MPI_Datatype recvtype,
+                              MPI_Comm comm,
+                              MPI_Request *request);
+
+int MPI_Neighbor_alltoallw_c(const void *sendbuf,
+                             const MPI_Count *sendcounts,
+                             const MPI_Aint *sdispls,
+                             const MPI_Datatype *sendtypes,
+                             void *recvbuf,
+                             const MPI_Count *recvcounts,
+                             const MPI_Aint *rdispls,
+                             const MPI_Datatype *recvtypes,
+                             MPI_Comm comm);
+
+int MPI_Ineighbor_alltoallw_c(const void *sendbuf,
+                              const MPI_Count *sendcounts,
+                              const MPI_Aint *sdispls,
+                              const MPI_Datatype *sendtypes,
+                              void *recvbuf,
+                              const MPI_Count *recvcounts,
+                              const MPI_Aint *rdispls,
+                              const MPI_Datatype *recvtypes,
+                              MPI_Comm comm,
+                              MPI_Request *request);
+
+int MPI_Bcast_init_c(void *buffer,
+                     MPI_Count count,
+                     MPI_Datatype datatype,
+                     int root,
+                     MPI_Comm comm,
+                     MPI_Info info,
+                     MPI_Request *request);
+
+int MPI_Reduce_init_c(const void *sendbuf,
+                      void *recvbuf,
+                      MPI_Count count,
+                      MPI_Datatype datatype,
+                      MPI_Op op,
+                      int root,
+                      MPI_Comm comm,
+                      MPI_Info info,
+                      MPI_Request *request);
+
+int MPI_Allreduce_init_c(const void *sendbuf,
+                         void *recvbuf,
+                         MPI_Count count,
+                         MPI_Datatype datatype,
+                         MPI_Op op,
+                         MPI_Comm comm,
+                         MPI_Info info,
+                         MPI_Request *request);
+
+int MPI_Gather_init_c(const void *sendbuf,
+                      MPI_Count sendcount,
+                      MPI_Datatype sendtype,
+                      void *recvbuf,
+                      MPI_Count recvcount,
+                      MPI_Datatype recvtype,
+                      int root,
+                      MPI_Comm comm,
+                      MPI_Info info,
+                      MPI_Request *request);
+
+int MPI_Gatherv_init_c(const void *sendbuf,
+                       MPI_Count sendcount,
+                       MPI_Datatype sendtype,
+                       void *recvbuf,
+                       const MPI_Count *recvcounts,
+                       const MPI_Aint *displs,
+                       MPI_Datatype recvtype,
+                       int root,
+                       MPI_Comm comm,
+                       MPI_Info info,
+                       MPI_Request *request);
+
+int MPI_Scatter_init_c(const void *sendbuf,
+                       MPI_Count sendcount,
+                       MPI_Datatype sendtype,
+                       void *recvbuf,
+                       MPI_Count recvcount,
+                       MPI_Datatype recvtype,
+                       int root,
+                       MPI_Comm comm,
+                       MPI_Info info,
+                       MPI_Request *request);
+
+int MPI_Scatterv_init_c(const void *sendbuf,
+                        const MPI_Count *sendcounts,
+                        const MPI_Aint *displs,
+                        MPI_Datatype sendtype,
+                        void *recvbuf,
+                        MPI_Count recvcount,
+                        MPI_Datatype recvtype,
+                        int root,
+                        MPI_Comm comm,
+                        MPI_Info info,
+                        MPI_Request *request);
+
+int MPI_Allgather_init_c(const void *sendbuf,
+                         MPI_Count sendcount,
+                         MPI_Datatype sendtype,
+                         void *recvbuf,
+                         MPI_Count recvcount,
+                         MPI_Datatype recvtype,
+                         MPI_Comm comm,
+                         MPI_Info info,
+                         MPI_Request *request);
+
+int MPI_Allgatherv_init_c(const void *sendbuf,
+                          MPI_Count sendcount,
+                          MPI_Datatype sendtype,
+                          void *recvbuf,
+                          const MPI_Count *recvcounts,
+                          const MPI_Aint *displs,
+                          MPI_Datatype recvtype,
+                          MPI_Comm comm,
+                          MPI_Info info,
+                          MPI_Request *request);
+
+int MPI_Alltoall_init_c(const void *sendbuf,
+                        MPI_Count sendcount,
+                        MPI_Datatype sendtype,
+                        void *recvbuf,
+                        MPI_Count recvcount,
+                        MPI_Datatype recvtype,
+                        MPI_Comm comm,
+                        MPI_Info info,
+                        MPI_Request *request);
+
+int MPI_Alltoallv_init_c(const void *sendbuf,
+                         const MPI_Count *sendcounts,
+                         const MPI_Aint *sdispls,
+                         MPI_Datatype sendtype,
+                         void *recvbuf,
+                         const MPI_Count *recvcounts,
+                         const MPI_Aint *rdispls,
+                         MPI_Datatype recvtype,
+                         MPI_Comm comm,
+                         MPI_Info info,
+                         MPI_Request *request);
+
+int MPI_Reduce_scatter_block_init_c(const void *sendbuf,
+                                    void *recvbuf,
+                                    MPI_Count recvcount,
+                                    MPI_Datatype datatype,
+                                    MPI_Op op,
+                                    MPI_Comm comm,
+                                    MPI_Info info,
+                                    MPI_Request *request);
+
+int MPI_Reduce_scatter_init_c(const void *sendbuf,
+                              void *recvbuf,
+                              const MPI_Count *recvcounts,
+                              MPI_Datatype datatype,
+                              MPI_Op op,
+                              MPI_Comm comm,
+                              MPI_Info info,
+                              MPI_Request *request);
+
+int MPI_Scan_init_c(const void *sendbuf,
+                    void *recvbuf,
+                    MPI_Count count,
+                    MPI_Datatype datatype,
+                    MPI_Op op,
+                    MPI_Comm comm,
+                    MPI_Info info,
+                    MPI_Request *request);
+
+int MPI_Exscan_init_c(const void *sendbuf,
+                      void *recvbuf,
+                      MPI_Count count,
+                      MPI_Datatype datatype,
+                      MPI_Op op,
+                      MPI_Comm comm,
+                      MPI_Info info,
+                      MPI_Request *request);
+
+int MPI_Alltoallw_init_c(const void *sendbuf,
+                         const MPI_Count *sendcounts,
+                         const MPI_Aint *sdispls,
+                         const MPI_Datatype *sendtypes,
+                         void *recvbuf,
+                         const MPI_Count *recvcounts,
+                         const MPI_Aint *rdispls,
+                         const MPI_Datatype *recvtypes,
+                         MPI_Comm comm,
+                         MPI_Info info,
+                         MPI_Request *request);
+
+int MPI_Neighbor_allgather_init_c(const void *sendbuf,
+                                  MPI_Count sendcount,
+                                  MPI_Datatype sendtype,
+                                  void *recvbuf,
+                                  MPI_Count recvcount,
+                                  MPI_Datatype recvtype,
+                                  MPI_Comm comm,
+                                  MPI_Info info,
+                                  MPI_Request *request);
+
+int MPI_Neighbor_alltoall_init_c(const void *sendbuf,
+                                 MPI_Count sendcount,
+                                 MPI_Datatype sendtype,
+                                 void *recvbuf,
+                                 MPI_Count recvcount,
+                                 MPI_Datatype recvtype,
+                                 MPI_Comm comm,
+                                 MPI_Info info,
+                                 MPI_Request *request);
+
+int MPI_Neighbor_allgatherv_init_c(const void *sendbuf,
+                                   MPI_Count sendcount,
+                                   MPI_Datatype sendtype,
+                                   void *recvbuf,
+                                   const MPI_Count *recvcounts,
+                                   const MPI_Aint *displs,
+                                   MPI_Datatype recvtype,
+                                   MPI_Comm comm,
+                                   MPI_Info info,
+                                   MPI_Request *request);
+
+int MPI_Neighbor_alltoallv_init_c(const void *sendbuf,
+                                  const MPI_Count *sendcounts,
+                                  const MPI_Aint *sdispls,
+                                  MPI_Datatype sendtype,
+                                  void *recvbuf,
+                                  const MPI_Count *recvcounts,
+                                  const MPI_Aint *rdispls,
+                                  MPI_Datatype recvtype,
+                                  MPI_Comm comm,
+                                  MPI_Info info,
+                                  MPI_Request *request);
+
+int MPI_Neighbor_alltoallw_init_c(const void *sendbuf,
+                                  const MPI_Count *sendcounts,
+                                  const MPI_Aint *sdispls,
+                                  const MPI_Datatype *sendtypes,
+                                  void *recvbuf,
+                                  const MPI_Count *recvcounts,
+                                  const MPI_Aint *rdispls,
+                                  const MPI_Datatype *recvtypes,
+                                  MPI_Comm comm,
+                                  MPI_Info info,
+                                  MPI_Request *request);
+
+int MPI_Reduce_local_c(const void *inbuf,
+                       void *inoutbuf,
+                       MPI_Count count,
+                       MPI_Datatype datatype,
+                       MPI_Op op);
+
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
 
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm);
@@ -2661,6 +3257,602 @@ int PMPI_Neighbor_alltoallw_init(const void *sendbuf,
                                  MPI_Comm comm,
                                  MPI_Info info,
                                  MPI_Request *request);
+
+int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm);
+
+int PMPI_Ibcast_c(void *buffer,
+                  MPI_Count count,
+                  MPI_Datatype datatype,
+                  int root,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+int PMPI_Reduce_c(const void *sendbuf,
+                  void *recvbuf,
+                  MPI_Count count,
+                  MPI_Datatype datatype,
+                  MPI_Op op,
+                  int root,
+                  MPI_Comm comm);
+
+int PMPI_Ireduce_c(const void *sendbuf,
+                   void *recvbuf,
+                   MPI_Count count,
+                   MPI_Datatype datatype,
+                   MPI_Op op,
+                   int root,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+int PMPI_Allreduce_c(const void *sendbuf,
+                     void *recvbuf,
+                     MPI_Count count,
+                     MPI_Datatype datatype,
+                     MPI_Op op,
+                     MPI_Comm comm);
+
+int PMPI_Iallreduce_c(const void *sendbuf,
+                      void *recvbuf,
+                      MPI_Count count,
+                      MPI_Datatype datatype,
+                      MPI_Op op,
+                      MPI_Comm comm,
+                      MPI_Request *request);
+
+int PMPI_Gather_c(const void *sendbuf,
+                  MPI_Count sendcount,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  MPI_Count recvcount,
+                  MPI_Datatype recvtype,
+                  int root,
+                  MPI_Comm comm);
+
+int PMPI_Igather_c(const void *sendbuf,
+                   MPI_Count sendcount,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   MPI_Count recvcount,
+                   MPI_Datatype recvtype,
+                   int root,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+int PMPI_Gatherv_c(const void *sendbuf,
+                   MPI_Count sendcount,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   const MPI_Count *recvcounts,
+                   const MPI_Aint *displs,
+                   MPI_Datatype recvtype,
+                   int root,
+                   MPI_Comm comm);
+
+int PMPI_Igatherv_c(const void *sendbuf,
+                    MPI_Count sendcount,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    const MPI_Count *recvcounts,
+                    const MPI_Aint *displs,
+                    MPI_Datatype recvtype,
+                    int root,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+int PMPI_Scatter_c(const void *sendbuf,
+                   MPI_Count sendcount,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   MPI_Count recvcount,
+                   MPI_Datatype recvtype,
+                   int root,
+                   MPI_Comm comm);
+
+int PMPI_Iscatter_c(const void *sendbuf,
+                    MPI_Count sendcount,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    MPI_Count recvcount,
+                    MPI_Datatype recvtype,
+                    int root,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+int PMPI_Scatterv_c(const void *sendbuf,
+                    const MPI_Count *sendcounts,
+                    const MPI_Aint *displs,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    MPI_Count recvcount,
+                    MPI_Datatype recvtype,
+                    int root,
+                    MPI_Comm comm);
+
+int PMPI_Iscatterv_c(const void *sendbuf,
+                     const MPI_Count *sendcounts,
+                     const MPI_Aint *displs,
+                     MPI_Datatype sendtype,
+                     void *recvbuf,
+                     MPI_Count recvcount,
+                     MPI_Datatype recvtype,
+                     int root,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+int PMPI_Allgather_c(const void *sendbuf,
+                     MPI_Count sendcount,
+                     MPI_Datatype sendtype,
+                     void *recvbuf,
+                     MPI_Count recvcount,
+                     MPI_Datatype recvtype,
+                     MPI_Comm comm);
+
+int PMPI_Iallgather_c(const void *sendbuf,
+                      MPI_Count sendcount,
+                      MPI_Datatype sendtype,
+                      void *recvbuf,
+                      MPI_Count recvcount,
+                      MPI_Datatype recvtype,
+                      MPI_Comm comm,
+                      MPI_Request *request);
+
+int PMPI_Allgatherv_c(const void *sendbuf,
+                      MPI_Count sendcount,
+                      MPI_Datatype sendtype,
+                      void *recvbuf,
+                      const MPI_Count *recvcounts,
+                      const MPI_Aint *displs,
+                      MPI_Datatype recvtype,
+                      MPI_Comm comm);
+
+int PMPI_Iallgatherv_c(const void *sendbuf,
+                       MPI_Count sendcount,
+                       MPI_Datatype sendtype,
+                       void *recvbuf,
+                       const MPI_Count *recvcounts,
+                       const MPI_Aint *displs,
+                       MPI_Datatype recvtype,
+                       MPI_Comm comm,
+                       MPI_Request *request);
+
+int PMPI_Alltoall_c(const void *sendbuf,
+                    MPI_Count sendcount,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    MPI_Count recvcount,
+                    MPI_Datatype recvtype,
+                    MPI_Comm comm);
+
+int PMPI_Ialltoall_c(const void *sendbuf,
+                     MPI_Count sendcount,
+                     MPI_Datatype sendtype,
+                     void *recvbuf,
+                     MPI_Count recvcount,
+                     MPI_Datatype recvtype,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+int PMPI_Alltoallv_c(const void *sendbuf,
+                     const MPI_Count *sendcounts,
+                     const MPI_Aint *sdispls,
+                     MPI_Datatype sendtype,
+                     void *recvbuf,
+                     const MPI_Count *recvcounts,
+                     const MPI_Aint *rdispls,
+                     MPI_Datatype recvtype,
+                     MPI_Comm comm);
+
+int PMPI_Ialltoallv_c(const void *sendbuf,
+                      const MPI_Count *sendcounts,
+                      const MPI_Aint *sdispls,
+                      MPI_Datatype sendtype,
+                      void *recvbuf,
+                      const MPI_Count *recvcounts,
+                      const MPI_Aint *rdispls,
+                      MPI_Datatype recvtype,
+                      MPI_Comm comm,
+                      MPI_Request *request);
+
+int PMPI_Reduce_scatter_block_c(const void *sendbuf,
+                                void *recvbuf,
+                                MPI_Count recvcount,
+                                MPI_Datatype datatype,
+                                MPI_Op op,
+                                MPI_Comm comm);
+
+int PMPI_Ireduce_scatter_block_c(const void *sendbuf,
+                                 void *recvbuf,
+                                 MPI_Count recvcount,
+                                 MPI_Datatype datatype,
+                                 MPI_Op op,
+                                 MPI_Comm comm,
+                                 MPI_Request *request);
+
+int PMPI_Reduce_scatter_c(const void *sendbuf,
+                          void *recvbuf,
+                          const MPI_Count *recvcounts,
+                          MPI_Datatype datatype,
+                          MPI_Op op,
+                          MPI_Comm comm);
+
+int PMPI_Ireduce_scatter_c(const void *sendbuf,
+                           void *recvbuf,
+                           const MPI_Count *recvcounts,
+                           MPI_Datatype datatype,
+                           MPI_Op op,
+                           MPI_Comm comm,
+                           MPI_Request *request);
+
+int PMPI_Scan_c(const void *sendbuf,
+                void *recvbuf,
+                MPI_Count count,
+                MPI_Datatype datatype,
+                MPI_Op op,
+                MPI_Comm comm);
+
+int PMPI_Iscan_c(const void *sendbuf,
+                 void *recvbuf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 MPI_Op op,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
+int PMPI_Exscan_c(const void *sendbuf,
+                  void *recvbuf,
+                  MPI_Count count,
+                  MPI_Datatype datatype,
+                  MPI_Op op,
+                  MPI_Comm comm);
+
+int PMPI_Iexscan_c(const void *sendbuf,
+                   void *recvbuf,
+                   MPI_Count count,
+                   MPI_Datatype datatype,
+                   MPI_Op op,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+int PMPI_Alltoallw_c(const void *sendbuf,
+                     const MPI_Count *sendcounts,
+                     const MPI_Aint *sdispls,
+                     const MPI_Datatype *sendtypes,
+                     void *recvbuf,
+                     const MPI_Count *recvcounts,
+                     const MPI_Aint *rdispls,
+                     const MPI_Datatype *recvtypes,
+                     MPI_Comm comm);
+
+int PMPI_Ialltoallw_c(const void *sendbuf,
+                      const MPI_Count *sendcounts,
+                      const MPI_Aint *sdispls,
+                      const MPI_Datatype *sendtypes,
+                      void *recvbuf,
+                      const MPI_Count *recvcounts,
+                      const MPI_Aint *rdispls,
+                      const MPI_Datatype *recvtypes,
+                      MPI_Comm comm,
+                      MPI_Request *request);
+
+int PMPI_Neighbor_allgather_c(const void *sendbuf,
+                              MPI_Count sendcount,
+                              MPI_Datatype sendtype,
+                              void *recvbuf,
+                              MPI_Count recvcount,
+                              MPI_Datatype recvtype,
+                              MPI_Comm comm);
+
+int PMPI_Ineighbor_allgather_c(const void *sendbuf,
+                               MPI_Count sendcount,
+                               MPI_Datatype sendtype,
+                               void *recvbuf,
+                               MPI_Count recvcount,
+                               MPI_Datatype recvtype,
+                               MPI_Comm comm,
+                               MPI_Request *request);
+
+int PMPI_Neighbor_allgatherv_c(const void *sendbuf,
+                               MPI_Count sendcount,
+                               MPI_Datatype sendtype,
+                               void *recvbuf,
+                               const MPI_Count *recvcounts,
+                               const MPI_Aint *displs,
+                               MPI_Datatype recvtype,
+                               MPI_Comm comm);
+
+int PMPI_Ineighbor_allgatherv_c(const void *sendbuf,
+                                MPI_Count sendcount,
+                                MPI_Datatype sendtype,
+                                void *recvbuf,
+                                const MPI_Count *recvcounts,
+                                const MPI_Aint *displs,
+                                MPI_Datatype recvtype,
+                                MPI_Comm comm,
+                                MPI_Request *request);
+
+int PMPI_Neighbor_alltoall_c(const void *sendbuf,
+                             MPI_Count sendcount,
+                             MPI_Datatype sendtype,
+                             void *recvbuf,
+                             MPI_Count recvcount,
+                             MPI_Datatype recvtype,
+                             MPI_Comm comm);
+
+int PMPI_Ineighbor_alltoall_c(const void *sendbuf,
+                              MPI_Count sendcount,
+                              MPI_Datatype sendtype,
+                              void *recvbuf,
+                              MPI_Count recvcount,
+                              MPI_Datatype recvtype,
+                              MPI_Comm comm,
+                              MPI_Request *request);
+
+int PMPI_Neighbor_alltoallv_c(const void *sendbuf,
+                              const MPI_Count *sendcounts,
+                              const MPI_Aint *sdispls,
+                              MPI_Datatype sendtype,
+                              void *recvbuf,
+                              const MPI_Count *recvcounts,
+                              const MPI_Aint *rdispls,
+                              MPI_Datatype recvtype,
+                              MPI_Comm comm);
+
+int PMPI_Ineighbor_alltoallv_c(const void *sendbuf,
+                               const MPI_Count *sendcounts,
+                               const MPI_Aint *sdispls,
+                               MPI_Datatype sendtype,
+                               void *recvbuf,
+                               const MPI_Count *recvcounts,
+                               const MPI_Aint *rdispls,
+                               MPI_Datatype recvtype,
+                               MPI_Comm comm,
+                               MPI_Request *request);
+
+int PMPI_Neighbor_alltoallw_c(const void *sendbuf,
+                              const MPI_Count *sendcounts,
+                              const MPI_Aint *sdispls,
+                              const MPI_Datatype *sendtypes,
+                              void *recvbuf,
+                              const MPI_Count *recvcounts,
+                              const MPI_Aint *rdispls,
+                              const MPI_Datatype *recvtypes,
+                              MPI_Comm comm);
+
+int PMPI_Ineighbor_alltoallw_c(const void *sendbuf,
+                               const MPI_Count *sendcounts,
+                               const MPI_Aint *sdispls,
+                               const MPI_Datatype *sendtypes,
+                               void *recvbuf,
+                               const MPI_Count *recvcounts,
+                               const MPI_Aint *rdispls,
+                               const MPI_Datatype *recvtypes,
+                               MPI_Comm comm,
+                               MPI_Request *request);
+
+int PMPI_Bcast_init_c(void *buffer,
+                      MPI_Count count,
+                      MPI_Datatype datatype,
+                      int root,
+                      MPI_Comm comm,
+                      MPI_Info info,
+                      MPI_Request *request);
+
+int PMPI_Reduce_init_c(const void *sendbuf,
+                       void *recvbuf,
+                       MPI_Count count,
+                       MPI_Datatype datatype,
+                       MPI_Op op,
+                       int root,
+                       MPI_Comm comm,
+                       MPI_Info info,
+                       MPI_Request *request);
+
+int PMPI_Allreduce_init_c(const void *sendbuf,
+                          void *recvbuf,
+                          MPI_Count count,
+                          MPI_Datatype datatype,
+                          MPI_Op op,
+                          MPI_Comm comm,
+                          MPI_Info info,
+                          MPI_Request *request);
+
+int PMPI_Gather_init_c(const void *sendbuf,
+                       MPI_Count sendcount,
+                       MPI_Datatype sendtype,
+                       void *recvbuf,
+                       MPI_Count recvcount,
+                       MPI_Datatype recvtype,
+                       int root,
+                       MPI_Comm comm,
+                       MPI_Info info,
+                       MPI_Request *request);
+
+int PMPI_Gatherv_init_c(const void *sendbuf,
+                        MPI_Count sendcount,
+                        MPI_Datatype sendtype,
+                        void *recvbuf,
+                        const MPI_Count *recvcounts,
+                        const MPI_Aint *displs,
+                        MPI_Datatype recvtype,
+                        int root,
+                        MPI_Comm comm,
+                        MPI_Info info,
+                        MPI_Request *request);
+
+int PMPI_Scatter_init_c(const void *sendbuf,
+                        MPI_Count sendcount,
+                        MPI_Datatype sendtype,
+                        void *recvbuf,
+                        MPI_Count recvcount,
+                        MPI_Datatype recvtype,
+                        int root,
+                        MPI_Comm comm,
+                        MPI_Info info,
+                        MPI_Request *request);
+
+int PMPI_Scatterv_init_c(const void *sendbuf,
+                         const MPI_Count *sendcounts,
+                         const MPI_Aint *displs,
+                         MPI_Datatype sendtype,
+                         void *recvbuf,
+                         MPI_Count recvcount,
+                         MPI_Datatype recvtype,
+                         int root,
+                         MPI_Comm comm,
+                         MPI_Info info,
+                         MPI_Request *request);
+
+int PMPI_Allgather_init_c(const void *sendbuf,
+                          MPI_Count sendcount,
+                          MPI_Datatype sendtype,
+                          void *recvbuf,
+                          MPI_Count recvcount,
+                          MPI_Datatype recvtype,
+                          MPI_Comm comm,
+                          MPI_Info info,
+                          MPI_Request *request);
+
+int PMPI_Allgatherv_init_c(const void *sendbuf,
+                           MPI_Count sendcount,
+                           MPI_Datatype sendtype,
+                           void *recvbuf,
+                           const MPI_Count *recvcounts,
+                           const MPI_Aint *displs,
+                           MPI_Datatype recvtype,
+                           MPI_Comm comm,
+                           MPI_Info info,
+                           MPI_Request *request);
+
+int PMPI_Alltoall_init_c(const void *sendbuf,
+                         MPI_Count sendcount,
+                         MPI_Datatype sendtype,
+                         void *recvbuf,
+                         MPI_Count recvcount,
+                         MPI_Datatype recvtype,
+                         MPI_Comm comm,
+                         MPI_Info info,
+                         MPI_Request *request);
+
+int PMPI_Alltoallv_init_c(const void *sendbuf,
+                          const MPI_Count *sendcounts,
+                          const MPI_Aint *sdispls,
+                          MPI_Datatype sendtype,
+                          void *recvbuf,
+                          const MPI_Count *recvcounts,
+                          const MPI_Aint *rdispls,
+                          MPI_Datatype recvtype,
+                          MPI_Comm comm,
+                          MPI_Info info,
+                          MPI_Request *request);
+
+int PMPI_Reduce_scatter_block_init_c(const void *sendbuf,
+                                     void *recvbuf,
+                                     MPI_Count recvcount,
+                                     MPI_Datatype datatype,
+                                     MPI_Op op,
+                                     MPI_Comm comm,
+                                     MPI_Info info,
+                                     MPI_Request *request);
+
+int PMPI_Reduce_scatter_init_c(const void *sendbuf,
+                               void *recvbuf,
+                               const MPI_Count *recvcounts,
+                               MPI_Datatype datatype,
+                               MPI_Op op,
+                               MPI_Comm comm,
+                               MPI_Info info,
+                               MPI_Request *request);
+
+int PMPI_Scan_init_c(const void *sendbuf,
+                     void *recvbuf,
+                     MPI_Count count,
+                     MPI_Datatype datatype,
+                     MPI_Op op,
+                     MPI_Comm comm,
+                     MPI_Info info,
+                     MPI_Request *request);
+
+int PMPI_Exscan_init_c(const void *sendbuf,
+                       void *recvbuf,
+                       MPI_Count count,
+                       MPI_Datatype datatype,
+                       MPI_Op op,
+                       MPI_Comm comm,
+                       MPI_Info info,
+                       MPI_Request *request);
+
+int PMPI_Alltoallw_init_c(const void *sendbuf,
+                          const MPI_Count *sendcounts,
+                          const MPI_Aint *sdispls,
+                          const MPI_Datatype *sendtypes,
+                          void *recvbuf,
+                          const MPI_Count *recvcounts,
+                          const MPI_Aint *rdispls,
+                          const MPI_Datatype *recvtypes,
+                          MPI_Comm comm,
+                          MPI_Info info,
+                          MPI_Request *request);
+
+int PMPI_Neighbor_allgather_init_c(const void *sendbuf,
+                                   MPI_Count sendcount,
+                                   MPI_Datatype sendtype,
+                                   void *recvbuf,
+                                   MPI_Count recvcount,
+                                   MPI_Datatype recvtype,
+                                   MPI_Comm comm,
+                                   MPI_Info info,
+                                   MPI_Request *request);
+
+int PMPI_Neighbor_alltoall_init_c(const void *sendbuf,
+                                  MPI_Count sendcount,
+                                  MPI_Datatype sendtype,
+                                  void *recvbuf,
+                                  MPI_Count recvcount,
+                                  MPI_Datatype recvtype,
+                                  MPI_Comm comm,
+                                  MPI_Info info,
+                                  MPI_Request *request);
+
+int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf,
+                                    MPI_Count sendcount,
+                                    MPI_Datatype sendtype,
+                                    void *recvbuf,
+                                    const MPI_Count *recvcounts,
+                                    const MPI_Aint *displs,
+                                    MPI_Datatype recvtype,
+                                    MPI_Comm comm,
+                                    MPI_Info info,
+                                    MPI_Request *request);
+
+int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf,
+                                   const MPI_Count *sendcounts,
+                                   const MPI_Aint *sdispls,
+                                   MPI_Datatype sendtype,
+                                   void *recvbuf,
+                                   const MPI_Count *recvcounts,
+                                   const MPI_Aint *rdispls,
+                                   MPI_Datatype recvtype,
+                                   MPI_Comm comm,
+                                   MPI_Info info,
+                                   MPI_Request *request);
+
+int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf,
+                                   const MPI_Count *sendcounts,
+                                   const MPI_Aint *sdispls,
+                                   const MPI_Datatype *sendtypes,
+                                   void *recvbuf,
+                                   const MPI_Count *recvcounts,
+                                   const MPI_Aint *rdispls,
+                                   const MPI_Datatype *recvtypes,
+                                   MPI_Comm comm,
+                                   MPI_Info info,
+                                   MPI_Request *request);
+
+int PMPI_Reduce_local_c(const void *inbuf,
+                        void *inoutbuf,
+                        MPI_Count count,
+                        MPI_Datatype datatype,
+                        MPI_Op op);
 
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
 

@@ -39,6 +39,16 @@ int main(int argc, char **argv) {
     EXPECT(MPI_Isend(&v, 1, MPI_INT, 0, -5, MPI_COMM_WORLD, &rq), MPI_ERR_TAG);
     EXPECT(MPI_Recv(&v, 1, MPI_INT, 0, -5, MPI_COMM_WORLD, &st), MPI_ERR_TAG);
     EXPECT(MPI_Send(&v, -1, MPI_INT, 0, 0, MPI_COMM_WORLD), MPI_ERR_COUNT);
+    /* negative counts of every rooted and reducing collective, also where
+     * the node's shared-memory path would take the call */
+    int cv[4] = {0}, cw[4] = {0};
+    EXPECT(MPI_Allreduce(cv, cw, -1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_COUNT);
+    EXPECT(MPI_Reduce(cv, cw, -1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD), MPI_ERR_COUNT);
+    EXPECT(MPI_Bcast(cv, -1, MPI_INT, 0, MPI_COMM_WORLD), MPI_ERR_COUNT);
+    EXPECT(MPI_Reduce_scatter_block(cv, cw, -1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_COUNT);
+    EXPECT(MPI_Allgather(cv, -1, MPI_INT, cw, -1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_COUNT);
+    EXPECT(MPI_Alltoall(cv, -1, MPI_INT, cw, -1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_COUNT);
+    EXPECT(MPI_Scan(cv, cw, -1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_COUNT);
     EXPECT(MPI_Send(&v, 1, MPI_DATATYPE_NULL, 0, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);
     EXPECT(MPI_Send(&v, 1, (MPI_Datatype)MPI_COMM_WORLD, 0, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);
     EXPECT(MPI_Send(&v, 1, (MPI_Datatype)0x8c00abcd, 0, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);

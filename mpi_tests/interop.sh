@@ -3,6 +3,7 @@
 #  1. a program built with OxMPI's mpicc starts under MPICH's Hydra (PMI-1 over PMI_FD and PMI_PORT);
 #  2. the same source built with MPICH's mpicc runs on OxMPI's libmpi.so.12 via LD_LIBRARY_PATH,
 #     under our mpirun and under Hydra (the program checks that the library says "OxMPI");
+#     (also the large-count collectives, whose MPI_Count and MPI_Aint arrays must match MPICH's);
 #  3. mpicc -show / -compile-info / -link-info and pkg-config work from the installation.
 set -euo pipefail
 prefix=$(cd "$1" && pwd)
@@ -30,6 +31,8 @@ if command -v mpiexec.hydra >/dev/null && command -v mpicc.mpich >/dev/null; the
   check "MPICH-built binary needs libmpich.so.12" "libmpich.so.12" objdump -p "$out/hello_mpich"
   check "MPICH-built hello on OxMPI under our mpirun" "hello from rank 3 of 4" env LD_LIBRARY_PATH="$prefix/lib" "$prefix/bin/mpirun" -n 4 "$out/hello_mpich"
   check "MPICH-built p2p_basic on OxMPI under our mpirun" "p2p_basic ok" env LD_LIBRARY_PATH="$prefix/lib" "$prefix/bin/mpirun" -n 3 "$out/p2p_mpich"
+  mpicc.mpich -I"$here" "$here/coll_bigcount.c" -o "$out/coll_bigcount_mpich"
+  check "MPICH-built large-count collectives on OxMPI" "coll_bigcount ok" env LD_LIBRARY_PATH="$prefix/lib" "$prefix/bin/mpirun" -n 3 "$out/coll_bigcount_mpich"
   check "MPICH-built p2p_basic on OxMPI under hydra" "p2p_basic ok" mpiexec.hydra -genv LD_LIBRARY_PATH "$prefix/lib" -n 2 "$out/p2p_mpich"
 else
   echo "FAIL: MPICH (mpiexec.hydra, mpicc.mpich) is not installed"; fail=1

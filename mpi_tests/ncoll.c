@@ -9,6 +9,35 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     test_rank = rank;
 
+    /* A periodic size x 1 grid: dimension 1 is always its own neighbour,
+     * dimension 0 too at 1 and 2 ranks. The block sent in the negative
+     * direction of a dimension lands in the neighbour's positive block and
+     * the other way round (MPI-4.0 errata): block s arrives as block s ^ 1,
+     * also where both neighbours are the same rank. */
+    {
+        int dims[2] = {size, 1}, periods[2] = {1, 1}, src[4];
+        MPI_Comm g;
+        MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &g);
+        for (int d = 0; d < 2; d++) MPI_Cart_shift(g, d, 1, &src[2 * d], &src[2 * d + 1]);
+        int sb[4], rb[4], cnt[4] = {1, 1, 1, 1}, dsp[4] = {0, 1, 2, 3};
+        for (int form = 0; form < 3; form++) {
+            for (int k = 0; k < 4; k++) sb[k] = rank * 10 + k, rb[k] = -1;
+            if (form == 0) {
+                MPI_Neighbor_alltoall(sb, 1, MPI_INT, rb, 1, MPI_INT, g);
+            } else if (form == 1) {
+                MPI_Request q;
+                MPI_Ineighbor_alltoall(sb, 1, MPI_INT, rb, 1, MPI_INT, g, &q);
+                MPI_Wait(&q, MPI_STATUS_IGNORE);
+            } else {
+                MPI_Neighbor_alltoallv(sb, cnt, dsp, MPI_INT, rb, cnt, dsp, MPI_INT, g);
+            }
+            for (int t = 0; t < 4; t++)
+                CHECK(rb[t] == src[t] * 10 + (t ^ 1), "form %d: periodic grid block %d from %d = %d, want %d", form, t,
+                      src[t], rb[t], src[t] * 10 + (t ^ 1));
+        }
+        MPI_Comm_free(&g);
+    }
+
     /* Alltoallw: to rank j send j+1 ints, receive from rank j as doubles' bytes? keep ints and doubles alternately. */
     {
         int *sc = malloc(sizeof(int) * size), *rc = malloc(sizeof(int) * size), *sd = malloc(sizeof(int) * size), *rd = malloc(sizeof(int) * size);

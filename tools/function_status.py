@@ -31,13 +31,21 @@ out = ["# MPI functions: exported and implemented", "",
        "(each is also exported as `PMPI_`), against the `MPI_` functions of MPICH",
        "4.0.2's `libmpich.so.12` without the `MPI_T_` tools interface and the `_c`",
        "large-count forms. Every exported function is implemented; a function that is",
-       "not exported is listed as missing. Every implemented C function also has its",
-       "Fortran entry points (`mpi_xxx_`, `mpi_xxx__`, `mpi_xxx`, `MPI_XXX`, and `pmpi_`).", "",
+       "not exported is listed as missing. Every implemented C function (but the",
+       "large-count forms, listed last) also has its Fortran entry points (`mpi_xxx_`, `mpi_xxx__`, `mpi_xxx`, `MPI_XXX`, and `pmpi_`).", "",
        f"**{len(have)} of {len(den)}** implemented ({len(mpich)} MPI_ symbols in MPICH in all).", "",
        "## Implemented", ""]
 out += [", ".join(f"`{n}`" for n in have), "", f"## Missing ({len(missing)})", ""]
 for k in sorted(groups):
     out.append(f"- {k}: " + ", ".join(f"`{n}`" for n in groups[k]))
+large = sorted(n for n in mpich if n.endswith("_c") and not n.startswith("MPI_T_"))
+large_have = [n for n in large if n in ours]
+out += ["", f"## Large-count forms ({len(large_have)} of {len(large)})", "",
+        "The MPI-4 `_c` forms (`MPI_Count` counts, `MPI_Aint` displacements) that are",
+        "exported take the path of their int form; counts and displacements above",
+        "2147483647 are refused with an error naming the argument. They have no",
+        "`mpif.h` / `use mpi` entry points (MPI-4 binds them in `mpi_f08` only).", "",
+        ", ".join(f"`{n}`" for n in large_have) if large_have else "None."]
 if extra:
     out += ["", "## Exported beyond MPICH's list", "", ", ".join(f"`{n}`" for n in extra)]
 text = "\n".join(out) + "\n"

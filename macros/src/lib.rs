@@ -3,7 +3,9 @@
 //! Applied to `#[no_mangle] pub unsafe extern "C" fn MPI_Xxx(args) -> c_int { body }`
 //! where `body` evaluates to `crate::core::error::Result<()>`, it emits:
 //!
-//! * a private `unsafe fn` holding the body;
+//! * `__oxmpi_body_MPI_Xxx`, an `unsafe fn` holding the body and returning
+//!   its `Result` (for another entry point that takes the same path under
+//!   its own name, such as the large-count `MPI_Xxx_c` forms);
 //! * `MPI_Xxx` and `PMPI_Xxx`, both calling that private function through
 //!   `crate::abi::guard::enter`, which catches panics, routes errors to the
 //!   error handler of the argument named `comm` (or of `MPI_COMM_WORLD`) and
@@ -26,6 +28,7 @@ pub fn mpi_fn(_attr: TokenStream, item: TokenStream) -> TokenStream {
     let name_str = name.to_string();
     let pname = format_ident!("P{}", name);
     let inner = format_ident!("__oxmpi_impl_{}", name);
+    let body_fn = format_ident!("__oxmpi_body_{}", name);
     let attrs: Vec<_> = f
         .attrs
         .iter()
@@ -81,11 +84,20 @@ pub fn mpi_fn(_attr: TokenStream, item: TokenStream) -> TokenStream {
         unsafe fn #inner(#inputs) -> ::std::os::raw::c_int {
             let __comm: Option<::std::os::raw::c_int> = #comm_expr;
             crate::abi::guard::enter(#name_str, __comm, move || -> crate::core::error::Result<()> {
-                // SAFETY: an MPI entry point's pointer arguments are valid as
-                // the MPI standard requires of the caller (docs/abi.md);
-                // NULL and sentinels are checked by the helpers in abi::ptr.
-                unsafe { #body }
+                // SAFETY: same contract as the caller's.
+                unsafe { #body_fn(#(#args),*) }
             })
+        }
+        /// The entry point's body, for another entry point that takes the
+        /// same path (the large-count `_c` forms) and reports its errors
+        /// under its own name.
+        #[allow(non_snake_case, clippy::too_many_arguments, unused_unsafe, unused_mut, dead_code)]
+        #[inline(always)]
+        pub(crate) unsafe fn #body_fn(#inputs) -> crate::core::error::Result<()> {
+            // SAFETY: an MPI entry point's pointer arguments are valid as
+            // the MPI standard requires of the caller (docs/abi.md);
+            // NULL and sentinels are checked by the helpers in abi::ptr.
+            unsafe { #body }
         }
         #(#attrs)*
         #[no_mangle]

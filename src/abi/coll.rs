@@ -18,6 +18,7 @@ use oxmpi_macros::mpi_fn;
 use std::os::raw::{c_int, c_void};
 
 mod inter;
+mod large;
 
 fn in_place(p: *const c_void) -> bool {
     p as isize == -1
@@ -308,6 +309,9 @@ unsafe fn shm_reduce(
     root: Option<c_int>,
     comm: MPI_Comm,
 ) -> Result<bool> {
+    if count < 0 {
+        return Err(err!(MPI_ERR_COUNT, "count={count} must be non-negative"));
+    }
     let coll = if root.is_some() {
         "reduce"
     } else {
@@ -2419,6 +2423,13 @@ unsafe fn alltoallw_s(
     comm: MPI_Comm,
     peers: Option<(Vec<i32>, Vec<i32>)>,
 ) -> Result<Sched> {
+    let cart = peers.is_some()
+        && with(|st| {
+            Ok(matches!(
+                st.comm(comm)?.topo,
+                Some(crate::core::comm::Topo::Cart { .. })
+            ))
+        })?;
     let (v, (srcs, dsts)) = match peers {
         Some(p) => {
             let c = with(|st| {
@@ -2476,11 +2487,23 @@ unsafe fn alltoallw_s(
         .zip(&sl)
         .map(|(&p, &(l, n))| (p, l, n))
         .collect();
-    let recvs = srcs
+    let mut recvs: Vec<_> = srcs
         .iter()
         .zip(&rl)
         .map(|(&p, &(l, n))| (p, l, n))
         .collect();
+    if cart {
+        // On a Cartesian topology the block a rank sends in the negative
+        // direction of a dimension lands in its neighbour's block for the
+        // positive one and the other way round (MPI-4.0 errata, MPI-4.1
+        // section 8.6). Where both neighbours of a periodic dimension of
+        // size 1 or 2 are the same rank, only the order in which the two
+        // receives from it are posted decides that: so they are posted with
+        // each dimension's pair swapped, to match its sends in order.
+        for pair in recvs.chunks_mut(2) {
+            pair.reverse();
+        }
+    }
     exchange(&mut s, sends, recvs);
     for u in unpacks {
         s.push(u);
