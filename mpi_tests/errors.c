@@ -49,6 +49,14 @@ int main(int argc, char **argv) {
     EXPECT(MPI_Allgather(cv, -1, MPI_INT, cw, -1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_COUNT);
     EXPECT(MPI_Alltoall(cv, -1, MPI_INT, cw, -1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_COUNT);
     EXPECT(MPI_Scan(cv, cw, -1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_COUNT);
+    /* a send buffer that is the receive buffer, without MPI_IN_PLACE */
+    EXPECT(MPI_Allreduce(cv, cv, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_BUFFER);
+    EXPECT(MPI_Reduce_scatter_block(cv, cv, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_BUFFER);
+    EXPECT(MPI_Scan(cv, cv, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_BUFFER);
+    EXPECT(MPI_Iallreduce(cv, cv, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &rq), MPI_ERR_BUFFER);
+    /* at the root only: elsewhere the receive buffer is not used */
+    EXPECT(MPI_Reduce(cv, cv, 4, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD), rank == 0 ? MPI_ERR_BUFFER : MPI_SUCCESS);
+    if (rank == 0) EXPECT(MPI_Reduce(cv, cw, 4, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD), MPI_SUCCESS);
     EXPECT(MPI_Send(&v, 1, MPI_DATATYPE_NULL, 0, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);
     EXPECT(MPI_Send(&v, 1, (MPI_Datatype)MPI_COMM_WORLD, 0, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);
     EXPECT(MPI_Send(&v, 1, (MPI_Datatype)0x8c00abcd, 0, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);

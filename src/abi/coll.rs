@@ -300,6 +300,33 @@ fn scratch_copy(s: &mut Sched, src: Loc, len: usize) -> Loc {
 
 /// Blocking reduce (root Some) or allreduce through the shared-memory area
 /// when it can take the call; false when the caller must use a schedule.
+/// MPI forbids a send buffer that is the receive buffer (MPI_IN_PLACE asks
+/// for that); like MPICH, a reduction is refused when given one, since its
+/// algorithms may read input that they have already overwritten. Only the
+/// root's buffers meet at a rooted call; not checked on intercommunicators.
+fn aliased(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    nonempty: bool,
+    root: Option<c_int>,
+    comm: MPI_Comm,
+) -> Result<()> {
+    if !nonempty || sendbuf.is_null() || in_place(sendbuf) || !std::ptr::eq(sendbuf, recvbuf) {
+        return Ok(());
+    }
+    let (inter, rank) = with(|st| {
+        let c = st.comm(comm)?;
+        Ok((c.remote.is_some(), c.rank))
+    })?;
+    if inter || root.is_some_and(|r| r != rank) {
+        return Ok(());
+    }
+    Err(err!(
+        MPI_ERR_BUFFER,
+        "sendbuf=recvbuf={sendbuf:p}: the send and receive buffers must differ (MPI_IN_PLACE as sendbuf asks for an in-place call)"
+    ))
+}
+
 unsafe fn shm_reduce(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -312,6 +339,7 @@ unsafe fn shm_reduce(
     if count < 0 {
         return Err(err!(MPI_ERR_COUNT, "count={count} must be non-negative"));
     }
+    aliased(sendbuf, recvbuf, count > 0, root, comm)?;
     let coll = if root.is_some() {
         "reduce"
     } else {
@@ -667,6 +695,7 @@ unsafe fn shm_reduce_scatter_block(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> Result<bool> {
+    aliased(sendbuf, recvbuf, recvcount > 0, None, comm)?;
     if !shm::eligible(comm, 0) {
         return Ok(false);
     }
@@ -850,6 +879,7 @@ unsafe fn reduce_s(
     comm: MPI_Comm,
     all: bool,
 ) -> Result<Sched> {
+    aliased(sendbuf, recvbuf, count > 0, (!all).then_some(root), comm)?;
     if let Some(iv) = inter::view(comm)? {
         // SAFETY: forwarded caller's contract.
         return unsafe {
@@ -1266,6 +1296,7 @@ unsafe fn reduce_scatter_s(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> Result<Sched> {
+    aliased(sendbuf, recvbuf, counts.iter().any(|&c| c > 0), None, comm)?;
     if let Some(iv) = inter::view(comm)? {
         // SAFETY: forwarded caller's contract.
         return unsafe { inter::reduce_scatter(&iv, sendbuf, recvbuf, counts, datatype, op) };
@@ -1358,6 +1389,7 @@ unsafe fn scan_s(
     comm: MPI_Comm,
     exclusive: bool,
 ) -> Result<Sched> {
+    aliased(sendbuf, recvbuf, count > 0, None, comm)?;
     let v = basic::view(comm)?;
     let mut s = basic::sched(&v);
     let (ne, _) = reduction_setup(&mut s, op, datatype, count)?;
