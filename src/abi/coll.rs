@@ -546,6 +546,17 @@ fn area_form(
     if !shm::eligible(comm, 0) {
         return None;
     }
+    eligible_form(coll, algos, bytes, copy_max, cma)
+}
+
+/// `area_form` for a caller that has found `comm` eligible itself.
+fn eligible_form(
+    coll: &str,
+    algos: &[&'static str],
+    bytes: usize,
+    copy_max: usize,
+    cma: Option<bool>,
+) -> Option<AreaForm> {
     let default = if cma == Some(true) && shm::cma_all() {
         "shm_cma"
     } else if bytes <= copy_max {
@@ -706,8 +717,7 @@ unsafe fn shm_reduce_scatter_block(
     // The single copy reads the blocks in an order of its own: builtin
     // (commutative) ops only; the default above the copies' limit.
     let builtin = matches!(lookup(op), Ok(crate::abi::op::OpKind::Builtin(_)));
-    let Some(form) = area_form(
-        comm,
+    let Some(form) = eligible_form(
         "reduce_scatter",
         REDUCE_SCATTER_ALGOS,
         bytes,
@@ -1502,14 +1512,7 @@ pub unsafe extern "C" fn MPI_Bcast(
         // Every rank must decide alike: only the byte count (equal on all
         // ranks) matters, not whether this rank's datatype is contiguous.
         let cma = shm::bcast_single_copy(n, d.bytes);
-        let form = area_form(
-            comm,
-            "bcast",
-            BCAST_ALGOS,
-            d.bytes,
-            shm::BCAST_MAX,
-            Some(cma),
-        );
+        let form = eligible_form("bcast", BCAST_ALGOS, d.bytes, shm::BCAST_MAX, Some(cma));
         if let Some(form) = form {
             // SAFETY: (for both) the pointer holds `len` bytes; area_form
             // checked cma_all for the single-copy form.
