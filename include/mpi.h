@@ -2347,6 +2347,167 @@ int MPI_Comm_rank(MPI_Comm comm, int *rank);
 
 int MPI_Comm_size(MPI_Comm comm, int *size);
 
+int MPI_Get_count_c(const struct MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
+
+int MPI_Get_elements_c(const struct MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
+
+int MPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size);
+
+int MPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
+
+int MPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent);
+
+int MPI_Send_c(const void *buf,
+               MPI_Count count,
+               MPI_Datatype datatype,
+               int dest,
+               int tag,
+               MPI_Comm comm);
+
+int MPI_Ssend_c(const void *buf,
+                MPI_Count count,
+                MPI_Datatype datatype,
+                int dest,
+                int tag,
+                MPI_Comm comm);
+
+int MPI_Rsend_c(const void *buf,
+                MPI_Count count,
+                MPI_Datatype datatype,
+                int dest,
+                int tag,
+                MPI_Comm comm);
+
+int MPI_Bsend_c(const void *buf,
+                MPI_Count count,
+                MPI_Datatype datatype,
+                int dest,
+                int tag,
+                MPI_Comm comm);
+
+int MPI_Isend_c(const void *buf,
+                MPI_Count count,
+                MPI_Datatype datatype,
+                int dest,
+                int tag,
+                MPI_Comm comm,
+                MPI_Request *request);
+
+int MPI_Issend_c(const void *buf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 int dest,
+                 int tag,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
+int MPI_Irsend_c(const void *buf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 int dest,
+                 int tag,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
+int MPI_Ibsend_c(const void *buf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 int dest,
+                 int tag,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
+int MPI_Send_init_c(const void *buf,
+                    MPI_Count count,
+                    MPI_Datatype datatype,
+                    int dest,
+                    int tag,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+int MPI_Ssend_init_c(const void *buf,
+                     MPI_Count count,
+                     MPI_Datatype datatype,
+                     int dest,
+                     int tag,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+int MPI_Rsend_init_c(const void *buf,
+                     MPI_Count count,
+                     MPI_Datatype datatype,
+                     int dest,
+                     int tag,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+int MPI_Bsend_init_c(const void *buf,
+                     MPI_Count count,
+                     MPI_Datatype datatype,
+                     int dest,
+                     int tag,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+int MPI_Recv_c(void *buf,
+               MPI_Count count,
+               MPI_Datatype datatype,
+               int source,
+               int tag,
+               MPI_Comm comm,
+               struct MPI_Status *status);
+
+int MPI_Irecv_c(void *buf,
+                MPI_Count count,
+                MPI_Datatype datatype,
+                int source,
+                int tag,
+                MPI_Comm comm,
+                MPI_Request *request);
+
+int MPI_Recv_init_c(void *buf,
+                    MPI_Count count,
+                    MPI_Datatype datatype,
+                    int source,
+                    int tag,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+int MPI_Sendrecv_c(const void *sendbuf,
+                   MPI_Count sendcount,
+                   MPI_Datatype sendtype,
+                   int dest,
+                   int sendtag,
+                   void *recvbuf,
+                   MPI_Count recvcount,
+                   MPI_Datatype recvtype,
+                   int source,
+                   int recvtag,
+                   MPI_Comm comm,
+                   struct MPI_Status *status);
+
+int MPI_Sendrecv_replace_c(void *buf,
+                           MPI_Count count,
+                           MPI_Datatype datatype,
+                           int dest,
+                           int sendtag,
+                           int source,
+                           int recvtag,
+                           MPI_Comm comm,
+                           struct MPI_Status *status);
+
+int MPI_Mrecv_c(void *buf,
+                MPI_Count count,
+                MPI_Datatype datatype,
+                MPI_Message *message,
+                struct MPI_Status *status);
+
+int MPI_Imrecv_c(void *buf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 MPI_Message *message,
+                 MPI_Request *request);
+
 int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
 
 int MPI_Op_free(MPI_Op *op);
@@ -4137,6 +4298,167 @@ double PMPI_Wtick(void);
 int PMPI_Comm_rank(MPI_Comm comm, int *rank);
 
 int PMPI_Comm_size(MPI_Comm comm, int *size);
+
+int PMPI_Get_count_c(const struct MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
+
+int PMPI_Get_elements_c(const struct MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
+
+int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size);
+
+int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
+
+int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent);
+
+int PMPI_Send_c(const void *buf,
+                MPI_Count count,
+                MPI_Datatype datatype,
+                int dest,
+                int tag,
+                MPI_Comm comm);
+
+int PMPI_Ssend_c(const void *buf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 int dest,
+                 int tag,
+                 MPI_Comm comm);
+
+int PMPI_Rsend_c(const void *buf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 int dest,
+                 int tag,
+                 MPI_Comm comm);
+
+int PMPI_Bsend_c(const void *buf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 int dest,
+                 int tag,
+                 MPI_Comm comm);
+
+int PMPI_Isend_c(const void *buf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 int dest,
+                 int tag,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
+int PMPI_Issend_c(const void *buf,
+                  MPI_Count count,
+                  MPI_Datatype datatype,
+                  int dest,
+                  int tag,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+int PMPI_Irsend_c(const void *buf,
+                  MPI_Count count,
+                  MPI_Datatype datatype,
+                  int dest,
+                  int tag,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+int PMPI_Ibsend_c(const void *buf,
+                  MPI_Count count,
+                  MPI_Datatype datatype,
+                  int dest,
+                  int tag,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+int PMPI_Send_init_c(const void *buf,
+                     MPI_Count count,
+                     MPI_Datatype datatype,
+                     int dest,
+                     int tag,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+int PMPI_Ssend_init_c(const void *buf,
+                      MPI_Count count,
+                      MPI_Datatype datatype,
+                      int dest,
+                      int tag,
+                      MPI_Comm comm,
+                      MPI_Request *request);
+
+int PMPI_Rsend_init_c(const void *buf,
+                      MPI_Count count,
+                      MPI_Datatype datatype,
+                      int dest,
+                      int tag,
+                      MPI_Comm comm,
+                      MPI_Request *request);
+
+int PMPI_Bsend_init_c(const void *buf,
+                      MPI_Count count,
+                      MPI_Datatype datatype,
+                      int dest,
+                      int tag,
+                      MPI_Comm comm,
+                      MPI_Request *request);
+
+int PMPI_Recv_c(void *buf,
+                MPI_Count count,
+                MPI_Datatype datatype,
+                int source,
+                int tag,
+                MPI_Comm comm,
+                struct MPI_Status *status);
+
+int PMPI_Irecv_c(void *buf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 int source,
+                 int tag,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
+int PMPI_Recv_init_c(void *buf,
+                     MPI_Count count,
+                     MPI_Datatype datatype,
+                     int source,
+                     int tag,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+int PMPI_Sendrecv_c(const void *sendbuf,
+                    MPI_Count sendcount,
+                    MPI_Datatype sendtype,
+                    int dest,
+                    int sendtag,
+                    void *recvbuf,
+                    MPI_Count recvcount,
+                    MPI_Datatype recvtype,
+                    int source,
+                    int recvtag,
+                    MPI_Comm comm,
+                    struct MPI_Status *status);
+
+int PMPI_Sendrecv_replace_c(void *buf,
+                            MPI_Count count,
+                            MPI_Datatype datatype,
+                            int dest,
+                            int sendtag,
+                            int source,
+                            int recvtag,
+                            MPI_Comm comm,
+                            struct MPI_Status *status);
+
+int PMPI_Mrecv_c(void *buf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 MPI_Message *message,
+                 struct MPI_Status *status);
+
+int PMPI_Imrecv_c(void *buf,
+                  MPI_Count count,
+                  MPI_Datatype datatype,
+                  MPI_Message *message,
+                  MPI_Request *request);
 
 int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
 

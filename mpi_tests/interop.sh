@@ -33,6 +33,8 @@ if command -v mpiexec.hydra >/dev/null && command -v mpicc.mpich >/dev/null; the
   check "MPICH-built p2p_basic on OxMPI under our mpirun" "p2p_basic ok" env LD_LIBRARY_PATH="$prefix/lib" "$prefix/bin/mpirun" -n 3 "$out/p2p_mpich"
   mpicc.mpich -I"$here" "$here/coll_bigcount.c" -o "$out/coll_bigcount_mpich"
   check "MPICH-built large-count collectives on OxMPI" "coll_bigcount ok" env LD_LIBRARY_PATH="$prefix/lib" "$prefix/bin/mpirun" -n 3 "$out/coll_bigcount_mpich"
+  mpicc.mpich -I"$here" "$here/p2p_bigcount.c" -o "$out/p2p_bigcount_mpich"
+  check "MPICH-built large-count point-to-point on OxMPI" "p2p_bigcount ok" env LD_LIBRARY_PATH="$prefix/lib" "$prefix/bin/mpirun" -n 2 "$out/p2p_bigcount_mpich"
   check "MPICH-built p2p_basic on OxMPI under hydra" "p2p_basic ok" mpiexec.hydra -genv LD_LIBRARY_PATH "$prefix/lib" -n 2 "$out/p2p_mpich"
 else
   echo "FAIL: MPICH (mpiexec.hydra, mpicc.mpich) is not installed"; fail=1

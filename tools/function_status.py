@@ -41,10 +41,11 @@ for k in sorted(groups):
 large = sorted(n for n in mpich if n.endswith("_c") and not n.startswith("MPI_T_"))
 large_have = [n for n in large if n in ours]
 out += ["", f"## Large-count forms ({len(large_have)} of {len(large)})", "",
-        "The MPI-4 `_c` forms (`MPI_Count` counts, `MPI_Aint` displacements) that are",
-        "exported take the path of their int form; counts and displacements above",
-        "2147483647 are refused with an error naming the argument. They have no",
-        "`mpif.h` / `use mpi` entry points (MPI-4 binds them in `mpi_f08` only).", "",
+        "The exported MPI-4 `_c` forms (`MPI_Count` counts, `MPI_Aint` displacements):",
+        "those that communicate take the path of their int form, refusing counts and",
+        "displacements above 2147483647 with an error naming the argument; the status",
+        "and datatype queries answer in full. They have no `mpif.h` / `use mpi` entry",
+        "points (MPI-4 binds them in `mpi_f08` only).", "",
         ", ".join(f"`{n}`" for n in large_have) if large_have else "None."]
 if extra:
     out += ["", "## Exported beyond MPICH's list", "", ", ".join(f"`{n}`" for n in extra)]

@@ -19,6 +19,7 @@ use std::os::raw::{c_int, c_void};
 
 mod inter;
 mod large;
+pub(crate) use large::int_count;
 
 fn in_place(p: *const c_void) -> bool {
     p as isize == -1

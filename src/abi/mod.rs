@@ -19,6 +19,7 @@ pub mod guard;
 pub mod handles;
 pub mod info;
 pub mod init;
+pub mod large;
 pub mod op;
 pub mod p2p;
 pub mod ptr;

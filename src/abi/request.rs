@@ -651,9 +651,24 @@ pub unsafe extern "C" fn MPI_Get_elements_x(
     datatype: MPI_Datatype,
     count: *mut MPI_Count,
 ) -> c_int {
-    let s = inp(status, "status")?;
-    let n = count_of(&s, datatype, true)?;
-    out(count, "count", n as MPI_Count)
+    get_count_x(status, datatype, count, true)
+}
+
+/// The count (`elements`: of basic elements) a status holds, in full.
+///
+/// # Safety
+/// `status` and `count` are NULL or valid (checked).
+pub(crate) unsafe fn get_count_x(
+    status: *const MPI_Status,
+    datatype: MPI_Datatype,
+    count: *mut MPI_Count,
+    elements: bool,
+) -> Result<()> {
+    // SAFETY: the caller's contract.
+    let s = unsafe { inp(status, "status")? };
+    let n = count_of(&s, datatype, elements)?;
+    // SAFETY: as above.
+    unsafe { out(count, "count", n as MPI_Count) }
 }
 
 /// Starts persistent request `h`: point-to-point under the lock; a collective's

@@ -15,7 +15,7 @@ use oxmpi_macros::mpi_fn;
 use std::os::raw::{c_int, c_void};
 
 /// A count argument as the int paths take it.
-fn int_count(v: MPI_Count, name: &str) -> Result<c_int> {
+pub(crate) fn int_count(v: MPI_Count, name: &str) -> Result<c_int> {
     c_int::try_from(v).map_err(|_| {
         if v < 0 {
             err!(MPI_ERR_COUNT, "{name}={v} must be non-negative")
