@@ -2508,6 +2508,20 @@ int MPI_Imrecv_c(void *buf,
                  MPI_Message *message,
                  MPI_Request *request);
 
+int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr);
+
+int MPI_Free_mem(void *base);
+
+int MPI_Status_set_cancelled(struct MPI_Status *status, int flag);
+
+int MPI_Status_set_elements(struct MPI_Status *status, MPI_Datatype datatype, int count);
+
+int MPI_Status_set_elements_x(struct MPI_Status *status, MPI_Datatype datatype, MPI_Count count);
+
+int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
+
+int MPI_Comm_get_parent(MPI_Comm *parent);
+
 int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
 
 int MPI_Op_free(MPI_Op *op);
@@ -4459,6 +4473,20 @@ int PMPI_Imrecv_c(void *buf,
                   MPI_Datatype datatype,
                   MPI_Message *message,
                   MPI_Request *request);
+
+int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr);
+
+int PMPI_Free_mem(void *base);
+
+int PMPI_Status_set_cancelled(struct MPI_Status *status, int flag);
+
+int PMPI_Status_set_elements(struct MPI_Status *status, MPI_Datatype datatype, int count);
+
+int PMPI_Status_set_elements_x(struct MPI_Status *status, MPI_Datatype datatype, MPI_Count count);
+
+int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
+
+int PMPI_Comm_get_parent(MPI_Comm *parent);
 
 int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
 

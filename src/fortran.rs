@@ -3684,6 +3684,160 @@ unsafe fn f_pmpi_comm_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -
 }
 fsyms!(f_pmpi_comm_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_size_, pmpi_comm_size__, pmpi_comm_size, PMPI_COMM_SIZE);
 
+unsafe fn f_mpi_alloc_mem(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::misc::MPI_Alloc_mem(*(a0 as *const i64), *(a1 as *const c_int), buf(a2) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_alloc_mem(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_alloc_mem_, mpi_alloc_mem__, mpi_alloc_mem, MPI_ALLOC_MEM);
+
+unsafe fn f_pmpi_alloc_mem(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::misc::PMPI_Alloc_mem(*(a0 as *const i64), *(a1 as *const c_int), buf(a2) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_alloc_mem(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_alloc_mem_, pmpi_alloc_mem__, pmpi_alloc_mem, PMPI_ALLOC_MEM);
+
+unsafe fn f_mpi_free_mem(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::misc::MPI_Free_mem(buf(a0) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_free_mem(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_free_mem_, mpi_free_mem__, mpi_free_mem, MPI_FREE_MEM);
+
+unsafe fn f_pmpi_free_mem(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::misc::PMPI_Free_mem(buf(a0) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_free_mem(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_free_mem_, pmpi_free_mem__, pmpi_free_mem, PMPI_FREE_MEM);
+
+unsafe fn f_mpi_status_set_cancelled(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::misc::MPI_Status_set_cancelled(status(a0) as _, *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_status_set_cancelled(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_status_set_cancelled_, mpi_status_set_cancelled__, mpi_status_set_cancelled, MPI_STATUS_SET_CANCELLED);
+
+unsafe fn f_pmpi_status_set_cancelled(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::misc::PMPI_Status_set_cancelled(status(a0) as _, *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_status_set_cancelled(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_status_set_cancelled_, pmpi_status_set_cancelled__, pmpi_status_set_cancelled, PMPI_STATUS_SET_CANCELLED);
+
+unsafe fn f_mpi_status_set_elements(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::misc::MPI_Status_set_elements(status(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_status_set_elements(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_status_set_elements_, mpi_status_set_elements__, mpi_status_set_elements, MPI_STATUS_SET_ELEMENTS);
+
+unsafe fn f_pmpi_status_set_elements(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::misc::PMPI_Status_set_elements(status(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_status_set_elements(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_status_set_elements_, pmpi_status_set_elements__, pmpi_status_set_elements, PMPI_STATUS_SET_ELEMENTS);
+
+unsafe fn f_mpi_status_set_elements_x(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::misc::MPI_Status_set_elements_x(status(a0) as _, *(a1 as *const c_int), *(a2 as *const i64));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_status_set_elements_x(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_status_set_elements_x_, mpi_status_set_elements_x__, mpi_status_set_elements_x, MPI_STATUS_SET_ELEMENTS_X);
+
+unsafe fn f_pmpi_status_set_elements_x(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::misc::PMPI_Status_set_elements_x(status(a0) as _, *(a1 as *const c_int), *(a2 as *const i64));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_status_set_elements_x(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_status_set_elements_x_, pmpi_status_set_elements_x__, pmpi_status_set_elements_x, PMPI_STATUS_SET_ELEMENTS_X);
+
+unsafe fn f_mpi_type_match_size(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::misc::MPI_Type_match_size(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_match_size(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_type_match_size_, mpi_type_match_size__, mpi_type_match_size, MPI_TYPE_MATCH_SIZE);
+
+unsafe fn f_pmpi_type_match_size(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::misc::PMPI_Type_match_size(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_match_size(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_match_size_, pmpi_type_match_size__, pmpi_type_match_size, PMPI_TYPE_MATCH_SIZE);
+
+unsafe fn f_mpi_comm_get_parent(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::misc::MPI_Comm_get_parent(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_comm_get_parent(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_get_parent_, mpi_comm_get_parent__, mpi_comm_get_parent, MPI_COMM_GET_PARENT);
+
+unsafe fn f_pmpi_comm_get_parent(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::misc::PMPI_Comm_get_parent(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_comm_get_parent(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_get_parent_, pmpi_comm_get_parent__, pmpi_comm_get_parent, PMPI_COMM_GET_PARENT);
+
 unsafe fn f_mpi_op_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {

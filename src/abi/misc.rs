@@ -1,0 +1,166 @@
+//! Smaller MPI-2 services: memory allocation (`MPI_Alloc_mem`,
+//! `MPI_Free_mem`), generalized-status setters, `MPI_Type_match_size` and
+//! `MPI_Comm_get_parent` (no process is ever spawned, so there is no parent).
+
+use super::consts::*;
+use super::ptr::{out, status_ignored};
+use super::{MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Info, MPI_Status};
+use crate::core::error::Result;
+use crate::err;
+use oxmpi_macros::mpi_fn;
+use std::os::raw::{c_int, c_void};
+
+/// Memory for the application (`MPI_Free_mem` gives it back): plain
+/// `malloc`, 64-byte aligned, since no transport here registers memory. The
+/// pointer is written to `*baseptr` (a `void **` in disguise, as the
+/// standard declares it). `info` is accepted and ignored.
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Alloc_mem(
+    size: MPI_Aint,
+    info: MPI_Info,
+    baseptr: *mut c_void,
+) -> c_int {
+    let _ = info;
+    if size < 0 {
+        return Err(err!(MPI_ERR_SIZE, "size={size} must be non-negative"));
+    }
+    if baseptr.is_null() {
+        return Err(err!(MPI_ERR_ARG, "baseptr=NULL"));
+    }
+    let mut p: *mut c_void = std::ptr::null_mut();
+    // SAFETY: posix_memalign writes p on success; 64 is a power of two and a
+    // multiple of the pointer size.
+    let rc = unsafe { libc::posix_memalign(&mut p, 64, (size as usize).max(1)) };
+    if rc != 0 {
+        return Err(err!(MPI_ERR_NO_MEM, "size={size}: out of memory"));
+    }
+    // SAFETY: baseptr points to a pointer-sized slot (the caller's void *).
+    unsafe { (baseptr as *mut *mut c_void).write_unaligned(p) };
+    Ok(())
+}
+
+/// Frees memory from `MPI_Alloc_mem` (NULL is allowed and does nothing).
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Free_mem(base: *mut c_void) -> c_int {
+    // SAFETY: `base` came from MPI_Alloc_mem (posix_memalign) or is NULL.
+    unsafe { libc::free(base) };
+    Ok(())
+}
+
+/// Sets a status's cancelled flag (for generalized requests' query functions).
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_set_cancelled(status: *mut MPI_Status, flag: c_int) -> c_int {
+    if status.is_null() || status_ignored(status) {
+        return Err(err!(MPI_ERR_ARG, "status={status:p} is not a status"));
+    }
+    // SAFETY: a writable status (checked above as far as possible).
+    let st = unsafe { &mut *status };
+    st.count_hi_and_cancelled = (st.count_hi_and_cancelled & !1) | (flag != 0) as c_int;
+    Ok(())
+}
+
+/// Sets a status to `count` items of `datatype` (their bytes, as MPICH
+/// does), so that MPI_Get_count gives `count` and MPI_Get_elements the
+/// basic elements in them.
+///
+/// # Safety
+/// `status` is NULL, a sentinel (both refused) or writable.
+unsafe fn set_elements(
+    status: *mut MPI_Status,
+    datatype: MPI_Datatype,
+    count: MPI_Count,
+) -> Result<()> {
+    if status.is_null() || status_ignored(status) {
+        return Err(err!(MPI_ERR_ARG, "status={status:p} is not a status"));
+    }
+    if count < 0 {
+        return Err(err!(MPI_ERR_COUNT, "count={count} must be non-negative"));
+    }
+    let (size, _) = super::datatype::size_and_type(datatype)?;
+    let bytes = (count as u64)
+        .checked_mul(size as u64)
+        .filter(|&b| b < 1 << 63)
+        .ok_or_else(|| {
+            err!(
+                MPI_ERR_COUNT,
+                "count={count} of {size}-byte items overflows a status"
+            )
+        })?;
+    // SAFETY: checked above.
+    let st = unsafe { &mut *status };
+    st.count_lo = bytes as u32 as c_int;
+    st.count_hi_and_cancelled =
+        ((((bytes >> 32) as u32) << 1) | (st.count_hi_and_cancelled as u32 & 1)) as c_int;
+    Ok(())
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_set_elements(
+    status: *mut MPI_Status,
+    datatype: MPI_Datatype,
+    count: c_int,
+) -> c_int {
+    set_elements(status, datatype, count as MPI_Count)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_set_elements_x(
+    status: *mut MPI_Status,
+    datatype: MPI_Datatype,
+    count: MPI_Count,
+) -> c_int {
+    set_elements(status, datatype, count)
+}
+
+/// The predefined (Fortran) type of a class and size: MPI_REAL4/8/16,
+/// MPI_INTEGER1/2/4/8, MPI_COMPLEX8/16/32 (MPICH's answers);
+/// `MPI_ERR_ARG` for a size the class has not.
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_match_size(
+    typeclass: c_int,
+    size: c_int,
+    datatype: *mut MPI_Datatype,
+) -> c_int {
+    let t = match (typeclass, size) {
+        (MPI_TYPECLASS_REAL, 4) => MPI_REAL4,
+        (MPI_TYPECLASS_REAL, 8) => MPI_REAL8,
+        (MPI_TYPECLASS_REAL, 16) => MPI_REAL16,
+        (MPI_TYPECLASS_INTEGER, 1) => MPI_INTEGER1,
+        (MPI_TYPECLASS_INTEGER, 2) => MPI_INTEGER2,
+        (MPI_TYPECLASS_INTEGER, 4) => MPI_INTEGER4,
+        (MPI_TYPECLASS_INTEGER, 8) => MPI_INTEGER8,
+        (MPI_TYPECLASS_COMPLEX, 8) => MPI_COMPLEX8,
+        (MPI_TYPECLASS_COMPLEX, 16) => MPI_COMPLEX16,
+        (MPI_TYPECLASS_COMPLEX, 32) => MPI_COMPLEX32,
+        (MPI_TYPECLASS_REAL | MPI_TYPECLASS_INTEGER | MPI_TYPECLASS_COMPLEX, _) => {
+            return Err(err!(
+                MPI_ERR_ARG,
+                "size={size}: no predefined type of class {typeclass} has it"
+            ));
+        }
+        _ => {
+            return Err(err!(
+                MPI_ERR_ARG,
+                "typeclass={typeclass} is not MPI_TYPECLASS_REAL, _INTEGER or _COMPLEX"
+            ))
+        }
+    };
+    // SAFETY: an output argument (NULL checked by `out`).
+    unsafe { out(datatype, "datatype", t) }
+}
+
+/// The communicator to the parent of a spawned process: MPI_COMM_NULL, as no
+/// process here is started by MPI_Comm_spawn.
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_get_parent(parent: *mut MPI_Comm) -> c_int {
+    crate::core::runtime::with(|_| Ok(()))?;
+    // SAFETY: an output argument (NULL checked by `out`).
+    unsafe { out(parent, "parent", MPI_COMM_NULL) }
+}
