@@ -2810,6 +2810,9 @@ int MPI_Topo_test(MPI_Comm comm, int *status);
 
 #endif  /* OXMPI_MPI_H */
 
+/* Variadic, which Rust cannot define: the library's MPI_Pcontrol takes the level only. */
+int MPI_Pcontrol(const int level, ...);
+
 /* Profiling interface: every MPI_ function is also PMPI_. */
 int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
                             MPI_Comm_delete_attr_function *comm_delete_attr_fn,
@@ -4769,6 +4772,8 @@ int PMPI_Dist_graph_neighbors(MPI_Comm comm,
                               int *destweights);
 
 int PMPI_Topo_test(MPI_Comm comm, int *status);
+
+int PMPI_Pcontrol(const int level, ...);
 
 
 

@@ -1,5 +1,5 @@
 /* MPI_Alloc_mem / MPI_Free_mem, the generalized-status setters,
- * MPI_Type_match_size and MPI_Comm_get_parent: values checked exactly,
+ * MPI_Type_match_size, MPI_Comm_get_parent and MPI_Pcontrol: values checked exactly,
  * bad arguments get their error classes. */
 #include "util.h"
 
@@ -70,6 +70,7 @@ int main(int argc, char **argv) {
             CHECK(t == want[k][j] && ts == sizes[k][j], "match_size(%d, %d) = 0x%x of size %d", classes[k],
                   sizes[k][j], t, ts);
         }
+    CHECK(MPI_Pcontrol(0) == MPI_SUCCESS && MPI_Pcontrol(2, "extra", 3.5) == MPI_SUCCESS, "Pcontrol");
     MPI_Comm parent = 0;
     MPI_Comm_get_parent(&parent);
     CHECK(parent == MPI_COMM_NULL, "Comm_get_parent: 0x%x", parent);

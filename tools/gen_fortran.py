@@ -19,6 +19,8 @@ hdr = (root / "include/mpi.h").read_text()
 protos = []
 for m in re.finditer(r"^(int|double|MPI_Aint) (MPI_\w+)\(([^;]*)\);", hdr, re.M):
     ret, name, params = m.group(1), m.group(2), " ".join(m.group(3).split())
+    if "..." in params:  # variadic (MPI_Pcontrol): no Fortran form generated
+        continue
     ps = []
     if params.strip() not in ("", "void"):
         for p in params.split(","):
@@ -37,7 +39,7 @@ for f in (root / "src/abi").glob("*.rs"):
     for m in re.finditer(r'extern "C" fn (MPI_\w+)\(', f.read_text()):
         mod_of[m.group(1)] = f.stem
 
-SKIP = {"MPI_Comm_create_keyval", "MPI_Type_create_keyval", "MPI_Comm_c2f", "MPI_Comm_f2c",
+SKIP = {"MPI_Pcontrol", "MPI_Comm_create_keyval", "MPI_Type_create_keyval", "MPI_Comm_c2f", "MPI_Comm_f2c",
         "MPI_Init", "MPI_Init_thread", "MPI_Comm_set_attr", "MPI_Comm_get_attr", "MPI_Type_set_attr", "MPI_Type_get_attr"}
 INTS = {"int", "MPI_Comm", "MPI_Datatype", "MPI_Op", "MPI_Group", "MPI_Request", "MPI_Errhandler",
         "MPI_Info", "MPI_Message", "MPI_Win", "MPI_Session", "MPI_Fint"}

@@ -1,6 +1,7 @@
 //! Smaller MPI-2 services: memory allocation (`MPI_Alloc_mem`,
 //! `MPI_Free_mem`), generalized-status setters, `MPI_Type_match_size` and
-//! `MPI_Comm_get_parent` (no process is ever spawned, so there is no parent).
+//! `MPI_Comm_get_parent` (no process is ever spawned, so there is no parent)
+//! and `MPI_Pcontrol`.
 
 use super::consts::*;
 use super::ptr::{out, status_ignored};
@@ -163,4 +164,18 @@ pub unsafe extern "C" fn MPI_Comm_get_parent(parent: *mut MPI_Comm) -> c_int {
     crate::core::runtime::with(|_| Ok(()))?;
     // SAFETY: an output argument (NULL checked by `out`).
     unsafe { out(parent, "parent", MPI_COMM_NULL) }
+}
+
+/// Profiling control: OxMPI has no profiling levels of its own, so every
+/// level is accepted and changes nothing (the standard allows that); a
+/// profiling library that interposes MPI_Pcontrol sees the call. C declares
+/// it variadic (`int MPI_Pcontrol(const int level, ...)`, written into
+/// mpi.h by cbindgen.toml); on the x86-64 and AArch64 Linux calling
+/// conventions the extra arguments of such a call are ignored by a callee
+/// that takes the level alone.
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Pcontrol(level: c_int) -> c_int {
+    let _ = level;
+    Ok(())
 }
