@@ -2254,6 +2254,12 @@ int MPI_Unpack_external(const char *datarep,
                         int outcount,
                         MPI_Datatype datatype);
 
+int MPI_Add_error_class(int *errorclass);
+
+int MPI_Add_error_code(int errorclass, int *errorcode);
+
+int MPI_Add_error_string(int errorcode, const char *string);
+
 int MPI_Error_class(int errorcode, int *errorclass);
 
 int MPI_Error_string(int errorcode, char *string, int *resultlen);
@@ -4222,6 +4228,12 @@ int PMPI_Unpack_external(const char *datarep,
                          void *outbuf,
                          int outcount,
                          MPI_Datatype datatype);
+
+int PMPI_Add_error_class(int *errorclass);
+
+int PMPI_Add_error_code(int errorclass, int *errorcode);
+
+int PMPI_Add_error_string(int errorcode, const char *string);
 
 int PMPI_Error_class(int errorcode, int *errorclass);
 

@@ -1,5 +1,6 @@
 /* MPI_Alloc_mem / MPI_Free_mem, the generalized-status setters,
- * MPI_Type_match_size, MPI_Comm_get_parent and MPI_Pcontrol: values checked exactly,
+ * MPI_Type_match_size, MPI_Comm_get_parent, MPI_Pcontrol and added error
+ * classes, codes and strings: values checked exactly,
  * bad arguments get their error classes. */
 #include "util.h"
 
@@ -74,9 +75,38 @@ int main(int argc, char **argv) {
     MPI_Comm parent = 0;
     MPI_Comm_get_parent(&parent);
     CHECK(parent == MPI_COMM_NULL, "Comm_get_parent: 0x%x", parent);
+    /* added error classes and codes */
+    int ucls, ucode1, ucode2, ocode, got, len, *last, lflag;
+    char text[MPI_MAX_ERROR_STRING];
+    CHECK(MPI_Add_error_class(&ucls) == MPI_SUCCESS && ucls > MPI_ERR_LASTCODE, "Add_error_class: %d", ucls);
+    MPI_Add_error_code(ucls, &ucode1);
+    MPI_Add_error_code(ucls, &ucode2);
+    MPI_Add_error_code(MPI_ERR_ARG, &ocode);
+    CHECK(ucode1 != ucode2 && ucode1 != ucls && ocode != MPI_ERR_ARG, "codes %d %d %d of class %d", ucode1, ucode2,
+          ocode, ucls);
+    MPI_Add_error_string(ucls, "my class");
+    MPI_Add_error_string(ucode2, "my second code");
+    MPI_Error_class(ucode1, &got);
+    CHECK(got == ucls, "class of code %d: %d, want %d", ucode1, got, ucls);
+    MPI_Error_class(ucls, &got);
+    CHECK(got == ucls, "class of class %d: %d", ucls, got);
+    MPI_Error_class(ocode, &got);
+    CHECK(got == MPI_ERR_ARG, "class of a code added to MPI_ERR_ARG: %d", got);
+    MPI_Error_string(ucode2, text, &len);
+    CHECK(strcmp(text, "my second code") == 0 && len == 14, "string of code: '%s' (%d)", text, len);
+    MPI_Error_string(ucls, text, &len);
+    CHECK(strcmp(text, "my class") == 0, "string of class: '%s'", text);
+    MPI_Error_string(ucode1, text, &len);
+    CHECK(len == 0 && text[0] == 0, "string never set: '%s'", text);
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &last, &lflag);
+    CHECK(lflag && *last >= ucode1 && *last >= ucode2 && *last >= ocode, "MPI_LASTUSEDCODE %d", lflag ? *last : -1);
     /* errors */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     int cls;
+    MPI_Error_class(MPI_Add_error_string(MPI_ERR_TAG, "no"), &cls);
+    CHECK(cls == MPI_ERR_ARG, "Add_error_string on a predefined class: class %d", cls);
+    MPI_Error_class(MPI_Add_error_code(ucode1, &got), &cls);
+    CHECK(cls == MPI_ERR_ARG, "Add_error_code to a code, not a class: class %d", cls);
     MPI_Datatype t;
     MPI_Error_class(MPI_Type_match_size(MPI_TYPECLASS_REAL, 6, &t), &cls);
     CHECK(cls == MPI_ERR_ARG, "match_size(REAL, 6): class %d", cls);

@@ -2736,6 +2736,74 @@ unsafe fn f_pmpi_unpack_external(a0: *mut c_void, a1: *mut c_void, a2: *mut c_vo
 }
 fsyms!(f_pmpi_unpack_external(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int, l0: usize) -> (); pmpi_unpack_external_, pmpi_unpack_external__, pmpi_unpack_external, PMPI_UNPACK_EXTERNAL);
 
+unsafe fn f_mpi_add_error_class(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::errh::MPI_Add_error_class(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_add_error_class(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_add_error_class_, mpi_add_error_class__, mpi_add_error_class, MPI_ADD_ERROR_CLASS);
+
+unsafe fn f_pmpi_add_error_class(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::errh::PMPI_Add_error_class(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_add_error_class(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_add_error_class_, pmpi_add_error_class__, pmpi_add_error_class, PMPI_ADD_ERROR_CLASS);
+
+unsafe fn f_mpi_add_error_code(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::errh::MPI_Add_error_code(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_add_error_code(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_add_error_code_, mpi_add_error_code__, mpi_add_error_code, MPI_ADD_ERROR_CODE);
+
+unsafe fn f_pmpi_add_error_code(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::errh::PMPI_Add_error_code(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_add_error_code(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_add_error_code_, pmpi_add_error_code__, pmpi_add_error_code, PMPI_ADD_ERROR_CODE);
+
+unsafe fn f_mpi_add_error_string(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s1 = fstring(a1 as *const c_char, l1);
+        let rc = crate::abi::errh::MPI_Add_error_string(*(a0 as *const c_int), s1.as_ptr() as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_add_error_string(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l1: usize) -> (); mpi_add_error_string_, mpi_add_error_string__, mpi_add_error_string, MPI_ADD_ERROR_STRING);
+
+unsafe fn f_pmpi_add_error_string(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s1 = fstring(a1 as *const c_char, l1);
+        let rc = crate::abi::errh::PMPI_Add_error_string(*(a0 as *const c_int), s1.as_ptr() as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_add_error_string(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l1: usize) -> (); pmpi_add_error_string_, pmpi_add_error_string__, pmpi_add_error_string, PMPI_ADD_ERROR_STRING);
+
 unsafe fn f_mpi_error_class(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {

@@ -21,6 +21,8 @@ pub static ATTR_IO: AtomicI32 = AtomicI32::new(MPI_ANY_SOURCE);
 pub static ATTR_WTIME_GLOBAL: AtomicI32 = AtomicI32::new(0);
 pub static ATTR_UNIVERSE: AtomicI32 = AtomicI32::new(1);
 pub static ATTR_APPNUM: AtomicI32 = AtomicI32::new(0);
+/// MPI_LASTUSEDCODE: the largest error code in use (`errh::add_user_error`).
+pub static ATTR_LASTUSED: AtomicI32 = AtomicI32::new(MPI_ERR_LASTCODE);
 
 fn predefined(keyval: c_int) -> Option<&'static AtomicI32> {
     Some(match keyval {
@@ -30,6 +32,7 @@ fn predefined(keyval: c_int) -> Option<&'static AtomicI32> {
         MPI_WTIME_IS_GLOBAL => &ATTR_WTIME_GLOBAL,
         MPI_UNIVERSE_SIZE => &ATTR_UNIVERSE,
         MPI_APPNUM => &ATTR_APPNUM,
+        MPI_LASTUSEDCODE => &ATTR_LASTUSED,
         _ => return None,
     })
 }

@@ -4,15 +4,115 @@ use super::consts::*;
 use super::handles::{self, KIND_ERRHANDLER};
 use super::ptr::{inp, out, write_cstr};
 use super::{MPI_Comm, MPI_Comm_errhandler_function, MPI_Errhandler};
-use crate::core::error::class_string;
+use crate::core::error::{class_string, Result};
 use crate::core::runtime::with;
 use crate::core::state::ErrhFn;
 use crate::err;
 use oxmpi_macros::mpi_fn;
 use std::os::raw::{c_char, c_int};
 
+/// Error classes and codes added by the application (`MPI_Add_error_class`,
+/// `MPI_Add_error_code`): value `FIRST_USER_ERROR + i` is entry i, with the
+/// class it belongs to (itself, for a class) and its string. Values grow
+/// from above MPI_ERR_LASTCODE and are never reused; MPI_LASTUSEDCODE
+/// follows the largest.
+struct UserError {
+    class: c_int,
+    text: String,
+}
+static USER_ERRORS: parking_lot::Mutex<Vec<UserError>> = parking_lot::Mutex::new(Vec::new());
+const FIRST_USER_ERROR: c_int = MPI_ERR_LASTCODE + 1;
+
+fn user_error(code: c_int) -> Option<(c_int, String)> {
+    let i = usize::try_from(code.checked_sub(FIRST_USER_ERROR)?).ok()?;
+    USER_ERRORS.lock().get(i).map(|e| (e.class, e.text.clone()))
+}
+
+fn add_user_error(class: Option<c_int>) -> Result<c_int> {
+    let mut v = USER_ERRORS.lock();
+    let code = c_int::try_from(v.len())
+        .ok()
+        .and_then(|i| FIRST_USER_ERROR.checked_add(i))
+        .ok_or_else(|| err!(MPI_ERR_OTHER, "no error codes are left to add"))?;
+    v.push(UserError {
+        class: class.unwrap_or(code),
+        text: String::new(),
+    });
+    crate::abi::attr::ATTR_LASTUSED.store(code, std::sync::atomic::Ordering::Relaxed);
+    Ok(code)
+}
+
 fn valid_class(code: c_int) -> bool {
-    class_string(code).is_some()
+    class_string(code).is_some() || user_error(code).is_some()
+}
+
+/// A new error class, above every predefined one.
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Add_error_class(errorclass: *mut c_int) -> c_int {
+    if errorclass.is_null() {
+        return Err(err!(MPI_ERR_ARG, "errorclass=NULL"));
+    }
+    let c = add_user_error(None)?;
+    out(errorclass, "errorclass", c)
+}
+
+/// A new error code of `errorclass` (predefined or added).
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Add_error_code(errorclass: c_int, errorcode: *mut c_int) -> c_int {
+    let is_class = class_string(errorclass).is_some()
+        || user_error(errorclass).is_some_and(|(c, _)| c == errorclass);
+    if !is_class {
+        return Err(err!(
+            MPI_ERR_ARG,
+            "errorclass={errorclass} is not an error class"
+        ));
+    }
+    if errorcode.is_null() {
+        return Err(err!(MPI_ERR_ARG, "errorcode=NULL"));
+    }
+    let c = add_user_error(Some(errorclass))?;
+    out(errorcode, "errorcode", c)
+}
+
+/// The string of an added class or code (predefined ones keep theirs).
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Add_error_string(errorcode: c_int, string: *const c_char) -> c_int {
+    if class_string(errorcode).is_some() {
+        return Err(err!(
+            MPI_ERR_ARG,
+            "errorcode={errorcode} is predefined; its string cannot change"
+        ));
+    }
+    if string.is_null() {
+        return Err(err!(MPI_ERR_ARG, "string=NULL"));
+    }
+    // SAFETY: a NUL-terminated C string (the caller's contract).
+    let text = unsafe { std::ffi::CStr::from_ptr(string) }.to_string_lossy();
+    if text.len() >= MPI_MAX_ERROR_STRING as usize {
+        return Err(err!(
+            MPI_ERR_ARG,
+            "string of {} bytes: at most {} fit",
+            text.len(),
+            MPI_MAX_ERROR_STRING - 1
+        ));
+    }
+    let i = errorcode
+        .checked_sub(FIRST_USER_ERROR)
+        .and_then(|i| usize::try_from(i).ok());
+    let mut v = USER_ERRORS.lock();
+    match i.and_then(|i| v.get_mut(i)) {
+        Some(e) => {
+            e.text = text.into_owned();
+            Ok(())
+        }
+        None => Err(err!(
+            MPI_ERR_ARG,
+            "errorcode={errorcode} is not an error code"
+        )),
+    }
 }
 
 #[mpi_fn]
@@ -24,7 +124,8 @@ pub unsafe extern "C" fn MPI_Error_class(errorcode: c_int, errorclass: *mut c_in
             "errorcode={errorcode} is not an error code"
         ));
     }
-    out(errorclass, "errorclass", errorcode)
+    let class = user_error(errorcode).map_or(errorcode, |(c, _)| c);
+    out(errorclass, "errorclass", class)
 }
 
 #[mpi_fn]
@@ -34,8 +135,16 @@ pub unsafe extern "C" fn MPI_Error_string(
     string: *mut c_char,
     resultlen: *mut c_int,
 ) -> c_int {
-    let s = class_string(errorcode)
-        .ok_or_else(|| err!(MPI_ERR_ARG, "errorcode={errorcode} is not an error code"))?;
+    let user;
+    let s = match class_string(errorcode) {
+        Some(s) => s,
+        None => {
+            user = user_error(errorcode)
+                .ok_or_else(|| err!(MPI_ERR_ARG, "errorcode={errorcode} is not an error code"))?
+                .1;
+            &user
+        }
+    };
     let n = write_cstr(string, MPI_MAX_ERROR_STRING as usize, s)?;
     out(resultlen, "resultlen", n)
 }
