@@ -2737,6 +2737,1079 @@ int MPI_Start(MPI_Request *request);
 
 int MPI_Startall(int count, MPI_Request *array_of_requests);
 
+int MPI_Accumulate(const void *origin_addr,
+                   int origin_count,
+                   MPI_Datatype origin_datatype,
+                   int target_rank,
+                   MPI_Aint target_disp,
+                   int target_count,
+                   MPI_Datatype target_datatype,
+                   MPI_Op op,
+                   MPI_Win win);
+
+int MPI_Accumulate_c(const void *origin_addr,
+                     MPI_Count origin_count,
+                     MPI_Datatype origin_datatype,
+                     int target_rank,
+                     MPI_Aint target_disp,
+                     MPI_Count target_count,
+                     MPI_Datatype target_datatype,
+                     MPI_Op op,
+                     MPI_Win win);
+
+int MPI_Address(void *location, MPI_Aint *address);
+
+int MPI_Attr_delete(MPI_Comm comm, int keyval);
+
+int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag);
+
+int MPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val);
+
+int MPI_Buffer_attach_c(void *buffer, MPI_Count size);
+
+int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size);
+
+int MPI_Close_port(const char *port_name);
+
+int MPI_Comm_accept(const char *port_name,
+                    MPI_Info info,
+                    int root,
+                    MPI_Comm comm,
+                    MPI_Comm *newcomm);
+
+int MPI_Comm_connect(const char *port_name,
+                     MPI_Info info,
+                     int root,
+                     MPI_Comm comm,
+                     MPI_Comm *newcomm);
+
+int MPI_Comm_create_from_group(MPI_Group group,
+                               const char *stringtag,
+                               MPI_Info info,
+                               MPI_Errhandler errhandler,
+                               MPI_Comm *newcomm);
+
+int MPI_Comm_disconnect(MPI_Comm *comm);
+
+int MPI_Comm_join(int fd, MPI_Comm *intercomm);
+
+int MPI_Comm_spawn(const char *command,
+                   char **argv,
+                   int maxprocs,
+                   MPI_Info info,
+                   int root,
+                   MPI_Comm comm,
+                   MPI_Comm *intercomm,
+                   int *array_of_errcodes);
+
+int MPI_Comm_spawn_multiple(int count,
+                            char **array_of_commands,
+                            char ***array_of_argv,
+                            const int *array_of_maxprocs,
+                            const MPI_Info *array_of_info,
+                            int root,
+                            MPI_Comm comm,
+                            MPI_Comm *intercomm,
+                            int *array_of_errcodes);
+
+int MPI_Compare_and_swap(const void *origin_addr,
+                         const void *compare_addr,
+                         void *result_addr,
+                         MPI_Datatype datatype,
+                         int target_rank,
+                         MPI_Aint target_disp,
+                         MPI_Win win);
+
+int MPI_Errhandler_create(MPI_Comm_errhandler_function *comm_errhandler_fn,
+                          MPI_Errhandler *errhandler);
+
+int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler);
+
+int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler);
+
+int MPI_Fetch_and_op(const void *origin_addr,
+                     void *result_addr,
+                     MPI_Datatype datatype,
+                     int target_rank,
+                     MPI_Aint target_disp,
+                     MPI_Op op,
+                     MPI_Win win);
+
+int MPI_File_call_errhandler(MPI_File fh, int errorcode);
+
+int MPI_File_close(MPI_File *fh);
+
+int MPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn,
+                               MPI_Errhandler *errhandler);
+
+int MPI_File_delete(const char *filename, MPI_Info info);
+
+int MPI_File_get_amode(MPI_File fh, int *amode);
+
+int MPI_File_get_atomicity(MPI_File fh, int *flag);
+
+int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp);
+
+int MPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler);
+
+int MPI_File_get_group(MPI_File fh, MPI_Group *group);
+
+int MPI_File_get_info(MPI_File fh, MPI_Info *info_used);
+
+int MPI_File_get_position(MPI_File fh, MPI_Offset *offset);
+
+int MPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset);
+
+int MPI_File_get_size(MPI_File fh, MPI_Offset *size);
+
+int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent);
+
+int MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent);
+
+int MPI_File_get_view(MPI_File fh,
+                      MPI_Offset *disp,
+                      MPI_Datatype *etype,
+                      MPI_Datatype *filetype,
+                      char *datarep);
+
+int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request);
+
+int MPI_File_iread_all(MPI_File fh,
+                       void *buf,
+                       int count,
+                       MPI_Datatype datatype,
+                       MPI_Request *request);
+
+int MPI_File_iread_all_c(MPI_File fh,
+                         void *buf,
+                         MPI_Count count,
+                         MPI_Datatype datatype,
+                         MPI_Request *request);
+
+int MPI_File_iread_at(MPI_File fh,
+                      MPI_Offset offset,
+                      void *buf,
+                      int count,
+                      MPI_Datatype datatype,
+                      MPI_Request *request);
+
+int MPI_File_iread_at_all(MPI_File fh,
+                          MPI_Offset offset,
+                          void *buf,
+                          int count,
+                          MPI_Datatype datatype,
+                          MPI_Request *request);
+
+int MPI_File_iread_at_all_c(MPI_File fh,
+                            MPI_Offset offset,
+                            void *buf,
+                            MPI_Count count,
+                            MPI_Datatype datatype,
+                            MPI_Request *request);
+
+int MPI_File_iread_at_c(MPI_File fh,
+                        MPI_Offset offset,
+                        void *buf,
+                        MPI_Count count,
+                        MPI_Datatype datatype,
+                        MPI_Request *request);
+
+int MPI_File_iread_c(MPI_File fh,
+                     void *buf,
+                     MPI_Count count,
+                     MPI_Datatype datatype,
+                     MPI_Request *request);
+
+int MPI_File_iread_shared(MPI_File fh,
+                          void *buf,
+                          int count,
+                          MPI_Datatype datatype,
+                          MPI_Request *request);
+
+int MPI_File_iread_shared_c(MPI_File fh,
+                            void *buf,
+                            MPI_Count count,
+                            MPI_Datatype datatype,
+                            MPI_Request *request);
+
+int MPI_File_iwrite(MPI_File fh,
+                    const void *buf,
+                    int count,
+                    MPI_Datatype datatype,
+                    MPI_Request *request);
+
+int MPI_File_iwrite_all(MPI_File fh,
+                        const void *buf,
+                        int count,
+                        MPI_Datatype datatype,
+                        MPI_Request *request);
+
+int MPI_File_iwrite_all_c(MPI_File fh,
+                          const void *buf,
+                          MPI_Count count,
+                          MPI_Datatype datatype,
+                          MPI_Request *request);
+
+int MPI_File_iwrite_at(MPI_File fh,
+                       MPI_Offset offset,
+                       const void *buf,
+                       int count,
+                       MPI_Datatype datatype,
+                       MPI_Request *request);
+
+int MPI_File_iwrite_at_all(MPI_File fh,
+                           MPI_Offset offset,
+                           const void *buf,
+                           int count,
+                           MPI_Datatype datatype,
+                           MPI_Request *request);
+
+int MPI_File_iwrite_at_all_c(MPI_File fh,
+                             MPI_Offset offset,
+                             const void *buf,
+                             MPI_Count count,
+                             MPI_Datatype datatype,
+                             MPI_Request *request);
+
+int MPI_File_iwrite_at_c(MPI_File fh,
+                         MPI_Offset offset,
+                         const void *buf,
+                         MPI_Count count,
+                         MPI_Datatype datatype,
+                         MPI_Request *request);
+
+int MPI_File_iwrite_c(MPI_File fh,
+                      const void *buf,
+                      MPI_Count count,
+                      MPI_Datatype datatype,
+                      MPI_Request *request);
+
+int MPI_File_iwrite_shared(MPI_File fh,
+                           const void *buf,
+                           int count,
+                           MPI_Datatype datatype,
+                           MPI_Request *request);
+
+int MPI_File_iwrite_shared_c(MPI_File fh,
+                             const void *buf,
+                             MPI_Count count,
+                             MPI_Datatype datatype,
+                             MPI_Request *request);
+
+int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh);
+
+int MPI_File_preallocate(MPI_File fh, MPI_Offset size);
+
+int MPI_File_read(MPI_File fh,
+                  void *buf,
+                  int count,
+                  MPI_Datatype datatype,
+                  struct MPI_Status *status);
+
+int MPI_File_read_all(MPI_File fh,
+                      void *buf,
+                      int count,
+                      MPI_Datatype datatype,
+                      struct MPI_Status *status);
+
+int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype);
+
+int MPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype);
+
+int MPI_File_read_all_c(MPI_File fh,
+                        void *buf,
+                        MPI_Count count,
+                        MPI_Datatype datatype,
+                        struct MPI_Status *status);
+
+int MPI_File_read_all_end(MPI_File fh, void *buf, struct MPI_Status *status);
+
+int MPI_File_read_at(MPI_File fh,
+                     MPI_Offset offset,
+                     void *buf,
+                     int count,
+                     MPI_Datatype datatype,
+                     struct MPI_Status *status);
+
+int MPI_File_read_at_all(MPI_File fh,
+                         MPI_Offset offset,
+                         void *buf,
+                         int count,
+                         MPI_Datatype datatype,
+                         struct MPI_Status *status);
+
+int MPI_File_read_at_all_begin(MPI_File fh,
+                               MPI_Offset offset,
+                               void *buf,
+                               int count,
+                               MPI_Datatype datatype);
+
+int MPI_File_read_at_all_begin_c(MPI_File fh,
+                                 MPI_Offset offset,
+                                 void *buf,
+                                 MPI_Count count,
+                                 MPI_Datatype datatype);
+
+int MPI_File_read_at_all_c(MPI_File fh,
+                           MPI_Offset offset,
+                           void *buf,
+                           MPI_Count count,
+                           MPI_Datatype datatype,
+                           struct MPI_Status *status);
+
+int MPI_File_read_at_all_end(MPI_File fh, void *buf, struct MPI_Status *status);
+
+int MPI_File_read_at_c(MPI_File fh,
+                       MPI_Offset offset,
+                       void *buf,
+                       MPI_Count count,
+                       MPI_Datatype datatype,
+                       struct MPI_Status *status);
+
+int MPI_File_read_c(MPI_File fh,
+                    void *buf,
+                    MPI_Count count,
+                    MPI_Datatype datatype,
+                    struct MPI_Status *status);
+
+int MPI_File_read_ordered(MPI_File fh,
+                          void *buf,
+                          int count,
+                          MPI_Datatype datatype,
+                          struct MPI_Status *status);
+
+int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype);
+
+int MPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype);
+
+int MPI_File_read_ordered_c(MPI_File fh,
+                            void *buf,
+                            MPI_Count count,
+                            MPI_Datatype datatype,
+                            struct MPI_Status *status);
+
+int MPI_File_read_ordered_end(MPI_File fh, void *buf, struct MPI_Status *status);
+
+int MPI_File_read_shared(MPI_File fh,
+                         void *buf,
+                         int count,
+                         MPI_Datatype datatype,
+                         struct MPI_Status *status);
+
+int MPI_File_read_shared_c(MPI_File fh,
+                           void *buf,
+                           MPI_Count count,
+                           MPI_Datatype datatype,
+                           struct MPI_Status *status);
+
+int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence);
+
+int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence);
+
+int MPI_File_set_atomicity(MPI_File fh, int flag);
+
+int MPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler);
+
+int MPI_File_set_info(MPI_File fh, MPI_Info info);
+
+int MPI_File_set_size(MPI_File fh, MPI_Offset size);
+
+int MPI_File_set_view(MPI_File fh,
+                      MPI_Offset disp,
+                      MPI_Datatype etype,
+                      MPI_Datatype filetype,
+                      const char *datarep,
+                      MPI_Info info);
+
+int MPI_File_sync(MPI_File fh);
+
+int MPI_File_write(MPI_File fh,
+                   const void *buf,
+                   int count,
+                   MPI_Datatype datatype,
+                   struct MPI_Status *status);
+
+int MPI_File_write_all(MPI_File fh,
+                       const void *buf,
+                       int count,
+                       MPI_Datatype datatype,
+                       struct MPI_Status *status);
+
+int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype);
+
+int MPI_File_write_all_begin_c(MPI_File fh,
+                               const void *buf,
+                               MPI_Count count,
+                               MPI_Datatype datatype);
+
+int MPI_File_write_all_c(MPI_File fh,
+                         const void *buf,
+                         MPI_Count count,
+                         MPI_Datatype datatype,
+                         struct MPI_Status *status);
+
+int MPI_File_write_all_end(MPI_File fh, const void *buf, struct MPI_Status *status);
+
+int MPI_File_write_at(MPI_File fh,
+                      MPI_Offset offset,
+                      const void *buf,
+                      int count,
+                      MPI_Datatype datatype,
+                      struct MPI_Status *status);
+
+int MPI_File_write_at_all(MPI_File fh,
+                          MPI_Offset offset,
+                          const void *buf,
+                          int count,
+                          MPI_Datatype datatype,
+                          struct MPI_Status *status);
+
+int MPI_File_write_at_all_begin(MPI_File fh,
+                                MPI_Offset offset,
+                                const void *buf,
+                                int count,
+                                MPI_Datatype datatype);
+
+int MPI_File_write_at_all_begin_c(MPI_File fh,
+                                  MPI_Offset offset,
+                                  const void *buf,
+                                  MPI_Count count,
+                                  MPI_Datatype datatype);
+
+int MPI_File_write_at_all_c(MPI_File fh,
+                            MPI_Offset offset,
+                            const void *buf,
+                            MPI_Count count,
+                            MPI_Datatype datatype,
+                            struct MPI_Status *status);
+
+int MPI_File_write_at_all_end(MPI_File fh, const void *buf, struct MPI_Status *status);
+
+int MPI_File_write_at_c(MPI_File fh,
+                        MPI_Offset offset,
+                        const void *buf,
+                        MPI_Count count,
+                        MPI_Datatype datatype,
+                        struct MPI_Status *status);
+
+int MPI_File_write_c(MPI_File fh,
+                     const void *buf,
+                     MPI_Count count,
+                     MPI_Datatype datatype,
+                     struct MPI_Status *status);
+
+int MPI_File_write_ordered(MPI_File fh,
+                           const void *buf,
+                           int count,
+                           MPI_Datatype datatype,
+                           struct MPI_Status *status);
+
+int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype);
+
+int MPI_File_write_ordered_begin_c(MPI_File fh,
+                                   const void *buf,
+                                   MPI_Count count,
+                                   MPI_Datatype datatype);
+
+int MPI_File_write_ordered_c(MPI_File fh,
+                             const void *buf,
+                             MPI_Count count,
+                             MPI_Datatype datatype,
+                             struct MPI_Status *status);
+
+int MPI_File_write_ordered_end(MPI_File fh, const void *buf, struct MPI_Status *status);
+
+int MPI_File_write_shared(MPI_File fh,
+                          const void *buf,
+                          int count,
+                          MPI_Datatype datatype,
+                          struct MPI_Status *status);
+
+int MPI_File_write_shared_c(MPI_File fh,
+                            const void *buf,
+                            MPI_Count count,
+                            MPI_Datatype datatype,
+                            struct MPI_Status *status);
+
+int MPI_Get(void *origin_addr,
+            int origin_count,
+            MPI_Datatype origin_datatype,
+            int target_rank,
+            MPI_Aint target_disp,
+            int target_count,
+            MPI_Datatype target_datatype,
+            MPI_Win win);
+
+int MPI_Get_accumulate(const void *origin_addr,
+                       int origin_count,
+                       MPI_Datatype origin_datatype,
+                       void *result_addr,
+                       int result_count,
+                       MPI_Datatype result_datatype,
+                       int target_rank,
+                       MPI_Aint target_disp,
+                       int target_count,
+                       MPI_Datatype target_datatype,
+                       MPI_Op op,
+                       MPI_Win win);
+
+int MPI_Get_accumulate_c(const void *origin_addr,
+                         MPI_Count origin_count,
+                         MPI_Datatype origin_datatype,
+                         void *result_addr,
+                         MPI_Count result_count,
+                         MPI_Datatype result_datatype,
+                         int target_rank,
+                         MPI_Aint target_disp,
+                         MPI_Count target_count,
+                         MPI_Datatype target_datatype,
+                         MPI_Op op,
+                         MPI_Win win);
+
+int MPI_Get_c(void *origin_addr,
+              MPI_Count origin_count,
+              MPI_Datatype origin_datatype,
+              int target_rank,
+              MPI_Aint target_disp,
+              MPI_Count target_count,
+              MPI_Datatype target_datatype,
+              MPI_Win win);
+
+int MPI_Grequest_complete(MPI_Request request);
+
+int MPI_Grequest_start(MPI_Grequest_query_function *query_fn,
+                       MPI_Grequest_free_function *free_fn,
+                       MPI_Grequest_cancel_function *cancel_fn,
+                       void *extra_state,
+                       MPI_Request *request);
+
+int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup);
+
+int MPI_Info_create_env(int argc, char **argv, MPI_Info *info);
+
+int MPI_Intercomm_create_from_groups(MPI_Group local_group,
+                                     int local_leader,
+                                     MPI_Group remote_group,
+                                     int remote_leader,
+                                     const char *stringtag,
+                                     MPI_Info info,
+                                     MPI_Errhandler errhandler,
+                                     MPI_Comm *newintercomm);
+
+int MPI_Isendrecv(const void *sendbuf,
+                  int sendcount,
+                  MPI_Datatype sendtype,
+                  int dest,
+                  int sendtag,
+                  void *recvbuf,
+                  int recvcount,
+                  MPI_Datatype recvtype,
+                  int source,
+                  int recvtag,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+int MPI_Isendrecv_c(const void *sendbuf,
+                    MPI_Count sendcount,
+                    MPI_Datatype sendtype,
+                    int dest,
+                    int sendtag,
+                    void *recvbuf,
+                    MPI_Count recvcount,
+                    MPI_Datatype recvtype,
+                    int source,
+                    int recvtag,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+int MPI_Isendrecv_replace(void *buf,
+                          int count,
+                          MPI_Datatype datatype,
+                          int dest,
+                          int sendtag,
+                          int source,
+                          int recvtag,
+                          MPI_Comm comm,
+                          MPI_Request *request);
+
+int MPI_Isendrecv_replace_c(void *buf,
+                            MPI_Count count,
+                            MPI_Datatype datatype,
+                            int dest,
+                            int sendtag,
+                            int source,
+                            int recvtag,
+                            MPI_Comm comm,
+                            MPI_Request *request);
+
+int MPI_Keyval_create(MPI_Copy_function *copy_fn,
+                      MPI_Delete_function *delete_fn,
+                      int *keyval,
+                      void *extra_state);
+
+int MPI_Keyval_free(int *keyval);
+
+int MPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name);
+
+int MPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op);
+
+int MPI_Open_port(MPI_Info info, char *port_name);
+
+int MPI_Pack_c(const void *inbuf,
+               MPI_Count incount,
+               MPI_Datatype datatype,
+               void *outbuf,
+               MPI_Count outsize,
+               MPI_Count *position,
+               MPI_Comm comm);
+
+int MPI_Pack_external_c(const char *datarep,
+                        const void *inbuf,
+                        MPI_Count incount,
+                        MPI_Datatype datatype,
+                        void *outbuf,
+                        MPI_Count outsize,
+                        MPI_Count *position);
+
+int MPI_Pack_external_size_c(const char *datarep,
+                             MPI_Count incount,
+                             MPI_Datatype datatype,
+                             MPI_Count *size);
+
+int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size);
+
+int MPI_Parrived(MPI_Request request, int partition, int *flag);
+
+int MPI_Pready(int partition, MPI_Request request);
+
+int MPI_Pready_list(int length, int *array_of_partitions, MPI_Request request);
+
+int MPI_Pready_range(int partition_low, int partition_high, MPI_Request request);
+
+int MPI_Precv_init(void *buf,
+                   int partitions,
+                   MPI_Count count,
+                   MPI_Datatype datatype,
+                   int dest,
+                   int tag,
+                   MPI_Comm comm,
+                   MPI_Info info,
+                   MPI_Request *request);
+
+int MPI_Psend_init(const void *buf,
+                   int partitions,
+                   MPI_Count count,
+                   MPI_Datatype datatype,
+                   int dest,
+                   int tag,
+                   MPI_Comm comm,
+                   MPI_Info info,
+                   MPI_Request *request);
+
+int MPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name);
+
+int MPI_Put(const void *origin_addr,
+            int origin_count,
+            MPI_Datatype origin_datatype,
+            int target_rank,
+            MPI_Aint target_disp,
+            int target_count,
+            MPI_Datatype target_datatype,
+            MPI_Win win);
+
+int MPI_Put_c(const void *origin_addr,
+              MPI_Count origin_count,
+              MPI_Datatype origin_datatype,
+              int target_rank,
+              MPI_Aint target_disp,
+              MPI_Count target_count,
+              MPI_Datatype target_datatype,
+              MPI_Win win);
+
+int MPI_Raccumulate(const void *origin_addr,
+                    int origin_count,
+                    MPI_Datatype origin_datatype,
+                    int target_rank,
+                    MPI_Aint target_disp,
+                    int target_count,
+                    MPI_Datatype target_datatype,
+                    MPI_Op op,
+                    MPI_Win win,
+                    MPI_Request *request);
+
+int MPI_Raccumulate_c(const void *origin_addr,
+                      MPI_Count origin_count,
+                      MPI_Datatype origin_datatype,
+                      int target_rank,
+                      MPI_Aint target_disp,
+                      MPI_Count target_count,
+                      MPI_Datatype target_datatype,
+                      MPI_Op op,
+                      MPI_Win win,
+                      MPI_Request *request);
+
+int MPI_Register_datarep(const char *datarep,
+                         MPI_Datarep_conversion_function *read_conversion_fn,
+                         MPI_Datarep_conversion_function *write_conversion_fn,
+                         MPI_Datarep_extent_function *dtype_file_extent_fn,
+                         void *extra_state);
+
+int MPI_Register_datarep_c(const char *datarep,
+                           MPI_Datarep_conversion_function_c *read_conversion_fn,
+                           MPI_Datarep_conversion_function_c *write_conversion_fn,
+                           MPI_Datarep_extent_function *dtype_file_extent_fn,
+                           void *extra_state);
+
+int MPI_Rget(void *origin_addr,
+             int origin_count,
+             MPI_Datatype origin_datatype,
+             int target_rank,
+             MPI_Aint target_disp,
+             int target_count,
+             MPI_Datatype target_datatype,
+             MPI_Win win,
+             MPI_Request *request);
+
+int MPI_Rget_accumulate(const void *origin_addr,
+                        int origin_count,
+                        MPI_Datatype origin_datatype,
+                        void *result_addr,
+                        int result_count,
+                        MPI_Datatype result_datatype,
+                        int target_rank,
+                        MPI_Aint target_disp,
+                        int target_count,
+                        MPI_Datatype target_datatype,
+                        MPI_Op op,
+                        MPI_Win win,
+                        MPI_Request *request);
+
+int MPI_Rget_accumulate_c(const void *origin_addr,
+                          MPI_Count origin_count,
+                          MPI_Datatype origin_datatype,
+                          void *result_addr,
+                          MPI_Count result_count,
+                          MPI_Datatype result_datatype,
+                          int target_rank,
+                          MPI_Aint target_disp,
+                          MPI_Count target_count,
+                          MPI_Datatype target_datatype,
+                          MPI_Op op,
+                          MPI_Win win,
+                          MPI_Request *request);
+
+int MPI_Rget_c(void *origin_addr,
+               MPI_Count origin_count,
+               MPI_Datatype origin_datatype,
+               int target_rank,
+               MPI_Aint target_disp,
+               MPI_Count target_count,
+               MPI_Datatype target_datatype,
+               MPI_Win win,
+               MPI_Request *request);
+
+int MPI_Rput(const void *origin_addr,
+             int origin_count,
+             MPI_Datatype origin_datatype,
+             int target_rank,
+             MPI_Aint target_disp,
+             int target_count,
+             MPI_Datatype target_datatype,
+             MPI_Win win,
+             MPI_Request *request);
+
+int MPI_Rput_c(const void *origin_addr,
+               MPI_Count origin_count,
+               MPI_Datatype origin_datatype,
+               int target_rank,
+               MPI_Aint target_disp,
+               MPI_Count target_count,
+               MPI_Datatype target_datatype,
+               MPI_Win win,
+               MPI_Request *request);
+
+int MPI_Session_call_errhandler(MPI_Session session, int errorcode);
+
+int MPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn,
+                                  MPI_Errhandler *errhandler);
+
+int MPI_Session_finalize(MPI_Session *session);
+
+int MPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler);
+
+int MPI_Session_get_info(MPI_Session session, MPI_Info *info_used);
+
+int MPI_Session_get_nth_pset(MPI_Session session,
+                             MPI_Info info,
+                             int n,
+                             int *pset_len,
+                             char *pset_name);
+
+int MPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names);
+
+int MPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info);
+
+int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session);
+
+int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler);
+
+int MPI_Status_c2f(const struct MPI_Status *c_status, MPI_Fint *f_status);
+
+int MPI_Status_f2c(const MPI_Fint *f_status, struct MPI_Status *c_status);
+
+int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype);
+
+int MPI_Type_create_darray_c(int size,
+                             int rank,
+                             int ndims,
+                             const MPI_Count *array_of_gsizes,
+                             const int *array_of_distribs,
+                             const int *array_of_dargs,
+                             const int *array_of_psizes,
+                             int order,
+                             MPI_Datatype oldtype,
+                             MPI_Datatype *newtype);
+
+int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype);
+
+int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype);
+
+int MPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype);
+
+int MPI_Type_create_hindexed_block_c(MPI_Count count,
+                                     MPI_Count blocklength,
+                                     const MPI_Count *array_of_displacements,
+                                     MPI_Datatype oldtype,
+                                     MPI_Datatype *newtype);
+
+int MPI_Type_create_hindexed_c(MPI_Count count,
+                               const MPI_Count *array_of_blocklengths,
+                               const MPI_Count *array_of_displacements,
+                               MPI_Datatype oldtype,
+                               MPI_Datatype *newtype);
+
+int MPI_Type_create_hvector_c(MPI_Count count,
+                              MPI_Count blocklength,
+                              MPI_Count stride,
+                              MPI_Datatype oldtype,
+                              MPI_Datatype *newtype);
+
+int MPI_Type_create_indexed_block_c(MPI_Count count,
+                                    MPI_Count blocklength,
+                                    const MPI_Count *array_of_displacements,
+                                    MPI_Datatype oldtype,
+                                    MPI_Datatype *newtype);
+
+int MPI_Type_create_resized_c(MPI_Datatype oldtype,
+                              MPI_Count lb,
+                              MPI_Count extent,
+                              MPI_Datatype *newtype);
+
+int MPI_Type_create_struct_c(MPI_Count count,
+                             const MPI_Count *array_of_blocklengths,
+                             const MPI_Count *array_of_displacements,
+                             const MPI_Datatype *array_of_types,
+                             MPI_Datatype *newtype);
+
+int MPI_Type_create_subarray_c(int ndims,
+                               const MPI_Count *array_of_sizes,
+                               const MPI_Count *array_of_subsizes,
+                               const MPI_Count *array_of_starts,
+                               int order,
+                               MPI_Datatype oldtype,
+                               MPI_Datatype *newtype);
+
+int MPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent);
+
+int MPI_Type_get_contents_c(MPI_Datatype datatype,
+                            MPI_Count max_integers,
+                            MPI_Count max_addresses,
+                            MPI_Count max_large_counts,
+                            MPI_Count max_datatypes,
+                            int *array_of_integers,
+                            MPI_Aint *array_of_addresses,
+                            MPI_Count *array_of_large_counts,
+                            MPI_Datatype *array_of_datatypes);
+
+int MPI_Type_get_envelope_c(MPI_Datatype datatype,
+                            MPI_Count *num_integers,
+                            MPI_Count *num_addresses,
+                            MPI_Count *num_large_counts,
+                            MPI_Count *num_datatypes,
+                            int *combiner);
+
+int MPI_Type_hindexed(int count,
+                      int *array_of_blocklengths,
+                      MPI_Aint *array_of_displacements,
+                      MPI_Datatype oldtype,
+                      MPI_Datatype *newtype);
+
+int MPI_Type_hvector(int count,
+                     int blocklength,
+                     MPI_Aint stride,
+                     MPI_Datatype oldtype,
+                     MPI_Datatype *newtype);
+
+int MPI_Type_indexed_c(MPI_Count count,
+                       const MPI_Count *array_of_blocklengths,
+                       const MPI_Count *array_of_displacements,
+                       MPI_Datatype oldtype,
+                       MPI_Datatype *newtype);
+
+int MPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement);
+
+int MPI_Type_struct(int count,
+                    int *array_of_blocklengths,
+                    MPI_Aint *array_of_displacements,
+                    MPI_Datatype *array_of_types,
+                    MPI_Datatype *newtype);
+
+int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement);
+
+int MPI_Type_vector_c(MPI_Count count,
+                      MPI_Count blocklength,
+                      MPI_Count stride,
+                      MPI_Datatype oldtype,
+                      MPI_Datatype *newtype);
+
+int MPI_Unpack_c(const void *inbuf,
+                 MPI_Count insize,
+                 MPI_Count *position,
+                 void *outbuf,
+                 MPI_Count outcount,
+                 MPI_Datatype datatype,
+                 MPI_Comm comm);
+
+int MPI_Unpack_external_c(const char *datarep,
+                          const void *inbuf,
+                          MPI_Count insize,
+                          MPI_Count *position,
+                          void *outbuf,
+                          MPI_Count outcount,
+                          MPI_Datatype datatype);
+
+int MPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name);
+
+int MPI_Win_allocate(MPI_Aint size,
+                     int disp_unit,
+                     MPI_Info info,
+                     MPI_Comm comm,
+                     void *baseptr,
+                     MPI_Win *win);
+
+int MPI_Win_allocate_c(MPI_Aint size,
+                       MPI_Aint disp_unit,
+                       MPI_Info info,
+                       MPI_Comm comm,
+                       void *baseptr,
+                       MPI_Win *win);
+
+int MPI_Win_allocate_shared(MPI_Aint size,
+                            int disp_unit,
+                            MPI_Info info,
+                            MPI_Comm comm,
+                            void *baseptr,
+                            MPI_Win *win);
+
+int MPI_Win_allocate_shared_c(MPI_Aint size,
+                              MPI_Aint disp_unit,
+                              MPI_Info info,
+                              MPI_Comm comm,
+                              void *baseptr,
+                              MPI_Win *win);
+
+int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size);
+
+int MPI_Win_call_errhandler(MPI_Win win, int errorcode);
+
+int MPI_Win_complete(MPI_Win win);
+
+int MPI_Win_create(void *base,
+                   MPI_Aint size,
+                   int disp_unit,
+                   MPI_Info info,
+                   MPI_Comm comm,
+                   MPI_Win *win);
+
+int MPI_Win_create_c(void *base,
+                     MPI_Aint size,
+                     MPI_Aint disp_unit,
+                     MPI_Info info,
+                     MPI_Comm comm,
+                     MPI_Win *win);
+
+int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win);
+
+int MPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn,
+                              MPI_Errhandler *errhandler);
+
+int MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
+                          MPI_Win_delete_attr_function *win_delete_attr_fn,
+                          int *win_keyval,
+                          void *extra_state);
+
+int MPI_Win_delete_attr(MPI_Win win, int win_keyval);
+
+int MPI_Win_detach(MPI_Win win, const void *base);
+
+int MPI_Win_fence(int assert, MPI_Win win);
+
+int MPI_Win_flush(int rank, MPI_Win win);
+
+int MPI_Win_flush_all(MPI_Win win);
+
+int MPI_Win_flush_local(int rank, MPI_Win win);
+
+int MPI_Win_flush_local_all(MPI_Win win);
+
+int MPI_Win_free(MPI_Win *win);
+
+int MPI_Win_free_keyval(int *win_keyval);
+
+int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag);
+
+int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler);
+
+int MPI_Win_get_group(MPI_Win win, MPI_Group *group);
+
+int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used);
+
+int MPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen);
+
+int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win);
+
+int MPI_Win_lock_all(int assert, MPI_Win win);
+
+int MPI_Win_post(MPI_Group group, int assert, MPI_Win win);
+
+int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val);
+
+int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler);
+
+int MPI_Win_set_info(MPI_Win win, MPI_Info info);
+
+int MPI_Win_set_name(MPI_Win win, const char *win_name);
+
+int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr);
+
+int MPI_Win_shared_query_c(MPI_Win win,
+                           int rank,
+                           MPI_Aint *size,
+                           MPI_Aint *disp_unit,
+                           void *baseptr);
+
+int MPI_Win_start(MPI_Group group, int assert, MPI_Win win);
+
+int MPI_Win_sync(MPI_Win win);
+
+int MPI_Win_test(MPI_Win win, int *flag);
+
+int MPI_Win_unlock(int rank, MPI_Win win);
+
+int MPI_Win_unlock_all(MPI_Win win);
+
+int MPI_Win_wait(MPI_Win win);
+
 int MPI_Dims_create(int nnodes, int ndims, int *dims);
 
 int MPI_Cart_create(MPI_Comm comm_old,
@@ -4711,6 +5784,1079 @@ int PMPI_Get_elements_x(const struct MPI_Status *status, MPI_Datatype datatype, 
 int PMPI_Start(MPI_Request *request);
 
 int PMPI_Startall(int count, MPI_Request *array_of_requests);
+
+int PMPI_Accumulate(const void *origin_addr,
+                    int origin_count,
+                    MPI_Datatype origin_datatype,
+                    int target_rank,
+                    MPI_Aint target_disp,
+                    int target_count,
+                    MPI_Datatype target_datatype,
+                    MPI_Op op,
+                    MPI_Win win);
+
+int PMPI_Accumulate_c(const void *origin_addr,
+                      MPI_Count origin_count,
+                      MPI_Datatype origin_datatype,
+                      int target_rank,
+                      MPI_Aint target_disp,
+                      MPI_Count target_count,
+                      MPI_Datatype target_datatype,
+                      MPI_Op op,
+                      MPI_Win win);
+
+int PMPI_Address(void *location, MPI_Aint *address);
+
+int PMPI_Attr_delete(MPI_Comm comm, int keyval);
+
+int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag);
+
+int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val);
+
+int PMPI_Buffer_attach_c(void *buffer, MPI_Count size);
+
+int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size);
+
+int PMPI_Close_port(const char *port_name);
+
+int PMPI_Comm_accept(const char *port_name,
+                     MPI_Info info,
+                     int root,
+                     MPI_Comm comm,
+                     MPI_Comm *newcomm);
+
+int PMPI_Comm_connect(const char *port_name,
+                      MPI_Info info,
+                      int root,
+                      MPI_Comm comm,
+                      MPI_Comm *newcomm);
+
+int PMPI_Comm_create_from_group(MPI_Group group,
+                                const char *stringtag,
+                                MPI_Info info,
+                                MPI_Errhandler errhandler,
+                                MPI_Comm *newcomm);
+
+int PMPI_Comm_disconnect(MPI_Comm *comm);
+
+int PMPI_Comm_join(int fd, MPI_Comm *intercomm);
+
+int PMPI_Comm_spawn(const char *command,
+                    char **argv,
+                    int maxprocs,
+                    MPI_Info info,
+                    int root,
+                    MPI_Comm comm,
+                    MPI_Comm *intercomm,
+                    int *array_of_errcodes);
+
+int PMPI_Comm_spawn_multiple(int count,
+                             char **array_of_commands,
+                             char ***array_of_argv,
+                             const int *array_of_maxprocs,
+                             const MPI_Info *array_of_info,
+                             int root,
+                             MPI_Comm comm,
+                             MPI_Comm *intercomm,
+                             int *array_of_errcodes);
+
+int PMPI_Compare_and_swap(const void *origin_addr,
+                          const void *compare_addr,
+                          void *result_addr,
+                          MPI_Datatype datatype,
+                          int target_rank,
+                          MPI_Aint target_disp,
+                          MPI_Win win);
+
+int PMPI_Errhandler_create(MPI_Comm_errhandler_function *comm_errhandler_fn,
+                           MPI_Errhandler *errhandler);
+
+int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler);
+
+int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler);
+
+int PMPI_Fetch_and_op(const void *origin_addr,
+                      void *result_addr,
+                      MPI_Datatype datatype,
+                      int target_rank,
+                      MPI_Aint target_disp,
+                      MPI_Op op,
+                      MPI_Win win);
+
+int PMPI_File_call_errhandler(MPI_File fh, int errorcode);
+
+int PMPI_File_close(MPI_File *fh);
+
+int PMPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn,
+                                MPI_Errhandler *errhandler);
+
+int PMPI_File_delete(const char *filename, MPI_Info info);
+
+int PMPI_File_get_amode(MPI_File fh, int *amode);
+
+int PMPI_File_get_atomicity(MPI_File fh, int *flag);
+
+int PMPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp);
+
+int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler);
+
+int PMPI_File_get_group(MPI_File fh, MPI_Group *group);
+
+int PMPI_File_get_info(MPI_File fh, MPI_Info *info_used);
+
+int PMPI_File_get_position(MPI_File fh, MPI_Offset *offset);
+
+int PMPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset);
+
+int PMPI_File_get_size(MPI_File fh, MPI_Offset *size);
+
+int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent);
+
+int PMPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent);
+
+int PMPI_File_get_view(MPI_File fh,
+                       MPI_Offset *disp,
+                       MPI_Datatype *etype,
+                       MPI_Datatype *filetype,
+                       char *datarep);
+
+int PMPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request);
+
+int PMPI_File_iread_all(MPI_File fh,
+                        void *buf,
+                        int count,
+                        MPI_Datatype datatype,
+                        MPI_Request *request);
+
+int PMPI_File_iread_all_c(MPI_File fh,
+                          void *buf,
+                          MPI_Count count,
+                          MPI_Datatype datatype,
+                          MPI_Request *request);
+
+int PMPI_File_iread_at(MPI_File fh,
+                       MPI_Offset offset,
+                       void *buf,
+                       int count,
+                       MPI_Datatype datatype,
+                       MPI_Request *request);
+
+int PMPI_File_iread_at_all(MPI_File fh,
+                           MPI_Offset offset,
+                           void *buf,
+                           int count,
+                           MPI_Datatype datatype,
+                           MPI_Request *request);
+
+int PMPI_File_iread_at_all_c(MPI_File fh,
+                             MPI_Offset offset,
+                             void *buf,
+                             MPI_Count count,
+                             MPI_Datatype datatype,
+                             MPI_Request *request);
+
+int PMPI_File_iread_at_c(MPI_File fh,
+                         MPI_Offset offset,
+                         void *buf,
+                         MPI_Count count,
+                         MPI_Datatype datatype,
+                         MPI_Request *request);
+
+int PMPI_File_iread_c(MPI_File fh,
+                      void *buf,
+                      MPI_Count count,
+                      MPI_Datatype datatype,
+                      MPI_Request *request);
+
+int PMPI_File_iread_shared(MPI_File fh,
+                           void *buf,
+                           int count,
+                           MPI_Datatype datatype,
+                           MPI_Request *request);
+
+int PMPI_File_iread_shared_c(MPI_File fh,
+                             void *buf,
+                             MPI_Count count,
+                             MPI_Datatype datatype,
+                             MPI_Request *request);
+
+int PMPI_File_iwrite(MPI_File fh,
+                     const void *buf,
+                     int count,
+                     MPI_Datatype datatype,
+                     MPI_Request *request);
+
+int PMPI_File_iwrite_all(MPI_File fh,
+                         const void *buf,
+                         int count,
+                         MPI_Datatype datatype,
+                         MPI_Request *request);
+
+int PMPI_File_iwrite_all_c(MPI_File fh,
+                           const void *buf,
+                           MPI_Count count,
+                           MPI_Datatype datatype,
+                           MPI_Request *request);
+
+int PMPI_File_iwrite_at(MPI_File fh,
+                        MPI_Offset offset,
+                        const void *buf,
+                        int count,
+                        MPI_Datatype datatype,
+                        MPI_Request *request);
+
+int PMPI_File_iwrite_at_all(MPI_File fh,
+                            MPI_Offset offset,
+                            const void *buf,
+                            int count,
+                            MPI_Datatype datatype,
+                            MPI_Request *request);
+
+int PMPI_File_iwrite_at_all_c(MPI_File fh,
+                              MPI_Offset offset,
+                              const void *buf,
+                              MPI_Count count,
+                              MPI_Datatype datatype,
+                              MPI_Request *request);
+
+int PMPI_File_iwrite_at_c(MPI_File fh,
+                          MPI_Offset offset,
+                          const void *buf,
+                          MPI_Count count,
+                          MPI_Datatype datatype,
+                          MPI_Request *request);
+
+int PMPI_File_iwrite_c(MPI_File fh,
+                       const void *buf,
+                       MPI_Count count,
+                       MPI_Datatype datatype,
+                       MPI_Request *request);
+
+int PMPI_File_iwrite_shared(MPI_File fh,
+                            const void *buf,
+                            int count,
+                            MPI_Datatype datatype,
+                            MPI_Request *request);
+
+int PMPI_File_iwrite_shared_c(MPI_File fh,
+                              const void *buf,
+                              MPI_Count count,
+                              MPI_Datatype datatype,
+                              MPI_Request *request);
+
+int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh);
+
+int PMPI_File_preallocate(MPI_File fh, MPI_Offset size);
+
+int PMPI_File_read(MPI_File fh,
+                   void *buf,
+                   int count,
+                   MPI_Datatype datatype,
+                   struct MPI_Status *status);
+
+int PMPI_File_read_all(MPI_File fh,
+                       void *buf,
+                       int count,
+                       MPI_Datatype datatype,
+                       struct MPI_Status *status);
+
+int PMPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype);
+
+int PMPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype);
+
+int PMPI_File_read_all_c(MPI_File fh,
+                         void *buf,
+                         MPI_Count count,
+                         MPI_Datatype datatype,
+                         struct MPI_Status *status);
+
+int PMPI_File_read_all_end(MPI_File fh, void *buf, struct MPI_Status *status);
+
+int PMPI_File_read_at(MPI_File fh,
+                      MPI_Offset offset,
+                      void *buf,
+                      int count,
+                      MPI_Datatype datatype,
+                      struct MPI_Status *status);
+
+int PMPI_File_read_at_all(MPI_File fh,
+                          MPI_Offset offset,
+                          void *buf,
+                          int count,
+                          MPI_Datatype datatype,
+                          struct MPI_Status *status);
+
+int PMPI_File_read_at_all_begin(MPI_File fh,
+                                MPI_Offset offset,
+                                void *buf,
+                                int count,
+                                MPI_Datatype datatype);
+
+int PMPI_File_read_at_all_begin_c(MPI_File fh,
+                                  MPI_Offset offset,
+                                  void *buf,
+                                  MPI_Count count,
+                                  MPI_Datatype datatype);
+
+int PMPI_File_read_at_all_c(MPI_File fh,
+                            MPI_Offset offset,
+                            void *buf,
+                            MPI_Count count,
+                            MPI_Datatype datatype,
+                            struct MPI_Status *status);
+
+int PMPI_File_read_at_all_end(MPI_File fh, void *buf, struct MPI_Status *status);
+
+int PMPI_File_read_at_c(MPI_File fh,
+                        MPI_Offset offset,
+                        void *buf,
+                        MPI_Count count,
+                        MPI_Datatype datatype,
+                        struct MPI_Status *status);
+
+int PMPI_File_read_c(MPI_File fh,
+                     void *buf,
+                     MPI_Count count,
+                     MPI_Datatype datatype,
+                     struct MPI_Status *status);
+
+int PMPI_File_read_ordered(MPI_File fh,
+                           void *buf,
+                           int count,
+                           MPI_Datatype datatype,
+                           struct MPI_Status *status);
+
+int PMPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype);
+
+int PMPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype);
+
+int PMPI_File_read_ordered_c(MPI_File fh,
+                             void *buf,
+                             MPI_Count count,
+                             MPI_Datatype datatype,
+                             struct MPI_Status *status);
+
+int PMPI_File_read_ordered_end(MPI_File fh, void *buf, struct MPI_Status *status);
+
+int PMPI_File_read_shared(MPI_File fh,
+                          void *buf,
+                          int count,
+                          MPI_Datatype datatype,
+                          struct MPI_Status *status);
+
+int PMPI_File_read_shared_c(MPI_File fh,
+                            void *buf,
+                            MPI_Count count,
+                            MPI_Datatype datatype,
+                            struct MPI_Status *status);
+
+int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence);
+
+int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence);
+
+int PMPI_File_set_atomicity(MPI_File fh, int flag);
+
+int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler);
+
+int PMPI_File_set_info(MPI_File fh, MPI_Info info);
+
+int PMPI_File_set_size(MPI_File fh, MPI_Offset size);
+
+int PMPI_File_set_view(MPI_File fh,
+                       MPI_Offset disp,
+                       MPI_Datatype etype,
+                       MPI_Datatype filetype,
+                       const char *datarep,
+                       MPI_Info info);
+
+int PMPI_File_sync(MPI_File fh);
+
+int PMPI_File_write(MPI_File fh,
+                    const void *buf,
+                    int count,
+                    MPI_Datatype datatype,
+                    struct MPI_Status *status);
+
+int PMPI_File_write_all(MPI_File fh,
+                        const void *buf,
+                        int count,
+                        MPI_Datatype datatype,
+                        struct MPI_Status *status);
+
+int PMPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype);
+
+int PMPI_File_write_all_begin_c(MPI_File fh,
+                                const void *buf,
+                                MPI_Count count,
+                                MPI_Datatype datatype);
+
+int PMPI_File_write_all_c(MPI_File fh,
+                          const void *buf,
+                          MPI_Count count,
+                          MPI_Datatype datatype,
+                          struct MPI_Status *status);
+
+int PMPI_File_write_all_end(MPI_File fh, const void *buf, struct MPI_Status *status);
+
+int PMPI_File_write_at(MPI_File fh,
+                       MPI_Offset offset,
+                       const void *buf,
+                       int count,
+                       MPI_Datatype datatype,
+                       struct MPI_Status *status);
+
+int PMPI_File_write_at_all(MPI_File fh,
+                           MPI_Offset offset,
+                           const void *buf,
+                           int count,
+                           MPI_Datatype datatype,
+                           struct MPI_Status *status);
+
+int PMPI_File_write_at_all_begin(MPI_File fh,
+                                 MPI_Offset offset,
+                                 const void *buf,
+                                 int count,
+                                 MPI_Datatype datatype);
+
+int PMPI_File_write_at_all_begin_c(MPI_File fh,
+                                   MPI_Offset offset,
+                                   const void *buf,
+                                   MPI_Count count,
+                                   MPI_Datatype datatype);
+
+int PMPI_File_write_at_all_c(MPI_File fh,
+                             MPI_Offset offset,
+                             const void *buf,
+                             MPI_Count count,
+                             MPI_Datatype datatype,
+                             struct MPI_Status *status);
+
+int PMPI_File_write_at_all_end(MPI_File fh, const void *buf, struct MPI_Status *status);
+
+int PMPI_File_write_at_c(MPI_File fh,
+                         MPI_Offset offset,
+                         const void *buf,
+                         MPI_Count count,
+                         MPI_Datatype datatype,
+                         struct MPI_Status *status);
+
+int PMPI_File_write_c(MPI_File fh,
+                      const void *buf,
+                      MPI_Count count,
+                      MPI_Datatype datatype,
+                      struct MPI_Status *status);
+
+int PMPI_File_write_ordered(MPI_File fh,
+                            const void *buf,
+                            int count,
+                            MPI_Datatype datatype,
+                            struct MPI_Status *status);
+
+int PMPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype);
+
+int PMPI_File_write_ordered_begin_c(MPI_File fh,
+                                    const void *buf,
+                                    MPI_Count count,
+                                    MPI_Datatype datatype);
+
+int PMPI_File_write_ordered_c(MPI_File fh,
+                              const void *buf,
+                              MPI_Count count,
+                              MPI_Datatype datatype,
+                              struct MPI_Status *status);
+
+int PMPI_File_write_ordered_end(MPI_File fh, const void *buf, struct MPI_Status *status);
+
+int PMPI_File_write_shared(MPI_File fh,
+                           const void *buf,
+                           int count,
+                           MPI_Datatype datatype,
+                           struct MPI_Status *status);
+
+int PMPI_File_write_shared_c(MPI_File fh,
+                             const void *buf,
+                             MPI_Count count,
+                             MPI_Datatype datatype,
+                             struct MPI_Status *status);
+
+int PMPI_Get(void *origin_addr,
+             int origin_count,
+             MPI_Datatype origin_datatype,
+             int target_rank,
+             MPI_Aint target_disp,
+             int target_count,
+             MPI_Datatype target_datatype,
+             MPI_Win win);
+
+int PMPI_Get_accumulate(const void *origin_addr,
+                        int origin_count,
+                        MPI_Datatype origin_datatype,
+                        void *result_addr,
+                        int result_count,
+                        MPI_Datatype result_datatype,
+                        int target_rank,
+                        MPI_Aint target_disp,
+                        int target_count,
+                        MPI_Datatype target_datatype,
+                        MPI_Op op,
+                        MPI_Win win);
+
+int PMPI_Get_accumulate_c(const void *origin_addr,
+                          MPI_Count origin_count,
+                          MPI_Datatype origin_datatype,
+                          void *result_addr,
+                          MPI_Count result_count,
+                          MPI_Datatype result_datatype,
+                          int target_rank,
+                          MPI_Aint target_disp,
+                          MPI_Count target_count,
+                          MPI_Datatype target_datatype,
+                          MPI_Op op,
+                          MPI_Win win);
+
+int PMPI_Get_c(void *origin_addr,
+               MPI_Count origin_count,
+               MPI_Datatype origin_datatype,
+               int target_rank,
+               MPI_Aint target_disp,
+               MPI_Count target_count,
+               MPI_Datatype target_datatype,
+               MPI_Win win);
+
+int PMPI_Grequest_complete(MPI_Request request);
+
+int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn,
+                        MPI_Grequest_free_function *free_fn,
+                        MPI_Grequest_cancel_function *cancel_fn,
+                        void *extra_state,
+                        MPI_Request *request);
+
+int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup);
+
+int PMPI_Info_create_env(int argc, char **argv, MPI_Info *info);
+
+int PMPI_Intercomm_create_from_groups(MPI_Group local_group,
+                                      int local_leader,
+                                      MPI_Group remote_group,
+                                      int remote_leader,
+                                      const char *stringtag,
+                                      MPI_Info info,
+                                      MPI_Errhandler errhandler,
+                                      MPI_Comm *newintercomm);
+
+int PMPI_Isendrecv(const void *sendbuf,
+                   int sendcount,
+                   MPI_Datatype sendtype,
+                   int dest,
+                   int sendtag,
+                   void *recvbuf,
+                   int recvcount,
+                   MPI_Datatype recvtype,
+                   int source,
+                   int recvtag,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+int PMPI_Isendrecv_c(const void *sendbuf,
+                     MPI_Count sendcount,
+                     MPI_Datatype sendtype,
+                     int dest,
+                     int sendtag,
+                     void *recvbuf,
+                     MPI_Count recvcount,
+                     MPI_Datatype recvtype,
+                     int source,
+                     int recvtag,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+int PMPI_Isendrecv_replace(void *buf,
+                           int count,
+                           MPI_Datatype datatype,
+                           int dest,
+                           int sendtag,
+                           int source,
+                           int recvtag,
+                           MPI_Comm comm,
+                           MPI_Request *request);
+
+int PMPI_Isendrecv_replace_c(void *buf,
+                             MPI_Count count,
+                             MPI_Datatype datatype,
+                             int dest,
+                             int sendtag,
+                             int source,
+                             int recvtag,
+                             MPI_Comm comm,
+                             MPI_Request *request);
+
+int PMPI_Keyval_create(MPI_Copy_function *copy_fn,
+                       MPI_Delete_function *delete_fn,
+                       int *keyval,
+                       void *extra_state);
+
+int PMPI_Keyval_free(int *keyval);
+
+int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name);
+
+int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op);
+
+int PMPI_Open_port(MPI_Info info, char *port_name);
+
+int PMPI_Pack_c(const void *inbuf,
+                MPI_Count incount,
+                MPI_Datatype datatype,
+                void *outbuf,
+                MPI_Count outsize,
+                MPI_Count *position,
+                MPI_Comm comm);
+
+int PMPI_Pack_external_c(const char *datarep,
+                         const void *inbuf,
+                         MPI_Count incount,
+                         MPI_Datatype datatype,
+                         void *outbuf,
+                         MPI_Count outsize,
+                         MPI_Count *position);
+
+int PMPI_Pack_external_size_c(const char *datarep,
+                              MPI_Count incount,
+                              MPI_Datatype datatype,
+                              MPI_Count *size);
+
+int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size);
+
+int PMPI_Parrived(MPI_Request request, int partition, int *flag);
+
+int PMPI_Pready(int partition, MPI_Request request);
+
+int PMPI_Pready_list(int length, int *array_of_partitions, MPI_Request request);
+
+int PMPI_Pready_range(int partition_low, int partition_high, MPI_Request request);
+
+int PMPI_Precv_init(void *buf,
+                    int partitions,
+                    MPI_Count count,
+                    MPI_Datatype datatype,
+                    int dest,
+                    int tag,
+                    MPI_Comm comm,
+                    MPI_Info info,
+                    MPI_Request *request);
+
+int PMPI_Psend_init(const void *buf,
+                    int partitions,
+                    MPI_Count count,
+                    MPI_Datatype datatype,
+                    int dest,
+                    int tag,
+                    MPI_Comm comm,
+                    MPI_Info info,
+                    MPI_Request *request);
+
+int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name);
+
+int PMPI_Put(const void *origin_addr,
+             int origin_count,
+             MPI_Datatype origin_datatype,
+             int target_rank,
+             MPI_Aint target_disp,
+             int target_count,
+             MPI_Datatype target_datatype,
+             MPI_Win win);
+
+int PMPI_Put_c(const void *origin_addr,
+               MPI_Count origin_count,
+               MPI_Datatype origin_datatype,
+               int target_rank,
+               MPI_Aint target_disp,
+               MPI_Count target_count,
+               MPI_Datatype target_datatype,
+               MPI_Win win);
+
+int PMPI_Raccumulate(const void *origin_addr,
+                     int origin_count,
+                     MPI_Datatype origin_datatype,
+                     int target_rank,
+                     MPI_Aint target_disp,
+                     int target_count,
+                     MPI_Datatype target_datatype,
+                     MPI_Op op,
+                     MPI_Win win,
+                     MPI_Request *request);
+
+int PMPI_Raccumulate_c(const void *origin_addr,
+                       MPI_Count origin_count,
+                       MPI_Datatype origin_datatype,
+                       int target_rank,
+                       MPI_Aint target_disp,
+                       MPI_Count target_count,
+                       MPI_Datatype target_datatype,
+                       MPI_Op op,
+                       MPI_Win win,
+                       MPI_Request *request);
+
+int PMPI_Register_datarep(const char *datarep,
+                          MPI_Datarep_conversion_function *read_conversion_fn,
+                          MPI_Datarep_conversion_function *write_conversion_fn,
+                          MPI_Datarep_extent_function *dtype_file_extent_fn,
+                          void *extra_state);
+
+int PMPI_Register_datarep_c(const char *datarep,
+                            MPI_Datarep_conversion_function_c *read_conversion_fn,
+                            MPI_Datarep_conversion_function_c *write_conversion_fn,
+                            MPI_Datarep_extent_function *dtype_file_extent_fn,
+                            void *extra_state);
+
+int PMPI_Rget(void *origin_addr,
+              int origin_count,
+              MPI_Datatype origin_datatype,
+              int target_rank,
+              MPI_Aint target_disp,
+              int target_count,
+              MPI_Datatype target_datatype,
+              MPI_Win win,
+              MPI_Request *request);
+
+int PMPI_Rget_accumulate(const void *origin_addr,
+                         int origin_count,
+                         MPI_Datatype origin_datatype,
+                         void *result_addr,
+                         int result_count,
+                         MPI_Datatype result_datatype,
+                         int target_rank,
+                         MPI_Aint target_disp,
+                         int target_count,
+                         MPI_Datatype target_datatype,
+                         MPI_Op op,
+                         MPI_Win win,
+                         MPI_Request *request);
+
+int PMPI_Rget_accumulate_c(const void *origin_addr,
+                           MPI_Count origin_count,
+                           MPI_Datatype origin_datatype,
+                           void *result_addr,
+                           MPI_Count result_count,
+                           MPI_Datatype result_datatype,
+                           int target_rank,
+                           MPI_Aint target_disp,
+                           MPI_Count target_count,
+                           MPI_Datatype target_datatype,
+                           MPI_Op op,
+                           MPI_Win win,
+                           MPI_Request *request);
+
+int PMPI_Rget_c(void *origin_addr,
+                MPI_Count origin_count,
+                MPI_Datatype origin_datatype,
+                int target_rank,
+                MPI_Aint target_disp,
+                MPI_Count target_count,
+                MPI_Datatype target_datatype,
+                MPI_Win win,
+                MPI_Request *request);
+
+int PMPI_Rput(const void *origin_addr,
+              int origin_count,
+              MPI_Datatype origin_datatype,
+              int target_rank,
+              MPI_Aint target_disp,
+              int target_count,
+              MPI_Datatype target_datatype,
+              MPI_Win win,
+              MPI_Request *request);
+
+int PMPI_Rput_c(const void *origin_addr,
+                MPI_Count origin_count,
+                MPI_Datatype origin_datatype,
+                int target_rank,
+                MPI_Aint target_disp,
+                MPI_Count target_count,
+                MPI_Datatype target_datatype,
+                MPI_Win win,
+                MPI_Request *request);
+
+int PMPI_Session_call_errhandler(MPI_Session session, int errorcode);
+
+int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn,
+                                   MPI_Errhandler *errhandler);
+
+int PMPI_Session_finalize(MPI_Session *session);
+
+int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler);
+
+int PMPI_Session_get_info(MPI_Session session, MPI_Info *info_used);
+
+int PMPI_Session_get_nth_pset(MPI_Session session,
+                              MPI_Info info,
+                              int n,
+                              int *pset_len,
+                              char *pset_name);
+
+int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names);
+
+int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info);
+
+int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session);
+
+int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler);
+
+int PMPI_Status_c2f(const struct MPI_Status *c_status, MPI_Fint *f_status);
+
+int PMPI_Status_f2c(const MPI_Fint *f_status, struct MPI_Status *c_status);
+
+int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype);
+
+int PMPI_Type_create_darray_c(int size,
+                              int rank,
+                              int ndims,
+                              const MPI_Count *array_of_gsizes,
+                              const int *array_of_distribs,
+                              const int *array_of_dargs,
+                              const int *array_of_psizes,
+                              int order,
+                              MPI_Datatype oldtype,
+                              MPI_Datatype *newtype);
+
+int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype);
+
+int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype);
+
+int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype);
+
+int PMPI_Type_create_hindexed_block_c(MPI_Count count,
+                                      MPI_Count blocklength,
+                                      const MPI_Count *array_of_displacements,
+                                      MPI_Datatype oldtype,
+                                      MPI_Datatype *newtype);
+
+int PMPI_Type_create_hindexed_c(MPI_Count count,
+                                const MPI_Count *array_of_blocklengths,
+                                const MPI_Count *array_of_displacements,
+                                MPI_Datatype oldtype,
+                                MPI_Datatype *newtype);
+
+int PMPI_Type_create_hvector_c(MPI_Count count,
+                               MPI_Count blocklength,
+                               MPI_Count stride,
+                               MPI_Datatype oldtype,
+                               MPI_Datatype *newtype);
+
+int PMPI_Type_create_indexed_block_c(MPI_Count count,
+                                     MPI_Count blocklength,
+                                     const MPI_Count *array_of_displacements,
+                                     MPI_Datatype oldtype,
+                                     MPI_Datatype *newtype);
+
+int PMPI_Type_create_resized_c(MPI_Datatype oldtype,
+                               MPI_Count lb,
+                               MPI_Count extent,
+                               MPI_Datatype *newtype);
+
+int PMPI_Type_create_struct_c(MPI_Count count,
+                              const MPI_Count *array_of_blocklengths,
+                              const MPI_Count *array_of_displacements,
+                              const MPI_Datatype *array_of_types,
+                              MPI_Datatype *newtype);
+
+int PMPI_Type_create_subarray_c(int ndims,
+                                const MPI_Count *array_of_sizes,
+                                const MPI_Count *array_of_subsizes,
+                                const MPI_Count *array_of_starts,
+                                int order,
+                                MPI_Datatype oldtype,
+                                MPI_Datatype *newtype);
+
+int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent);
+
+int PMPI_Type_get_contents_c(MPI_Datatype datatype,
+                             MPI_Count max_integers,
+                             MPI_Count max_addresses,
+                             MPI_Count max_large_counts,
+                             MPI_Count max_datatypes,
+                             int *array_of_integers,
+                             MPI_Aint *array_of_addresses,
+                             MPI_Count *array_of_large_counts,
+                             MPI_Datatype *array_of_datatypes);
+
+int PMPI_Type_get_envelope_c(MPI_Datatype datatype,
+                             MPI_Count *num_integers,
+                             MPI_Count *num_addresses,
+                             MPI_Count *num_large_counts,
+                             MPI_Count *num_datatypes,
+                             int *combiner);
+
+int PMPI_Type_hindexed(int count,
+                       int *array_of_blocklengths,
+                       MPI_Aint *array_of_displacements,
+                       MPI_Datatype oldtype,
+                       MPI_Datatype *newtype);
+
+int PMPI_Type_hvector(int count,
+                      int blocklength,
+                      MPI_Aint stride,
+                      MPI_Datatype oldtype,
+                      MPI_Datatype *newtype);
+
+int PMPI_Type_indexed_c(MPI_Count count,
+                        const MPI_Count *array_of_blocklengths,
+                        const MPI_Count *array_of_displacements,
+                        MPI_Datatype oldtype,
+                        MPI_Datatype *newtype);
+
+int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement);
+
+int PMPI_Type_struct(int count,
+                     int *array_of_blocklengths,
+                     MPI_Aint *array_of_displacements,
+                     MPI_Datatype *array_of_types,
+                     MPI_Datatype *newtype);
+
+int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement);
+
+int PMPI_Type_vector_c(MPI_Count count,
+                       MPI_Count blocklength,
+                       MPI_Count stride,
+                       MPI_Datatype oldtype,
+                       MPI_Datatype *newtype);
+
+int PMPI_Unpack_c(const void *inbuf,
+                  MPI_Count insize,
+                  MPI_Count *position,
+                  void *outbuf,
+                  MPI_Count outcount,
+                  MPI_Datatype datatype,
+                  MPI_Comm comm);
+
+int PMPI_Unpack_external_c(const char *datarep,
+                           const void *inbuf,
+                           MPI_Count insize,
+                           MPI_Count *position,
+                           void *outbuf,
+                           MPI_Count outcount,
+                           MPI_Datatype datatype);
+
+int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name);
+
+int PMPI_Win_allocate(MPI_Aint size,
+                      int disp_unit,
+                      MPI_Info info,
+                      MPI_Comm comm,
+                      void *baseptr,
+                      MPI_Win *win);
+
+int PMPI_Win_allocate_c(MPI_Aint size,
+                        MPI_Aint disp_unit,
+                        MPI_Info info,
+                        MPI_Comm comm,
+                        void *baseptr,
+                        MPI_Win *win);
+
+int PMPI_Win_allocate_shared(MPI_Aint size,
+                             int disp_unit,
+                             MPI_Info info,
+                             MPI_Comm comm,
+                             void *baseptr,
+                             MPI_Win *win);
+
+int PMPI_Win_allocate_shared_c(MPI_Aint size,
+                               MPI_Aint disp_unit,
+                               MPI_Info info,
+                               MPI_Comm comm,
+                               void *baseptr,
+                               MPI_Win *win);
+
+int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size);
+
+int PMPI_Win_call_errhandler(MPI_Win win, int errorcode);
+
+int PMPI_Win_complete(MPI_Win win);
+
+int PMPI_Win_create(void *base,
+                    MPI_Aint size,
+                    int disp_unit,
+                    MPI_Info info,
+                    MPI_Comm comm,
+                    MPI_Win *win);
+
+int PMPI_Win_create_c(void *base,
+                      MPI_Aint size,
+                      MPI_Aint disp_unit,
+                      MPI_Info info,
+                      MPI_Comm comm,
+                      MPI_Win *win);
+
+int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win);
+
+int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn,
+                               MPI_Errhandler *errhandler);
+
+int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
+                           MPI_Win_delete_attr_function *win_delete_attr_fn,
+                           int *win_keyval,
+                           void *extra_state);
+
+int PMPI_Win_delete_attr(MPI_Win win, int win_keyval);
+
+int PMPI_Win_detach(MPI_Win win, const void *base);
+
+int PMPI_Win_fence(int assert, MPI_Win win);
+
+int PMPI_Win_flush(int rank, MPI_Win win);
+
+int PMPI_Win_flush_all(MPI_Win win);
+
+int PMPI_Win_flush_local(int rank, MPI_Win win);
+
+int PMPI_Win_flush_local_all(MPI_Win win);
+
+int PMPI_Win_free(MPI_Win *win);
+
+int PMPI_Win_free_keyval(int *win_keyval);
+
+int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag);
+
+int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler);
+
+int PMPI_Win_get_group(MPI_Win win, MPI_Group *group);
+
+int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used);
+
+int PMPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen);
+
+int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win);
+
+int PMPI_Win_lock_all(int assert, MPI_Win win);
+
+int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win);
+
+int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val);
+
+int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler);
+
+int PMPI_Win_set_info(MPI_Win win, MPI_Info info);
+
+int PMPI_Win_set_name(MPI_Win win, const char *win_name);
+
+int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr);
+
+int PMPI_Win_shared_query_c(MPI_Win win,
+                            int rank,
+                            MPI_Aint *size,
+                            MPI_Aint *disp_unit,
+                            void *baseptr);
+
+int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win);
+
+int PMPI_Win_sync(MPI_Win win);
+
+int PMPI_Win_test(MPI_Win win, int *flag);
+
+int PMPI_Win_unlock(int rank, MPI_Win win);
+
+int PMPI_Win_unlock_all(MPI_Win win);
+
+int PMPI_Win_wait(MPI_Win win);
 
 int PMPI_Dims_create(int nnodes, int ndims, int *dims);
 

@@ -25,6 +25,7 @@ pub mod op;
 pub mod p2p;
 pub mod ptr;
 pub mod request;
+pub mod stubs;
 pub mod topo;
 pub mod type_names;
 
@@ -62,3 +63,19 @@ pub struct MPI_Status {
 pub type MPI_Comm_errhandler_function = c_void;
 pub type MPI_Comm_copy_attr_function = c_void;
 pub type MPI_Comm_delete_attr_function = c_void;
+pub type MPI_Copy_function = c_void;
+pub type MPI_Delete_function = c_void;
+pub type MPI_Win_errhandler_function = c_void;
+pub type MPI_File_errhandler_function = c_void;
+pub type MPI_Session_errhandler_function = c_void;
+pub type MPI_Win_copy_attr_function = c_void;
+pub type MPI_Win_delete_attr_function = c_void;
+pub type MPI_Grequest_query_function = c_void;
+pub type MPI_Grequest_free_function = c_void;
+pub type MPI_Grequest_cancel_function = c_void;
+pub type MPI_Datarep_extent_function = c_void;
+pub type MPI_Datarep_conversion_function = c_void;
+pub type MPI_Datarep_conversion_function_c = c_void;
+pub type MPI_User_function_c = c_void;
+/// MPICH's file handle is a pointer (`struct ADIOI_FileD *`, typedef'd in mpi.h).
+pub type MPI_File = *mut c_void;
