@@ -4,6 +4,7 @@
 #  2. the same source built with MPICH's mpicc runs on OxMPI's libmpi.so.12 via LD_LIBRARY_PATH,
 #     under our mpirun and under Hydra (the program checks that the library says "OxMPI");
 #     (also the large-count collectives, whose MPI_Count and MPI_Aint arrays must match MPICH's);
+#     and mpi4py's binary wheel for MPICH runs on OxMPI;
 #  3. mpicc -show / -compile-info / -link-info and pkg-config work from the installation.
 set -euo pipefail
 prefix=$(cd "$1" && pwd)
@@ -53,6 +54,16 @@ if command -v gfortran >/dev/null; then
     mpif90.mpich "$here/f_basic.f" -o "$out/f_basic_mpich" 2>/dev/null
     check "MPICH-built Fortran binary on OxMPI" "f_basic ok" env LD_LIBRARY_PATH="$prefix/lib" "$prefix/bin/mpirun" -n 2 "$out/f_basic_mpich"
   fi
+fi
+# mpi4py's binary wheel (built against MPICH) on OxMPI's libmpi.so.12: every
+# function it references strongly is exported, the rest are stubs.
+if command -v python3 >/dev/null && python3 -m venv "$out/py" >/dev/null 2>&1 \
+   && "$out/py/bin/pip" install -q --only-binary=:all: "mpi4py==4.1.2" >/dev/null 2>&1; then
+  cp "$here/mpi4py_allreduce.py" "$out/"
+  check "mpi4py 4.1.2 (MPICH wheel) on OxMPI" "mpi4py ok" env MPI4PY_MPIABI=mpich LD_LIBRARY_PATH="$prefix/lib" \
+    "$prefix/bin/mpirun" -n 3 "$out/py/bin/python" "$out/mpi4py_allreduce.py"
+else
+  echo "FAIL: could not install mpi4py 4.1.2 from PyPI into a virtual environment"; fail=1
 fi
 check "singleton run without mpirun" "hello from rank 0 of 1" "$out/hello_ox"
 if command -v cmake >/dev/null; then
