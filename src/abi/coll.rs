@@ -2459,18 +2459,14 @@ unsafe fn alltoallw_s(
     comm: MPI_Comm,
     peers: Option<(Vec<i32>, Vec<i32>)>,
 ) -> Result<Sched> {
-    let cart = peers.is_some()
-        && with(|st| {
-            Ok(matches!(
-                st.comm(comm)?.topo,
-                Some(crate::core::comm::Topo::Cart { .. })
-            ))
-        })?;
+    // Whether the neighbours come from a Cartesian topology (see below).
+    let mut cart = false;
     let (v, (srcs, dsts)) = match peers {
         Some(p) => {
             let c = with(|st| {
                 let c = st.comm_mut(comm)?;
                 c.coll_seq = c.coll_seq.wrapping_add(1);
+                cart = matches!(c.topo, Some(crate::core::comm::Topo::Cart { .. }));
                 Ok(View {
                     ctx: c.ctx + 1,
                     world: c.world.clone(),
