@@ -429,7 +429,7 @@ pub fn cma_all() -> bool {
 
 /// The ranks other than me in the order I read them: me + 1, me + 2, ...,
 /// so that not everyone reads rank 0 first.
-fn others(a: &Area) -> impl Iterator<Item = usize> + Clone + '_ {
+fn others(a: &Area) -> impl Iterator<Item = usize> + '_ {
     (1..a.n).map(move |k| (a.me + k) % a.n)
 }
 
@@ -873,8 +873,7 @@ pub unsafe fn allgather_cma(
     let r = if fused {
         // Piece by piece: my own copy, then the same piece, still in cache,
         // into every other rank's output.
-        a.wait_seq(others(&a)).and_then(|()| {
-            let bufs: Vec<Buffers> = (0..a.n).map(|i| a.buffers(i)).collect();
+        a.all_buffers().and_then(|bufs| {
             let piece = piece_bytes(1);
             // The pieces of a block that `sys::copy` would copy whole with
             // non-temporal stores go the same way (2 ranks, 16 MiB blocks:
