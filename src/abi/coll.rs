@@ -3,7 +3,7 @@
 
 use super::consts::*;
 use super::datatype::{describe, size_and_type};
-use super::op::{check as op_check, is_commutative, lookup};
+use super::op::{check as op_check, is_commutative, lookup, operand};
 use super::ptr::out;
 use super::MPI_Request;
 use super::{MPI_Comm, MPI_Datatype, MPI_Op};
@@ -117,23 +117,6 @@ unsafe fn block_array(
         })
         .collect();
     Ok((Loc::Scratch(idx, 0), packed, end, steps))
-}
-
-/// The element type and count a reduction works on (derived types must be made of one basic type).
-fn reduction_type(dt: MPI_Datatype, count: c_int) -> Result<(MPI_Datatype, usize)> {
-    let (_, t) = size_and_type(dt)?;
-    match t {
-        None => Ok((dt, count.max(0) as usize)),
-        Some(t) => t
-            .homogeneous()
-            .map(|(b, n)| (b, n * count.max(0) as usize))
-            .ok_or_else(|| {
-                err!(
-                    MPI_ERR_OP,
-                    "reductions on a datatype mixing basic types are not defined"
-                )
-            }),
-    }
 }
 
 /// A byte view of a user buffer; NULL is allowed for zero bytes.
@@ -391,9 +374,9 @@ unsafe fn shm_reduce(
         Some(r) => Some(r as usize),
         None => None,
     };
-    let (et, ne) = reduction_type(datatype, count)?;
     let k = lookup(op)?;
-    op_check(&k, et)?;
+    let (et, ne) = operand(&k, datatype, count)?;
+    op_check(&k, et.dt)?;
     let me = my_rank(comm)?;
     let gets = root.is_none_or(|r| r == me);
     let input = if in_place(sendbuf) && gets {
@@ -419,14 +402,14 @@ unsafe fn shm_reduce(
         // hold `len` bytes (checked above); `single` established cma_all().
         unsafe {
             match root {
-                Some(r) => shm::reduce_cma(comm, input, out, ne, len / ne, et, &k, r)?,
-                None => shm::allreduce_cma(comm, input, out, ne, len / ne, et, &k)?,
+                Some(r) => shm::reduce_cma(comm, input, out, ne, len / ne, et.dt, &k, r)?,
+                None => shm::allreduce_cma(comm, input, out, ne, len / ne, et.dt, &k)?,
             }
         };
         return Ok(true);
     }
     // SAFETY: input and out hold `len` bytes (checked above).
-    unsafe { shm::reduce(comm, input, out, len, ne, et, &k, root)? };
+    unsafe { shm::reduce(comm, input, out, len, ne, &et, &k, root)? };
     Ok(true)
 }
 
@@ -727,9 +710,9 @@ unsafe fn shm_reduce_scatter_block(
     ) else {
         return Ok(false);
     };
-    let (et, ne) = reduction_type(datatype, recvcount)?;
     let k = lookup(op)?;
-    op_check(&k, et)?;
+    let (et, ne) = operand(&k, datatype, recvcount)?;
+    op_check(&k, et.dt)?;
     let src = if in_place(sendbuf) {
         recvbuf as *const c_void
     } else {
@@ -743,9 +726,9 @@ unsafe fn shm_reduce_scatter_block(
     // established cma_all() for the single copy).
     unsafe {
         if form == AreaForm::Single {
-            shm::reduce_scatter_block_cma(comm, input, out, blk, ne, et, &k)?
+            shm::reduce_scatter_block_cma(comm, input, out, blk, ne, et.dt, &k)?
         } else {
-            shm::reduce_scatter_block(comm, input, out, blk, ne, et, &k)?
+            shm::reduce_scatter_block(comm, input, out, blk, ne, &et, &k)?
         }
     };
     // SAFETY: as above.
@@ -810,11 +793,11 @@ fn reduction_setup(
     datatype: MPI_Datatype,
     count: c_int,
 ) -> Result<(usize, bool)> {
-    let (et, ne) = reduction_type(datatype, count)?;
     let k = lookup(op)?;
-    op_check(&k, et)?;
+    let (et, ne) = operand(&k, datatype, count)?;
+    op_check(&k, et.dt)?;
     s.op = Some(k);
-    s.dt = et;
+    s.operand = et;
     Ok((ne, is_commutative(&k)))
 }
 

@@ -6,10 +6,12 @@ use super::ptr::{inp, out};
 use super::{MPI_Datatype, MPI_Op};
 use crate::core::error::Result;
 use crate::core::runtime::with;
+use crate::datatype::Type;
 use crate::err;
 use crate::op;
 use oxmpi_macros::mpi_fn;
 use std::os::raw::{c_int, c_void};
+use std::sync::Arc;
 
 /// A user reduction function: (invec, inoutvec, len, datatype).
 pub type UserFn = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut c_int);
@@ -59,11 +61,128 @@ pub fn is_commutative(k: &OpKind) -> bool {
 pub fn check(k: &OpKind, dt: MPI_Datatype) -> Result<()> {
     match k {
         OpKind::Builtin(o) => op::check(*o, dt).map(|_| ()),
-        OpKind::User(_) => handles::type_size(dt).map(|_| ()),
+        OpKind::User(_) => crate::abi::datatype::size_and_type(dt).map(|_| ()),
     }
 }
 
-/// inout = in op inout for `count` elements of `dt`. Must be called without the library lock.
+/// The datatype a reduction op is applied with, and the count of its
+/// elements, for `count` elements of the user's `dt`: a builtin op works on
+/// the one basic type a derived type is made of (so many per element; a
+/// type mixing basic types has no builtin reduction); a user op is called
+/// with the user's own handle and count, whatever the type is made of.
+pub fn operand(k: &OpKind, dt: MPI_Datatype, count: c_int) -> Result<(Operand, usize)> {
+    let n = count.max(0) as usize;
+    let (size, t) = crate::abi::datatype::size_and_type(dt)?;
+    let Some(t) = t else {
+        return Ok((
+            Operand {
+                dt,
+                size,
+                native: None,
+            },
+            n,
+        ));
+    };
+    match k {
+        OpKind::Builtin(o) => {
+            let (b, per) = t.homogeneous().ok_or_else(|| {
+                err!(
+                    MPI_ERR_OP,
+                    "op={} is not defined for datatype 0x{:08x}, which mixes basic types (a user op can reduce it)",
+                    op::op_name(*o),
+                    dt as u32
+                )
+            })?;
+            Ok((
+                Operand {
+                    dt: b,
+                    size: handles::type_size(b)?,
+                    native: None,
+                },
+                per * n,
+            ))
+        }
+        // A packed stream of elements is laid out as the user's buffers
+        // only when one element is one dense run from offset 0 whose
+        // extent is its size.
+        OpKind::User(_) => {
+            let dense = t.size == 0
+                || (t.segs.len() == 1
+                    && t.segs[0].0 == 0
+                    && t.lb == 0
+                    && t.extent() == t.size as isize);
+            Ok((
+                Operand {
+                    dt,
+                    size,
+                    native: (!dense).then_some(t),
+                },
+                n,
+            ))
+        }
+    }
+}
+
+/// What a reduction op is applied with (see `operand`).
+#[derive(Clone, Default)]
+pub struct Operand {
+    /// The datatype handle the op is called with.
+    pub dt: MPI_Datatype,
+    /// Packed bytes of one of its elements.
+    pub size: usize,
+    /// For a user op on a derived type whose packed stream is not laid out
+    /// as its buffers are: the type, to unpack operands before the call and
+    /// pack the result after.
+    pub native: Option<Arc<Type>>,
+}
+
+/// inout = in op inout for `count` elements of `o.dt`, both operands in
+/// packed form. A user op on a type with holes or padding sees its operands
+/// laid out as the type describes them (in scratch buffers), as it would in
+/// the user's own buffers. Must be called without the library lock.
+pub fn apply_packed(
+    k: &OpKind,
+    o: &Operand,
+    count: usize,
+    inbuf: &[u8],
+    inout: &mut [u8],
+) -> Result<()> {
+    let (Some(t), OpKind::User(u)) = (&o.native, k) else {
+        return apply(k, o.dt, count, inbuf, inout);
+    };
+    if count == 0 {
+        return Ok(());
+    }
+    // The bytes `count` elements touch, relative to the buffer address.
+    let ext = t.extent();
+    let last = (count as isize - 1) * ext;
+    let lo = last.min(0) + t.true_lb;
+    let hi = last.max(0) + t.true_ub;
+    let span = (hi - lo) as usize;
+    let mut a = vec![0u8; span];
+    let mut b = vec![0u8; span];
+    let (pa, pb) = (
+        a.as_mut_ptr().wrapping_offset(-lo),
+        b.as_mut_ptr().wrapping_offset(-lo),
+    );
+    // SAFETY: `span` bytes from `lo` cover every byte of `count` elements of
+    // `t` placed at pa / pb; the packed operands hold count * size bytes.
+    unsafe {
+        crate::datatype::unpack(t, count, inbuf, pa);
+        crate::datatype::unpack(t, count, inout, pb);
+    }
+    let mut len = count as c_int;
+    let mut d = o.dt;
+    // SAFETY: a user function with the MPI_User_function signature, on two
+    // buffers each holding `count` elements of `d` (built above).
+    unsafe { (u.f)(pa as *mut c_void, pb as *mut c_void, &mut len, &mut d) };
+    // SAFETY: pb holds count elements of t; inout takes their packed bytes.
+    unsafe { crate::datatype::pack(t, count, pb, inout) };
+    Ok(())
+}
+
+/// inout = in op inout for `count` elements of `dt`, whose packed stream is
+/// laid out as its buffers are. Must be called without the library lock.
 pub fn apply(
     k: &OpKind,
     dt: MPI_Datatype,
@@ -160,8 +279,10 @@ pub unsafe extern "C" fn MPI_Reduce_local(
         return Err(err!(MPI_ERR_COUNT, "count={count} must be non-negative"));
     }
     let k = lookup(op)?;
-    check(&k, datatype)?;
-    let bytes = count as usize * handles::type_size(datatype)?;
+    let (o, n) = operand(&k, datatype, count)?;
+    check(&k, o.dt)?;
+    let (size, t) = crate::abi::datatype::size_and_type(datatype)?;
+    let bytes = count as usize * size;
     if bytes == 0 {
         return Ok(());
     }
@@ -172,7 +293,44 @@ pub unsafe extern "C" fn MPI_Reduce_local(
             if inbuf.is_null() { "inbuf" } else { "inoutbuf" }
         ));
     }
-    let a = std::slice::from_raw_parts(inbuf as *const u8, bytes);
-    let b = std::slice::from_raw_parts_mut(inoutbuf as *mut u8, bytes);
-    apply(&k, datatype, count as usize, a, b)
+    match (&k, t) {
+        // The user's function on the user's buffers, as they are.
+        (OpKind::User(u), _) => {
+            let mut len = count;
+            let mut d = datatype;
+            // SAFETY: a user function with the MPI_User_function signature;
+            // both buffers hold `count` elements of `datatype` (MPI's rule).
+            unsafe { (u.f)(inbuf as *mut c_void, inoutbuf, &mut len, &mut d) };
+            Ok(())
+        }
+        // A derived type: its basic elements, packed, and the result unpacked.
+        (OpKind::Builtin(_), Some(t)) if !t.is_contiguous(count as usize) || t.true_lb != 0 => {
+            let mut a = vec![0u8; bytes];
+            let mut b = vec![0u8; bytes];
+            // SAFETY: both buffers hold `count` elements of `t` (MPI's rule).
+            unsafe {
+                crate::datatype::pack(&t, count as usize, inbuf as *const u8, &mut a);
+                crate::datatype::pack(&t, count as usize, inoutbuf as *const u8, &mut b);
+            }
+            apply(&k, o.dt, n, &a, &mut b)?;
+            // SAFETY: as above.
+            unsafe { crate::datatype::unpack(&t, count as usize, &b, inoutbuf as *mut u8) };
+            Ok(())
+        }
+        (OpKind::Builtin(_), t) => {
+            let start = t.and_then(|t| t.segs.first().map(|s| s.0)).unwrap_or(0);
+            // SAFETY: the data of `count` elements is one run of `bytes`
+            // bytes from `start` in both buffers (MPI's rule).
+            let (a, b) = unsafe {
+                (
+                    std::slice::from_raw_parts((inbuf as *const u8).wrapping_offset(start), bytes),
+                    std::slice::from_raw_parts_mut(
+                        (inoutbuf as *mut u8).wrapping_offset(start),
+                        bytes,
+                    ),
+                )
+            };
+            apply(&k, o.dt, n, a, b)
+        }
+    }
 }

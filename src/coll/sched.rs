@@ -9,7 +9,7 @@
 //! buffers the schedule owns (so a nonblocking collective outlives its call).
 
 use crate::abi::consts::*;
-use crate::abi::op::{apply, OpKind};
+use crate::abi::op::{apply_packed, OpKind, Operand};
 use crate::core::error::Result;
 use crate::core::state::{Progress, ReqId, ReqKind, Request, SendMode, State};
 use crate::datatype::Type;
@@ -72,7 +72,8 @@ pub struct Sched {
     pub world: Vec<i32>,
     pub rank: usize,
     pub op: Option<OpKind>,
-    pub dt: c_int,
+    /// What the op is applied with (set with `op`).
+    pub operand: Operand,
     pub stages: Vec<Vec<Step>>,
     pub scratch: Vec<Vec<u8>>,
     cur: usize,
@@ -88,7 +89,7 @@ impl Sched {
             world,
             rank,
             op: None,
-            dt: 0,
+            operand: Operand::default(),
             stages: Vec::new(),
             scratch: Vec::new(),
             cur: 0,
@@ -168,7 +169,7 @@ impl Sched {
                     let op = self
                         .op
                         .ok_or_else(|| err!(MPI_ERR_INTERN, "reduce step without an op"))?;
-                    let size = count * crate::abi::handles::type_size(self.dt)?;
+                    let size = count * self.operand.size;
                     let (a, b) = (self.ptr(src), self.ptr(dst));
                     // SAFETY: both locations hold `count` elements (built by the algorithm).
                     let (x, y) = unsafe {
@@ -177,7 +178,7 @@ impl Sched {
                             std::slice::from_raw_parts_mut(b, size),
                         )
                     };
-                    apply(&op, self.dt, count, x, y)?;
+                    apply_packed(&op, &self.operand, count, x, y)?;
                 }
                 Step::Copy { src, dst, len } => {
                     let (a, b) = (self.ptr(src), self.ptr(dst));

@@ -49,7 +49,7 @@
 //! other wait.
 
 use crate::abi::consts::*;
-use crate::abi::op::{apply, OpKind};
+use crate::abi::op::{apply, apply_packed, OpKind, Operand};
 use crate::core::comm::{AreaClock, CollArea};
 use crate::core::error::Result;
 use crate::core::runtime::{wait_for, with};
@@ -701,7 +701,7 @@ pub unsafe fn reduce(
     out: *mut u8,
     len: usize,
     count: usize,
-    dt: std::os::raw::c_int,
+    dt: &Operand,
     op: &OpKind,
     root: Option<usize>,
 ) -> Result<()> {
@@ -744,7 +744,7 @@ pub unsafe fn reduce(
         for i in (0..n - 1).rev() {
             // SAFETY: as above.
             let x = unsafe { std::slice::from_raw_parts(part(i), len) };
-            apply(op, dt, count, x, acc)?;
+            apply_packed(op, dt, count, x, acc)?;
         }
     }
     a.finish();
@@ -818,7 +818,7 @@ pub unsafe fn reduce_scatter_block(
     out: *mut u8,
     blk: usize,
     count: usize,
-    dt: std::os::raw::c_int,
+    dt: &Operand,
     op: &OpKind,
 ) -> Result<()> {
     let Some(a) = area(comm, |n| n * blk)? else {
@@ -839,7 +839,7 @@ pub unsafe fn reduce_scatter_block(
     for i in (0..n - 1).rev() {
         // SAFETY: as above.
         let x = unsafe { std::slice::from_raw_parts(a.half(i).add(off), blk) };
-        apply(op, dt, count, x, acc)?;
+        apply_packed(op, dt, count, x, acc)?;
     }
     a.finish();
     Ok(())
