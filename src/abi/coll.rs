@@ -83,7 +83,7 @@ unsafe fn block_array(
         }
         Ok((p as *mut u8).wrapping_offset(d as isize * ext))
     };
-    if end > 0 && p.is_null() {
+    if end > 0 && p.is_null() && !super::datatype::from_bottom(&t) {
         return Err(err!(
             MPI_ERR_BUFFER,
             "{name}=NULL with {end} bytes to transfer"

@@ -56,6 +56,13 @@ fn add(t: Type) -> Result<MPI_Datatype> {
     })
 }
 
+/// Whether a derived type may be used with MPI_BOTTOM (a NULL buffer): its
+/// data lies at displacements that can be absolute addresses (MPI_Get_address
+/// values), that is, past the first page, which is never mapped.
+pub fn from_bottom(t: &Type) -> bool {
+    t.true_lb >= 4096
+}
+
 /// How a (buffer, count, datatype) triple is moved.
 pub struct Desc {
     /// Start of the data when it is one contiguous range.
@@ -100,7 +107,7 @@ fn describe_checked(
             "{name}=MPI_IN_PLACE is not allowed here"
         ));
     }
-    if is_predefined(dt) {
+    if is_predefined(dt) && handles::pair_parts(dt).is_none() {
         let sz = handles::type_size(dt)?;
         if buf.is_null() && count > 0 && sz > 0 {
             return Err(err!(MPI_ERR_BUFFER, "{name}=NULL with count={count}"));
@@ -123,7 +130,7 @@ fn describe_checked(
         ));
     }
     let bytes = count as usize * t.size;
-    if bytes > 0 && buf.is_null() && t.true_lb >= 0 {
+    if bytes > 0 && buf.is_null() && !from_bottom(&t) {
         return Err(err!(MPI_ERR_BUFFER, "{name}=NULL with count={count}"));
     }
     if t.is_contiguous(count as usize) {
@@ -141,9 +148,10 @@ fn describe_checked(
     })
 }
 
-/// Size in bytes and the type (for element counts) of a datatype.
+/// Size in bytes and the type (for element counts) of a datatype; None for
+/// a predefined type whose data is its extent (the pair types have padding).
 pub fn size_and_type(dt: MPI_Datatype) -> Result<(usize, Option<Arc<Type>>)> {
-    if is_predefined(dt) {
+    if is_predefined(dt) && handles::pair_parts(dt).is_none() {
         return Ok((handles::type_size(dt)?, None));
     }
     let t = lookup(dt)?;

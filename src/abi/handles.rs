@@ -72,11 +72,13 @@ pub fn type_size(dt: c_int) -> Result<usize> {
         return Ok(sz);
     }
     Ok(match dt {
+        // The pair types: the sum of their parts (the extent keeps the
+        // padding; see `pair_parts`).
         MPI_FLOAT_INT => 8,
-        MPI_DOUBLE_INT => 16,
-        MPI_LONG_INT => 16,
-        MPI_SHORT_INT => 8,
-        MPI_LONG_DOUBLE_INT => 32,
+        MPI_DOUBLE_INT => 12,
+        MPI_LONG_INT => 12,
+        MPI_SHORT_INT => 6,
+        MPI_LONG_DOUBLE_INT => 20,
         MPI_DATATYPE_NULL => return Err(err!(MPI_ERR_TYPE, "datatype=MPI_DATATYPE_NULL")),
         _ => {
             return Err(err!(
@@ -86,6 +88,19 @@ pub fn type_size(dt: c_int) -> Result<usize> {
                 kind_hint(dt, KIND_DATATYPE)
             ))
         }
+    })
+}
+
+/// The data of a C pair type (value, int) as (offset, length) byte runs,
+/// and its extent: the C struct's layout, padding between or after the
+/// parts not part of the data.
+pub fn pair_parts(dt: c_int) -> Option<(&'static [(usize, usize)], usize)> {
+    Some(match dt {
+        MPI_FLOAT_INT => (&[(0, 8)], 8),
+        MPI_DOUBLE_INT | MPI_LONG_INT => (&[(0, 12)], 16),
+        MPI_SHORT_INT => (&[(0, 2), (4, 4)], 8),
+        MPI_LONG_DOUBLE_INT => (&[(0, 20)], 32),
+        _ => return None,
     })
 }
 
@@ -109,7 +124,10 @@ mod tests {
         assert_eq!(type_size(MPI_CHAR).unwrap(), 1);
         assert_eq!(type_size(MPI_LONG_DOUBLE).unwrap(), 16);
         assert_eq!(type_size(MPI_C_DOUBLE_COMPLEX).unwrap(), 16);
-        assert_eq!(type_size(MPI_DOUBLE_INT).unwrap(), 16);
+        assert_eq!(type_size(MPI_DOUBLE_INT).unwrap(), 12);
+        assert_eq!(type_size(MPI_SHORT_INT).unwrap(), 6);
+        assert_eq!(type_size(MPI_LONG_DOUBLE_INT).unwrap(), 20);
+        assert_eq!(pair_parts(MPI_LONG_DOUBLE_INT).unwrap().1, 32);
         assert_eq!(
             type_size(MPI_DATATYPE_NULL).unwrap_err().class,
             MPI_ERR_TYPE

@@ -6,7 +6,7 @@
 //! COMPLEX*32 (already binary128 natively) are byte-swapped like any other
 //! type.
 
-use super::{basic_size, Type};
+use super::{basic_size, basic_stride, Type};
 use crate::abi::consts::*;
 use crate::core::error::Result;
 use crate::err;
@@ -74,7 +74,7 @@ pub unsafe fn pack(t: &Type, count: usize, src: *const u8, out: &mut [u8]) -> Re
     for i in 0..count {
         for r in &t.runs {
             let f = fields(r.basic)?;
-            let bs = basic_size(r.basic);
+            let bs = basic_stride(r.basic);
             for k in 0..r.count {
                 let at = i as isize * ext + r.off + (k * bs) as isize;
                 for &(fo, ns, es, _) in &f {
@@ -112,7 +112,7 @@ pub unsafe fn unpack(t: &Type, count: usize, inp: &[u8], dst: *mut u8) -> Result
     for i in 0..count {
         for r in &t.runs {
             let f = fields(r.basic)?;
-            let bs = basic_size(r.basic);
+            let bs = basic_stride(r.basic);
             for k in 0..r.count {
                 let at = i as isize * ext + r.off + (k * bs) as isize;
                 for &(fo, ns, es, signed) in &f {

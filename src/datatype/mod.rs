@@ -66,6 +66,36 @@ fn basic_size(basic: c_int) -> usize {
     handles::type_size(basic).unwrap_or(0)
 }
 
+/// The alignment a C compiler gives a basic type: a pair's or a complex
+/// number's that of its widest part, otherwise its size (capped at 16).
+pub(crate) fn basic_align(basic: c_int) -> usize {
+    match basic {
+        MPI_FLOAT_INT | MPI_SHORT_INT => 4,
+        MPI_DOUBLE_INT | MPI_LONG_INT => 8,
+        MPI_LONG_DOUBLE_INT => 16,
+        MPI_C_FLOAT_COMPLEX
+        | MPI_COMPLEX
+        | MPI_COMPLEX8
+        | MPI_CXX_FLOAT_COMPLEX
+        | MPI_2INT
+        | MPI_2INTEGER
+        | MPI_2REAL => 4,
+        MPI_C_DOUBLE_COMPLEX
+        | MPI_DOUBLE_COMPLEX
+        | MPI_COMPLEX16
+        | MPI_CXX_DOUBLE_COMPLEX
+        | MPI_2DOUBLE_PRECISION => 8,
+        MPI_C_LONG_DOUBLE_COMPLEX | MPI_CXX_LONG_DOUBLE_COMPLEX | MPI_COMPLEX32 => 16,
+        _ => basic_size(basic).clamp(1, 16).next_power_of_two(),
+    }
+}
+
+/// Bytes from one element of a basic type to the next in memory: a pair
+/// type's extent (its padding is not data), otherwise its size.
+pub(crate) fn basic_stride(basic: c_int) -> usize {
+    handles::pair_parts(basic).map_or_else(|| basic_size(basic), |p| p.1)
+}
+
 impl Type {
     pub fn extent(&self) -> isize {
         self.ub - self.lb
@@ -85,7 +115,7 @@ impl Type {
         };
         Ok(Type::from_runs(
             runs,
-            Some((0, s as isize)),
+            Some((0, basic_stride(dt) as isize)),
             Envelope {
                 combiner: MPI_COMBINER_NAMED,
                 ..Default::default()
@@ -104,17 +134,30 @@ impl Type {
         let mut segs: Vec<(isize, usize)> = Vec::new();
         let mut size = 0usize;
         let (mut tlb, mut tub) = (isize::MAX, isize::MIN);
+        let mut add = |off: isize, len: usize| {
+            tlb = tlb.min(off);
+            tub = tub.max(off + len as isize);
+            match segs.last_mut() {
+                Some(l) if l.0 + l.1 as isize == off => l.1 += len,
+                _ => segs.push((off, len)),
+            }
+        };
         for r in &runs {
             let len = r.count * basic_size(r.basic);
             if len == 0 {
                 continue;
             }
             size += len;
-            tlb = tlb.min(r.off);
-            tub = tub.max(r.off + len as isize);
-            match segs.last_mut() {
-                Some(l) if l.0 + l.1 as isize == r.off => l.1 += len,
-                _ => segs.push((r.off, len)),
+            match handles::pair_parts(r.basic) {
+                // A pair type's parts, element by element at its extent.
+                Some((parts, ext)) => {
+                    for j in 0..r.count {
+                        for &(po, pl) in parts {
+                            add(r.off + (j * ext + po) as isize, pl);
+                        }
+                    }
+                }
+                None => add(r.off, len),
             }
         }
         if tlb > tub {
@@ -167,7 +210,7 @@ fn push_run(runs: &mut Vec<Run>, r: Run) {
         return;
     }
     if let Some(l) = runs.last_mut() {
-        if l.basic == r.basic && l.off + (l.count * basic_size(l.basic)) as isize == r.off {
+        if l.basic == r.basic && l.off + (l.count * basic_stride(l.basic)) as isize == r.off {
             l.count += r.count;
             return;
         }
@@ -305,6 +348,18 @@ pub fn structure(bls: &[usize], displs: &[isize], types: &[(c_int, Arc<Type>)]) 
     if lb > ub {
         lb = 0;
         ub = 0;
+    }
+    // The standard's alignment rule (MPI-4.1 5.1.6), as C lays out an
+    // array of the struct: the extent is rounded up to a multiple of the
+    // strictest alignment among the basic types, unless a part's bounds
+    // were set explicitly (resized).
+    let explicit = types
+        .iter()
+        .zip(bls)
+        .any(|((_, t), &b)| b > 0 && t.env.combiner == MPI_COMBINER_RESIZED);
+    let align = runs.iter().map(|r| basic_align(r.basic)).max().unwrap_or(1) as isize;
+    if !explicit && (ub - lb) % align != 0 {
+        ub += align - (ub - lb).rem_euclid(align);
     }
     let e = env(
         MPI_COMBINER_STRUCT,

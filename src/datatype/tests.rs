@@ -17,11 +17,20 @@ impl Rng {
     }
 }
 
+/// The data bytes of one basic element as (offset, length): a pair type's
+/// parts (its padding is not data), else the whole element.
+fn pieces(b: c_int) -> Vec<(usize, usize)> {
+    match crate::abi::handles::pair_parts(b) {
+        Some((p, _)) => p.to_vec(),
+        None => vec![(0, basic_size(b))],
+    }
+}
+
 /// (typemap of one element as (offset, basic), lb, ub), by definition.
 fn naive(t: &TypeRef) -> (Vec<(isize, c_int)>, isize, isize) {
     let t = match t {
         TypeRef::Builtin(h) => {
-            let s = basic_size(*h) as isize;
+            let s = basic_stride(*h) as isize;
             return (vec![(0, *h)], 0, s);
         }
         TypeRef::Derived(t) => t.clone(),
@@ -96,6 +105,17 @@ fn naive(t: &TypeRef) -> (Vec<(isize, c_int)>, isize, isize) {
                 let c = sub(i);
                 place(&mut map, &mut lu, &c, e.aints[i], e.ints[1 + i] as usize);
             }
+            // Padded as a C compiler pads the struct, unless a part was resized.
+            let resized = (0..n).any(|i| {
+                e.ints[1 + i] > 0
+                    && matches!(&e.types[i], TypeRef::Derived(t) if t.env.combiner == MPI_COMBINER_RESIZED)
+            });
+            let align = map.iter().map(|&(_, b)| basic_align(b) as isize).max();
+            if let (false, Some(a), true) = (resized, align, lu.0 <= lu.1) {
+                while (lu.1 - lu.0) % a != 0 {
+                    lu.1 += 1;
+                }
+            }
         }
         MPI_COMBINER_RESIZED => {
             let c = sub(0);
@@ -115,7 +135,14 @@ fn naive(t: &TypeRef) -> (Vec<(isize, c_int)>, isize, isize) {
     (map, lu.0, lu.1)
 }
 
-const BASICS: [c_int; 5] = [MPI_CHAR, MPI_SHORT, MPI_INT, MPI_DOUBLE, MPI_DOUBLE_INT];
+const BASICS: [c_int; 6] = [
+    MPI_CHAR,
+    MPI_SHORT,
+    MPI_INT,
+    MPI_DOUBLE,
+    MPI_DOUBLE_INT,
+    MPI_SHORT_INT,
+];
 
 fn random_type(r: &mut Rng, depth: u32) -> (c_int, Arc<Type>) {
     if depth == 0 || r.below(4) == 0 {
@@ -220,7 +247,7 @@ fn pack_matches_naive_typemap() {
             - 64;
         let hi = map
             .iter()
-            .map(|&(o, b)| o + basic_size(b) as isize)
+            .map(|&(o, b)| o + basic_stride(b) as isize)
             .max()
             .unwrap_or(0)
             .max(0)
@@ -236,7 +263,9 @@ fn pack_matches_naive_typemap() {
         for i in 0..count {
             for &(o, b) in &map {
                 let at = (origin as isize + i as isize * ext + o) as usize;
-                expect.extend_from_slice(&src[at..at + basic_size(b)]);
+                for (po, pl) in pieces(b) {
+                    expect.extend_from_slice(&src[at + po..at + po + pl]);
+                }
             }
         }
         assert_eq!(packed, expect, "seed {seed}: pack");
@@ -248,8 +277,10 @@ fn pack_matches_naive_typemap() {
         for i in 0..count {
             for &(o, b) in &map {
                 let at = (origin as isize + i as isize * ext + o) as usize;
-                for k in 0..basic_size(b) {
-                    touched[at + k] = true;
+                for (po, pl) in pieces(b) {
+                    for k in po..po + pl {
+                        touched[at + k] = true;
+                    }
                 }
             }
         }

@@ -442,13 +442,13 @@ pub fn reduce_builtin(op: c_int, e: Elem, n: usize, inbuf: &[u8], inout: &mut [u
             PairKind::FloatInt => loc_kernel(op, n, inbuf, inout, 4, 8, |p| {
                 f32::from_ne_bytes(p[0..4].try_into().unwrap())
             }),
-            PairKind::DoubleInt => loc_kernel(op, n, inbuf, inout, 8, 16, |p| {
+            PairKind::DoubleInt => loc_kernel(op, n, inbuf, inout, 8, 12, |p| {
                 f64::from_ne_bytes(p[0..8].try_into().unwrap())
             }),
-            PairKind::LongInt => loc_kernel(op, n, inbuf, inout, 8, 16, |p| {
+            PairKind::LongInt => loc_kernel(op, n, inbuf, inout, 8, 12, |p| {
                 i64::from_ne_bytes(p[0..8].try_into().unwrap())
             }),
-            PairKind::ShortInt => loc_kernel(op, n, inbuf, inout, 4, 8, |p| {
+            PairKind::ShortInt => loc_kernel(op, n, inbuf, inout, 2, 6, |p| {
                 i16::from_ne_bytes(p[0..2].try_into().unwrap())
             }),
             PairKind::TwoInt => loc_kernel(op, n, inbuf, inout, 4, 8, |p| {
@@ -458,7 +458,7 @@ pub fn reduce_builtin(op: c_int, e: Elem, n: usize, inbuf: &[u8], inout: &mut [u
                 f32::from_ne_bytes(p[0..4].try_into().unwrap())
             }),
             PairKind::TwoDouble => loc_kernel_f64_idx(op, n, inbuf, inout),
-            PairKind::LongDoubleInt => loc_kernel(op, n, inbuf, inout, 16, 32, f80::Ld::read),
+            PairKind::LongDoubleInt => loc_kernel(op, n, inbuf, inout, 16, 20, f80::Ld::read),
         },
     }
 }
@@ -535,21 +535,41 @@ mod tests {
 
     #[test]
     fn maxloc_prefers_lower_index_on_ties() {
-        let a = [1.0f64, 3.0, 2.0, 2.0];
-        let ai: Vec<(f64, i32)> = vec![(5.0, 3), (5.0, 1)];
-        let bi: Vec<(f64, i32)> = vec![(5.0, 2), (4.0, 0)];
-        let _ = a;
-        #[repr(C)]
-        #[derive(Clone, Copy, Debug, PartialEq)]
-        struct Di(f64, i32);
-        let x: Vec<Di> = ai.iter().map(|&(v, i)| Di(v, i)).collect();
-        let y: Vec<Di> = bi.iter().map(|&(v, i)| Di(v, i)).collect();
-        let r = run(MPI_MAXLOC, MPI_DOUBLE_INT, &x, &y);
-        assert_eq!((r[0].0, r[0].1), (5.0, 2));
-        assert_eq!((r[1].0, r[1].1), (5.0, 1));
-        let r = run(MPI_MINLOC, MPI_DOUBLE_INT, &x, &y);
-        assert_eq!((r[0].0, r[0].1), (5.0, 2));
-        assert_eq!((r[1].0, r[1].1), (4.0, 0));
+        // Packed MPI_DOUBLE_INT elements: 8 bytes of value, 4 of index, no padding.
+        let pack = |v: &[(f64, i32)]| -> Vec<u8> {
+            v.iter()
+                .flat_map(|&(x, i)| x.to_ne_bytes().into_iter().chain(i.to_ne_bytes()))
+                .collect()
+        };
+        let unpack = |b: &[u8]| -> Vec<(f64, i32)> {
+            b.chunks(12)
+                .map(|c| {
+                    (
+                        f64::from_ne_bytes(c[..8].try_into().unwrap()),
+                        i32::from_ne_bytes(c[8..].try_into().unwrap()),
+                    )
+                })
+                .collect()
+        };
+        let x = pack(&[(5.0, 3), (5.0, 1)]);
+        let y = pack(&[(5.0, 2), (4.0, 0)]);
+        let r = unpack(&run(MPI_MAXLOC, MPI_DOUBLE_INT, &x, &y));
+        assert_eq!(r, vec![(5.0, 2), (5.0, 1)]);
+        let r = unpack(&run(MPI_MINLOC, MPI_DOUBLE_INT, &x, &y));
+        assert_eq!(r, vec![(5.0, 2), (4.0, 0)]);
+        // MPI_SHORT_INT: 2 bytes of value, then the index (6 bytes).
+        let x: Vec<u8> = 7i16
+            .to_ne_bytes()
+            .into_iter()
+            .chain(4i32.to_ne_bytes())
+            .collect();
+        let y: Vec<u8> = 7i16
+            .to_ne_bytes()
+            .into_iter()
+            .chain(2i32.to_ne_bytes())
+            .collect();
+        let r = run(MPI_MAXLOC, MPI_SHORT_INT, &x, &y);
+        assert_eq!(i32::from_ne_bytes(r[2..6].try_into().unwrap()), 2);
     }
 
     #[test]
