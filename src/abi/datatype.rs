@@ -107,6 +107,14 @@ fn describe_checked(
             "{name}=MPI_IN_PLACE is not allowed here"
         ));
     }
+    // No data, no type needed (MPICH accepts MPI_DATATYPE_NULL here too).
+    if count == 0 && dt == MPI_DATATYPE_NULL {
+        return Ok(Desc {
+            ptr: buf as *mut u8,
+            bytes: 0,
+            staged: None,
+        });
+    }
     if is_predefined(dt) && handles::pair_parts(dt).is_none() {
         let sz = handles::type_size(dt)?;
         if buf.is_null() && count > 0 && sz > 0 {

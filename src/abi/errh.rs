@@ -42,8 +42,12 @@ fn add_user_error(class: Option<c_int>) -> Result<c_int> {
     Ok(code)
 }
 
+/// The error classes: every value MPICH keeps for classes (0-127: the
+/// standard's, MPI_T_'s, its MPIX_ ones and those between, which MPICH
+/// answers for too), MPI_ERR_LASTCODE, and the added ones. The library's
+/// own error codes are its classes.
 fn valid_class(code: c_int) -> bool {
-    class_string(code).is_some() || user_error(code).is_some()
+    (0..=127).contains(&code) || code == MPI_ERR_LASTCODE || user_error(code).is_some()
 }
 
 /// A new error class, above every predefined one.
@@ -135,14 +139,18 @@ pub unsafe extern "C" fn MPI_Error_string(
     string: *mut c_char,
     resultlen: *mut c_int,
 ) -> c_int {
-    let user;
+    let other;
     let s = match class_string(errorcode) {
         Some(s) => s,
+        None if valid_class(errorcode) && user_error(errorcode).is_none() => {
+            other = format!("error class {errorcode}: no error of this library has this class");
+            &other
+        }
         None => {
-            user = user_error(errorcode)
+            other = user_error(errorcode)
                 .ok_or_else(|| err!(MPI_ERR_ARG, "errorcode={errorcode} is not an error code"))?
                 .1;
-            &user
+            &other
         }
     };
     let n = write_cstr(string, MPI_MAX_ERROR_STRING as usize, s)?;

@@ -49,7 +49,8 @@ pub fn builtin_name(dt: c_int) -> &'static str {
         0x4c000834 => "MPI_CXX_FLOAT_COMPLEX",
         0x4c00083a => "MPI_INT64_T",
         0x4c00083e => "MPI_UINT64_T",
-        0x4c000840 => "MPI_C_FLOAT_COMPLEX",
+        // MPI_C_FLOAT_COMPLEX has the same handle; MPICH names it so.
+        0x4c000840 => "MPI_C_COMPLEX",
         0x4c000843 => "MPI_AINT",
         0x4c000844 => "MPI_OFFSET",
         0x4c000845 => "MPI_COUNT",

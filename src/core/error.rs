@@ -46,6 +46,10 @@ macro_rules! err {
     };
 }
 
+/// MPI-4.1's error class for an invalid error handler (MPICH 4.1's value;
+/// MPICH 4.0 has none).
+pub const MPI_ERR_ERRHANDLER: c_int = 80;
+
 /// The standard's short text for an error class.
 pub fn class_string(class: c_int) -> Option<&'static str> {
     Some(match class {
@@ -112,6 +116,42 @@ pub fn class_string(class: c_int) -> Option<&'static str> {
         MPI_ERR_SESSION => "MPI_ERR_SESSION: invalid session",
         MPI_ERR_PROC_ABORTED => "MPI_ERR_PROC_ABORTED: a peer process aborted",
         MPI_ERR_VALUE_TOO_LARGE => "MPI_ERR_VALUE_TOO_LARGE: value too large",
+        MPI_ERR_ERRHANDLER => "MPI_ERR_ERRHANDLER: invalid error handler",
+        MPI_T_ERR_MEMORY => "MPI_T_ERR_MEMORY: out of memory in the tools interface",
+        MPI_T_ERR_NOT_INITIALIZED => {
+            "MPI_T_ERR_NOT_INITIALIZED: the tools interface is not initialized"
+        }
+        MPI_T_ERR_CANNOT_INIT => "MPI_T_ERR_CANNOT_INIT: the tools interface cannot be initialized",
+        MPI_T_ERR_INVALID_INDEX => "MPI_T_ERR_INVALID_INDEX: invalid tools interface index",
+        MPI_T_ERR_INVALID_ITEM => "MPI_T_ERR_INVALID_ITEM: invalid tools interface item",
+        MPI_T_ERR_INVALID_HANDLE => "MPI_T_ERR_INVALID_HANDLE: invalid tools interface handle",
+        MPI_T_ERR_OUT_OF_HANDLES => "MPI_T_ERR_OUT_OF_HANDLES: no tools interface handles left",
+        MPI_T_ERR_OUT_OF_SESSIONS => "MPI_T_ERR_OUT_OF_SESSIONS: no tools interface sessions left",
+        MPI_T_ERR_INVALID_SESSION => "MPI_T_ERR_INVALID_SESSION: invalid tools interface session",
+        MPI_T_ERR_CVAR_SET_NOT_NOW => {
+            "MPI_T_ERR_CVAR_SET_NOT_NOW: control variable cannot be set now"
+        }
+        MPI_T_ERR_CVAR_SET_NEVER => "MPI_T_ERR_CVAR_SET_NEVER: control variable can never be set",
+        MPI_T_ERR_PVAR_NO_STARTSTOP => {
+            "MPI_T_ERR_PVAR_NO_STARTSTOP: performance variable cannot be started or stopped"
+        }
+        MPI_T_ERR_PVAR_NO_WRITE => {
+            "MPI_T_ERR_PVAR_NO_WRITE: performance variable cannot be written or reset"
+        }
+        MPI_T_ERR_PVAR_NO_ATOMIC => {
+            "MPI_T_ERR_PVAR_NO_ATOMIC: performance variable cannot be read and written atomically"
+        }
+        MPI_T_ERR_INVALID_NAME => "MPI_T_ERR_INVALID_NAME: invalid tools interface name",
+        MPI_T_ERR_INVALID => "MPI_T_ERR_INVALID: invalid use of the tools interface",
+        MPI_T_ERR_NOT_SUPPORTED => "MPI_T_ERR_NOT_SUPPORTED: not supported by the tools interface",
+        MPIX_ERR_PROC_FAILED => "MPIX_ERR_PROC_FAILED: a process has failed",
+        MPIX_ERR_PROC_FAILED_PENDING => {
+            "MPIX_ERR_PROC_FAILED_PENDING: a process has failed; the request is pending"
+        }
+        MPIX_ERR_REVOKED => "MPIX_ERR_REVOKED: the communicator was revoked",
+        MPIX_ERR_EAGAIN => "MPIX_ERR_EAGAIN: resource temporarily unavailable",
+        MPIX_ERR_NOREQ => "MPIX_ERR_NOREQ: no request available",
+        MPI_ERR_LASTCODE => "MPI_ERR_LASTCODE: last error code",
         _ => return None,
     })
 }
@@ -129,9 +169,14 @@ mod tests {
 
     #[test]
     fn every_class_up_to_last_has_a_string() {
-        for c in 0..=MPI_ERR_VALUE_TOO_LARGE {
-            if (59..=74).contains(&c) || c == 54 {
-                continue; // MPI_T_ERR_* share the numbering; MPICH has no class 54
+        // Every class of MPICH's header (no class 54; MPI_T_ERR_* are 59-74
+        // and 78), MPI-4.1's MPI_ERR_ERRHANDLER, MPICH's MPIX_ERR_*.
+        for c in (0..=MPICH_ERR_LAST_CLASS)
+            .chain([80, MPI_ERR_LASTCODE])
+            .chain(101..=105)
+        {
+            if c == 54 {
+                continue;
             }
             assert!(class_string(c).is_some(), "class {c} has no string");
         }
