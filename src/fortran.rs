@@ -3278,9 +3278,11 @@ unsafe fn f_mpi_info_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: 
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
         let s1 = fstring(a1 as *const c_char, l1);
-        let mut s3 = vec![0 as c_char; l3.max(8192) + 1];
+        let mut s3 = vec![0 as c_char; l3.max((*(a2 as *const c_int)).max(0) as usize).max(8192) + 1];
         let rc = crate::abi::info::MPI_Info_get(*(a0 as *const c_int), s1.as_ptr() as _, *(a2 as *const c_int), s3.as_mut_ptr() as _, a4 as _);
-        fstring_out(&s3, a3 as *mut c_char, l3);
+        if rc == 0 && *(a4 as *const c_int) != 0 && *(a2 as *const c_int) > 0 {
+            fstring_out(&s3, a3 as *mut c_char, l3);
+        }
         if !ierr.is_null() {
             *ierr = rc;
         }
@@ -3292,9 +3294,11 @@ unsafe fn f_pmpi_info_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3:
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
         let s1 = fstring(a1 as *const c_char, l1);
-        let mut s3 = vec![0 as c_char; l3.max(8192) + 1];
+        let mut s3 = vec![0 as c_char; l3.max((*(a2 as *const c_int)).max(0) as usize).max(8192) + 1];
         let rc = crate::abi::info::PMPI_Info_get(*(a0 as *const c_int), s1.as_ptr() as _, *(a2 as *const c_int), s3.as_mut_ptr() as _, a4 as _);
-        fstring_out(&s3, a3 as *mut c_char, l3);
+        if rc == 0 && *(a4 as *const c_int) != 0 && *(a2 as *const c_int) > 0 {
+            fstring_out(&s3, a3 as *mut c_char, l3);
+        }
         if !ierr.is_null() {
             *ierr = rc;
         }
@@ -3306,9 +3310,16 @@ unsafe fn f_mpi_info_get_string(a0: *mut c_void, a1: *mut c_void, a2: *mut c_voi
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
         let s1 = fstring(a1 as *const c_char, l1);
-        let mut s3 = vec![0 as c_char; l3.max(8192) + 1];
-        let rc = crate::abi::info::MPI_Info_get_string(*(a0 as *const c_int), s1.as_ptr() as _, a2 as _, s3.as_mut_ptr() as _, a4 as _);
-        fstring_out(&s3, a3 as *mut c_char, l3);
+        let fl = *(a2 as *const c_int);
+        let mut cl: c_int = if fl > 0 { fl + 1 } else { 0 };
+        let mut s3 = vec![0 as c_char; l3.max(fl.max(0) as usize).max(8192) + 1];
+        let rc = crate::abi::info::MPI_Info_get_string(*(a0 as *const c_int), s1.as_ptr() as _, &mut cl as *mut c_int as _, s3.as_mut_ptr() as _, a4 as _);
+        if rc == 0 && *(a4 as *const c_int) != 0 {
+            if fl > 0 {
+                fstring_out(&s3, a3 as *mut c_char, l3);
+            }
+            *(a2 as *mut c_int) = cl - 1;
+        }
         if !ierr.is_null() {
             *ierr = rc;
         }
@@ -3320,9 +3331,16 @@ unsafe fn f_pmpi_info_get_string(a0: *mut c_void, a1: *mut c_void, a2: *mut c_vo
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
         let s1 = fstring(a1 as *const c_char, l1);
-        let mut s3 = vec![0 as c_char; l3.max(8192) + 1];
-        let rc = crate::abi::info::PMPI_Info_get_string(*(a0 as *const c_int), s1.as_ptr() as _, a2 as _, s3.as_mut_ptr() as _, a4 as _);
-        fstring_out(&s3, a3 as *mut c_char, l3);
+        let fl = *(a2 as *const c_int);
+        let mut cl: c_int = if fl > 0 { fl + 1 } else { 0 };
+        let mut s3 = vec![0 as c_char; l3.max(fl.max(0) as usize).max(8192) + 1];
+        let rc = crate::abi::info::PMPI_Info_get_string(*(a0 as *const c_int), s1.as_ptr() as _, &mut cl as *mut c_int as _, s3.as_mut_ptr() as _, a4 as _);
+        if rc == 0 && *(a4 as *const c_int) != 0 {
+            if fl > 0 {
+                fstring_out(&s3, a3 as *mut c_char, l3);
+            }
+            *(a2 as *mut c_int) = cl - 1;
+        }
         if !ierr.is_null() {
             *ierr = rc;
         }
@@ -4636,6 +4654,9 @@ unsafe fn f_mpi_waitany(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
         let rc = crate::abi::request::MPI_Waitany(*(a0 as *const c_int), a1 as _, a2 as _, status(a3) as _);
+        if (rc == 0 || rc == crate::abi::consts::MPI_ERR_IN_STATUS) && *(a2 as *const c_int) >= 0 {
+            *(a2 as *mut c_int) += 1;
+        }
         if !ierr.is_null() {
             *ierr = rc;
         }
@@ -4647,6 +4668,9 @@ unsafe fn f_pmpi_waitany(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: 
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
         let rc = crate::abi::request::PMPI_Waitany(*(a0 as *const c_int), a1 as _, a2 as _, status(a3) as _);
+        if (rc == 0 || rc == crate::abi::consts::MPI_ERR_IN_STATUS) && *(a2 as *const c_int) >= 0 {
+            *(a2 as *mut c_int) += 1;
+        }
         if !ierr.is_null() {
             *ierr = rc;
         }
@@ -4658,6 +4682,9 @@ unsafe fn f_mpi_testany(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
         let rc = crate::abi::request::MPI_Testany(*(a0 as *const c_int), a1 as _, a2 as _, a3 as _, status(a4) as _);
+        if (rc == 0 || rc == crate::abi::consts::MPI_ERR_IN_STATUS) && *(a2 as *const c_int) >= 0 {
+            *(a2 as *mut c_int) += 1;
+        }
         if !ierr.is_null() {
             *ierr = rc;
         }
@@ -4669,6 +4696,9 @@ unsafe fn f_pmpi_testany(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: 
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
         let rc = crate::abi::request::PMPI_Testany(*(a0 as *const c_int), a1 as _, a2 as _, a3 as _, status(a4) as _);
+        if (rc == 0 || rc == crate::abi::consts::MPI_ERR_IN_STATUS) && *(a2 as *const c_int) >= 0 {
+            *(a2 as *mut c_int) += 1;
+        }
         if !ierr.is_null() {
             *ierr = rc;
         }
@@ -4680,6 +4710,12 @@ unsafe fn f_mpi_waitsome(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: 
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
         let rc = crate::abi::request::MPI_Waitsome(*(a0 as *const c_int), a1 as _, a2 as _, a3 as _, statuses(a4) as _);
+        if rc == 0 || rc == crate::abi::consts::MPI_ERR_IN_STATUS {
+            let n = *(a2 as *const c_int);
+            for k in 0..n.max(0) as usize {
+                *(a3 as *mut c_int).add(k) += 1;
+            }
+        }
         if !ierr.is_null() {
             *ierr = rc;
         }
@@ -4691,6 +4727,12 @@ unsafe fn f_pmpi_waitsome(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3:
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
         let rc = crate::abi::request::PMPI_Waitsome(*(a0 as *const c_int), a1 as _, a2 as _, a3 as _, statuses(a4) as _);
+        if rc == 0 || rc == crate::abi::consts::MPI_ERR_IN_STATUS {
+            let n = *(a2 as *const c_int);
+            for k in 0..n.max(0) as usize {
+                *(a3 as *mut c_int).add(k) += 1;
+            }
+        }
         if !ierr.is_null() {
             *ierr = rc;
         }
@@ -4702,6 +4744,12 @@ unsafe fn f_mpi_testsome(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: 
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
         let rc = crate::abi::request::MPI_Testsome(*(a0 as *const c_int), a1 as _, a2 as _, a3 as _, statuses(a4) as _);
+        if rc == 0 || rc == crate::abi::consts::MPI_ERR_IN_STATUS {
+            let n = *(a2 as *const c_int);
+            for k in 0..n.max(0) as usize {
+                *(a3 as *mut c_int).add(k) += 1;
+            }
+        }
         if !ierr.is_null() {
             *ierr = rc;
         }
@@ -4713,6 +4761,12 @@ unsafe fn f_pmpi_testsome(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3:
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
         let rc = crate::abi::request::PMPI_Testsome(*(a0 as *const c_int), a1 as _, a2 as _, a3 as _, statuses(a4) as _);
+        if rc == 0 || rc == crate::abi::consts::MPI_ERR_IN_STATUS {
+            let n = *(a2 as *const c_int);
+            for k in 0..n.max(0) as usize {
+                *(a3 as *mut c_int).add(k) += 1;
+            }
+        }
         if !ierr.is_null() {
             *ierr = rc;
         }

@@ -125,6 +125,39 @@ for ret, name, ps in protos:
                 post.append(f"fstring_out(&s{i}, {a} as *mut c_char, l{i});")
             else:
                 call.append(f"{a} as _")
+        # Fortran conventions that differ from C's.
+        if name in ("MPI_Waitany", "MPI_Testany"):
+            # Indices are 1-based in Fortran (MPI_UNDEFINED stays).
+            post.append("if (rc == 0 || rc == crate::abi::consts::MPI_ERR_IN_STATUS) && *(a2 as *const c_int) >= 0 {")
+            post.append("    *(a2 as *mut c_int) += 1;")
+            post.append("}")
+        if name in ("MPI_Waitsome", "MPI_Testsome"):
+            post.append("if rc == 0 || rc == crate::abi::consts::MPI_ERR_IN_STATUS {")
+            post.append("    let n = *(a2 as *const c_int);")
+            post.append("    for k in 0..n.max(0) as usize {")
+            post.append("        *(a3 as *mut c_int).add(k) += 1;")
+            post.append("    }")
+            post.append("}")
+        if name == "MPI_Info_get":
+            # The value is written only when the key is there and room was
+            # asked for; room for VALUELEN characters whatever LEN(VALUE) is.
+            pre[-1] = "let mut s3 = vec![0 as c_char; l3.max((*(a2 as *const c_int)).max(0) as usize).max(8192) + 1];"
+            post = ["if rc == 0 && *(a4 as *const c_int) != 0 && *(a2 as *const c_int) > 0 {",
+                    "    fstring_out(&s3, a3 as *mut c_char, l3);",
+                    "}"]
+        if name == "MPI_Info_get_string":
+            # BUFLEN counts characters (C counts the terminator too); the
+            # value is written only when the key is there and BUFLEN > 0.
+            pre[-1] = "let fl = *(a2 as *const c_int);"
+            pre.append("let mut cl: c_int = if fl > 0 { fl + 1 } else { 0 };")
+            pre.append("let mut s3 = vec![0 as c_char; l3.max(fl.max(0) as usize).max(8192) + 1];")
+            call[2] = "&mut cl as *mut c_int as _"
+            post = ["if rc == 0 && *(a4 as *const c_int) != 0 {",
+                    "    if fl > 0 {",
+                    "        fstring_out(&s3, a3 as *mut c_char, l3);",
+                    "    }",
+                    "    *(a2 as *mut c_int) = cl - 1;",
+                    "}"]
         sig = args + ([] if ret != "int" else ["ierr: *mut c_int"]) + hidden
         if ret == "int":
             body = pre + [f"let rc = crate::abi::{mod}::{cname}({', '.join(call)});"] + post + ["if !ierr.is_null() {", "    *ierr = rc;", "}"]
