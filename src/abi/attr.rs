@@ -296,7 +296,7 @@ pub unsafe extern "C" fn MPI_Comm_get_attr(
         return Err(err!(MPI_ERR_KEYVAL, "comm_keyval=MPI_KEYVAL_INVALID"));
     }
     let v = with(|st| {
-        st.keyval(comm_keyval, OBJ_COMM)?;
+        st.keyval_in_use(comm_keyval, OBJ_COMM)?;
         Ok(st
             .comm(comm)?
             .attrs
@@ -323,7 +323,7 @@ pub unsafe extern "C" fn MPI_Comm_delete_attr(comm: MPI_Comm, comm_keyval: c_int
         ));
     }
     let v = with(|st| {
-        st.keyval(comm_keyval, OBJ_COMM)?;
+        st.keyval_in_use(comm_keyval, OBJ_COMM)?;
         Ok(st
             .comm(comm)?
             .attrs
@@ -355,33 +355,66 @@ const OBJ_DATATYPE: u32 = 3;
 pub type MPI_Type_copy_attr_function = c_void;
 pub type MPI_Type_delete_attr_function = c_void;
 
-fn type_slot(dt: c_int) -> Result<u32> {
+/// Where a datatype's attributes live: a derived type's own list, or the
+/// library's table for a predefined type (attributes are allowed on those).
+enum TypeSlot {
+    Derived(u32),
+    Predefined(c_int),
+}
+
+fn type_slot(dt: c_int) -> Result<TypeSlot> {
+    if super::datatype::is_predefined(dt) {
+        crate::abi::handles::type_size(dt)?;
+        return Ok(TypeSlot::Predefined(dt));
+    }
     let i = crate::abi::handles::index(dt, crate::abi::handles::KIND_DATATYPE)
-        .filter(|&i| i >= 5 && !super::datatype::is_predefined(dt))
+        .filter(|&i| i >= 5)
         .ok_or_else(|| {
             err!(
                 MPI_ERR_TYPE,
-                "datatype=0x{:08x}: attributes need a derived datatype",
+                "datatype=0x{:08x} is not a datatype",
                 dt as u32
             )
         })?;
     super::datatype::lookup(dt)?;
-    Ok(i - 5)
+    Ok(TypeSlot::Derived(i - 5))
 }
 
 fn type_attrs(dt: c_int) -> Result<Vec<(c_int, usize)>> {
-    let i = type_slot(dt)?;
-    with(|st| Ok(st.types.get(i).map(|t| t.attrs.clone()).unwrap_or_default()))
+    let slot = type_slot(dt)?;
+    with(|st| {
+        Ok(match slot {
+            TypeSlot::Derived(i) => st.types.get(i).map(|t| t.attrs.clone()),
+            TypeSlot::Predefined(h) => st.builtin_type_attrs.get(&h).cloned(),
+        }
+        .unwrap_or_default())
+    })
 }
 
 fn set_type_attrs(dt: c_int, f: impl FnOnce(&mut Vec<(c_int, usize)>)) -> Result<()> {
-    let i = type_slot(dt)?;
+    let slot = type_slot(dt)?;
     with(|st| {
-        if let Some(t) = st.types.get_mut(i) {
-            f(&mut std::sync::Arc::make_mut(t).attrs);
+        match slot {
+            TypeSlot::Derived(i) => {
+                if let Some(t) = st.types.get_mut(i) {
+                    f(&mut std::sync::Arc::make_mut(t).attrs);
+                }
+            }
+            TypeSlot::Predefined(h) => f(st.builtin_type_attrs.entry(h).or_default()),
         }
         Ok(())
     })
+}
+
+/// MPI_Finalize's first step: the attributes on MPI_COMM_SELF are deleted
+/// (as if it were freed), last set first, their delete callbacks run; then
+/// those on MPI_COMM_WORLD, as MPICH does.
+pub fn delete_at_finalize() -> Result<()> {
+    for comm in [MPI_COMM_SELF, MPI_COMM_WORLD] {
+        let attrs = with(|st| Ok(std::mem::take(&mut st.comm_mut(comm)?.attrs)))?;
+        delete_attrs(comm, &attrs)?;
+    }
+    Ok(())
 }
 
 #[mpi_fn]
@@ -446,7 +479,7 @@ pub unsafe extern "C" fn MPI_Type_get_attr(
     attribute_val: *mut c_void,
     flag: *mut c_int,
 ) -> c_int {
-    with(|st| st.keyval(type_keyval, OBJ_DATATYPE).map(|_| ()))?;
+    with(|st| st.keyval_in_use(type_keyval, OBJ_DATATYPE).map(|_| ()))?;
     let v = type_attrs(datatype)?
         .iter()
         .find(|a| a.0 == type_keyval)
@@ -463,7 +496,7 @@ pub unsafe extern "C" fn MPI_Type_get_attr(
 #[mpi_fn]
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_delete_attr(datatype: c_int, type_keyval: c_int) -> c_int {
-    with(|st| st.keyval(type_keyval, OBJ_DATATYPE).map(|_| ()))?;
+    with(|st| st.keyval_in_use(type_keyval, OBJ_DATATYPE).map(|_| ()))?;
     let v = type_attrs(datatype)?
         .iter()
         .find(|a| a.0 == type_keyval)

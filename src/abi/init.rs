@@ -77,6 +77,7 @@ pub unsafe extern "C" fn MPI_Init_thread(
 #[mpi_fn]
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Finalize() -> c_int {
+    super::attr::delete_at_finalize()?;
     wait_for(|st| Ok(st.quiescent().then_some(())))?;
     with(|st| {
         st.pmi

@@ -354,17 +354,31 @@ impl State {
     }
 
     pub fn keyval(&self, h: c_int, object: u32) -> Result<&Keyval> {
+        self.keyval_in_use(h, object).and_then(|k| {
+            if k.freed {
+                Err(self.bad_keyval(h))
+            } else {
+                Ok(k)
+            }
+        })
+    }
+
+    /// A keyval that may have been freed while attributes still use it
+    /// (getting and deleting those attributes goes on working).
+    pub fn keyval_in_use(&self, h: c_int, object: u32) -> Result<&Keyval> {
         keyval_index(h)
             .filter(|(o, _)| *o == object)
             .and_then(|(_, i)| self.keyvals.get(i))
-            .filter(|k| !k.freed)
-            .ok_or_else(|| {
-                err!(
-                    MPI_ERR_KEYVAL,
-                    "keyval={} is not a valid keyval for this object",
-                    h
-                )
-            })
+            .ok_or_else(|| self.bad_keyval(h))
+    }
+
+    fn bad_keyval(&self, h: c_int) -> crate::core::error::Error {
+        let _ = self;
+        err!(
+            MPI_ERR_KEYVAL,
+            "keyval={} is not a valid keyval for this object",
+            h
+        )
     }
 
     /// Node of a world rank: the lowest world rank on the same host.

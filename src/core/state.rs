@@ -367,6 +367,8 @@ pub struct State {
     pub ops: Slab<crate::abi::op::UserOp>,
     pub types: Slab<std::sync::Arc<crate::datatype::Type>>,
     pub builtin_type_names: HashMap<c_int, String>,
+    /// Attributes on predefined datatypes (keyval, value), in the order set.
+    pub builtin_type_attrs: HashMap<c_int, Vec<(c_int, usize)>>,
     /// Collective schedules in flight.
     pub scheds: Vec<Active>,
     pub info_env: Vec<(String, String)>,
@@ -546,6 +548,7 @@ impl State {
             ops: Slab::default(),
             types: Slab::default(),
             builtin_type_names: HashMap::new(),
+            builtin_type_attrs: HashMap::new(),
             scheds: Vec::new(),
             info_env,
             node,
