@@ -94,6 +94,8 @@ typedef int (MPI_Datarep_conversion_function)(void *, MPI_Datatype, int, void *,
 typedef int (MPI_Datarep_conversion_function_c)(void *, MPI_Datatype, MPI_Count, void *, MPI_Offset, void *);
 
 
+#define MPI_COMM_TYPE_RESOURCE_GUIDED 5
+
 #define MPICH 1
 
 #define MPICH_ERR_FIRST_MPIX 100

@@ -724,6 +724,13 @@ pub fn last_cache_bytes() -> usize {
 }
 
 /// The CPUs online on this machine (the same for every process on it).
+/// The CPU this thread runs on now (0 if the kernel does not say).
+pub fn current_cpu() -> usize {
+    // SAFETY: sched_getcpu takes no arguments and only reads.
+    let c = unsafe { libc::sched_getcpu() };
+    c.max(0) as usize
+}
+
 pub fn cpus_online() -> usize {
     // SAFETY: sysconf has no memory effects.
     let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };

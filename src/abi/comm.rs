@@ -245,6 +245,96 @@ pub unsafe extern "C" fn MPI_Comm_split(
 /// MPI_COMM_TYPE_SHARED groups the ranks of one node; other split types
 /// (hardware-guided ones) are not supported and give MPI_COMM_NULL, as the
 /// standard allows.
+/// MPI-4.1's split kind for a named process set or hardware resource
+/// (MPICH 4.0 has none; 5 keeps clear of MPIX_COMM_TYPE_NEIGHBORHOOD).
+pub const MPI_COMM_TYPE_RESOURCE_GUIDED: c_int = 5;
+
+/// The levels of the hardware hierarchy that MPI_Comm_split_type knows.
+#[derive(Clone, Copy)]
+enum HwLevel {
+    /// The node: ranks that can share memory.
+    Node,
+    /// The processor package (socket) of the CPU a rank runs on.
+    Package,
+    /// The NUMA node of the CPU a rank runs on.
+    Numa,
+}
+
+impl HwLevel {
+    /// The level an `mpi_hw_resource_type` value names (the standard's
+    /// `mpi_shared_memory` and hwloc's names).
+    fn named(v: &str) -> Option<HwLevel> {
+        Some(match v {
+            "mpi_shared_memory" | "Machine" | "machine" => HwLevel::Node,
+            "Package" | "package" | "Socket" | "socket" => HwLevel::Package,
+            "NUMANode" | "numanode" | "NUMA" | "numa" => HwLevel::Numa,
+            _ => return None,
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            HwLevel::Node => "mpi_shared_memory",
+            HwLevel::Package => "Package",
+            HwLevel::Numa => "NUMANode",
+        }
+    }
+
+    /// This rank's place at the level, within its node (from sysfs, for
+    /// the CPU it runs on; 0 where the kernel does not say).
+    fn local_id(self) -> i32 {
+        let cpu = crate::sys::current_cpu();
+        let read = |p: String| std::fs::read_to_string(p).ok();
+        match self {
+            HwLevel::Node => 0,
+            HwLevel::Package => read(format!(
+                "/sys/devices/system/cpu/cpu{cpu}/topology/physical_package_id"
+            ))
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0),
+            HwLevel::Numa => (0..1024)
+                .find(|n| {
+                    std::path::Path::new(&format!("/sys/devices/system/cpu/cpu{cpu}/node{n}"))
+                        .exists()
+                })
+                .unwrap_or(0),
+        }
+    }
+}
+
+/// Splits `comm` by hardware level `l`; the new communicator's info says
+/// the level (`mpi_hw_resource_type`).
+fn split_level(comm: MPI_Comm, l: HwLevel, key: c_int) -> Result<MPI_Comm> {
+    let node = with(|st| Ok(st.node_of(st.rank)))?;
+    let color = node
+        .checked_mul(1024)
+        .and_then(|c| c.checked_add(l.local_id().clamp(0, 1023)))
+        .unwrap_or(node);
+    let h = split(comm, color, key)?;
+    if h != MPI_COMM_NULL {
+        with(|st| {
+            let c = st.comm_mut(h)?;
+            c.name = match l {
+                HwLevel::Node => "shared-memory communicator".into(),
+                _ => format!("{} communicator", l.name()),
+            };
+            c.info
+                .push(("mpi_hw_resource_type".into(), l.name().into()));
+            Ok(())
+        })?;
+    }
+    Ok(h)
+}
+
+/// Frees a communicator the library made and did not hand out (it has no
+/// attributes).
+fn free_quiet(h: MPI_Comm) -> Result<()> {
+    if h == MPI_COMM_NULL {
+        return Ok(());
+    }
+    with(|st| st.remove_comm(h).map(|_| ()))
+}
+
 #[mpi_fn]
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_split_type(
@@ -254,16 +344,64 @@ pub unsafe extern "C" fn MPI_Comm_split_type(
     info: MPI_Info,
     newcomm: *mut MPI_Comm,
 ) -> c_int {
-    let _ = info;
     if newcomm.is_null() {
         return Err(err!(MPI_ERR_ARG, "newcomm=NULL"));
     }
-    let color = match split_type {
-        MPI_COMM_TYPE_SHARED => with(|st| Ok(st.node_of(st.rank)))?,
-        MPI_UNDEFINED
-        | MPI_COMM_TYPE_HW_GUIDED
-        | MPI_COMM_TYPE_HW_UNGUIDED
-        | MPIX_COMM_TYPE_NEIGHBORHOOD => MPI_UNDEFINED,
+    let get = |key: &str| -> Result<Option<String>> {
+        if info == MPI_INFO_NULL {
+            return Ok(None);
+        }
+        with(|st| {
+            Ok(st
+                .info(info)?
+                .iter()
+                .find(|e| e.0 == key)
+                .map(|e| e.1.clone()))
+        })
+    };
+    // MPI-4.0 7.4.2: the guided kinds name a resource (the same on every
+    // rank); one we do not know gives MPI_COMM_NULL, as does a kind with no
+    // resource named.
+    let h = match split_type {
+        MPI_COMM_TYPE_SHARED => split_level(comm, HwLevel::Node, key)?,
+        MPI_COMM_TYPE_HW_GUIDED | MPI_COMM_TYPE_RESOURCE_GUIDED => {
+            let hw = get("mpi_hw_resource_type")?;
+            let pset = if split_type == MPI_COMM_TYPE_RESOURCE_GUIDED {
+                get("mpi_pset_name")?
+            } else {
+                None
+            };
+            match (hw.as_deref().and_then(HwLevel::named), pset.as_deref()) {
+                (Some(l), _) => split_level(comm, l, key)?,
+                (None, Some("mpi://WORLD")) if hw.is_none() => split(comm, 0, key)?,
+                (None, Some("mpi://SELF")) if hw.is_none() => {
+                    let r = with(|st| Ok(st.comm(comm)?.rank as c_int))?;
+                    split(comm, r, key)?
+                }
+                _ => split(comm, MPI_UNDEFINED, key)?,
+            }
+        }
+        // The first level of the hierarchy that cuts the communicator into
+        // strict subsets (every rank sees the same sizes, so all agree).
+        MPI_COMM_TYPE_HW_UNGUIDED => {
+            let size = with(|st| Ok(st.comm(comm)?.world.len()))?;
+            let mut found = MPI_COMM_NULL;
+            for l in [HwLevel::Node, HwLevel::Package, HwLevel::Numa] {
+                let h = split_level(comm, l, key)?;
+                if with(|st| Ok(st.comm(h)?.world.len()))? < size {
+                    found = h;
+                    break;
+                }
+                free_quiet(h)?;
+            }
+            if found == MPI_COMM_NULL {
+                // Still collective: every rank takes part in the split.
+                split(comm, MPI_UNDEFINED, key)?
+            } else {
+                found
+            }
+        }
+        MPI_UNDEFINED | MPIX_COMM_TYPE_NEIGHBORHOOD => split(comm, MPI_UNDEFINED, key)?,
         _ => {
             return Err(err!(
                 MPI_ERR_ARG,
@@ -271,13 +409,6 @@ pub unsafe extern "C" fn MPI_Comm_split_type(
             ))
         }
     };
-    let h = split(comm, color, key)?;
-    if h != MPI_COMM_NULL {
-        with(|st| {
-            st.comm_mut(h)?.name = "shared-memory communicator".into();
-            Ok(())
-        })?;
-    }
     out(newcomm, "newcomm", h)
 }
 
