@@ -82,7 +82,8 @@ pub fn sendrecv(
 }
 
 /// Ring allgather of equal-size blocks among `members` (world ranks); `me` is
-/// my index. Returns the blocks in member order.
+/// my index. Returns the blocks in member order. Messages name their
+/// source by world rank.
 pub fn allgather(members: &[i32], me: usize, ctx: u32, tag: i32, mine: &[u8]) -> Result<Vec<u8>> {
     let n = members.len();
     let len = mine.len();
@@ -95,12 +96,16 @@ pub fn allgather(members: &[i32], me: usize, ctx: u32, tag: i32, mine: &[u8]) ->
         let rb = (me + n - step - 1) % n;
         let send = out[sb * len..(sb + 1) * len].to_vec();
         let mut recv = vec![0u8; len];
+        // Sources are world ranks, not member indices: calls over different
+        // member lists in one context (MPI_Comm_create_group of different
+        // groups, one after another) must not take each other's messages,
+        // and a member that skipped a call may already be in the next one.
         sendrecv(
             ctx,
-            me as i32,
+            members[me],
             members[right],
             &send,
-            left as i32,
+            members[left],
             &mut recv,
             tag,
         )?;
