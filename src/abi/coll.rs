@@ -2448,14 +2448,14 @@ unsafe fn alltoallw_s(
         Some(p) => {
             let c = with(|st| {
                 let c = st.comm_mut(comm)?;
-                c.coll_seq = c.coll_seq.wrapping_add(1);
+                let tag = c.next_coll_tag();
                 cart = matches!(c.topo, Some(crate::core::comm::Topo::Cart { .. }));
                 Ok(View {
                     ctx: c.ctx + 1,
                     world: c.world.clone(),
                     rank: c.rank as usize,
                     size: c.size as usize,
-                    tag: -1000 - (c.coll_seq & 0x3ff) as i32,
+                    tag,
                     comm,
                 })
             })?;
@@ -2894,7 +2894,9 @@ unsafe fn persistent(
     request: *mut MPI_Request,
 ) -> Result<()> {
     let rid = with(|st| {
-        st.comm(comm)?;
+        // The tag is fixed now, in the order of initialisation (the same on
+        // every rank), not at each MPI_Start.
+        let tag = st.comm_mut(comm)?.persistent_tag();
         let mut r = crate::core::state::Request::new(
             crate::core::state::ReqKind::Coll,
             comm,
@@ -2903,6 +2905,7 @@ unsafe fn persistent(
         );
         r.active = false;
         r.coll_factory = Some(Box::new(factory));
+        r.coll_tag = tag;
         Ok(st.reqs.insert(r))
     })?;
     // SAFETY: checked non-NULL by the caller.

@@ -685,13 +685,13 @@ fn start_one(h: MPI_Request) -> Result<()> {
                         "request is already active (MPI_Start on an active persistent request)"
                     ));
                 }
-                Ok(Some((rid, f)))
+                Ok(Some((rid, f, r.coll_tag)))
             }
             None => super::p2p::start_persistent(st, rid).map(|_| None),
         }
     })?;
-    if let Some((rid, f)) = factory {
-        let sched = f()?;
+    if let Some((rid, f, tag)) = factory {
+        let sched = crate::core::comm::with_pinned_tag(tag, || f())?;
         with(|st| {
             let r = st.reqs.get_mut(rid).unwrap();
             r.active = true;

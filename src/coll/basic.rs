@@ -46,11 +46,10 @@ pub fn view(comm: c_int) -> Result<View> {
                 "this collective (scan, exscan, neighbourhood) is not defined on intercommunicators"
             ));
         }
-        c.coll_seq = c.coll_seq.wrapping_add(1);
         // Tags cycle through 1024 values: enough to tell apart the collectives
         // in flight on one communicator, few enough for the matching engine to
         // reuse its per-envelope queues.
-        let tag = -1000 - (c.coll_seq & 0x3ff) as i32;
+        let tag = c.next_coll_tag();
         Ok(View {
             ctx: c.ctx + 1,
             world: c.world.clone(),

@@ -56,6 +56,9 @@ pub struct Comm {
     /// Collective calls made on this communicator so far; every member makes
     /// them in the same order, so the count tells concurrent collectives apart.
     pub coll_seq: u32,
+    /// Persistent collectives initialised on this communicator so far (in
+    /// the same order everywhere): each keeps its own tag for all its starts.
+    pub pcoll_seq: u32,
     /// This communicator's shared-memory collective area (`coll::shm`).
     pub coll_area: CollArea,
     /// Calls made through the pool area so far and where their data went.
@@ -102,7 +105,42 @@ pub enum CollArea {
     Pool(usize),
 }
 
+thread_local! {
+    /// Set while a persistent collective's schedule is built (`with_pinned_tag`).
+    static PINNED_TAG: std::cell::Cell<Option<i32>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` (building a persistent collective's schedule) with every
+/// collective tag taken on this thread being `tag`.
+pub fn with_pinned_tag<R>(tag: i32, f: impl FnOnce() -> R) -> R {
+    let old = PINNED_TAG.with(|p| p.replace(Some(tag)));
+    let r = f();
+    PINNED_TAG.with(|p| p.set(old));
+    r
+}
+
 impl Comm {
+    /// The tag of the collective being built on this communicator: the
+    /// next of the 1024 cycling tags (every member makes its collective
+    /// calls in one order), or, while a persistent collective's schedule is
+    /// built at MPI_Start (`with_pinned_tag`), the tag it got at its
+    /// initialisation, so that starts in different orders on different
+    /// ranks still match, and the count of calls is not moved by a start.
+    pub fn next_coll_tag(&mut self) -> i32 {
+        if let Some(t) = PINNED_TAG.with(|p| p.get()) {
+            return t;
+        }
+        self.coll_seq = self.coll_seq.wrapping_add(1);
+        -1000 - (self.coll_seq & 0x3ff) as i32
+    }
+
+    /// The tag of a persistent collective being initialised: its own for as
+    /// long as it lives (2^24 of them, apart from the cycling tags).
+    pub fn persistent_tag(&mut self) -> i32 {
+        self.pcoll_seq = self.pcoll_seq.wrapping_add(1);
+        -0x0100_0000 - (self.pcoll_seq & 0xff_ffff) as i32
+    }
+
     pub fn new(ctx: u32, world: Vec<i32>, me_world: i32, name: &str) -> Comm {
         let rank = world
             .iter()
@@ -122,6 +160,7 @@ impl Comm {
             info: Vec::new(),
             topo: None,
             coll_seq: 0,
+            pcoll_seq: 0,
             coll_area: CollArea::Unknown,
             coll_clock: AreaClock::default(),
         }

@@ -153,6 +153,8 @@ pub struct Request {
     pub persist: Option<Box<Persist>>,
     /// Persistent collective: builds the schedule for each MPI_Start.
     pub coll_factory: Option<Box<CollFactory>>,
+    /// Persistent collective: the tag its schedules use (`Comm::persistent_tag`).
+    pub coll_tag: i32,
     pub user_freed: bool,
     /// Buffered send: the region of the attached buffer it occupies.
     pub bsend_region: Option<u32>,
@@ -237,6 +239,7 @@ impl Request {
             posted: false,
             staged: None,
             coll_factory: None,
+            coll_tag: 0,
         }
     }
 }

@@ -55,8 +55,7 @@ pub(super) fn view(comm: MPI_Comm) -> Result<Option<Inter>> {
         let Some((world, lbase, rbase)) = c.both_groups() else {
             return Ok(None);
         };
-        c.coll_seq = c.coll_seq.wrapping_add(1);
-        let tag = -1000 - (c.coll_seq & 0x3ff) as i32;
+        let tag = c.next_coll_tag();
         let (nl, lr) = (c.size as usize, c.rank as usize);
         let nr = world.len() - nl;
         Ok(Some(Inter {
