@@ -2520,9 +2520,9 @@ unsafe fn alltoallw_s(
         }
     }
     exchange(&mut s, sends, recvs);
-    for u in unpacks {
-        s.push(u);
-    }
+    // Unpacking waits for the receives: a stage of its own (a step in the
+    // exchange's stage would run when it starts, before the data is in).
+    finish_all(&mut s, unpacks);
     Ok(s)
 }
 

@@ -122,10 +122,12 @@ pub unsafe extern "C" fn MPI_Is_thread_main(flag: *mut c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Abort(comm: MPI_Comm, errorcode: c_int) -> c_int {
     let rank = runtime::try_with(|st| st.rank).unwrap_or(0);
-    eprintln!(
-        "OxMPI: MPI_Abort(comm=0x{:08x}, errorcode={errorcode}) called by rank {rank}",
+    // One write, so that ranks aborting together do not interleave.
+    let line = format!(
+        "OxMPI: MPI_Abort(comm=0x{:08x}, errorcode={errorcode}) called by rank {rank}\n",
         comm as u32
     );
+    let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
     super::guard::abort_job(
         errorcode,
         &format!("MPI_Abort called by rank {rank} with errorcode {errorcode}"),
