@@ -2518,6 +2518,134 @@ int MPI_Imrecv_c(void *buf,
                  MPI_Message *message,
                  MPI_Request *request);
 
+int MPI_Type_get_envelope_c(MPI_Datatype dt,
+                            MPI_Count *num_integers,
+                            MPI_Count *num_addresses,
+                            MPI_Count *num_large_counts,
+                            MPI_Count *num_datatypes,
+                            int *combiner);
+
+int MPI_Type_get_contents_c(MPI_Datatype dt,
+                            MPI_Count max_integers,
+                            MPI_Count max_addresses,
+                            MPI_Count max_large_counts,
+                            MPI_Count max_datatypes,
+                            int *array_of_integers,
+                            MPI_Aint *array_of_addresses,
+                            MPI_Count *array_of_large_counts,
+                            MPI_Datatype *array_of_datatypes);
+
+int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype);
+
+int MPI_Type_vector_c(MPI_Count count,
+                      MPI_Count blocklength,
+                      MPI_Count stride,
+                      MPI_Datatype oldtype,
+                      MPI_Datatype *newtype);
+
+int MPI_Type_create_hvector_c(MPI_Count count,
+                              MPI_Count blocklength,
+                              MPI_Count stride,
+                              MPI_Datatype oldtype,
+                              MPI_Datatype *newtype);
+
+int MPI_Type_indexed_c(MPI_Count count,
+                       const MPI_Count *array_of_blocklengths,
+                       const MPI_Count *array_of_displacements,
+                       MPI_Datatype oldtype,
+                       MPI_Datatype *newtype);
+
+int MPI_Type_create_hindexed_c(MPI_Count count,
+                               const MPI_Count *array_of_blocklengths,
+                               const MPI_Count *array_of_displacements,
+                               MPI_Datatype oldtype,
+                               MPI_Datatype *newtype);
+
+int MPI_Type_create_indexed_block_c(MPI_Count count,
+                                    MPI_Count blocklength,
+                                    const MPI_Count *array_of_displacements,
+                                    MPI_Datatype oldtype,
+                                    MPI_Datatype *newtype);
+
+int MPI_Type_create_hindexed_block_c(MPI_Count count,
+                                     MPI_Count blocklength,
+                                     const MPI_Count *array_of_displacements,
+                                     MPI_Datatype oldtype,
+                                     MPI_Datatype *newtype);
+
+int MPI_Type_create_struct_c(MPI_Count count,
+                             const MPI_Count *array_of_blocklengths,
+                             const MPI_Count *array_of_displacements,
+                             const MPI_Datatype *array_of_types,
+                             MPI_Datatype *newtype);
+
+int MPI_Type_create_resized_c(MPI_Datatype oldtype,
+                              MPI_Count lb,
+                              MPI_Count extent,
+                              MPI_Datatype *newtype);
+
+int MPI_Type_create_subarray_c(int ndims,
+                               const MPI_Count *array_of_sizes,
+                               const MPI_Count *array_of_subsizes,
+                               const MPI_Count *array_of_starts,
+                               int order,
+                               MPI_Datatype oldtype,
+                               MPI_Datatype *newtype);
+
+int MPI_Type_create_darray_c(int size,
+                             int rank,
+                             int ndims,
+                             const MPI_Count *array_of_gsizes,
+                             const int *array_of_distribs,
+                             const int *array_of_dargs,
+                             const int *array_of_psizes,
+                             int order,
+                             MPI_Datatype oldtype,
+                             MPI_Datatype *newtype);
+
+int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype dt, MPI_Comm comm, MPI_Count *size);
+
+int MPI_Pack_c(const void *inbuf,
+               MPI_Count incount,
+               MPI_Datatype dt,
+               void *outbuf,
+               MPI_Count outsize,
+               MPI_Count *position,
+               MPI_Comm comm);
+
+int MPI_Unpack_c(const void *inbuf,
+                 MPI_Count insize,
+                 MPI_Count *position,
+                 void *outbuf,
+                 MPI_Count outcount,
+                 MPI_Datatype dt,
+                 MPI_Comm comm);
+
+int MPI_Pack_external_size_c(const char *datarep,
+                             MPI_Count incount,
+                             MPI_Datatype dt,
+                             MPI_Count *size);
+
+int MPI_Pack_external_c(const char *datarep,
+                        const void *inbuf,
+                        MPI_Count incount,
+                        MPI_Datatype dt,
+                        void *outbuf,
+                        MPI_Count outsize,
+                        MPI_Count *position);
+
+int MPI_Unpack_external_c(const char *datarep,
+                          const void *inbuf,
+                          MPI_Count insize,
+                          MPI_Count *position,
+                          void *outbuf,
+                          MPI_Count outcount,
+                          MPI_Datatype dt);
+
+int MPI_Buffer_attach_c(void *buffer, MPI_Count size);
+
+int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size);
+
 int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr);
 
 int MPI_Free_mem(void *base);
@@ -2533,6 +2661,8 @@ int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
 int MPI_Comm_get_parent(MPI_Comm *parent);
 
 int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
+
+int MPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op);
 
 int MPI_Op_free(MPI_Op *op);
 
@@ -2768,10 +2898,6 @@ int MPI_Attr_delete(MPI_Comm comm, int keyval);
 int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag);
 
 int MPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val);
-
-int MPI_Buffer_attach_c(void *buffer, MPI_Count size);
-
-int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size);
 
 int MPI_Close_port(const char *port_name);
 
@@ -3355,32 +3481,7 @@ int MPI_Keyval_free(int *keyval);
 
 int MPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name);
 
-int MPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op);
-
 int MPI_Open_port(MPI_Info info, char *port_name);
-
-int MPI_Pack_c(const void *inbuf,
-               MPI_Count incount,
-               MPI_Datatype datatype,
-               void *outbuf,
-               MPI_Count outsize,
-               MPI_Count *position,
-               MPI_Comm comm);
-
-int MPI_Pack_external_c(const char *datarep,
-                        const void *inbuf,
-                        MPI_Count incount,
-                        MPI_Datatype datatype,
-                        void *outbuf,
-                        MPI_Count outsize,
-                        MPI_Count *position);
-
-int MPI_Pack_external_size_c(const char *datarep,
-                             MPI_Count incount,
-                             MPI_Datatype datatype,
-                             MPI_Count *size);
-
-int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size);
 
 int MPI_Parrived(MPI_Request request, int partition, int *flag);
 
@@ -3561,86 +3662,13 @@ int MPI_Status_c2f(const struct MPI_Status *c_status, MPI_Fint *f_status);
 
 int MPI_Status_f2c(const MPI_Fint *f_status, struct MPI_Status *c_status);
 
-int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype);
-
-int MPI_Type_create_darray_c(int size,
-                             int rank,
-                             int ndims,
-                             const MPI_Count *array_of_gsizes,
-                             const int *array_of_distribs,
-                             const int *array_of_dargs,
-                             const int *array_of_psizes,
-                             int order,
-                             MPI_Datatype oldtype,
-                             MPI_Datatype *newtype);
-
 int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype);
 
 int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype);
 
 int MPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype);
 
-int MPI_Type_create_hindexed_block_c(MPI_Count count,
-                                     MPI_Count blocklength,
-                                     const MPI_Count *array_of_displacements,
-                                     MPI_Datatype oldtype,
-                                     MPI_Datatype *newtype);
-
-int MPI_Type_create_hindexed_c(MPI_Count count,
-                               const MPI_Count *array_of_blocklengths,
-                               const MPI_Count *array_of_displacements,
-                               MPI_Datatype oldtype,
-                               MPI_Datatype *newtype);
-
-int MPI_Type_create_hvector_c(MPI_Count count,
-                              MPI_Count blocklength,
-                              MPI_Count stride,
-                              MPI_Datatype oldtype,
-                              MPI_Datatype *newtype);
-
-int MPI_Type_create_indexed_block_c(MPI_Count count,
-                                    MPI_Count blocklength,
-                                    const MPI_Count *array_of_displacements,
-                                    MPI_Datatype oldtype,
-                                    MPI_Datatype *newtype);
-
-int MPI_Type_create_resized_c(MPI_Datatype oldtype,
-                              MPI_Count lb,
-                              MPI_Count extent,
-                              MPI_Datatype *newtype);
-
-int MPI_Type_create_struct_c(MPI_Count count,
-                             const MPI_Count *array_of_blocklengths,
-                             const MPI_Count *array_of_displacements,
-                             const MPI_Datatype *array_of_types,
-                             MPI_Datatype *newtype);
-
-int MPI_Type_create_subarray_c(int ndims,
-                               const MPI_Count *array_of_sizes,
-                               const MPI_Count *array_of_subsizes,
-                               const MPI_Count *array_of_starts,
-                               int order,
-                               MPI_Datatype oldtype,
-                               MPI_Datatype *newtype);
-
 int MPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent);
-
-int MPI_Type_get_contents_c(MPI_Datatype datatype,
-                            MPI_Count max_integers,
-                            MPI_Count max_addresses,
-                            MPI_Count max_large_counts,
-                            MPI_Count max_datatypes,
-                            int *array_of_integers,
-                            MPI_Aint *array_of_addresses,
-                            MPI_Count *array_of_large_counts,
-                            MPI_Datatype *array_of_datatypes);
-
-int MPI_Type_get_envelope_c(MPI_Datatype datatype,
-                            MPI_Count *num_integers,
-                            MPI_Count *num_addresses,
-                            MPI_Count *num_large_counts,
-                            MPI_Count *num_datatypes,
-                            int *combiner);
 
 int MPI_Type_hindexed(int count,
                       int *array_of_blocklengths,
@@ -3654,12 +3682,6 @@ int MPI_Type_hvector(int count,
                      MPI_Datatype oldtype,
                      MPI_Datatype *newtype);
 
-int MPI_Type_indexed_c(MPI_Count count,
-                       const MPI_Count *array_of_blocklengths,
-                       const MPI_Count *array_of_displacements,
-                       MPI_Datatype oldtype,
-                       MPI_Datatype *newtype);
-
 int MPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement);
 
 int MPI_Type_struct(int count,
@@ -3669,28 +3691,6 @@ int MPI_Type_struct(int count,
                     MPI_Datatype *newtype);
 
 int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement);
-
-int MPI_Type_vector_c(MPI_Count count,
-                      MPI_Count blocklength,
-                      MPI_Count stride,
-                      MPI_Datatype oldtype,
-                      MPI_Datatype *newtype);
-
-int MPI_Unpack_c(const void *inbuf,
-                 MPI_Count insize,
-                 MPI_Count *position,
-                 void *outbuf,
-                 MPI_Count outcount,
-                 MPI_Datatype datatype,
-                 MPI_Comm comm);
-
-int MPI_Unpack_external_c(const char *datarep,
-                          const void *inbuf,
-                          MPI_Count insize,
-                          MPI_Count *position,
-                          void *outbuf,
-                          MPI_Count outcount,
-                          MPI_Datatype datatype);
 
 int MPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name);
 
@@ -5566,6 +5566,134 @@ int PMPI_Imrecv_c(void *buf,
                   MPI_Message *message,
                   MPI_Request *request);
 
+int PMPI_Type_get_envelope_c(MPI_Datatype dt,
+                             MPI_Count *num_integers,
+                             MPI_Count *num_addresses,
+                             MPI_Count *num_large_counts,
+                             MPI_Count *num_datatypes,
+                             int *combiner);
+
+int PMPI_Type_get_contents_c(MPI_Datatype dt,
+                             MPI_Count max_integers,
+                             MPI_Count max_addresses,
+                             MPI_Count max_large_counts,
+                             MPI_Count max_datatypes,
+                             int *array_of_integers,
+                             MPI_Aint *array_of_addresses,
+                             MPI_Count *array_of_large_counts,
+                             MPI_Datatype *array_of_datatypes);
+
+int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype);
+
+int PMPI_Type_vector_c(MPI_Count count,
+                       MPI_Count blocklength,
+                       MPI_Count stride,
+                       MPI_Datatype oldtype,
+                       MPI_Datatype *newtype);
+
+int PMPI_Type_create_hvector_c(MPI_Count count,
+                               MPI_Count blocklength,
+                               MPI_Count stride,
+                               MPI_Datatype oldtype,
+                               MPI_Datatype *newtype);
+
+int PMPI_Type_indexed_c(MPI_Count count,
+                        const MPI_Count *array_of_blocklengths,
+                        const MPI_Count *array_of_displacements,
+                        MPI_Datatype oldtype,
+                        MPI_Datatype *newtype);
+
+int PMPI_Type_create_hindexed_c(MPI_Count count,
+                                const MPI_Count *array_of_blocklengths,
+                                const MPI_Count *array_of_displacements,
+                                MPI_Datatype oldtype,
+                                MPI_Datatype *newtype);
+
+int PMPI_Type_create_indexed_block_c(MPI_Count count,
+                                     MPI_Count blocklength,
+                                     const MPI_Count *array_of_displacements,
+                                     MPI_Datatype oldtype,
+                                     MPI_Datatype *newtype);
+
+int PMPI_Type_create_hindexed_block_c(MPI_Count count,
+                                      MPI_Count blocklength,
+                                      const MPI_Count *array_of_displacements,
+                                      MPI_Datatype oldtype,
+                                      MPI_Datatype *newtype);
+
+int PMPI_Type_create_struct_c(MPI_Count count,
+                              const MPI_Count *array_of_blocklengths,
+                              const MPI_Count *array_of_displacements,
+                              const MPI_Datatype *array_of_types,
+                              MPI_Datatype *newtype);
+
+int PMPI_Type_create_resized_c(MPI_Datatype oldtype,
+                               MPI_Count lb,
+                               MPI_Count extent,
+                               MPI_Datatype *newtype);
+
+int PMPI_Type_create_subarray_c(int ndims,
+                                const MPI_Count *array_of_sizes,
+                                const MPI_Count *array_of_subsizes,
+                                const MPI_Count *array_of_starts,
+                                int order,
+                                MPI_Datatype oldtype,
+                                MPI_Datatype *newtype);
+
+int PMPI_Type_create_darray_c(int size,
+                              int rank,
+                              int ndims,
+                              const MPI_Count *array_of_gsizes,
+                              const int *array_of_distribs,
+                              const int *array_of_dargs,
+                              const int *array_of_psizes,
+                              int order,
+                              MPI_Datatype oldtype,
+                              MPI_Datatype *newtype);
+
+int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype dt, MPI_Comm comm, MPI_Count *size);
+
+int PMPI_Pack_c(const void *inbuf,
+                MPI_Count incount,
+                MPI_Datatype dt,
+                void *outbuf,
+                MPI_Count outsize,
+                MPI_Count *position,
+                MPI_Comm comm);
+
+int PMPI_Unpack_c(const void *inbuf,
+                  MPI_Count insize,
+                  MPI_Count *position,
+                  void *outbuf,
+                  MPI_Count outcount,
+                  MPI_Datatype dt,
+                  MPI_Comm comm);
+
+int PMPI_Pack_external_size_c(const char *datarep,
+                              MPI_Count incount,
+                              MPI_Datatype dt,
+                              MPI_Count *size);
+
+int PMPI_Pack_external_c(const char *datarep,
+                         const void *inbuf,
+                         MPI_Count incount,
+                         MPI_Datatype dt,
+                         void *outbuf,
+                         MPI_Count outsize,
+                         MPI_Count *position);
+
+int PMPI_Unpack_external_c(const char *datarep,
+                           const void *inbuf,
+                           MPI_Count insize,
+                           MPI_Count *position,
+                           void *outbuf,
+                           MPI_Count outcount,
+                           MPI_Datatype dt);
+
+int PMPI_Buffer_attach_c(void *buffer, MPI_Count size);
+
+int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size);
+
 int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr);
 
 int PMPI_Free_mem(void *base);
@@ -5581,6 +5709,8 @@ int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
 int PMPI_Comm_get_parent(MPI_Comm *parent);
 
 int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
+
+int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op);
 
 int PMPI_Op_free(MPI_Op *op);
 
@@ -5816,10 +5946,6 @@ int PMPI_Attr_delete(MPI_Comm comm, int keyval);
 int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag);
 
 int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val);
-
-int PMPI_Buffer_attach_c(void *buffer, MPI_Count size);
-
-int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size);
 
 int PMPI_Close_port(const char *port_name);
 
@@ -6403,32 +6529,7 @@ int PMPI_Keyval_free(int *keyval);
 
 int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name);
 
-int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op);
-
 int PMPI_Open_port(MPI_Info info, char *port_name);
-
-int PMPI_Pack_c(const void *inbuf,
-                MPI_Count incount,
-                MPI_Datatype datatype,
-                void *outbuf,
-                MPI_Count outsize,
-                MPI_Count *position,
-                MPI_Comm comm);
-
-int PMPI_Pack_external_c(const char *datarep,
-                         const void *inbuf,
-                         MPI_Count incount,
-                         MPI_Datatype datatype,
-                         void *outbuf,
-                         MPI_Count outsize,
-                         MPI_Count *position);
-
-int PMPI_Pack_external_size_c(const char *datarep,
-                              MPI_Count incount,
-                              MPI_Datatype datatype,
-                              MPI_Count *size);
-
-int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size);
 
 int PMPI_Parrived(MPI_Request request, int partition, int *flag);
 
@@ -6609,86 +6710,13 @@ int PMPI_Status_c2f(const struct MPI_Status *c_status, MPI_Fint *f_status);
 
 int PMPI_Status_f2c(const MPI_Fint *f_status, struct MPI_Status *c_status);
 
-int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype);
-
-int PMPI_Type_create_darray_c(int size,
-                              int rank,
-                              int ndims,
-                              const MPI_Count *array_of_gsizes,
-                              const int *array_of_distribs,
-                              const int *array_of_dargs,
-                              const int *array_of_psizes,
-                              int order,
-                              MPI_Datatype oldtype,
-                              MPI_Datatype *newtype);
-
 int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype);
 
 int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype);
 
 int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype);
 
-int PMPI_Type_create_hindexed_block_c(MPI_Count count,
-                                      MPI_Count blocklength,
-                                      const MPI_Count *array_of_displacements,
-                                      MPI_Datatype oldtype,
-                                      MPI_Datatype *newtype);
-
-int PMPI_Type_create_hindexed_c(MPI_Count count,
-                                const MPI_Count *array_of_blocklengths,
-                                const MPI_Count *array_of_displacements,
-                                MPI_Datatype oldtype,
-                                MPI_Datatype *newtype);
-
-int PMPI_Type_create_hvector_c(MPI_Count count,
-                               MPI_Count blocklength,
-                               MPI_Count stride,
-                               MPI_Datatype oldtype,
-                               MPI_Datatype *newtype);
-
-int PMPI_Type_create_indexed_block_c(MPI_Count count,
-                                     MPI_Count blocklength,
-                                     const MPI_Count *array_of_displacements,
-                                     MPI_Datatype oldtype,
-                                     MPI_Datatype *newtype);
-
-int PMPI_Type_create_resized_c(MPI_Datatype oldtype,
-                               MPI_Count lb,
-                               MPI_Count extent,
-                               MPI_Datatype *newtype);
-
-int PMPI_Type_create_struct_c(MPI_Count count,
-                              const MPI_Count *array_of_blocklengths,
-                              const MPI_Count *array_of_displacements,
-                              const MPI_Datatype *array_of_types,
-                              MPI_Datatype *newtype);
-
-int PMPI_Type_create_subarray_c(int ndims,
-                                const MPI_Count *array_of_sizes,
-                                const MPI_Count *array_of_subsizes,
-                                const MPI_Count *array_of_starts,
-                                int order,
-                                MPI_Datatype oldtype,
-                                MPI_Datatype *newtype);
-
 int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent);
-
-int PMPI_Type_get_contents_c(MPI_Datatype datatype,
-                             MPI_Count max_integers,
-                             MPI_Count max_addresses,
-                             MPI_Count max_large_counts,
-                             MPI_Count max_datatypes,
-                             int *array_of_integers,
-                             MPI_Aint *array_of_addresses,
-                             MPI_Count *array_of_large_counts,
-                             MPI_Datatype *array_of_datatypes);
-
-int PMPI_Type_get_envelope_c(MPI_Datatype datatype,
-                             MPI_Count *num_integers,
-                             MPI_Count *num_addresses,
-                             MPI_Count *num_large_counts,
-                             MPI_Count *num_datatypes,
-                             int *combiner);
 
 int PMPI_Type_hindexed(int count,
                        int *array_of_blocklengths,
@@ -6702,12 +6730,6 @@ int PMPI_Type_hvector(int count,
                       MPI_Datatype oldtype,
                       MPI_Datatype *newtype);
 
-int PMPI_Type_indexed_c(MPI_Count count,
-                        const MPI_Count *array_of_blocklengths,
-                        const MPI_Count *array_of_displacements,
-                        MPI_Datatype oldtype,
-                        MPI_Datatype *newtype);
-
 int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement);
 
 int PMPI_Type_struct(int count,
@@ -6717,28 +6739,6 @@ int PMPI_Type_struct(int count,
                      MPI_Datatype *newtype);
 
 int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement);
-
-int PMPI_Type_vector_c(MPI_Count count,
-                       MPI_Count blocklength,
-                       MPI_Count stride,
-                       MPI_Datatype oldtype,
-                       MPI_Datatype *newtype);
-
-int PMPI_Unpack_c(const void *inbuf,
-                  MPI_Count insize,
-                  MPI_Count *position,
-                  void *outbuf,
-                  MPI_Count outcount,
-                  MPI_Datatype datatype,
-                  MPI_Comm comm);
-
-int PMPI_Unpack_external_c(const char *datarep,
-                           const void *inbuf,
-                           MPI_Count insize,
-                           MPI_Count *position,
-                           void *outbuf,
-                           MPI_Count outcount,
-                           MPI_Datatype datatype);
 
 int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name);
 

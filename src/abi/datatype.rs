@@ -269,6 +269,7 @@ pub unsafe extern "C" fn MPI_Type_indexed(
             ints,
             aints: vec![],
             types: vec![],
+            large: false,
         },
     );
     out(newtype, "newtype", add(t)?)
@@ -304,6 +305,7 @@ pub unsafe extern "C" fn MPI_Type_create_hindexed(
             ints,
             aints: d.clone(),
             types: vec![],
+            large: false,
         },
     );
     out(newtype, "newtype", add(t)?)
@@ -335,6 +337,7 @@ pub unsafe extern "C" fn MPI_Type_create_indexed_block(
             ints,
             aints: vec![],
             types: vec![],
+            large: false,
         },
     );
     out(newtype, "newtype", add(t)?)
@@ -364,6 +367,7 @@ pub unsafe extern "C" fn MPI_Type_create_hindexed_block(
             ints: vec![count, blocklength],
             aints: d.clone(),
             types: vec![],
+            large: false,
         },
     );
     out(newtype, "newtype", add(t)?)

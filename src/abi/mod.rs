@@ -20,6 +20,7 @@ pub mod handles;
 pub mod info;
 pub mod init;
 pub mod large;
+pub mod large_types;
 pub mod misc;
 pub mod op;
 pub mod p2p;

@@ -21,7 +21,34 @@ pub type MPI_User_function = c_void;
 pub struct UserOp {
     pub f: UserFn,
     pub commute: bool,
+    /// Made by MPI_Op_create_c: `len` is an `MPI_Count`.
+    pub big: bool,
 }
+
+impl UserOp {
+    /// Calls the user's function on `len` elements of `dt`.
+    ///
+    /// # Safety
+    /// `a` and `b` each hold `len` elements of `dt`, laid out as it says.
+    pub unsafe fn call(&self, a: *mut c_void, b: *mut c_void, len: usize, dt: MPI_Datatype) {
+        let mut d = dt;
+        if self.big {
+            let mut n = len as super::MPI_Count;
+            // SAFETY: an MPI_User_function_c (its `len` is an MPI_Count).
+            unsafe {
+                let f = std::mem::transmute::<UserFn, UserFnC>(self.f);
+                f(a, b, &mut n, &mut d)
+            }
+        } else {
+            let mut n = len as c_int;
+            // SAFETY: an MPI_User_function; the buffers are the caller's contract.
+            unsafe { (self.f)(a, b, &mut n, &mut d) }
+        }
+    }
+}
+
+/// The large-count user function: (invec, inoutvec, len, datatype).
+type UserFnC = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut super::MPI_Count, *mut c_int);
 
 /// What an op handle names.
 #[derive(Clone, Copy)]
@@ -171,11 +198,8 @@ pub fn apply_packed(
         crate::datatype::unpack(t, count, inbuf, pa);
         crate::datatype::unpack(t, count, inout, pb);
     }
-    let mut len = count as c_int;
-    let mut d = o.dt;
-    // SAFETY: a user function with the MPI_User_function signature, on two
-    // buffers each holding `count` elements of `d` (built above).
-    unsafe { (u.f)(pa as *mut c_void, pb as *mut c_void, &mut len, &mut d) };
+    // SAFETY: two buffers each holding `count` elements of `o.dt` (built above).
+    unsafe { u.call(pa as *mut c_void, pb as *mut c_void, count, o.dt) };
     // SAFETY: pb holds count elements of t; inout takes their packed bytes.
     unsafe { crate::datatype::pack(t, count, pb, inout) };
     Ok(())
@@ -199,16 +223,14 @@ pub fn apply(
             op::reduce_builtin(*o, e, count, inbuf, inout);
         }
         OpKind::User(u) => {
-            let mut len = count as c_int;
-            let mut d = dt;
-            // SAFETY: a user function with the MPI_User_function signature; both
-            // buffers hold `count` elements of `dt`, and the input is not written.
+            // SAFETY: both buffers hold `count` elements of `dt`, and the
+            // input is not written.
             unsafe {
-                (u.f)(
+                u.call(
                     inbuf.as_ptr() as *mut c_void,
                     inout.as_mut_ptr() as *mut c_void,
-                    &mut len,
-                    &mut d,
+                    count,
+                    dt,
                 )
             };
         }
@@ -234,6 +256,34 @@ pub unsafe extern "C" fn MPI_Op_create(
             st.ops.insert(UserOp {
                 f,
                 commute: commute != 0,
+                big: false,
+            }),
+        ))
+    })?;
+    out(op, "op", h)
+}
+
+/// The large-count form: the function's `len` is an `MPI_Count`.
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Op_create_c(
+    user_fn: *mut super::MPI_User_function_c,
+    commute: c_int,
+    op: *mut MPI_Op,
+) -> c_int {
+    if user_fn.is_null() {
+        return Err(err!(MPI_ERR_ARG, "user_fn=NULL"));
+    }
+    // SAFETY: a non-NULL MPI_User_function_c pointer is a C function of that
+    // type; it is called as one (`UserOp::call`, `big`).
+    let f = std::mem::transmute::<*mut c_void, UserFn>(user_fn as *mut c_void);
+    let h = with(|st| {
+        Ok(handles::make(
+            KIND_OP,
+            st.ops.insert(UserOp {
+                f,
+                commute: commute != 0,
+                big: true,
             }),
         ))
     })?;
@@ -296,11 +346,8 @@ pub unsafe extern "C" fn MPI_Reduce_local(
     match (&k, t) {
         // The user's function on the user's buffers, as they are.
         (OpKind::User(u), _) => {
-            let mut len = count;
-            let mut d = datatype;
-            // SAFETY: a user function with the MPI_User_function signature;
-            // both buffers hold `count` elements of `datatype` (MPI's rule).
-            unsafe { (u.f)(inbuf as *mut c_void, inoutbuf, &mut len, &mut d) };
+            // SAFETY: both buffers hold `count` elements of `datatype` (MPI's rule).
+            unsafe { u.call(inbuf as *mut c_void, inoutbuf, count as usize, datatype) };
             Ok(())
         }
         // A derived type: its basic elements, packed, and the result unpacked.

@@ -14,9 +14,8 @@ use super::{
     MPI_Datarep_extent_function, MPI_Datatype, MPI_Delete_function, MPI_Errhandler, MPI_File,
     MPI_File_errhandler_function, MPI_Fint, MPI_Grequest_cancel_function,
     MPI_Grequest_free_function, MPI_Grequest_query_function, MPI_Group, MPI_Info, MPI_Offset,
-    MPI_Op, MPI_Request, MPI_Session, MPI_Session_errhandler_function, MPI_Status,
-    MPI_User_function_c, MPI_Win, MPI_Win_copy_attr_function, MPI_Win_delete_attr_function,
-    MPI_Win_errhandler_function,
+    MPI_Op, MPI_Request, MPI_Session, MPI_Session_errhandler_function, MPI_Status, MPI_Win,
+    MPI_Win_copy_attr_function, MPI_Win_delete_attr_function, MPI_Win_errhandler_function,
 };
 use crate::core::error::Error;
 use crate::err;
@@ -117,23 +116,6 @@ pub unsafe extern "C" fn MPI_Attr_put(
 ) -> c_int {
     let _ = (comm, keyval, attribute_val);
     Err(not_implemented("MPI_Attr_put"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Buffer_attach_c(buffer: *mut c_void, size: MPI_Count) -> c_int {
-    let _ = (buffer, size);
-    Err(not_implemented("MPI_Buffer_attach_c"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Buffer_detach_c(
-    buffer_addr: *mut c_void,
-    size: *mut MPI_Count,
-) -> c_int {
-    let _ = (buffer_addr, size);
-    Err(not_implemented("MPI_Buffer_detach_c"))
 }
 
 #[mpi_fn]
@@ -1654,74 +1636,9 @@ pub unsafe extern "C" fn MPI_Lookup_name(
 
 #[mpi_fn]
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Op_create_c(
-    user_fn: *mut MPI_User_function_c,
-    commute: c_int,
-    op: *mut MPI_Op,
-) -> c_int {
-    let _ = (user_fn, commute, op);
-    Err(not_implemented("MPI_Op_create_c"))
-}
-
-#[mpi_fn]
-#[no_mangle]
 pub unsafe extern "C" fn MPI_Open_port(info: MPI_Info, port_name: *mut c_char) -> c_int {
     let _ = (info, port_name);
     Err(not_implemented("MPI_Open_port"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Pack_c(
-    inbuf: *const c_void,
-    incount: MPI_Count,
-    datatype: MPI_Datatype,
-    outbuf: *mut c_void,
-    outsize: MPI_Count,
-    position: *mut MPI_Count,
-    comm: MPI_Comm,
-) -> c_int {
-    let _ = (inbuf, incount, datatype, outbuf, outsize, position, comm);
-    Err(not_implemented("MPI_Pack_c"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Pack_external_c(
-    datarep: *const c_char,
-    inbuf: *const c_void,
-    incount: MPI_Count,
-    datatype: MPI_Datatype,
-    outbuf: *mut c_void,
-    outsize: MPI_Count,
-    position: *mut MPI_Count,
-) -> c_int {
-    let _ = (datarep, inbuf, incount, datatype, outbuf, outsize, position);
-    Err(not_implemented("MPI_Pack_external_c"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Pack_external_size_c(
-    datarep: *const c_char,
-    incount: MPI_Count,
-    datatype: MPI_Datatype,
-    size: *mut MPI_Count,
-) -> c_int {
-    let _ = (datarep, incount, datatype, size);
-    Err(not_implemented("MPI_Pack_external_size_c"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Pack_size_c(
-    incount: MPI_Count,
-    datatype: MPI_Datatype,
-    comm: MPI_Comm,
-    size: *mut MPI_Count,
-) -> c_int {
-    let _ = (incount, datatype, comm, size);
-    Err(not_implemented("MPI_Pack_size_c"))
 }
 
 #[mpi_fn]
@@ -2262,46 +2179,6 @@ pub unsafe extern "C" fn MPI_Status_f2c(
 
 #[mpi_fn]
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Type_contiguous_c(
-    count: MPI_Count,
-    oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    let _ = (count, oldtype, newtype);
-    Err(not_implemented("MPI_Type_contiguous_c"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_create_darray_c(
-    size: c_int,
-    rank: c_int,
-    ndims: c_int,
-    array_of_gsizes: *const MPI_Count,
-    array_of_distribs: *const c_int,
-    array_of_dargs: *const c_int,
-    array_of_psizes: *const c_int,
-    order: c_int,
-    oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    let _ = (
-        size,
-        rank,
-        ndims,
-        array_of_gsizes,
-        array_of_distribs,
-        array_of_dargs,
-        array_of_psizes,
-        order,
-        oldtype,
-        newtype,
-    );
-    Err(not_implemented("MPI_Type_create_darray_c"))
-}
-
-#[mpi_fn]
-#[no_mangle]
 pub unsafe extern "C" fn MPI_Type_create_f90_complex(
     p: c_int,
     r: c_int,
@@ -2334,169 +2211,9 @@ pub unsafe extern "C" fn MPI_Type_create_f90_real(
 
 #[mpi_fn]
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Type_create_hindexed_block_c(
-    count: MPI_Count,
-    blocklength: MPI_Count,
-    array_of_displacements: *const MPI_Count,
-    oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    let _ = (count, blocklength, array_of_displacements, oldtype, newtype);
-    Err(not_implemented("MPI_Type_create_hindexed_block_c"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_create_hindexed_c(
-    count: MPI_Count,
-    array_of_blocklengths: *const MPI_Count,
-    array_of_displacements: *const MPI_Count,
-    oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    let _ = (
-        count,
-        array_of_blocklengths,
-        array_of_displacements,
-        oldtype,
-        newtype,
-    );
-    Err(not_implemented("MPI_Type_create_hindexed_c"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_create_hvector_c(
-    count: MPI_Count,
-    blocklength: MPI_Count,
-    stride: MPI_Count,
-    oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    let _ = (count, blocklength, stride, oldtype, newtype);
-    Err(not_implemented("MPI_Type_create_hvector_c"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_create_indexed_block_c(
-    count: MPI_Count,
-    blocklength: MPI_Count,
-    array_of_displacements: *const MPI_Count,
-    oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    let _ = (count, blocklength, array_of_displacements, oldtype, newtype);
-    Err(not_implemented("MPI_Type_create_indexed_block_c"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_create_resized_c(
-    oldtype: MPI_Datatype,
-    lb: MPI_Count,
-    extent: MPI_Count,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    let _ = (oldtype, lb, extent, newtype);
-    Err(not_implemented("MPI_Type_create_resized_c"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_create_struct_c(
-    count: MPI_Count,
-    array_of_blocklengths: *const MPI_Count,
-    array_of_displacements: *const MPI_Count,
-    array_of_types: *const MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    let _ = (
-        count,
-        array_of_blocklengths,
-        array_of_displacements,
-        array_of_types,
-        newtype,
-    );
-    Err(not_implemented("MPI_Type_create_struct_c"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_create_subarray_c(
-    ndims: c_int,
-    array_of_sizes: *const MPI_Count,
-    array_of_subsizes: *const MPI_Count,
-    array_of_starts: *const MPI_Count,
-    order: c_int,
-    oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    let _ = (
-        ndims,
-        array_of_sizes,
-        array_of_subsizes,
-        array_of_starts,
-        order,
-        oldtype,
-        newtype,
-    );
-    Err(not_implemented("MPI_Type_create_subarray_c"))
-}
-
-#[mpi_fn]
-#[no_mangle]
 pub unsafe extern "C" fn MPI_Type_extent(datatype: MPI_Datatype, extent: *mut MPI_Aint) -> c_int {
     let _ = (datatype, extent);
     Err(not_implemented("MPI_Type_extent"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_get_contents_c(
-    datatype: MPI_Datatype,
-    max_integers: MPI_Count,
-    max_addresses: MPI_Count,
-    max_large_counts: MPI_Count,
-    max_datatypes: MPI_Count,
-    array_of_integers: *mut c_int,
-    array_of_addresses: *mut MPI_Aint,
-    array_of_large_counts: *mut MPI_Count,
-    array_of_datatypes: *mut MPI_Datatype,
-) -> c_int {
-    let _ = (
-        datatype,
-        max_integers,
-        max_addresses,
-        max_large_counts,
-        max_datatypes,
-        array_of_integers,
-        array_of_addresses,
-        array_of_large_counts,
-        array_of_datatypes,
-    );
-    Err(not_implemented("MPI_Type_get_contents_c"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_get_envelope_c(
-    datatype: MPI_Datatype,
-    num_integers: *mut MPI_Count,
-    num_addresses: *mut MPI_Count,
-    num_large_counts: *mut MPI_Count,
-    num_datatypes: *mut MPI_Count,
-    combiner: *mut c_int,
-) -> c_int {
-    let _ = (
-        datatype,
-        num_integers,
-        num_addresses,
-        num_large_counts,
-        num_datatypes,
-        combiner,
-    );
-    Err(not_implemented("MPI_Type_get_envelope_c"))
 }
 
 #[mpi_fn]
@@ -2533,25 +2250,6 @@ pub unsafe extern "C" fn MPI_Type_hvector(
 
 #[mpi_fn]
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Type_indexed_c(
-    count: MPI_Count,
-    array_of_blocklengths: *const MPI_Count,
-    array_of_displacements: *const MPI_Count,
-    oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    let _ = (
-        count,
-        array_of_blocklengths,
-        array_of_displacements,
-        oldtype,
-        newtype,
-    );
-    Err(not_implemented("MPI_Type_indexed_c"))
-}
-
-#[mpi_fn]
-#[no_mangle]
 pub unsafe extern "C" fn MPI_Type_lb(datatype: MPI_Datatype, displacement: *mut MPI_Aint) -> c_int {
     let _ = (datatype, displacement);
     Err(not_implemented("MPI_Type_lb"))
@@ -2581,49 +2279,6 @@ pub unsafe extern "C" fn MPI_Type_struct(
 pub unsafe extern "C" fn MPI_Type_ub(datatype: MPI_Datatype, displacement: *mut MPI_Aint) -> c_int {
     let _ = (datatype, displacement);
     Err(not_implemented("MPI_Type_ub"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_vector_c(
-    count: MPI_Count,
-    blocklength: MPI_Count,
-    stride: MPI_Count,
-    oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    let _ = (count, blocklength, stride, oldtype, newtype);
-    Err(not_implemented("MPI_Type_vector_c"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Unpack_c(
-    inbuf: *const c_void,
-    insize: MPI_Count,
-    position: *mut MPI_Count,
-    outbuf: *mut c_void,
-    outcount: MPI_Count,
-    datatype: MPI_Datatype,
-    comm: MPI_Comm,
-) -> c_int {
-    let _ = (inbuf, insize, position, outbuf, outcount, datatype, comm);
-    Err(not_implemented("MPI_Unpack_c"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Unpack_external_c(
-    datarep: *const c_char,
-    inbuf: *const c_void,
-    insize: MPI_Count,
-    position: *mut MPI_Count,
-    outbuf: *mut c_void,
-    outcount: MPI_Count,
-    datatype: MPI_Datatype,
-) -> c_int {
-    let _ = (datarep, inbuf, insize, position, outbuf, outcount, datatype);
-    Err(not_implemented("MPI_Unpack_external_c"))
 }
 
 #[mpi_fn]

@@ -33,6 +33,9 @@ pub struct Envelope {
     pub ints: Vec<c_int>,
     pub aints: Vec<isize>,
     pub types: Vec<TypeRef>,
+    /// Built by a large-count constructor (`MPI_Type_xxx_c`): the
+    /// `_c` queries give its counts and displacements as large counts.
+    pub large: bool,
 }
 
 /// A component type as remembered by the envelope.
@@ -280,6 +283,7 @@ fn env(combiner: c_int, ints: Vec<c_int>, aints: Vec<isize>, types: Vec<TypeRef>
         ints,
         aints,
         types,
+        large: false,
     }
 }
 

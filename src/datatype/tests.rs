@@ -190,6 +190,7 @@ fn random_type(r: &mut Rng, depth: u32) -> (c_int, Arc<Type>) {
                     ints,
                     aints: vec![],
                     types: vec![],
+                    large: false,
                 },
             )
         }
@@ -209,6 +210,7 @@ fn random_type(r: &mut Rng, depth: u32) -> (c_int, Arc<Type>) {
                     ints,
                     aints: ds.clone(),
                     types: vec![],
+                    large: false,
                 },
             )
         }
