@@ -1,6 +1,6 @@
 # Thin layer over cargo: build, lay out an MPI installation, refresh the header.
 #   make                      release build
-#   make install PREFIX=DIR   DIR/bin (mpicc mpicxx mpif90 mpifort mpirun mpiexec),
+#   make install PREFIX=DIR   DIR/bin (mpicc mpicxx mpic++ mpiCC mpif90 mpifort mpif77 mpirun mpiexec),
 #                             DIR/include (mpi.h mpif.h mpi.mod), DIR/lib
 #   make header               copy the generated mpi.h into include/
 PREFIX ?= $(CURDIR)/build/prefix
@@ -34,14 +34,20 @@ install: build
 	install -m 644 include/mpi.h $(PREFIX)/include/mpi.h
 	install -m 755 $(REL)/mpirun $(PREFIX)/bin/mpirun
 	ln -sf mpirun $(PREFIX)/bin/mpiexec
-	install -m 755 tools/mpicc.in $(PREFIX)/bin/mpicc
+	sed -e 's|@VERSION@|$(VERSION)|' tools/mpicc.in > $(PREFIX)/bin/mpicc && chmod 755 $(PREFIX)/bin/mpicc
 	ln -sf mpicc $(PREFIX)/bin/mpicxx
 	ln -sf mpicc $(PREFIX)/bin/mpic++
+	ln -sf mpicc $(PREFIX)/bin/mpiCC
 	ln -sf mpicc $(PREFIX)/bin/mpif90
 	ln -sf mpicc $(PREFIX)/bin/mpifort
 	ln -sf mpicc $(PREFIX)/bin/mpif77
 	sed -e 's|@PREFIX@|$(abspath $(PREFIX))|' -e 's|@VERSION@|$(VERSION)|' tools/mpi.pc.in > $(PREFIX)/lib/pkgconfig/mpi.pc
-	ln -sf mpi.pc $(PREFIX)/lib/pkgconfig/oxmpi.pc
+	# Every name build systems ask pkg-config for: ours, Debian's and Open
+	# MPI's per-language names (Meson asks for ompi-c / ompi-cxx / ompi-fort),
+	# and MPICH's.
+	for n in oxmpi mpi-c mpi-cxx mpi-fort ompi ompi-c ompi-cxx ompi-fort mpich; do \
+	  ln -sf mpi.pc $(PREFIX)/lib/pkgconfig/$$n.pc; \
+	done
 
 clean:
 	$(CARGO) clean

@@ -5,7 +5,8 @@
 #     under our mpirun and under Hydra (the program checks that the library says "OxMPI");
 #     (also the large-count collectives, whose MPI_Count and MPI_Aint arrays must match MPICH's);
 #     and mpi4py's binary wheel for MPICH runs on OxMPI;
-#  3. mpicc -show / -compile-info / -link-info and pkg-config work from the installation.
+#  3. mpicc -show / -compile-info / -link-info and pkg-config work from the installation;
+#  4. build systems find OxMPI (buildsys.sh: every wrapper query form, pkg-config names, Meson, CMake).
 set -euo pipefail
 prefix=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
@@ -66,18 +67,11 @@ else
   echo "FAIL: could not install mpi4py 4.1.2 from PyPI into a virtual environment"; fail=1
 fi
 check "singleton run without mpirun" "hello from rank 0 of 1" "$out/hello_ox"
-if command -v cmake >/dev/null; then
-  rm -rf "$out/cmake" && mkdir -p "$out/cmake"
-  cat > "$out/cmake/CMakeLists.txt" <<CM
-cmake_minimum_required(VERSION 3.10)
-project(findmpi C)
-find_package(MPI REQUIRED COMPONENTS C)
-add_executable(hello $here/hello.c)
-target_link_libraries(hello MPI::MPI_C)
-CM
-  check "CMake FindMPI finds OxMPI" "$prefix/lib/libmpi.so" cmake -S "$out/cmake" -B "$out/cmake/b" -DMPI_C_COMPILER="$prefix/bin/mpicc"
-  cmake --build "$out/cmake/b" >/dev/null
-  check "CMake-built program runs" "hello from rank 1 of 2" "$prefix/bin/mpirun" -n 2 "$out/cmake/b/hello"
+# Build systems: the wrappers' query forms, pkg-config names, Meson, CMake (buildsys.sh).
+if [ -x "$out/py/bin/pip" ]; then
+  bash "$here/buildsys.sh" "$prefix" "$out/py" || fail=1
+else
+  echo "FAIL: no virtual environment for the build-system checks"; fail=1
 fi
 check "stdin to rank 0, --tag-output" "\[0\] from stdin" sh -c "echo from stdin | '$prefix/bin/mpirun' -n 2 --tag-output --timeout 20 cat"
 start=$(date +%s)
