@@ -25,6 +25,8 @@ echo "== MPI test programs"
 python3 mpi_tests/run.py build/prefix
 echo "== MPI test programs with -fsanitize=address,undefined"
 python3 mpi_tests/run.py build/prefix "--cflags=-fsanitize=address,undefined -fno-omit-frame-pointer"
-echo "== interoperability (Hydra, MPICH-built binaries, wrappers)"
+echo "== interoperability (Hydra, MPICH-built binaries, wrappers, build systems)"
 bash mpi_tests/interop.sh build/prefix
+echo "== mpirun's command line (MPMD, --help, errors, habitual flags)"
+bash mpi_tests/mpirun_cli.sh build/prefix
 echo "== all tests passed"

@@ -22,75 +22,228 @@ extern "C" fn on_signal(sig: libc::c_int) {
     SIGNALLED.store(sig, Ordering::Relaxed);
 }
 
-struct Opts {
+/// One program block of the command line (`:` separates them, MPMD): its
+/// rank count, environment and working directory.
+struct App {
     n: usize,
     env: Vec<(String, String)>,
-    timeout: Option<f64>,
-    tag: bool,
-    /// Pin each rank to one CPU (`--bind-to core`, the default; see
-    /// `cpu_of`) or not (`--bind-to none`).
-    bind: Option<bool>,
+    wdir: Option<String>,
     prog: Vec<String>,
 }
 
-fn usage() -> ! {
-    eprintln!(
-        "usage: mpirun -n N [-x VAR[=VAL]]... [-genv VAR VAL]... [--timeout SECONDS] [--tag-output|-l] [--bind-to core|none] program [args...]\n       mpirun --tunables    print OxMPI's tunables"
-    );
+/// How each rank is pinned (`--bind-to`).
+#[derive(Clone, Copy, PartialEq)]
+enum Bind {
+    None,
+    /// One CPU per rank (`core`, `hwthread`, `cpu`).
+    Cpu,
+    /// The CPUs of the package (socket) of the rank's CPU.
+    Socket,
+    /// The CPUs of the NUMA node of the rank's CPU.
+    Numa,
+}
+
+struct Opts {
+    apps: Vec<App>,
+    /// `-genv`: for every block.
+    env: Vec<(String, String)>,
+    timeout: Option<f64>,
+    tag: bool,
+    /// Unset: one CPU per rank (`cpu_of`).
+    bind: Option<Bind>,
+    report_bindings: bool,
+    /// `--output-filename DIR`: each rank's stdout and stderr go to
+    /// DIR/1/rank.R/{stdout,stderr} (Open MPI's layout).
+    output_dir: Option<String>,
+}
+
+impl Opts {
+    fn size(&self) -> usize {
+        self.apps.iter().map(|a| a.n).sum()
+    }
+}
+
+const HELP: &str = "\
+Usage: mpirun [options] program [args...] [: [block options] program [args...]]...
+       (also mpiexec)
+
+Starts the ranks of an MPI job on this host and serves them PMI-1.
+
+Ranks and programs (per block; blocks separated by ':' run as one job, MPMD,
+ranks numbered across the blocks in order, MPI_APPNUM = the block's index):
+  -n N, -np N, -c N         number of ranks of the block (default 1)
+  -x VAR[=VALUE]            set VAR for the block's ranks (without a value:
+                            this environment's value)
+  -env VAR VALUE            the same, MPICH's spelling
+  -wdir DIR, --wdir DIR     working directory of the block's ranks
+                            (also -wd, --wd)
+
+For the whole job:
+  -genv VAR VALUE           set VAR for every rank
+  --timeout SECONDS         kill the job after SECONDS (exit 124);
+                            also OXMPI_TIMEOUT
+  --tag-output, -l          prefix each output line with [rank]
+  --output-filename DIR     write each rank's output to
+                            DIR/1/rank.R/stdout and stderr instead
+  --bind-to core|hwthread|socket|numa|none
+                            pin each rank to one CPU (core, hwthread: the
+                            default), to the CPUs of its socket or NUMA node,
+                            or not at all
+  --report-bindings         print each rank's CPUs to stderr at start
+  --oversubscribe           accepted (more ranks than CPUs always works)
+  --allow-run-as-root       accepted (no effect)
+  --mca KEY VALUE           accepted and ignored, with a warning (Open MPI's
+                            parameters mean nothing here)
+  --tunables                print OxMPI's tunables (OXMPI_* variables) and exit
+  -V, --version             print the version and exit
+  -h, --help                print this help and exit
+
+Environment:
+  OXMPI_TIMEOUT=SECONDS     as --timeout
+  OXMPI_*                   library tunables, passed to every rank as any
+                            variable is (see --tunables)
+
+Exit status: 0 when every rank exits 0; otherwise the first failing rank's
+code (128+N for signal N, the MPI_Abort error code), 124 on --timeout,
+2 for a command line error.
+";
+
+/// A command-line error: says what was wrong, points at --help, exit 2.
+fn bad(what: &str) -> ! {
+    eprintln!("mpirun: {what}\nmpirun: 'mpirun --help' lists the options");
     std::process::exit(2);
 }
 
 fn parse_args() -> Opts {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    parse(std::env::args().skip(1).collect())
+}
+
+fn parse(args: Vec<String>) -> Opts {
     let mut o = Opts {
-        n: 1,
+        apps: Vec::new(),
         env: Vec::new(),
         timeout: None,
         tag: false,
         bind: None,
+        report_bindings: false,
+        output_dir: None,
+    };
+    let mut cur = App {
+        n: 1,
+        env: Vec::new(),
+        wdir: None,
         prog: Vec::new(),
     };
     let mut i = 0;
-    let need = |i: usize| -> String { args.get(i + 1).cloned().unwrap_or_else(|| usage()) };
+    let need = |i: usize, what: &str| -> String {
+        args.get(i + 1)
+            .cloned()
+            .unwrap_or_else(|| bad(&format!("{} needs {what}", args[i])))
+    };
     while i < args.len() {
         let a = args[i].as_str();
         match a {
+            ":" => {
+                if cur.prog.is_empty() {
+                    bad("a ':' with no program before it");
+                }
+                o.apps.push(std::mem::replace(
+                    &mut cur,
+                    App {
+                        n: 1,
+                        env: Vec::new(),
+                        wdir: None,
+                        prog: Vec::new(),
+                    },
+                ));
+                i += 1;
+            }
+            _ if !cur.prog.is_empty() => {
+                // The program's own arguments, up to the next block.
+                cur.prog.push(args[i].clone());
+                i += 1;
+            }
             "-n" | "-np" | "--n" | "--np" | "-c" => {
-                o.n = need(i).parse().unwrap_or_else(|_| usage());
+                let v = need(i, "a number of ranks");
+                cur.n = match v.parse::<usize>() {
+                    Ok(0) => bad(&format!("{a} 0: a job needs at least one rank")),
+                    Ok(k) => k,
+                    Err(_) => bad(&format!("{a} {v}: not a number of ranks")),
+                };
                 i += 2;
             }
             "-x" => {
-                let v = need(i);
+                let v = need(i, "VAR or VAR=VALUE");
                 match v.split_once('=') {
-                    Some((k, val)) => o.env.push((k.into(), val.into())),
-                    None => o
+                    Some((k, val)) => cur.env.push((k.into(), val.into())),
+                    None => cur
                         .env
                         .push((v.clone(), std::env::var(&v).unwrap_or_default())),
                 }
                 i += 2;
             }
             "-genv" | "-env" => {
-                let k = need(i);
-                let v = args.get(i + 2).cloned().unwrap_or_else(|| usage());
-                o.env.push((k, v));
+                let k = need(i, "VAR VALUE");
+                let v = args
+                    .get(i + 2)
+                    .cloned()
+                    .unwrap_or_else(|| bad(&format!("{a} {k} needs a value")));
+                if a == "-genv" {
+                    o.env.push((k, v));
+                } else {
+                    cur.env.push((k, v));
+                }
                 i += 3;
             }
+            "-wdir" | "--wdir" | "-wd" | "--wd" => {
+                cur.wdir = Some(need(i, "a directory"));
+                i += 2;
+            }
             "--timeout" | "-timeout" => {
-                o.timeout = Some(need(i).parse().unwrap_or_else(|_| usage()));
+                let v = need(i, "a number of seconds");
+                o.timeout = Some(
+                    v.parse()
+                        .ok()
+                        .filter(|t: &f64| *t > 0.0)
+                        .unwrap_or_else(|| {
+                            bad(&format!("{a} {v}: not a positive number of seconds"))
+                        }),
+                );
                 i += 2;
             }
             "--tag-output" | "-l" | "-prepend-rank" => {
                 o.tag = true;
                 i += 1;
             }
-            "--oversubscribe" => i += 1,
-            "--bind-to" | "-bind-to" => {
-                o.bind = match need(i).as_str() {
-                    "none" => Some(false),
-                    "core" | "hwthread" | "cpu" => Some(true),
-                    _ => usage(),
-                };
+            "--output-filename" | "-output-filename" => {
+                o.output_dir = Some(need(i, "a directory"));
                 i += 2;
+            }
+            "--oversubscribe" | "-oversubscribe" | "--allow-run-as-root" => i += 1,
+            "--report-bindings" | "-report-bindings" => {
+                o.report_bindings = true;
+                i += 1;
+            }
+            "--bind-to" | "-bind-to" => {
+                let v = need(i, "core, hwthread, socket, numa or none");
+                o.bind = Some(match v.as_str() {
+                    "none" => Bind::None,
+                    "core" | "hwthread" | "cpu" => Bind::Cpu,
+                    "socket" | "package" => Bind::Socket,
+                    "numa" => Bind::Numa,
+                    _ => bad(&format!(
+                        "--bind-to {v}: use core, hwthread, socket, numa or none"
+                    )),
+                });
+                i += 2;
+            }
+            "--mca" | "-mca" => {
+                let k = need(i, "KEY VALUE");
+                if args.get(i + 2).is_none() {
+                    bad(&format!("{a} {k} needs a value"));
+                }
+                eprintln!("mpirun: warning: {a} {k} {} ignored (Open MPI parameters mean nothing to OxMPI; its tunables: mpirun --tunables)", args[i + 2]);
+                i += 3;
             }
             "--tunables" => {
                 oxmpi::config::print_table();
@@ -100,20 +253,25 @@ fn parse_args() -> Opts {
                 println!("OxMPI mpirun {}", env!("CARGO_PKG_VERSION"));
                 std::process::exit(0);
             }
-            "-h" | "--help" => usage(),
-            _ if a.starts_with('-') && o.prog.is_empty() => {
-                eprintln!("mpirun: unknown option {a}");
-                usage();
+            "-h" | "--help" | "-help" => {
+                print!("{HELP}");
+                std::process::exit(0);
             }
+            _ if a.starts_with('-') => bad(&format!("unknown option {a}")),
             _ => {
-                o.prog = args[i..].to_vec();
-                break;
+                cur.prog.push(args[i].clone());
+                i += 1;
             }
         }
     }
-    if o.prog.is_empty() || o.n == 0 {
-        usage();
+    if cur.prog.is_empty() {
+        bad(if o.apps.is_empty() {
+            "no program to run"
+        } else {
+            "a ':' with no program after it"
+        });
     }
+    o.apps.push(cur);
     if let Ok(t) = std::env::var("OXMPI_TIMEOUT") {
         if o.timeout.is_none() {
             o.timeout = t.parse().ok();
@@ -139,6 +297,8 @@ struct Rank {
     err: Option<OwnedFd>,
     obuf: Vec<u8>,
     ebuf: Vec<u8>,
+    /// `--output-filename`: where its stdout and stderr go instead.
+    files: Option<(std::fs::File, std::fs::File)>,
 }
 
 fn socketpair() -> (OwnedFd, OwnedFd) {
@@ -184,12 +344,21 @@ fn cleanup_shm(kvs: &str) {
     }
 }
 
-fn forward(buf: &mut Vec<u8>, data: &[u8], rank: usize, tag: bool, to_err: bool, flush_all: bool) {
+#[allow(clippy::too_many_arguments)]
+fn forward(
+    buf: &mut Vec<u8>,
+    data: &[u8],
+    rank: usize,
+    tag: bool,
+    to_err: bool,
+    flush_all: bool,
+    file: Option<&mut std::fs::File>,
+) {
     buf.extend_from_slice(data);
-    let mut w: Box<dyn Write> = if to_err {
-        Box::new(std::io::stderr().lock())
-    } else {
-        Box::new(std::io::stdout().lock())
+    let mut w: Box<dyn Write + '_> = match file {
+        Some(f) => Box::new(f),
+        None if to_err => Box::new(std::io::stderr().lock()),
+        None => Box::new(std::io::stdout().lock()),
     };
     while let Some(i) = buf.iter().position(|&b| b == b'\n') {
         let line: Vec<u8> = buf.drain(..=i).collect();
@@ -211,7 +380,14 @@ fn forward(buf: &mut Vec<u8>, data: &[u8], rank: usize, tag: bool, to_err: bool,
 
 fn main() {
     let o = parse_args();
-    let n = o.n;
+    let n = o.size();
+    // The block of each rank (its MPI_APPNUM).
+    let app_of: Vec<usize> = o
+        .apps
+        .iter()
+        .enumerate()
+        .flat_map(|(k, a)| std::iter::repeat_n(k, a.n))
+        .collect();
     // SAFETY: installing async-signal-safe handlers that only store an atomic.
     unsafe {
         libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
@@ -234,14 +410,16 @@ fn main() {
     let allowed = allowed_cpus();
     // Ranks pinned to one CPU each still need to know the node's CPU count.
     let ncpus = allowed.len().max(1);
-    let cpus = (o.bind != Some(false))
+    let bind = o.bind.unwrap_or(Bind::Cpu);
+    let cpus = (bind != Bind::None)
         .then_some(allowed)
         .filter(|c| !c.is_empty());
     for r in 0..n {
+        let app = &o.apps[app_of[r]];
         let (parent, child) = socketpair();
         let child_fd: RawFd = child.as_raw_fd();
-        let mut cmd = Command::new(&o.prog[0]);
-        cmd.args(&o.prog[1..])
+        let mut cmd = Command::new(&app.prog[0]);
+        cmd.args(&app.prog[1..])
             .env("PMI_FD", child_fd.to_string())
             .env("PMI_RANK", r.to_string())
             .env("PMI_SIZE", n.to_string())
@@ -249,27 +427,60 @@ fn main() {
             .env("MPI_LOCALRANKID", r.to_string())
             .env("OXMPI_JOB", &kvs)
             .env("OXMPI_NODE_CPUS", ncpus.to_string());
-        for (k, v) in &o.env {
+        for (k, v) in o.env.iter().chain(&app.env) {
             cmd.env(k, v);
+        }
+        if let Some(d) = &app.wdir {
+            cmd.current_dir(d);
         }
         if r != 0 {
             cmd.stdin(Stdio::null());
         }
-        if o.tag {
+        let files = o.output_dir.as_ref().map(|d| {
+            let dir = std::path::Path::new(d).join("1").join(format!("rank.{r}"));
+            let open = |f: &str| {
+                std::fs::create_dir_all(&dir)
+                    .and_then(|_| std::fs::File::create(dir.join(f)))
+                    .unwrap_or_else(|e| {
+                        eprintln!(
+                            "mpirun: --output-filename: cannot create {}: {e}",
+                            dir.join(f).display()
+                        );
+                        kill_group(pgid, libc::SIGKILL);
+                        std::process::exit(1);
+                    })
+            };
+            (open("stdout"), open("stderr"))
+        });
+        if o.tag || files.is_some() {
             cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         }
         let group = pgid;
-        let cpu = cpus.as_ref().map(|c| c[cpu_of(r, n, c.len())]);
+        let set: Vec<usize> = cpus
+            .as_ref()
+            .map(|c| {
+                let cpu = c[cpu_of(r, n, c.len())];
+                match bind {
+                    Bind::Socket => same_domain(c, cpu, package_of),
+                    Bind::Numa => same_domain(c, cpu, numa_of),
+                    _ => vec![cpu],
+                }
+            })
+            .unwrap_or_default();
+        let mut mask: libc::cpu_set_t = unsafe_zeroed_set();
+        for &c in &set {
+            // SAFETY: c is a CPU number from sched_getaffinity, below CPU_SETSIZE.
+            unsafe { libc::CPU_SET(c, &mut mask) };
+        }
+        let pin = !set.is_empty();
         // SAFETY: between fork and exec we only call async-signal-safe functions
         // (fcntl, setpgid, sched_setaffinity) on values computed before the fork.
         unsafe {
             cmd.pre_exec(move || {
                 libc::fcntl(child_fd, libc::F_SETFD, 0);
                 libc::setpgid(0, group);
-                if let Some(c) = cpu {
-                    let mut set: libc::cpu_set_t = std::mem::zeroed();
-                    libc::CPU_SET(c, &mut set);
-                    libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+                if pin {
+                    libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mask);
                 }
                 Ok(())
             });
@@ -285,6 +496,16 @@ fn main() {
                 let out = ch.stdout.take().map(OwnedFd::from);
                 let err = ch.stderr.take().map(OwnedFd::from);
                 drop(child);
+                if o.report_bindings {
+                    if set.is_empty() {
+                        eprintln!("mpirun: rank {r} (pid {pid}): not bound");
+                    } else {
+                        eprintln!(
+                            "mpirun: rank {r} (pid {pid}) bound to CPUs {}",
+                            cpu_list(&set)
+                        );
+                    }
+                }
                 ranks.push(Rank {
                     pid,
                     pmi: Some(parent),
@@ -295,11 +516,19 @@ fn main() {
                     err,
                     obuf: Vec::new(),
                     ebuf: Vec::new(),
+                    files,
                 });
                 std::mem::forget(ch); // reaped with waitpid below
             }
             Err(e) => {
-                eprintln!("mpirun: cannot start {}: {e}", o.prog[0]);
+                eprintln!(
+                    "mpirun: cannot start {}{}: {e}",
+                    app.prog[0],
+                    app.wdir
+                        .as_ref()
+                        .map(|d| format!(" in {d}"))
+                        .unwrap_or_default()
+                );
                 kill_group(pgid, libc::SIGKILL);
                 std::process::exit(if e.kind() == std::io::ErrorKind::NotFound {
                     127
@@ -375,11 +604,13 @@ fn main() {
                 match k {
                     0 => r.pmi = None,
                     1 => {
-                        forward(&mut r.obuf, &[], i, o.tag, false, true);
+                        let f = r.files.as_mut().map(|f| &mut f.0);
+                        forward(&mut r.obuf, &[], i, o.tag, false, true, f);
                         r.out = None
                     }
                     _ => {
-                        forward(&mut r.ebuf, &[], i, o.tag, true, true);
+                        let f = r.files.as_mut().map(|f| &mut f.1);
+                        forward(&mut r.ebuf, &[], i, o.tag, true, true, f);
                         r.err = None
                     }
                 }
@@ -387,8 +618,14 @@ fn main() {
             }
             let data = &buf[..got as usize];
             match k {
-                1 => forward(&mut r.obuf, data, i, o.tag, false, false),
-                2 => forward(&mut r.ebuf, data, i, o.tag, true, false),
+                1 => {
+                    let f = r.files.as_mut().map(|f| &mut f.0);
+                    forward(&mut r.obuf, data, i, o.tag, false, false, f)
+                }
+                2 => {
+                    let f = r.files.as_mut().map(|f| &mut f.1);
+                    forward(&mut r.ebuf, data, i, o.tag, true, false, f)
+                }
                 _ => {
                     r.rbuf.extend_from_slice(data);
                     if r.rbuf.len() > 64 * wire::MAX_LINE {
@@ -400,6 +637,7 @@ fn main() {
                         handle_pmi(
                             &mut ranks,
                             i,
+                            app_of[i],
                             &m,
                             &mut kv,
                             &kvs,
@@ -424,6 +662,20 @@ fn main() {
             let Some(i) = ranks.iter().position(|r| r.pid == pid) else {
                 continue;
             };
+            // What it sent last (an abort's message) is read before its
+            // exit is judged, so the summary quotes it.
+            drain_pmi(
+                &mut ranks,
+                i,
+                app_of[i],
+                &mut kv,
+                &kvs,
+                n,
+                &mut failure,
+                &mut exit_code,
+                &mut killing_since,
+                pgid,
+            );
             let finalized = ranks[i].state == RankState::Finalized;
             ranks[i].state = RankState::Exited;
             running -= 1;
@@ -452,8 +704,12 @@ fn main() {
         }
     }
     for (i, r) in ranks.iter_mut().enumerate() {
-        forward(&mut r.obuf, &[], i, o.tag, false, true);
-        forward(&mut r.ebuf, &[], i, o.tag, true, true);
+        let (fo, fe) = match r.files.as_mut() {
+            Some((a, b)) => (Some(a), Some(b)),
+            None => (None, None),
+        };
+        forward(&mut r.obuf, &[], i, o.tag, false, true, fo);
+        forward(&mut r.ebuf, &[], i, o.tag, true, true, fe);
     }
     cleanup_shm(&kvs);
     if let Some(f) = failure {
@@ -462,10 +718,64 @@ fn main() {
     std::process::exit(exit_code.unwrap_or(0));
 }
 
+/// Reads and handles every PMI line an exited rank left in its socket.
+#[allow(clippy::too_many_arguments)]
+fn drain_pmi(
+    ranks: &mut [Rank],
+    i: usize,
+    appnum: usize,
+    kv: &mut HashMap<String, String>,
+    kvs: &str,
+    n: usize,
+    failure: &mut Option<String>,
+    exit_code: &mut Option<i32>,
+    killing_since: &mut Option<Instant>,
+    pgid: i32,
+) {
+    let Some(fd) = ranks[i].pmi.as_ref().map(|f| f.as_raw_fd()) else {
+        return;
+    };
+    let mut buf = [0u8; 4096];
+    loop {
+        // SAFETY: reading into our buffer from an open socket, without blocking.
+        let got = unsafe {
+            libc::recv(
+                fd,
+                buf.as_mut_ptr() as *mut libc::c_void,
+                buf.len(),
+                libc::MSG_DONTWAIT,
+            )
+        };
+        if got <= 0 {
+            break;
+        }
+        ranks[i].rbuf.extend_from_slice(&buf[..got as usize]);
+    }
+    while let Some(pos) = ranks[i].rbuf.iter().position(|&b| b == b'\n') {
+        let line: Vec<u8> = ranks[i].rbuf.drain(..=pos).collect();
+        if let Ok(m) = wire::parse(&line) {
+            handle_pmi(
+                ranks,
+                i,
+                appnum,
+                &m,
+                kv,
+                kvs,
+                n,
+                failure,
+                exit_code,
+                killing_since,
+                pgid,
+            );
+        }
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn handle_pmi(
     ranks: &mut [Rank],
     i: usize,
+    appnum: usize,
     m: &Msg,
     kv: &mut HashMap<String, String>,
     kvs: &str,
@@ -498,7 +808,11 @@ fn handle_pmi(
                 .with("keylen_max", 64)
                 .with("vallen_max", 1024),
         ),
-        "get_appnum" => reply(ranks, i, Msg::new("appnum").with("rc", 0).with("appnum", 0)),
+        "get_appnum" => reply(
+            ranks,
+            i,
+            Msg::new("appnum").with("rc", 0).with("appnum", appnum),
+        ),
         "get_universe_size" => reply(
             ranks,
             i,
@@ -575,7 +889,7 @@ fn handle_pmi(
                 *failure = Some(format!(
                     "mpirun: rank {i} called MPI_Abort with error code {code}{}; killing the job",
                     m.get("message")
-                        .map(|s| format!(" ({})", s.replace('_', " ")))
+                        .map(|s| format!(" ({})", wire::text_decode(s)))
                         .unwrap_or_default()
                 ));
                 *exit_code = Some(if code == 0 { 1 } else { code });
@@ -626,6 +940,60 @@ fn cpu_of(r: usize, n: usize, ncpus: usize) -> usize {
     } else {
         r * ncpus / n
     }
+}
+
+/// An empty CPU set.
+fn unsafe_zeroed_set() -> libc::cpu_set_t {
+    // SAFETY: cpu_set_t is plain data; all zeroes is the empty set.
+    unsafe { std::mem::zeroed() }
+}
+
+/// The CPUs of `allowed` in the same domain as `cpu` (by `domain_of`).
+fn same_domain(allowed: &[usize], cpu: usize, domain_of: fn(usize) -> i64) -> Vec<usize> {
+    let d = domain_of(cpu);
+    allowed
+        .iter()
+        .copied()
+        .filter(|&c| domain_of(c) == d)
+        .collect()
+}
+
+/// The package (socket) of a CPU, from sysfs (0 if it does not say).
+fn package_of(cpu: usize) -> i64 {
+    std::fs::read_to_string(format!(
+        "/sys/devices/system/cpu/cpu{cpu}/topology/physical_package_id"
+    ))
+    .ok()
+    .and_then(|s| s.trim().parse().ok())
+    .unwrap_or(0)
+}
+
+/// The NUMA node of a CPU, from sysfs (0 if it does not say).
+fn numa_of(cpu: usize) -> i64 {
+    (0..1024)
+        .find(|n| {
+            std::path::Path::new(&format!("/sys/devices/system/cpu/cpu{cpu}/node{n}")).exists()
+        })
+        .unwrap_or(0)
+}
+
+/// "0-3,6" for a sorted CPU list.
+fn cpu_list(v: &[usize]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < v.len() {
+        let mut j = i;
+        while j + 1 < v.len() && v[j + 1] == v[j] + 1 {
+            j += 1;
+        }
+        out.push(if i == j {
+            v[i].to_string()
+        } else {
+            format!("{}-{}", v[i], v[j])
+        });
+        i = j + 1;
+    }
+    out.join(",")
 }
 
 /// The CPUs this process may run on, ascending.

@@ -202,18 +202,13 @@ impl Pmi {
 
     /// Asks the process manager to kill the job; does not wait for an answer.
     pub fn abort(&mut self, code: i32, msg: &str) {
-        let m: String = msg
-            .chars()
-            .map(|c| {
-                if c.is_whitespace() || c == '=' {
-                    '_'
-                } else {
-                    c
-                }
-            })
-            .take(400)
-            .collect();
-        let _ = self.send(&Msg::new("abort").with("exitcode", code).with("message", m));
+        // Encoded so that mpirun can give it back as it was (`wire::text_decode`).
+        let m: String = msg.chars().take(300).collect();
+        let _ = self.send(
+            &Msg::new("abort")
+                .with("exitcode", code)
+                .with("message", super::wire::text_encode(&m)),
+        );
     }
 }
 

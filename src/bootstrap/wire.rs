@@ -87,6 +87,46 @@ pub fn parse(line: &[u8]) -> Result<Msg, ParseError> {
     Ok(Msg { pairs })
 }
 
+/// Text as a PMI value that reads almost as it is: space, `=`, `%` and
+/// control characters as `%XX` (the rest, `_` included, unchanged).
+pub fn text_encode(t: &str) -> String {
+    let mut s = String::with_capacity(t.len());
+    for c in t.chars() {
+        if c == ' ' || c == '=' || c == '%' || c.is_control() {
+            for b in c.to_string().bytes() {
+                s.push_str(&format!("%{b:02X}"));
+            }
+        } else {
+            s.push(c);
+        }
+    }
+    s
+}
+
+/// The text `text_encode` encoded (a stray `%` stays as it is).
+pub fn text_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = (b[i] == b'%' && i + 2 < b.len())
+            .then(|| std::str::from_utf8(&b[i + 1..i + 3]).ok())
+            .flatten()
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match hex {
+            Some(v) => {
+                out.push(v);
+                i += 3;
+            }
+            None => {
+                out.push(b[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// Encodes bytes so that they can travel as a PMI value (no spaces, no `=` issues).
 pub fn hex_encode(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
@@ -105,6 +145,22 @@ pub fn hex_decode(s: &str) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_survives_the_wire() {
+        for t in [
+            "MPI_Win_create: not implemented (rank 3)",
+            "a=b 100% _x_",
+            "tab\there",
+            "",
+        ] {
+            let e = text_encode(t);
+            assert!(!e.contains(' ') && !e.contains('='), "{e}");
+            assert_eq!(text_decode(&e), t);
+        }
+        assert_eq!(text_encode("MPI_Send x"), "MPI_Send%20x");
+        assert_eq!(text_decode("50%"), "50%");
+    }
 
     #[test]
     fn parses_real_server_lines() {
