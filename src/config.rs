@@ -8,6 +8,7 @@ pub const TUNABLES: &[(&str, &str, &str)] = &[
     ("OXMPI_EAGER_LIMIT", "32768", "largest message (bytes) sent eagerly through shared-memory cells; larger ones use rendezvous"),
     ("OXMPI_CMA", "1", "1: large messages are single-copy with process_vm_readv; 0: pipelined copy through shared cells"),
     ("OXMPI_CMA_SPLIT", "65536", "contiguous messages at least this long (bytes) are copied by receiver and sender together, in chunks each claims; 0: the receiver copies alone"),
+    ("OXMPI_PACK_STREAM", "4194304", "non-contiguous point-to-point messages larger than this (bytes) are packed and unpacked a cell or a chunk at a time as they move, in bounded memory, instead of through a copy of the whole message"),
     ("OXMPI_RING_CELLS", "64", "cells per sender-receiver ring in the shared segment"),
     ("OXMPI_CELL_BYTES", "0", "payload bytes per cell (each cell also has a 64-byte header); 0: 8192 with up to 8 ranks on the node, 4096 above (ring memory grows with the square of the local ranks)"),
     ("OXMPI_SPIN_US", "50", "microseconds a waiting rank polls before yielding (OXMPI_OVERSUB_SPIN_US when ranks outnumber cores)"),
@@ -29,6 +30,13 @@ pub const TUNABLES: &[(&str, &str, &str)] = &[
     ("OXMPI_SCAN", "auto", "scan/exscan: linear (2 ranks) | recursive_doubling"),
     ("OXMPI_TEST_RANKS_PER_NODE", "0", "tests: pretend world ranks [0,k), [k,2k), ... are separate nodes, so the hierarchical collectives run on one host (0: off)"),
 ];
+
+/// OXMPI_PACK_STREAM, read once (the datatype layer stages messages before
+/// the state is entered).
+pub fn pack_stream() -> usize {
+    static V: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *V.get_or_init(|| get("OXMPI_PACK_STREAM") as usize)
+}
 
 /// A string tunable; None when unset or "auto".
 pub fn get_str(name: &str) -> Option<String> {

@@ -61,6 +61,7 @@ const IOV_MIN_BYTES: usize = 16 << 10;
 const IOV_MIN_PIECE_SEND: usize = 32 << 10;
 const IOV_MIN_PIECE_RECV: usize = 256;
 const IOV_MAX_BYTES_RECV: usize = 2 << 20;
+const IOV_MAX_PIECES: usize = 1 << 16;
 
 fn stage(
     t: &Arc<Type>,
@@ -70,7 +71,7 @@ fn stage(
     recv: bool,
 ) -> (*mut u8, usize, Option<Box<Staged>>) {
     let mut s = Staged::default();
-    let pieces = t.segs.len().saturating_mul(count);
+    let pieces = t.pieces().saturating_mul(count);
     let min_piece = if recv {
         IOV_MIN_PIECE_RECV
     } else {
@@ -78,20 +79,31 @@ fn stage(
     };
     let long_pieces = pieces.saturating_mul(min_piece) <= bytes;
     let short_recv = recv && pieces.saturating_mul(IOV_MIN_PIECE_SEND) > bytes;
-    if bytes >= IOV_MIN_BYTES && long_pieces && !(short_recv && bytes > IOV_MAX_BYTES_RECV) {
+    // A segment list is only made when it stays short (long pieces, at most
+    // 64 Ki of them): never one entry per element of a large message.
+    if bytes >= IOV_MIN_BYTES
+        && long_pieces
+        && pieces <= IOV_MAX_PIECES
+        && !(short_recv && bytes > IOV_MAX_BYTES_RECV)
+    {
         s.iov = crate::datatype::segments(t, count, user as usize);
     }
-    if recv {
+    let streamed = bytes > crate::config::pack_stream() && s.iov.is_empty();
+    if recv && streamed {
+        // Unpacked as it arrives: no landing area for the whole message.
+        s.stream = Some(crate::core::state::Stream::new(t.clone(), count, user));
+    } else if recv {
         // The landing area is used only if the message does not come by a
         // vectored copy; its pages are not touched otherwise.
         s.data = crate::core::pool::take(bytes);
         s.unpack = Some((t.clone(), count, user));
-    } else if s.iov.is_empty() {
+    } else if s.iov.is_empty() && !streamed {
         s.data = crate::core::pool::take(bytes);
         // SAFETY: the user buffer holds `count` elements of `t` (MPI's rule).
         unsafe { crate::datatype::pack(t, count, user, &mut s.data[..bytes]) };
     } else {
-        // Packed only if the send does not go by a vectored copy (`launch_send`).
+        // Packed only if the send goes neither by a vectored copy nor
+        // streamed cell by cell (`launch_send`).
         s.pack = Some((t.clone(), count, user));
     }
     let ptr = s.data.as_mut_ptr();
@@ -160,6 +172,17 @@ fn launch_send(
     if unpacked {
         if mode != SendMode::Buffered && st.try_send_iov(rid, comm, dest, tag, bytes)? {
             return Ok(());
+        }
+        if mode != SendMode::Buffered
+            && bytes > crate::config::pack_stream()
+            && bytes > st.cfg.eager_limit
+            && st.via_rings(comm, dest)
+        {
+            // A rendezvous with no contiguous source (address 0): the
+            // receiver answers CTS and the cells are packed as they go out.
+            // SAFETY: a rendezvous send reads no bytes at `buf` before the
+            // CTS, whose handler packs from the typed buffer instead.
+            return unsafe { st.start_send(rid, comm, dest, tag, std::ptr::null(), bytes, mode) };
         }
         let r = st.reqs.get_mut(rid).unwrap();
         r.buf = r.staged.as_mut().unwrap().ensure_packed();

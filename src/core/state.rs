@@ -180,6 +180,70 @@ pub struct Staged {
     pub pack: Option<(std::sync::Arc<crate::datatype::Type>, usize, *const u8)>,
     /// Receive: the message went straight into the user buffer (no unpack).
     pub direct: bool,
+    /// Receive of a large non-contiguous message: unpacked as it arrives,
+    /// with no landing area (`config::pack_stream`).
+    pub stream: Option<Stream>,
+}
+
+/// Bytes a streamed receive reads from a contiguous sender at a time.
+const STREAM_CHUNK: usize = 1 << 20;
+
+/// A large non-contiguous message moved a cell (or a chunk) at a time: its
+/// type, count, typed buffer and how far the cursor got. Receives unpack
+/// into it as bytes arrive (in order: one message from one peer is FIFO);
+/// sends pack out of it as cells go out.
+#[derive(Debug)]
+pub struct Stream {
+    pub t: std::sync::Arc<crate::datatype::Type>,
+    pub count: usize,
+    pub base: *mut u8,
+    pub at: crate::datatype::CursorState,
+}
+
+impl Stream {
+    pub fn new(t: std::sync::Arc<crate::datatype::Type>, count: usize, base: *mut u8) -> Stream {
+        Stream {
+            t,
+            count,
+            base,
+            at: Default::default(),
+        }
+    }
+
+    /// Unpacks bytes [off, off + len) of the message into the typed buffer;
+    /// bytes past the typemap are dropped (a truncated message).
+    fn unpack(&mut self, off: usize, data: &[u8]) {
+        if off != self.at.position() {
+            return;
+        }
+        let mut c = crate::datatype::Cursor::resume(
+            &self.t,
+            self.count,
+            self.base,
+            crate::datatype::MemKind::Host,
+            self.at,
+        );
+        // SAFETY: `base` is the user's receive buffer of `count` elements of
+        // `t`, valid until the request completes; host memory cannot fail.
+        let _ = unsafe { c.unpack(data) };
+        self.at = c.state();
+    }
+
+    /// Packs the next bytes of the message into `out`; returns how many.
+    fn pack(&mut self, out: &mut [u8]) -> usize {
+        let mut c = crate::datatype::Cursor::resume(
+            &self.t,
+            self.count,
+            self.base,
+            crate::datatype::MemKind::Host,
+            self.at,
+        );
+        // SAFETY: `base` is the user's send buffer of `count` elements of
+        // `t`, valid until the request completes; host memory cannot fail.
+        let n = unsafe { c.pack(out) }.unwrap_or(0);
+        self.at = c.state();
+        n
+    }
 }
 
 impl Staged {
@@ -205,13 +269,29 @@ impl Request {
     /// Stores a piece of the incoming message at `off` (what lies beyond the
     /// buffer is dropped: the status already says MPI_ERR_TRUNCATE) and counts it.
     fn take_piece(&mut self, off: usize, payload: &[u8]) {
+        self.store(off, payload);
+        self.got += payload.len();
+    }
+
+    /// Writes bytes [off, off + len) of the incoming message into the
+    /// receive buffer, or unpacks them into the typed buffer of a streamed
+    /// receive; what lies beyond the buffer is dropped.
+    fn store(&mut self, off: usize, payload: &[u8]) {
+        if let Some(s) = self.staged.as_mut().and_then(|s| s.stream.as_mut()) {
+            s.unpack(off, payload);
+            return;
+        }
         if off < self.cap {
             let n = payload.len().min(self.cap - off);
             // SAFETY: a receive buffer holds `cap` bytes (checked when it was posted)
             // and stays valid until the request completes.
             unsafe { crate::sys::copy(self.buf.add(off), payload.as_ptr(), n) };
         }
-        self.got += payload.len();
+    }
+
+    /// A receive unpacked as it arrives (no landing area).
+    pub fn streamed(&self) -> bool {
+        self.staged.as_ref().is_some_and(|s| s.stream.is_some())
     }
 
     /// A send that completed when it was started (its cell is in the ring).
@@ -293,6 +373,9 @@ struct Out {
     sent: usize,
     started: bool,
     done_req: Option<ReqId>,
+    /// A non-contiguous message packed a cell at a time instead of read
+    /// from `data`: the stream, and a packed cell that did not fit yet.
+    pack: Option<Box<(Stream, Vec<u8>)>>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -646,11 +729,16 @@ impl State {
             kind::CTS => {
                 if let Some(rid) = self.reqs.from_token(h.sreq) {
                     let r = self.reqs.get_mut(rid).unwrap();
-                    if let Some(s) = r.staged.as_mut() {
-                        // A vectored send that the receiver could not copy
-                        // directly goes through the rings packed.
-                        r.buf = s.ensure_packed();
-                    }
+                    // A non-contiguous send not packed yet (a streamed one,
+                    // or a vectored one the receiver could not copy
+                    // directly) is packed cell by cell as it goes out.
+                    let pack =
+                        r.staged
+                            .as_mut()
+                            .and_then(|s| s.pack.take())
+                            .map(|(t, count, src)| {
+                                Box::new((Stream::new(t, count, src as *mut u8), Vec::new()))
+                            });
                     let hdr = CellHeader {
                         rreq: h.rreq,
                         total: h.total,
@@ -665,6 +753,7 @@ impl State {
                         sent: 0,
                         started: false,
                         done_req: Some(rid),
+                        pack,
                     };
                     self.send_out(w, out);
                 }
@@ -710,9 +799,7 @@ impl State {
                 if total > r.cap {
                     r.status.error = MPI_ERR_TRUNCATE;
                 }
-                let n = first.len().min(r.cap);
-                // SAFETY: the receive buffer holds `cap` bytes.
-                unsafe { crate::sys::copy(r.buf, first.as_ptr(), n) };
+                r.store(0, first);
                 if multi {
                     r.total = total;
                     r.got = first.len();
@@ -864,7 +951,51 @@ impl State {
         }
         let n = total.min(r.cap);
         let buf = r.buf;
-        if self.cma_ok[w] {
+        // A streamed receive (no landing area) reads a contiguous sender's
+        // buffer a chunk at a time and unpacks each; from a sender that
+        // streams (addr 0: nothing contiguous to read) or sends vectored, it
+        // takes the cells the CTS below asks for.
+        if r.streamed() {
+            if self.cma_ok[w] && addr != 0 && niov == 0 {
+                let pid = self.pids[w];
+                let mut bounce = super::pool::take(STREAM_CHUNK.min(n));
+                let mut off = 0;
+                let mut res = Ok(());
+                while off < n && res.is_ok() {
+                    let len = (n - off).min(bounce.len());
+                    // SAFETY: `bounce` holds at least `len` bytes; the sender keeps
+                    // its `total` bytes at `addr` until our FIN.
+                    res = unsafe {
+                        crate::sys::cma_read(pid, addr as usize + off, bounce.as_mut_ptr(), len)
+                    };
+                    if res.is_ok() {
+                        r.store(off, &bounce[..len]);
+                        off += len;
+                    }
+                }
+                super::pool::give(bounce);
+                match res {
+                    Ok(()) => {
+                        self.cma_proven[w] = true;
+                        self.send_ctrl(w, kind::FIN, sreq, 0);
+                        self.complete(rid);
+                        return;
+                    }
+                    // Nothing was unpacked out of order: the cells start over.
+                    Err(_) if off == 0 => self.cma_ok[w] = false,
+                    Err(e) => {
+                        let r = self.reqs.get_mut(rid).unwrap();
+                        r.status.error = MPI_ERR_OTHER;
+                        if std::env::var_os("OXMPI_DEBUG").is_some() {
+                            eprintln!("oxmpi[{}]: process_vm_readv from rank {w} failed after {off} bytes ({e})", self.rank);
+                        }
+                        self.send_ctrl(w, kind::FIN, sreq, 0);
+                        self.complete(rid);
+                        return;
+                    }
+                }
+            }
+        } else if self.cma_ok[w] && (addr != 0 || niov != 0) {
             let local = r
                 .staged
                 .as_mut()
@@ -1159,17 +1290,38 @@ impl State {
             };
             h.len = n as u32;
             h.offset = out.sent as u64;
+            if let Some(p) = out.pack.as_mut() {
+                // The next cell's bytes, packed once (kept if the ring is full).
+                let (stream, cell) = &mut **p;
+                if cell.is_empty() && n > 0 {
+                    cell.resize(n, 0);
+                    let got = stream.pack(cell);
+                    cell.truncate(got);
+                }
+            }
             let payload: &[u8] = if n == 0 {
                 &[]
+            } else if let Some(p) = out.pack.as_ref() {
+                &p.1
             } else {
                 // SAFETY: `data` holds `total` bytes for as long as the message is
                 // outgoing (user buffer of an incomplete request, per MPI rules).
                 unsafe { std::slice::from_raw_parts(out.data.add(out.sent), n) }
             };
+            let n = payload.len();
+            h.len = n as u32;
             // EAGER and FRAG cells use none of the fields an inline payload covers.
             let inline = h.kind == kind::EAGER || h.kind == kind::FRAG;
             if !shm.push(li, &h, payload, inline) {
                 return false;
+            }
+            if let Some(p) = out.pack.as_mut() {
+                p.1.clear();
+                if n == 0 && out.started {
+                    // The typemap ended before `total` (cannot happen for a
+                    // valid send); stop rather than loop.
+                    return true;
+                }
             }
             out.started = true;
             out.sent += n;
@@ -1428,6 +1580,7 @@ impl State {
                         sent: 0,
                         started: false,
                         done_req: (!sync).then_some(rid),
+                        pack: None,
                     }
                 } else {
                     hdr.kind = kind::RTS;
@@ -1443,6 +1596,15 @@ impl State {
                 "world rank {w} is on another host and no inter-node transport is available"
             )),
         }
+    }
+
+    /// Whether rank `dest` of `comm` is reached through this node's rings
+    /// (where a send can stream its packed cells).
+    pub fn via_rings(&self, comm: c_int, dest: i32) -> bool {
+        self.comm(comm)
+            .ok()
+            .filter(|c| dest >= 0 && dest < c.peer_size())
+            .is_some_and(|c| matches!(self.paths[c.peer_world(dest) as usize], Path::Shm(_)))
     }
 
     /// Starts the send of request `rid`, whose staged data is a segment list
@@ -1543,9 +1705,7 @@ impl State {
                 if u.total > r.cap {
                     r.status.error = MPI_ERR_TRUNCATE;
                 }
-                let n = data.len().min(r.cap);
-                // SAFETY: the receive buffer holds `cap` bytes.
-                unsafe { crate::sys::copy(r.buf, data.as_ptr(), n) };
+                r.store(0, &data);
                 self.complete(rid);
                 if let Some(s) = u.sync_sreq {
                     self.send_ctrl(u.peer, kind::ACK, s, 0);
@@ -1668,6 +1828,7 @@ impl Out {
             sent: 0,
             started: false,
             done_req: None,
+            pack: None,
         }
     }
 }

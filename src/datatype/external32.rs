@@ -61,7 +61,7 @@ pub fn size(t: &Type, count: usize) -> Result<usize> {
     for r in &t.runs {
         n += r.count * fields(r.basic)?.iter().map(|f| f.2).sum::<usize>();
     }
-    Ok(n * count)
+    Ok(n * t.reps.max(1) * count)
 }
 
 /// Converts `count` elements of `t` at `src` to external32 in `out` (which has `size(t, count)` bytes).
@@ -72,29 +72,32 @@ pub unsafe fn pack(t: &Type, count: usize, src: *const u8, out: &mut [u8]) -> Re
     let mut pos = 0;
     let ext = t.extent();
     for i in 0..count {
-        for r in &t.runs {
-            let f = fields(r.basic)?;
-            let bs = basic_stride(r.basic);
-            for k in 0..r.count {
-                let at = i as isize * ext + r.off + (k * bs) as isize;
-                for &(fo, ns, es, _) in &f {
-                    let mut v = [0u8; 16];
-                    // SAFETY: the element lies in the caller's buffer.
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(
-                            src.offset(at + fo as isize),
-                            v.as_mut_ptr(),
-                            ns,
-                        )
-                    };
-                    if ns == LD {
-                        v = crate::op::f80::to_binary128(&v).to_le_bytes();
+        for rep in 0..t.reps.max(1) {
+            for r in &t.runs {
+                let f = fields(r.basic)?;
+                let bs = basic_stride(r.basic);
+                for k in 0..r.count {
+                    let at =
+                        i as isize * ext + rep as isize * t.rep_stride + r.off + (k * bs) as isize;
+                    for &(fo, ns, es, _) in &f {
+                        let mut v = [0u8; 16];
+                        // SAFETY: the element lies in the caller's buffer.
+                        unsafe {
+                            std::ptr::copy_nonoverlapping(
+                                src.offset(at + fo as isize),
+                                v.as_mut_ptr(),
+                                ns,
+                            )
+                        };
+                        if ns == LD {
+                            v = crate::op::f80::to_binary128(&v).to_le_bytes();
+                        }
+                        // little-endian native: the low `es` bytes, reversed
+                        for b in 0..es {
+                            out[pos + b] = v[es - 1 - b];
+                        }
+                        pos += es;
                     }
-                    // little-endian native: the low `es` bytes, reversed
-                    for b in 0..es {
-                        out[pos + b] = v[es - 1 - b];
-                    }
-                    pos += es;
                 }
             }
         }
@@ -110,30 +113,37 @@ pub unsafe fn unpack(t: &Type, count: usize, inp: &[u8], dst: *mut u8) -> Result
     let mut pos = 0;
     let ext = t.extent();
     for i in 0..count {
-        for r in &t.runs {
-            let f = fields(r.basic)?;
-            let bs = basic_stride(r.basic);
-            for k in 0..r.count {
-                let at = i as isize * ext + r.off + (k * bs) as isize;
-                for &(fo, ns, es, signed) in &f {
-                    let mut v = [0u8; 16];
-                    for b in 0..es {
-                        v[b] = inp[pos + es - 1 - b];
-                    }
-                    if ns == LD {
-                        let x = crate::op::f80::from_binary128(u128::from_le_bytes(v));
-                        v[..LD].copy_from_slice(&x);
-                    }
-                    if ns > es && signed && v[es - 1] & 0x80 != 0 {
-                        for b in v.iter_mut().take(ns).skip(es) {
-                            *b = 0xff;
+        for rep in 0..t.reps.max(1) {
+            for r in &t.runs {
+                let f = fields(r.basic)?;
+                let bs = basic_stride(r.basic);
+                for k in 0..r.count {
+                    let at =
+                        i as isize * ext + rep as isize * t.rep_stride + r.off + (k * bs) as isize;
+                    for &(fo, ns, es, signed) in &f {
+                        let mut v = [0u8; 16];
+                        for b in 0..es {
+                            v[b] = inp[pos + es - 1 - b];
                         }
+                        if ns == LD {
+                            let x = crate::op::f80::from_binary128(u128::from_le_bytes(v));
+                            v[..LD].copy_from_slice(&x);
+                        }
+                        if ns > es && signed && v[es - 1] & 0x80 != 0 {
+                            for b in v.iter_mut().take(ns).skip(es) {
+                                *b = 0xff;
+                            }
+                        }
+                        // SAFETY: the element lies in the caller's buffer.
+                        unsafe {
+                            std::ptr::copy_nonoverlapping(
+                                v.as_ptr(),
+                                dst.offset(at + fo as isize),
+                                ns,
+                            )
+                        };
+                        pos += es;
                     }
-                    // SAFETY: the element lies in the caller's buffer.
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(v.as_ptr(), dst.offset(at + fo as isize), ns)
-                    };
-                    pos += es;
                 }
             }
         }

@@ -3,9 +3,14 @@
 //! pack/unpack cursor that moves data between a typed buffer and a
 //! contiguous byte stream.
 //!
-//! A type's typemap for one element is `runs` (offset, basic type, count),
-//! adjacent runs of one basic type merged; `segs` is the same map as byte
-//! segments, merged where adjacent, which drives pack/unpack. `count`
+//! A type's typemap for one element is `reps` copies of a unit, copy k at
+//! `k * rep_stride`; the unit is `runs` (offset, basic type, count),
+//! adjacent runs of one basic type merged, and `segs`, the same map as byte
+//! segments, merged where adjacent, which drives pack/unpack. Small types
+//! are one unit (`reps` = 1); a constructor whose result would have more
+//! than `EXPAND_LIMIT` pieces keeps its outermost repetition as `reps`
+//! instead (a vector of 135 M `long long` is one run repeated, not 135 M
+//! runs), so a type's memory is bounded by its inner levels. `count`
 //! elements of a type lie at `i * extent` for i in 0..count.
 //! Owns no global state; the handle table is in `core::state`.
 
@@ -47,8 +52,13 @@ pub enum TypeRef {
 
 #[derive(Clone, Debug)]
 pub struct Type {
+    /// The unit's runs and byte segments (offsets from the element's start).
     pub runs: Vec<Run>,
     pub segs: Vec<(isize, usize)>,
+    /// Copies of the unit in one element (at least 1), `rep_stride` apart.
+    pub reps: usize,
+    pub rep_stride: isize,
+    /// Bytes of data in one element (all its copies of the unit).
     pub size: usize,
     pub lb: isize,
     pub ub: isize,
@@ -171,6 +181,8 @@ impl Type {
         Type {
             runs,
             segs,
+            reps: 1,
+            rep_stride: 0,
             size,
             lb,
             ub,
@@ -185,15 +197,20 @@ impl Type {
 
     /// True when `count` elements are one contiguous byte range starting at `segs[0].0`.
     pub fn is_contiguous(&self, count: usize) -> bool {
-        self.size == 0
-            || (self.segs.len() == 1 && (count <= 1 || self.extent() == self.size as isize))
+        // One segment per unit, the copies of the unit back to back.
+        let one_range =
+            self.segs.len() == 1 && (self.reps == 1 || self.segs[0].1 as isize == self.rep_stride);
+        self.size == 0 || (one_range && (count <= 1 || self.extent() == self.size as isize))
     }
 
     /// The one basic type all data is made of, if there is one (for reductions).
     pub fn homogeneous(&self) -> Option<(c_int, usize)> {
         let b = self.runs.first()?.basic;
         if self.runs.iter().all(|r| r.basic == b) {
-            Some((b, self.runs.iter().map(|r| r.count).sum()))
+            Some((
+                b,
+                self.runs.iter().map(|r| r.count).sum::<usize>() * self.reps,
+            ))
         } else {
             None
         }
@@ -201,10 +218,80 @@ impl Type {
 
     /// Basic elements in one element of the type.
     pub fn elements(&self) -> usize {
+        self.unit_elements() * self.reps
+    }
+
+    fn unit_elements(&self) -> usize {
         self.runs
             .iter()
             .map(|r| r.count * basic_elements(r.basic))
             .sum()
+    }
+
+    /// Bytes of data in one copy of the unit.
+    pub fn unit_size(&self) -> usize {
+        self.size / self.reps.max(1)
+    }
+
+    /// Byte pieces of one element (before merging across copies of the unit).
+    pub fn pieces(&self) -> usize {
+        self.segs.len().saturating_mul(self.reps)
+    }
+
+    /// The runs of one whole element, every copy of the unit written out
+    /// (for building types from this one when that stays small).
+    pub fn expanded_runs(&self) -> Vec<Run> {
+        if self.reps == 1 {
+            return self.runs.clone();
+        }
+        let mut v = Vec::with_capacity(self.runs.len() * self.reps);
+        for k in 0..self.reps {
+            let base = k as isize * self.rep_stride;
+            for r in &self.runs {
+                push_run(
+                    &mut v,
+                    Run {
+                        off: base + r.off,
+                        ..*r
+                    },
+                );
+            }
+        }
+        v
+    }
+
+    /// `reps` copies of a unit made of `runs`, `stride` apart; one unit
+    /// when that is as compact (a single dense run).
+    pub fn repeated(
+        runs: Vec<Run>,
+        reps: usize,
+        stride: isize,
+        bounds: Option<(isize, isize)>,
+        env: Envelope,
+        committed: bool,
+    ) -> Type {
+        if reps <= 1 {
+            return Type::from_runs(runs, bounds, env, committed);
+        }
+        if let [r] = runs.as_slice() {
+            if (r.count * basic_stride(r.basic)) as isize == stride {
+                let one = Run {
+                    count: r.count * reps,
+                    ..*r
+                };
+                return Type::from_runs(vec![one], bounds, env, committed);
+            }
+        }
+        let mut t = Type::from_runs(runs, None, env, committed);
+        let (ulb, uub) = (t.true_lb, t.true_ub);
+        let last = (reps as isize - 1) * stride;
+        t.true_lb = ulb + last.min(0);
+        t.true_ub = uub + last.max(0);
+        t.size *= reps;
+        t.reps = reps;
+        t.rep_stride = stride;
+        (t.lb, t.ub) = bounds.unwrap_or((t.true_lb, t.true_ub));
+        t
     }
 }
 
@@ -227,6 +314,7 @@ fn replicate(old: &Type, blocks: impl Iterator<Item = (isize, usize)>) -> (Vec<R
     let mut runs = Vec::new();
     let (mut lb, mut ub) = (isize::MAX, isize::MIN);
     let ext = old.extent();
+    let old_runs = old.expanded_runs();
     for (disp, bl) in blocks {
         if bl == 0 {
             continue;
@@ -235,9 +323,9 @@ fn replicate(old: &Type, blocks: impl Iterator<Item = (isize, usize)>) -> (Vec<R
         let last = disp + (bl as isize - 1) * ext;
         lb = lb.min(first.min(last) + old.lb);
         ub = ub.max(first.max(last) + old.ub);
-        if old.runs.len() == 1 && old.size as isize == ext && old.runs[0].off == old.lb {
+        if old_runs.len() == 1 && old.size as isize == ext && old_runs[0].off == old.lb {
             // Copies of a dense type are one run.
-            let r = old.runs[0];
+            let r = old_runs[0];
             push_run(
                 &mut runs,
                 Run {
@@ -250,7 +338,7 @@ fn replicate(old: &Type, blocks: impl Iterator<Item = (isize, usize)>) -> (Vec<R
         }
         for j in 0..bl {
             let base = disp + j as isize * ext;
-            for r in &old.runs {
+            for r in &old_runs {
                 push_run(
                     &mut runs,
                     Run {
@@ -287,10 +375,54 @@ fn env(combiner: c_int, ints: Vec<c_int>, aints: Vec<isize>, types: Vec<TypeRef>
     }
 }
 
+/// More pieces than this in one element and a constructor keeps its
+/// outermost repetition (`Type::reps`) instead of writing every copy out.
+#[cfg(not(test))]
+pub const EXPAND_LIMIT: usize = 4096;
+/// Small in tests, so that the randomized tests build repeated types.
+#[cfg(test)]
+pub const EXPAND_LIMIT: usize = 6;
+
+/// Pieces (runs and segments) of `copies` copies of `old`, written out.
+fn expanded_size(old: &Type, copies: usize) -> usize {
+    (old.runs.len() + old.segs.len())
+        .saturating_mul(old.reps)
+        .saturating_mul(copies)
+}
+
+/// The typemap of `reps` copies, `stride` apart, of a block of `bl`
+/// consecutive copies of `old` (the vectors and contiguous): written out
+/// when small, else the block is the unit and the copies its repetition.
+/// Returns the type's runs, repetition, and (lb, ub).
+fn repeat_blocks(
+    old: &Type,
+    reps: usize,
+    bl: usize,
+    stride: isize,
+) -> (Vec<Run>, usize, isize, isize, isize) {
+    if reps <= 1 || expanded_size(old, reps.saturating_mul(bl)) <= EXPAND_LIMIT {
+        let (runs, lb, ub) = replicate(old, (0..reps).map(|i| (i as isize * stride, bl)));
+        return (runs, 1, 0, lb, ub);
+    }
+    let (unit, ulb, uub) = replicate(old, std::iter::once((0, bl)));
+    if bl == 0 || ulb > uub {
+        return (Vec::new(), 1, 0, 0, 0);
+    }
+    let last = (reps as isize - 1) * stride;
+    (unit, reps, stride, ulb + last.min(0), uub + last.max(0))
+}
+
 pub fn contiguous(count: usize, oh: c_int, old: &Arc<Type>) -> Type {
-    let (runs, lb, ub) = replicate(old, std::iter::once((0, count)));
-    Type::from_runs(
+    let (bl, reps) = if expanded_size(old, count) <= EXPAND_LIMIT {
+        (count, 1)
+    } else {
+        (1, count)
+    };
+    let (runs, reps, stride, lb, ub) = repeat_blocks(old, reps, bl, old.extent());
+    Type::repeated(
         runs,
+        reps,
+        stride,
         Some((lb, ub)),
         env(
             MPI_COMBINER_CONTIGUOUS,
@@ -310,7 +442,7 @@ pub fn hvector(
     old: &Arc<Type>,
     elem_stride: Option<c_int>,
 ) -> Type {
-    let (runs, lb, ub) = replicate(old, (0..count).map(|i| (i as isize * stride, bl)));
+    let (runs, reps, rstride, lb, ub) = repeat_blocks(old, count, bl, stride);
     let e = match elem_stride {
         Some(s) => env(
             MPI_COMBINER_VECTOR,
@@ -325,7 +457,7 @@ pub fn hvector(
             vec![tref(oh, old)],
         ),
     };
-    Type::from_runs(runs, Some((lb, ub)), e, false)
+    Type::repeated(runs, reps, rstride, Some((lb, ub)), e, false)
 }
 
 /// Indexed family: block i has `bls[i]` elements at byte displacement `displs[i]`.
@@ -377,8 +509,10 @@ pub fn structure(bls: &[usize], displs: &[isize], types: &[(c_int, Arc<Type>)]) 
 }
 
 pub fn resized(oh: c_int, old: &Arc<Type>, lb: isize, extent: isize) -> Type {
-    let mut t = Type::from_runs(
+    let mut t = Type::repeated(
         old.runs.clone(),
+        old.reps,
+        old.rep_stride,
         Some((lb, lb + extent)),
         env(
             MPI_COMBINER_RESIZED,
@@ -606,65 +740,101 @@ pub struct Cursor<'a> {
     count: usize,
     base: *mut u8,
     kind: MemKind,
-    /// Current element, segment in it, and bytes of that segment done.
+    s: CursorState,
+}
+
+/// Where a cursor stands, kept between calls (a message streamed through
+/// ring cells packs or unpacks a cell at a time).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CursorState {
+    /// Current element, copy of the unit in it, segment in that, and bytes
+    /// of that segment done.
     elem: usize,
+    rep: usize,
     seg: usize,
     off: usize,
     /// Bytes of the packed stream done so far.
     done: usize,
 }
 
+impl CursorState {
+    /// Bytes of the packed stream done so far.
+    pub fn position(&self) -> usize {
+        self.done
+    }
+}
+
 impl<'a> Cursor<'a> {
     pub fn new(t: &'a Type, count: usize, base: *mut u8, kind: MemKind) -> Cursor<'a> {
+        Cursor::resume(t, count, base, kind, CursorState::default())
+    }
+
+    /// A cursor that goes on from `s` (a state of a cursor over the same
+    /// type, count and buffer).
+    pub fn resume(
+        t: &'a Type,
+        count: usize,
+        base: *mut u8,
+        kind: MemKind,
+        s: CursorState,
+    ) -> Cursor<'a> {
         Cursor {
             t,
             count,
             base,
             kind,
-            elem: 0,
-            seg: 0,
-            off: 0,
-            done: 0,
+            s,
         }
+    }
+
+    /// Where it stands, to resume later.
+    pub fn state(&self) -> CursorState {
+        self.s
     }
 
     /// Bytes of the packed stream done so far.
     pub fn position(&self) -> usize {
-        self.done
+        self.s.done
     }
 
     /// Bytes of the packed stream still to go.
     pub fn remaining(&self) -> usize {
-        self.t.size * self.count - self.done
+        self.t.size * self.count - self.s.done
     }
 
     /// Visits up to `n` bytes of the typemap from the current position as
     /// (address in the typed buffer, offset in `n`, length) pieces.
     fn walk(&mut self, n: usize, mut f: impl FnMut(*mut u8, usize, usize)) -> usize {
         let ext = self.t.extent();
+        let reps = self.t.reps.max(1);
+        let c = &mut self.s;
         let mut moved = 0;
-        while moved < n && self.elem < self.count {
+        while moved < n && c.elem < self.count {
             if self.t.segs.is_empty() {
                 break;
             }
-            let (off, len) = self.t.segs[self.seg];
-            let k = (len - self.off).min(n - moved);
-            let at = self
-                .base
-                .wrapping_offset(self.elem as isize * ext + off + self.off as isize);
+            let (off, len) = self.t.segs[c.seg];
+            let k = (len - c.off).min(n - moved);
+            let at = self.base.wrapping_offset(
+                c.elem as isize * ext + c.rep as isize * self.t.rep_stride + off + c.off as isize,
+            );
             f(at, moved, k);
             moved += k;
-            self.off += k;
-            if self.off == len {
-                self.off = 0;
-                self.seg += 1;
-                if self.seg == self.t.segs.len() {
-                    self.seg = 0;
-                    self.elem += 1;
+            c.off += k;
+            if c.off == len {
+                c.off = 0;
+                c.seg += 1;
+                if c.seg == self.t.segs.len() {
+                    c.seg = 0;
+                    c.rep += 1;
+                    if c.rep == reps {
+                        c.rep = 0;
+                        c.elem += 1;
+                    }
                 }
             }
         }
-        self.done += moved;
+        c.done += moved;
         moved
     }
 
@@ -731,14 +901,16 @@ pub unsafe fn unpack(t: &Type, count: usize, inp: &[u8], dst: *mut u8) {
 /// segments in stream order, adjacent ones merged (for vectored copies).
 pub fn segments(t: &Type, count: usize, base: usize) -> Vec<[usize; 2]> {
     let ext = t.extent();
-    let mut v: Vec<[usize; 2]> = Vec::with_capacity(t.segs.len() * count.min(1 << 16));
+    let mut v: Vec<[usize; 2]> = Vec::with_capacity(t.pieces().saturating_mul(count).min(1 << 16));
     for i in 0..count {
-        let b = base.wrapping_add_signed(i as isize * ext);
-        for &(off, len) in &t.segs {
-            let a = b.wrapping_add_signed(off);
-            match v.last_mut() {
-                Some(l) if l[0] + l[1] == a => l[1] += len,
-                _ => v.push([a, len]),
+        for k in 0..t.reps.max(1) {
+            let b = base.wrapping_add_signed(i as isize * ext + k as isize * t.rep_stride);
+            for &(off, len) in &t.segs {
+                let a = b.wrapping_add_signed(off);
+                match v.last_mut() {
+                    Some(l) if l[0] + l[1] == a => l[1] += len,
+                    _ => v.push([a, len]),
+                }
             }
         }
     }
@@ -751,9 +923,11 @@ pub fn elements_in(t: &Type, bytes: usize) -> Option<usize> {
     if t.size == 0 {
         return Some(0);
     }
-    let whole = bytes / t.size;
-    let mut rest = bytes % t.size;
-    let mut n = whole * t.elements();
+    // Whole copies of the unit, then a prefix of one.
+    let unit = t.unit_size();
+    let whole = bytes / unit;
+    let mut rest = bytes % unit;
+    let mut n = whole * t.unit_elements();
     for r in &t.runs {
         if rest == 0 {
             break;
