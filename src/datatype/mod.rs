@@ -378,10 +378,10 @@ fn env(combiner: c_int, ints: Vec<c_int>, aints: Vec<isize>, types: Vec<TypeRef>
 /// More pieces than this in one element and a constructor keeps its
 /// outermost repetition (`Type::reps`) instead of writing every copy out.
 #[cfg(not(test))]
-pub const EXPAND_LIMIT: usize = 4096;
+const EXPAND_LIMIT: usize = 4096;
 /// Small in tests, so that the randomized tests build repeated types.
 #[cfg(test)]
-pub const EXPAND_LIMIT: usize = 6;
+const EXPAND_LIMIT: usize = 6;
 
 /// Pieces (runs and segments) of `copies` copies of `old`, written out.
 fn expanded_size(old: &Type, copies: usize) -> usize {
