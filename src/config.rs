@@ -28,6 +28,11 @@ pub const TUNABLES: &[(&str, &str, &str)] = &[
     ("OXMPI_GATHER", "auto", "gather: linear | binomial (equal blocks)"),
     ("OXMPI_SCATTER", "auto", "scatter: linear | binomial (equal blocks)"),
     ("OXMPI_SCAN", "auto", "scan/exscan: linear (2 ranks) | recursive_doubling"),
+    ("OXMPI_CMA_BOUNCE", "auto", "CMA copies whose destination lies 1-31 bytes past the source modulo 4096 go through a bounce buffer at the remote page offset: 1 always, 0 never, auto when a probe at the first CMA copy finds the kernel's copy slow there"),
+    ("OXMPI_DEBUG", "", "set: print why a fallback was taken (CMA refused, a failed single copy) to stderr"),
+    ("OXMPI_TIMEOUT", "", "mpirun: seconds before the job is killed, as --timeout (exit 124)"),
+    ("OXMPI_NODE_CPUS", "", "set by mpirun for each rank: the CPUs of the node, which decides whether waiting ranks spin first and which node-area collective forms run when ranks outnumber CPUs (unset: the CPUs online)"),
+    ("OXMPI_JOB", "", "set by mpirun for each rank: the job's name"),
     ("OXMPI_TEST_RANKS_PER_NODE", "0", "tests: pretend world ranks [0,k), [k,2k), ... are separate nodes, so the hierarchical collectives run on one host (0: off)"),
 ];
 

@@ -1,5 +1,11 @@
-//! Collective entry points (blocking): validate, then run the algorithms of
-//! `coll::basic` outside the library lock. Contiguous (predefined) datatypes.
+//! Collective entry points, blocking, nonblocking (`MPI_I*`) and persistent
+//! (`*_init`), and their schedule builders (`*_s`): validate the arguments,
+//! describe the buffers (any committed datatype: contiguous ones in place,
+//! others packed and unpacked), pick an algorithm of `coll::basic` /
+//! `coll::algos` (or a node-area form of `coll::shm`) by size, ranks and
+//! topology, and run the schedule outside the library lock. The
+//! intercommunicator forms are in `coll/inter.rs`, the large-count `_c`
+//! forms in `coll/large.rs`.
 
 use super::consts::*;
 use super::datatype::{describe, size_and_type};

@@ -1,20 +1,20 @@
-//! Collective algorithms, each written once as a schedule builder
-//! (`coll::sched`) and run blocking here or started nonblocking by the
-//! `MPI_I*` entry points:
+//! The first collective algorithms, each written once as a schedule builder
+//! (`coll::sched`) that the blocking, nonblocking and persistent entry points
+//! all run, plus the communicator view (`view`: context, members, the
+//! call's tag) and `choose`, which applies a forced `OXMPI_<COLL>`
+//! algorithm. More algorithms are in `algos`; the selection rules that pick
+//! one by size, ranks and topology are still in `abi::coll`'s builders.
 //!
 //! | collective | algorithm | restriction |
 //! |---|---|---|
 //! | barrier | dissemination | |
-//! | bcast | binomial tree | |
+//! | bcast | binomial tree, linear, scatter + allgather | |
 //! | reduce | binomial tree, lower ranks' data on the left | non-commutative ops reduce at rank 0, then move to root |
-//! | allreduce | recursive doubling with the fold for non-powers of two, lower rank on the left (identical bits on every rank) | commutative ops; others: reduce + bcast |
+//! | allreduce | recursive doubling with the fold for non-powers of two, lower rank on the left (identical bits on every rank); ring | ring: commutative ops |
 //! | gather(v), scatter(v) | linear at the root | |
-//! | allgather(v) | ring | |
-//! | alltoall(v) | pairwise exchange | |
-//! | reduce_scatter(_block) | reduce + scatterv | |
+//! | allgather(v) | ring, recursive doubling, linear | recursive doubling: blocks back to back |
+//! | alltoall(v) | pairwise exchange, linear | |
 //! | scan, exscan | linear chain | |
-//!
-//! Algorithm selection by size and topology is issue 4's work.
 
 use super::sched::{run, Loc, Sched, Step};
 use crate::abi::consts::*;

@@ -246,11 +246,27 @@ impl Progress for Sched {
                 }
             }
             if let Some(e) = bad {
-                return Err(err!(e, "a collective message did not fit its buffer (counts or datatypes differ between ranks)"));
+                return Err(step_error(e));
             }
             self.cur += 1;
             self.entered = false;
         }
+    }
+}
+
+/// The error of a collective whose message (or step) failed with class `e`.
+fn step_error(e: c_int) -> crate::core::error::Error {
+    if e == MPI_ERR_TRUNCATE {
+        err!(
+            e,
+            "a collective message did not fit its buffer (counts or datatypes differ between ranks)"
+        )
+    } else {
+        err!(
+            e,
+            "a step of the collective failed ({})",
+            crate::core::error::class_name(e)
+        )
     }
 }
 
@@ -284,7 +300,7 @@ pub fn run(comm: c_int, s: Sched) -> Result<()> {
         let e = r.status.error;
         st.reqs.remove(rid);
         if e != MPI_SUCCESS {
-            return Err(err!(e, "a collective message did not fit its buffer (counts or datatypes differ between ranks)"));
+            return Err(step_error(e));
         }
         Ok(Some(()))
     })

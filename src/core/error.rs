@@ -32,10 +32,6 @@ impl Error {
         self.comm = Some(comm);
         self
     }
-
-    pub fn not_implemented(func: &str) -> Error {
-        Error::new(MPI_ERR_OTHER, format!("not implemented: {func}"))
-    }
 }
 
 /// `err!(MPI_ERR_RANK, "dest={dest} ...")` builds an `Error`.

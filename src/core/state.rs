@@ -2,8 +2,9 @@
 //!
 //! Owns: communicators, requests, the matching engine's queues (through
 //! `core::matching`), per-peer outgoing queues, unexpected messages, the
-//! buffered-send pool, error handlers. Calls `transport`, `bootstrap`, `sys`.
-//! Must not call the abi layer.
+//! buffered-send pool, error handlers. Calls `transport`, `bootstrap`,
+//! `datatype`, `sys`; from `abi` it takes only the constants, the handle
+//! encoding and the user op type (no entry points).
 //!
 //! Protocols (cell kinds in `kind`):
 //! * eager (≤ OXMPI_EAGER_LIMIT): EAGER cell with the envelope and the first
@@ -12,6 +13,9 @@
 //!   copies with one `process_vm_readv` and answers FIN; where CMA is refused
 //!   (or OXMPI_CMA=0) it answers CTS and the sender streams DATA cells.
 //! * self: delivered in place through the same matching path.
+//! * non-contiguous messages above OXMPI_PACK_STREAM: RTS with address 0,
+//!   the receiver answers CTS, DATA cells packed as they go out and
+//!   unpacked as they arrive (`Stream`), in bounded memory.
 //!
 //! Hot path budget (eager send into a ring with room): no allocation, no
 //! syscall; the one lock is the library-wide mutex taken by the abi layer.

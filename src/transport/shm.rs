@@ -1,9 +1,14 @@
 //! Shared-memory transport between the ranks of one node.
 //!
-//! Owns: the job's segment (create, attach, unlink) and one SPSC ring per
-//! ordered pair of local ranks. Calls `sys` and `transport::ring`. Knows no
-//! tags or communicators: it moves cells whose header the core fills in; the
-//! core's matching engine interprets them.
+//! Owns: the job's segment (create, attach, unlink, `setup`), laid out as one
+//! SPSC ring per ordered pair of local ranks, then the split-copy slots
+//! (`SplitSlot`, 64 per ordered pair: the shared counters of a copy made by
+//! both sides), world's collective area and the pool of areas for other
+//! communicators (`coll::shm` reads and writes their slots and call lines),
+//! and the table of pool entries. Calls `sys` and `transport::ring`. Knows
+//! no tags or communicators: it moves cells whose header the core fills in;
+//! the core's matching engine interprets them. The CMA probe that decides
+//! whether the single-copy collectives may run (`probe_cma`) lives here too.
 //!
 //! Segment life: the lowest rank of the node creates `/oxmpi-<job>-<rank>`
 //! (mode 0600, O_EXCL), initialises every ring, then publishes the magic word;
