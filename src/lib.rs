@@ -1,13 +1,17 @@
 //! OxMPI: an MPI library with the MPICH ABI.
 //!
 //! Layers, data flowing downward only (docs/architecture.md):
-//! `abi` (C entry points) → `core` (state, matching, protocols, progress) →
-//! `transport` (self, shared memory) → `bootstrap` (PMI-1) → `sys` (libc).
+//! `abi` (C entry points) → `coll` (collectives) → `core` (state, matching,
+//! protocols, progress) → `datatype` → `op` → `transport` (self, shared
+//! memory) → `bootstrap` (PMI-1) → `sys` (libc); `base` (constants, handles,
+//! the error type) under them all.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 #![allow(clippy::missing_safety_doc)]
 
 pub mod abi;
+pub mod backoff;
+pub mod base;
 pub mod bootstrap;
 pub mod coll;
 pub mod config;

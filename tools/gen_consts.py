@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate src/abi/consts.rs from tests/data/mpich-4.0.2-constants.tsv.
+"""Generate src/base/consts.rs from tests/data/mpich-4.0.2-constants.tsv.
 
 The MPICH ABI fixes every predefined handle and constant; the table of values
 is the measured one (see docs/abi.md). Integer constants become `pub const`
@@ -26,5 +26,5 @@ for name, v in sorted(rows):
     else:
         lit = str(v)
     out.append(f"pub const {name}: c_int = {lit};")
-(root / "src/abi/consts.rs").write_text("\n".join(out) + "\n")
+(root / "src/base/consts.rs").write_text("\n".join(out) + "\n")
 print(f"{len(rows)} constants", file=sys.stderr)

@@ -8,15 +8,15 @@
 //! Conventions (handles, NULL vs sentinels, threads, panics): docs/abi.md.
 #![allow(non_camel_case_types, non_snake_case, clippy::not_unsafe_ptr_arg_deref)]
 
+pub use crate::base::{consts, handles, type_names};
+
 pub mod attr;
 pub mod coll;
 pub mod comm;
-pub mod consts;
 pub mod datatype;
 pub mod errh;
 pub mod group;
 pub mod guard;
-pub mod handles;
 pub mod info;
 pub mod init;
 pub mod large;
@@ -28,7 +28,6 @@ pub mod ptr;
 pub mod request;
 pub mod stubs;
 pub mod topo;
-pub mod type_names;
 
 use std::os::raw::{c_int, c_long, c_void};
 

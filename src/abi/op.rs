@@ -4,58 +4,16 @@ use super::consts::*;
 use super::handles::{self, KIND_OP};
 use super::ptr::{inp, out};
 use super::{MPI_Datatype, MPI_Op};
+use crate::coll::reduce::Operand;
 use crate::core::error::Result;
 use crate::core::runtime::with;
-use crate::datatype::Type;
 use crate::err;
 use crate::op;
+pub use crate::op::user::{apply, is_commutative, OpKind, UserFn, UserOp};
 use oxmpi_macros::mpi_fn;
 use std::os::raw::{c_int, c_void};
-use std::sync::Arc;
 
-/// A user reduction function: (invec, inoutvec, len, datatype).
-pub type UserFn = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut c_int);
 pub type MPI_User_function = c_void;
-
-#[derive(Clone, Copy)]
-pub struct UserOp {
-    pub f: UserFn,
-    pub commute: bool,
-    /// Made by MPI_Op_create_c: `len` is an `MPI_Count`.
-    pub big: bool,
-}
-
-impl UserOp {
-    /// Calls the user's function on `len` elements of `dt`.
-    ///
-    /// # Safety
-    /// `a` and `b` each hold `len` elements of `dt`, laid out as it says.
-    pub unsafe fn call(&self, a: *mut c_void, b: *mut c_void, len: usize, dt: MPI_Datatype) {
-        let mut d = dt;
-        if self.big {
-            let mut n = len as super::MPI_Count;
-            // SAFETY: an MPI_User_function_c (its `len` is an MPI_Count).
-            unsafe {
-                let f = std::mem::transmute::<UserFn, UserFnC>(self.f);
-                f(a, b, &mut n, &mut d)
-            }
-        } else {
-            let mut n = len as c_int;
-            // SAFETY: an MPI_User_function; the buffers are the caller's contract.
-            unsafe { (self.f)(a, b, &mut n, &mut d) }
-        }
-    }
-}
-
-/// The large-count user function: (invec, inoutvec, len, datatype).
-type UserFnC = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut super::MPI_Count, *mut c_int);
-
-/// What an op handle names.
-#[derive(Clone, Copy)]
-pub enum OpKind {
-    Builtin(c_int),
-    User(UserOp),
-}
 
 pub fn lookup(op: MPI_Op) -> Result<OpKind> {
     if op::is_builtin_op(op) {
@@ -75,13 +33,6 @@ pub fn lookup(op: MPI_Op) -> Result<OpKind> {
                 handles::kind_hint(op, KIND_OP)
             )
         })
-}
-
-pub fn is_commutative(k: &OpKind) -> bool {
-    match k {
-        OpKind::Builtin(_) => true,
-        OpKind::User(u) => u.commute,
-    }
 }
 
 /// Checks (op, datatype) before any data moves.
@@ -148,94 +99,6 @@ pub fn operand(k: &OpKind, dt: MPI_Datatype, count: c_int) -> Result<(Operand, u
             ))
         }
     }
-}
-
-/// What a reduction op is applied with (see `operand`).
-#[derive(Clone, Default)]
-pub struct Operand {
-    /// The datatype handle the op is called with.
-    pub dt: MPI_Datatype,
-    /// Packed bytes of one of its elements.
-    pub size: usize,
-    /// For a user op on a derived type whose packed stream is not laid out
-    /// as its buffers are: the type, to unpack operands before the call and
-    /// pack the result after.
-    pub native: Option<Arc<Type>>,
-}
-
-/// inout = in op inout for `count` elements of `o.dt`, both operands in
-/// packed form. A user op on a type with holes or padding sees its operands
-/// laid out as the type describes them (in scratch buffers), as it would in
-/// the user's own buffers. Must be called without the library lock.
-pub fn apply_packed(
-    k: &OpKind,
-    o: &Operand,
-    count: usize,
-    inbuf: &[u8],
-    inout: &mut [u8],
-) -> Result<()> {
-    let (Some(t), OpKind::User(u)) = (&o.native, k) else {
-        return apply(k, o.dt, count, inbuf, inout);
-    };
-    if count == 0 {
-        return Ok(());
-    }
-    // The bytes `count` elements touch, relative to the buffer address.
-    let ext = t.extent();
-    let last = (count as isize - 1) * ext;
-    let lo = last.min(0) + t.true_lb;
-    let hi = last.max(0) + t.true_ub;
-    let span = (hi - lo) as usize;
-    let mut a = vec![0u8; span];
-    let mut b = vec![0u8; span];
-    let (pa, pb) = (
-        a.as_mut_ptr().wrapping_offset(-lo),
-        b.as_mut_ptr().wrapping_offset(-lo),
-    );
-    // SAFETY: `span` bytes from `lo` cover every byte of `count` elements of
-    // `t` placed at pa / pb; the packed operands hold count * size bytes.
-    unsafe {
-        crate::datatype::unpack(t, count, inbuf, pa);
-        crate::datatype::unpack(t, count, inout, pb);
-    }
-    // SAFETY: two buffers each holding `count` elements of `o.dt` (built above).
-    unsafe { u.call(pa as *mut c_void, pb as *mut c_void, count, o.dt) };
-    // SAFETY: pb holds count elements of t; inout takes their packed bytes.
-    unsafe { crate::datatype::pack(t, count, pb, inout) };
-    Ok(())
-}
-
-/// inout = in op inout for `count` elements of `dt`, whose packed stream is
-/// laid out as its buffers are. Must be called without the library lock.
-pub fn apply(
-    k: &OpKind,
-    dt: MPI_Datatype,
-    count: usize,
-    inbuf: &[u8],
-    inout: &mut [u8],
-) -> Result<()> {
-    if count == 0 {
-        return Ok(());
-    }
-    match k {
-        OpKind::Builtin(o) => {
-            let e = op::check(*o, dt)?;
-            op::reduce_builtin(*o, e, count, inbuf, inout);
-        }
-        OpKind::User(u) => {
-            // SAFETY: both buffers hold `count` elements of `dt`, and the
-            // input is not written.
-            unsafe {
-                u.call(
-                    inbuf.as_ptr() as *mut c_void,
-                    inout.as_mut_ptr() as *mut c_void,
-                    count,
-                    dt,
-                )
-            };
-        }
-    }
-    Ok(())
 }
 
 #[mpi_fn]

@@ -5,6 +5,7 @@
 //! `Step::Reduce { src, dst }`, which computes dst = src op dst (src is the
 //! left operand): non-commutative callers keep operands in rank order.
 
+use super::fold::{combine_ordered, fold, unfold};
 use super::sched::{Loc, Sched, Step};
 
 /// Byte range of chunk `c` when `count` elements of `esize` bytes are split
@@ -22,110 +23,6 @@ fn span(bl: &[(usize, usize)], a: usize, b: usize) -> (usize, usize) {
     let start = bl[a].0;
     let end = bl[b - 1].0 + bl[b - 1].1;
     (start, end - start)
-}
-
-/// Combines a partner's data `got` into mine (`mine`) keeping rank order:
-/// mine = got op mine when the partner is the lower rank, else mine op got
-/// (through `got`, which it overwrites). Every pair computes the same bits.
-pub(crate) fn combine_ordered(
-    st: &mut Vec<Step>,
-    partner_lower: bool,
-    got: Loc,
-    mine: Loc,
-    count: usize,
-    len: usize,
-) {
-    if partner_lower {
-        st.push(Step::Reduce {
-            src: got,
-            dst: mine,
-            count,
-        });
-    } else {
-        st.push(Step::Reduce {
-            src: mine,
-            dst: got,
-            count,
-        });
-        st.push(Step::Copy {
-            src: got,
-            dst: mine,
-            len,
-        });
-    }
-}
-
-/// Folds ranks beyond the largest power of two into their neighbours (even
-/// rank r < 2*rem sends to r+1, which reduces); returns my rank among the
-/// power-of-two participants (None when folded away), the power of two and
-/// the map from participant rank to real rank.
-pub(crate) fn fold(
-    s: &mut Sched,
-    n: usize,
-    r: usize,
-    acc: Loc,
-    tmp: Loc,
-    len: usize,
-    count: usize,
-) -> (Option<usize>, usize, impl Fn(usize) -> usize) {
-    let mut p2 = 1;
-    while p2 * 2 <= n {
-        p2 *= 2;
-    }
-    let rem = n - p2;
-    let nr = if r < 2 * rem {
-        if r % 2 == 0 {
-            s.stage().push(Step::Send {
-                peer: r + 1,
-                at: acc,
-                len,
-            });
-            None
-        } else {
-            s.stage().push(Step::Recv {
-                peer: r - 1,
-                at: tmp,
-                len,
-            });
-            s.stage().push(Step::Reduce {
-                src: tmp,
-                dst: acc,
-                count,
-            });
-            Some(r / 2)
-        }
-    } else {
-        Some(r - rem)
-    };
-    (
-        nr,
-        p2,
-        move |x: usize| if x < rem { x * 2 + 1 } else { x + rem },
-    )
-}
-
-/// Sends the result back to the ranks `fold` set aside.
-pub(crate) fn unfold(s: &mut Sched, n: usize, r: usize, acc: Loc, len: usize) {
-    let mut p2 = 1;
-    while p2 * 2 <= n {
-        p2 *= 2;
-    }
-    let rem = n - p2;
-    if r < 2 * rem {
-        if r % 2 == 1 {
-            s.stage().push(Step::Send {
-                peer: r - 1,
-                at: acc,
-                len,
-            });
-        } else {
-            s.stage().push(Step::Recv {
-                peer: r + 1,
-                at: acc,
-                len,
-            });
-        }
-    }
 }
 
 /// Reduce-scatter by recursive halving among `p2` participants: at the end

@@ -17,8 +17,8 @@
 //! | scan, exscan | linear chain | |
 
 use super::sched::{run, Loc, Sched, Step};
-use crate::abi::consts::*;
-use crate::core::error::Result;
+use crate::base::consts::*;
+use crate::base::error::Result;
 use crate::core::runtime::with;
 use crate::err;
 use std::os::raw::c_int;
@@ -217,7 +217,7 @@ pub fn b_allreduce(
         b_bcast(s, n, r, acc, len, 0);
         return;
     }
-    let (newrank, p2, real) = super::algos::fold(s, n, r, acc, tmp, len, count);
+    let (newrank, p2, real) = super::fold::fold(s, n, r, acc, tmp, len, count);
     if let Some(nr) = newrank {
         let mut mask = 1;
         while mask < p2 {
@@ -234,11 +234,11 @@ pub fn b_allreduce(
                 at: acc,
                 len,
             });
-            super::algos::combine_ordered(s.stage(), partner < nr, tmp, acc, count, len);
+            super::fold::combine_ordered(s.stage(), partner < nr, tmp, acc, count, len);
             mask <<= 1;
         }
     }
-    super::algos::unfold(s, n, r, acc, len);
+    super::fold::unfold(s, n, r, acc, len);
 }
 
 /// Gathers blocks (offset, len) of `rbuf` at `root`; `mine` is None when the root's block is in place.

@@ -7,8 +7,8 @@
 //! parent's collective context with negative tags, which user traffic (tags
 //! >= 0, point-to-point context) can never match.
 
-use crate::abi::consts::*;
-use crate::core::error::Result;
+use crate::base::consts::*;
+use crate::base::error::Result;
 use crate::core::runtime::{wait_for, with};
 use crate::core::state::{ReqKind, Request, SendMode};
 use crate::err;

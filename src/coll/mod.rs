@@ -8,5 +8,7 @@
 pub mod algos;
 pub mod basic;
 pub mod create;
+pub mod fold;
+pub mod reduce;
 pub mod sched;
 pub mod shm;

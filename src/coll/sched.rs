@@ -8,12 +8,13 @@
 //! Steps address memory as `Loc`: user buffers by address, or scratch
 //! buffers the schedule owns (so a nonblocking collective outlives its call).
 
-use crate::abi::consts::*;
-use crate::abi::op::{apply_packed, OpKind, Operand};
-use crate::core::error::Result;
+use super::reduce::{apply_packed, Operand};
+use crate::base::consts::*;
+use crate::base::error::Result;
 use crate::core::state::{Progress, ReqId, ReqKind, Request, SendMode, State};
 use crate::datatype::Type;
 use crate::err;
+use crate::op::user::OpKind;
 use std::os::raw::c_int;
 use std::sync::Arc;
 
@@ -255,7 +256,7 @@ impl Progress for Sched {
 }
 
 /// The error of a collective whose message (or step) failed with class `e`.
-fn step_error(e: c_int) -> crate::core::error::Error {
+fn step_error(e: c_int) -> crate::base::error::Error {
     if e == MPI_ERR_TRUNCATE {
         err!(
             e,
@@ -265,7 +266,7 @@ fn step_error(e: c_int) -> crate::core::error::Error {
         err!(
             e,
             "a step of the collective failed ({})",
-            crate::core::error::class_name(e)
+            crate::base::error::class_name(e)
         )
     }
 }

@@ -48,11 +48,12 @@
 //! operations that other ranks need keep moving, and yield the CPU like any
 //! other wait.
 
-use crate::abi::consts::*;
-use crate::abi::op::{apply, apply_packed, OpKind, Operand};
+use super::reduce::{apply_packed, Operand};
+use crate::base::consts::*;
+use crate::base::error::Result;
 use crate::core::comm::{AreaClock, CollArea};
-use crate::core::error::Result;
 use crate::core::runtime::{wait_for, with};
+use crate::op::user::{apply, OpKind};
 use crate::transport::shm::{
     COLL_DATA, COLL_HALF, COLL_HDR, COLL_LINES, COLL_LINE_BYTES, COLL_SLOT,
 };

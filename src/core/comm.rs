@@ -10,8 +10,8 @@
 
 use super::error::Result;
 use super::state::State;
-use crate::abi::consts::*;
-use crate::abi::handles::{self, KIND_COMM, KIND_GROUP, KIND_INFO};
+use crate::base::consts::*;
+use crate::base::handles::{self, KIND_COMM, KIND_GROUP, KIND_INFO};
 use crate::err;
 use std::os::raw::{c_int, c_void};
 

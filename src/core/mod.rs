@@ -4,10 +4,10 @@
 //! the user op type (a ground floor for them is the transport-seam issue's
 //! work).
 pub mod comm;
-pub mod error;
+pub use crate::base::error;
 pub mod matching;
 pub mod pool;
-pub mod progress;
+pub use crate::backoff as progress;
 pub mod runtime;
 pub mod slab;
 pub mod state;

@@ -15,7 +15,7 @@
 use super::error::{Error, Result};
 use super::progress::Backoff;
 use super::state::State;
-use crate::abi::consts::*;
+use crate::base::consts::*;
 use crate::err;
 use parking_lot::lock_api::{RawMutex as _, RawMutexTimed as _};
 use parking_lot::RawMutex;

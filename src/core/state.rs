@@ -20,7 +20,7 @@
 //! Hot path budget (eager send into a ring with room): no allocation, no
 //! syscall; the one lock is the library-wide mutex taken by the abi layer.
 
-use crate::abi::consts::*;
+use crate::base::consts::*;
 use crate::bootstrap::pmi::Pmi;
 use crate::config::Config;
 use crate::core::comm::Comm;
@@ -454,7 +454,7 @@ pub struct State {
     pub groups: Slab<Vec<i32>>,
     pub keyvals: Slab<crate::core::comm::Keyval>,
     pub infos: Slab<Vec<(String, String)>>,
-    pub ops: Slab<crate::abi::op::UserOp>,
+    pub ops: Slab<crate::op::user::UserOp>,
     pub types: Slab<std::sync::Arc<crate::datatype::Type>>,
     pub builtin_type_names: HashMap<c_int, String>,
     /// Attributes on predefined datatypes (keyval, value), in the order set.

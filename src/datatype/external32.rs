@@ -7,8 +7,8 @@
 //! type.
 
 use super::{basic_size, basic_stride, Type};
-use crate::abi::consts::*;
-use crate::core::error::Result;
+use crate::base::consts::*;
+use crate::base::error::Result;
 use crate::err;
 use std::os::raw::c_int;
 

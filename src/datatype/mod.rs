@@ -16,9 +16,9 @@
 
 pub mod external32;
 
-use crate::abi::consts::*;
-use crate::abi::handles;
-use crate::core::error::Result;
+use crate::base::consts::*;
+use crate::base::error::Result;
+use crate::base::handles;
 use crate::err;
 use std::os::raw::c_int;
 use std::sync::Arc;

@@ -20,7 +20,7 @@ impl Rng {
 /// The data bytes of one basic element as (offset, length): a pair type's
 /// parts (its padding is not data), else the whole element.
 fn pieces(b: c_int) -> Vec<(usize, usize)> {
-    match crate::abi::handles::pair_parts(b) {
+    match crate::base::handles::pair_parts(b) {
         Some((p, _)) => p.to_vec(),
         None => vec![(0, basic_size(b))],
     }

@@ -123,7 +123,7 @@ impl PartialOrd for Ld {
 
 /// b = a op b for `n` long doubles in 16-byte slots (SUM, PROD, MAX, MIN).
 pub fn real_kernel(op: std::os::raw::c_int, n: usize, a: &[u8], b: &mut [u8]) {
-    use crate::abi::consts::*;
+    use crate::base::consts::*;
     for i in 0..n {
         let (x, y) = (a[i * SLOT..].as_ptr(), b[i * SLOT..].as_mut_ptr());
         // SAFETY: both slices hold n slots; each slot starts with a 10-byte value.
@@ -149,7 +149,7 @@ pub fn real_kernel(op: std::os::raw::c_int, n: usize, a: &[u8], b: &mut [u8]) {
 
 /// b = a op b for `n` long double complex values (32 bytes: re, im): SUM, PROD.
 pub fn complex_kernel(op: std::os::raw::c_int, n: usize, a: &[u8], b: &mut [u8]) {
-    use crate::abi::consts::*;
+    use crate::base::consts::*;
     for i in 0..n {
         let (x, y) = (a[2 * i * SLOT..].as_ptr(), b[2 * i * SLOT..].as_mut_ptr());
         // SAFETY: both slices hold n complex values of two slots each.
@@ -274,7 +274,7 @@ mod tests {
         // Padding is never written.
         let mut b = ld(7.0);
         b[12] = 0xab;
-        real_kernel(crate::abi::consts::MPI_SUM, 1, &ld(1.0), &mut b);
+        real_kernel(crate::base::consts::MPI_SUM, 1, &ld(1.0), &mut b);
         assert_eq!(back(&b), 8.0);
         assert_eq!(b[12], 0xab);
     }
@@ -288,7 +288,7 @@ mod tests {
         let mut b = [0u8; 32];
         b[..16].copy_from_slice(&ld(3.0));
         b[16..].copy_from_slice(&ld(-4.0));
-        complex_kernel(crate::abi::consts::MPI_PROD, 1, &a, &mut b);
+        complex_kernel(crate::base::consts::MPI_PROD, 1, &a, &mut b);
         assert_eq!((back(&b[..16]), back(&b[16..])), (11.0, 2.0));
     }
 

@@ -9,9 +9,10 @@
 //! as the element-wise rule requires. Owns no state; calls nothing.
 
 pub mod f80;
+pub mod user;
 
-use crate::abi::consts::*;
-use crate::core::error::Result;
+use crate::base::consts::*;
+use crate::base::error::Result;
 use crate::err;
 use std::os::raw::c_int;
 
@@ -498,7 +499,7 @@ mod tests {
         let bbytes = unsafe {
             std::slice::from_raw_parts_mut(bb.as_mut_ptr() as *mut u8, std::mem::size_of_val(b))
         };
-        let n = ab.len() / crate::abi::handles::type_size(dt).unwrap();
+        let n = ab.len() / crate::base::handles::type_size(dt).unwrap();
         reduce_builtin(op, e, n, ab, bbytes);
         bb
     }

@@ -169,7 +169,7 @@ impl Shm {
             m
         } else {
             let start = crate::sys::now();
-            let mut backoff = crate::core::progress::Backoff::new_default();
+            let mut backoff = crate::backoff::Backoff::new_default();
             loop {
                 if let Some(m) = ShmMap::open(name, len)? {
                     let h = m.base() as *const SegHeader;

@@ -4,7 +4,7 @@
 //! argument and its value. The C boundary (abi::guard) adds the function name
 //! and the rank and hands it to the error handler.
 
-use crate::abi::consts::*;
+use crate::base::consts::*;
 use std::os::raw::c_int;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,7 +38,7 @@ impl Error {
 #[macro_export]
 macro_rules! err {
     ($class:expr, $($fmt:tt)*) => {
-        $crate::core::error::Error::new($class, format!($($fmt)*))
+        $crate::base::error::Error::new($class, format!($($fmt)*))
     };
 }
 

@@ -5,7 +5,7 @@
 //! which never collide with predefined ones and carry their kind.
 
 use super::consts::*;
-use crate::core::error::Result;
+use crate::base::error::Result;
 use crate::err;
 use std::os::raw::c_int;
 

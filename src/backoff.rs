@@ -1,4 +1,5 @@
-//! Waiting without burning the machine: spin briefly, then `sched_yield`, then
+//! Waiting without burning the machine (used by the core's waits and the
+//! transport's setup; calls only `sys`): spin briefly, then `sched_yield`, then
 //! sleep with growing intervals (OXMPI_SPIN_US, OXMPI_YIELD_US, OXMPI_SLEEP_MAX_US).
 //! When ranks on the node outnumber its cores the spin phase lasts at most
 //! OXMPI_OVERSUB_SPIN_US instead, so `mpirun -n 8` on 2 cores hands the CPU
