@@ -28,7 +28,7 @@ use crate::core::error::{Error, Result};
 use crate::core::matching::Matcher;
 use crate::core::slab::Slab;
 use crate::err;
-use crate::transport::ring::CellHeader;
+use crate::transport::hdr::Hdr;
 use crate::transport::shm::{self, Shm};
 use std::collections::{HashMap, VecDeque};
 use std::os::raw::c_int;
@@ -369,7 +369,7 @@ struct Asm {
 
 /// One outgoing message (or the rest of one) waiting for ring space.
 struct Out {
-    hdr: CellHeader,
+    hdr: Hdr,
     first_kind: u16,
     rest_kind: u16,
     data: *const u8,
@@ -719,7 +719,7 @@ impl State {
         did
     }
 
-    fn handle_cell(&mut self, w: usize, h: &CellHeader, data: *const u8) {
+    fn handle_cell(&mut self, w: usize, h: &Hdr, data: *const u8) {
         // SAFETY: the cell's payload holds `len` bytes and stays valid until release.
         let payload = unsafe { std::slice::from_raw_parts(data, h.len as usize) };
         match h.kind {
@@ -743,7 +743,7 @@ impl State {
                             .map(|(t, count, src)| {
                                 Box::new((Stream::new(t, count, src as *mut u8), Vec::new()))
                             });
-                    let hdr = CellHeader {
+                    let hdr = Hdr {
                         rreq: h.rreq,
                         total: h.total,
                         ..Default::default()
@@ -898,7 +898,7 @@ impl State {
         }
     }
 
-    fn incoming_rts(&mut self, w: usize, h: &CellHeader) {
+    fn incoming_rts(&mut self, w: usize, h: &Hdr) {
         let uid = self.next_uid;
         match self.matcher.arrive(h.ctx, h.src, h.tag, uid) {
             Some(rid) => self.start_rndv(
@@ -1039,7 +1039,7 @@ impl State {
         let r = self.reqs.get_mut(rid).unwrap();
         r.total = total;
         r.got = 0;
-        let hdr = CellHeader {
+        let hdr = Hdr {
             kind: kind::CTS,
             sreq,
             rreq: token,
@@ -1085,7 +1085,7 @@ impl State {
         slot.done.store(0, Ordering::Relaxed);
         slot.failed.store(0, Ordering::Relaxed);
         slot.sender_left.store(0, Ordering::Relaxed);
-        let hdr = CellHeader {
+        let hdr = Hdr {
             kind: kind::CTS,
             flags: flag::SPLIT,
             sreq,
@@ -1124,7 +1124,7 @@ impl State {
     }
 
     /// Sender: the receiver asked to copy together; take chunks until none is left.
-    fn split_as_sender(&mut self, w: usize, h: &CellHeader) {
+    fn split_as_sender(&mut self, w: usize, h: &Hdr) {
         let Path::Shm(li) = self.paths[w] else {
             return;
         };
@@ -1251,7 +1251,7 @@ impl State {
             }
             return;
         }
-        let hdr = CellHeader {
+        let hdr = Hdr {
             kind: k,
             sreq,
             rreq,
@@ -1458,7 +1458,7 @@ impl State {
         if bytes > shm.payload() {
             return false;
         }
-        let hdr = CellHeader {
+        let hdr = Hdr {
             kind: kind::EAGER,
             ctx,
             src,
@@ -1563,7 +1563,7 @@ impl State {
                 Ok(())
             }
             Path::Shm(_) => {
-                let mut hdr = CellHeader {
+                let mut hdr = Hdr {
                     ctx,
                     src,
                     tag,
@@ -1636,7 +1636,7 @@ impl State {
         let Some(iov) = r.staged.as_ref().map(|s| &s.iov).filter(|v| !v.is_empty()) else {
             return Ok(false);
         };
-        let hdr = CellHeader {
+        let hdr = Hdr {
             kind: kind::RTS,
             flags: flag::IOV,
             ctx,
@@ -1822,7 +1822,7 @@ fn split_copy(
 }
 
 impl Out {
-    fn ctrl(hdr: CellHeader) -> Out {
+    fn ctrl(hdr: Hdr) -> Out {
         Out {
             first_kind: hdr.kind,
             rest_kind: hdr.kind,

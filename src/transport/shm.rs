@@ -18,6 +18,7 @@
 //! nothing. `mpirun` also removes `/dev/shm/oxmpi-<job>-*` when
 //! the job ends, for crashes during MPI_Init.
 
+use super::hdr::Hdr;
 use super::ring::{self, CellHeader, Consumer, Producer};
 use crate::sys::ShmMap;
 use std::io;
@@ -276,7 +277,8 @@ impl Shm {
 
     /// Pushes one cell towards local rank `peer`; see `ring::Producer::push` for `inline`.
     #[inline]
-    pub fn push(&mut self, peer: usize, hdr: &CellHeader, payload: &[u8], inline: bool) -> bool {
+    pub fn push(&mut self, peer: usize, hdr: &Hdr, payload: &[u8], inline: bool) -> bool {
+        let hdr = &cell_of(hdr);
         match self.tx[peer].as_mut() {
             Some(p) => p.push(hdr, payload, inline),
             None => false,
@@ -285,8 +287,11 @@ impl Shm {
 
     /// Oldest unread cell from local rank `peer`; valid until `release(peer)`.
     #[inline]
-    pub fn peek(&mut self, peer: usize) -> Option<(CellHeader, *const u8)> {
-        self.rx[peer].as_mut().and_then(|c| c.peek())
+    pub fn peek(&mut self, peer: usize) -> Option<(Hdr, *const u8)> {
+        self.rx[peer]
+            .as_mut()
+            .and_then(|c| c.peek())
+            .map(|(h, p)| (hdr_of(&h), p))
     }
 
     #[inline]
@@ -478,5 +483,43 @@ impl Drop for Shm {
         if !self.unlinked {
             ShmMap::unlink(&self.name);
         }
+    }
+}
+
+/// The envelope in the ring's cell header (the ring sets `seq` and, for an
+/// inline payload, its flag and overlay).
+#[inline(always)]
+fn cell_of(h: &Hdr) -> CellHeader {
+    CellHeader {
+        kind: h.kind,
+        flags: h.flags,
+        seq: 0,
+        ctx: h.ctx,
+        src: h.src,
+        tag: h.tag,
+        len: h.len,
+        total: h.total,
+        sreq: h.sreq,
+        rreq: h.rreq,
+        addr: h.addr,
+        offset: h.offset,
+    }
+}
+
+/// The envelope of an arrived cell.
+#[inline(always)]
+fn hdr_of(c: &CellHeader) -> Hdr {
+    Hdr {
+        kind: c.kind,
+        flags: c.flags,
+        ctx: c.ctx,
+        src: c.src,
+        tag: c.tag,
+        len: c.len,
+        total: c.total,
+        sreq: c.sreq,
+        rreq: c.rreq,
+        addr: c.addr,
+        offset: c.offset,
     }
 }

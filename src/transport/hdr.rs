@@ -1,0 +1,33 @@
+//! The transport-neutral envelope of every protocol message (`Hdr`): what
+//! the core fills in and interprets, whatever link carries it. A link packs
+//! it into its own wire form (the shared-memory ring into its 64-byte cell
+//! header, `ring::CellHeader`, whose sequence word and inline overlay are
+//! the ring's business) and gives it back on arrival.
+
+/// One protocol message's envelope.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Hdr {
+    /// Protocol message kind (`core::state::kind`).
+    pub kind: u16,
+    /// Protocol flags (`core::state::flag`).
+    pub flags: u16,
+    /// Context id of the communicator.
+    pub ctx: u32,
+    /// Sender's rank in that communicator.
+    pub src: i32,
+    pub tag: i32,
+    /// Payload bytes carried with this envelope.
+    pub len: u32,
+    /// Bytes of the whole message.
+    pub total: u64,
+    /// Sender-side request token.
+    pub sreq: u64,
+    /// Receiver-side request token.
+    pub rreq: u64,
+    /// The remote buffer of a rendezvous: its address in the sender (or,
+    /// for a split copy's CTS, the receiver), read with the key the link
+    /// knows for its peer (the peer's pid for single copy on one node).
+    pub addr: u64,
+    /// Byte offset of this payload in the message.
+    pub offset: u64,
+}
