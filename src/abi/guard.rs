@@ -14,9 +14,23 @@ use crate::core::runtime;
 use crate::core::state::ErrhFn;
 use std::os::raw::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+
+/// Set by the first panic caught at the boundary: the library's state may
+/// be half updated, so every later call (but MPI_Abort) reports
+/// MPI_ERR_INTERN instead of running on it.
+static POISONED: AtomicBool = AtomicBool::new(false);
+/// What the first panic said, for the later calls' messages.
+static POISON_WHY: OnceLock<String> = OnceLock::new();
 
 #[inline(always)]
 pub fn enter(func: &'static str, comm: Option<c_int>, f: impl FnOnce() -> Result<()>) -> c_int {
+    // Relaxed: a flag that only ever goes from false to true; a call that
+    // misses it by a moment runs as it would have before the panic.
+    if POISONED.load(Ordering::Relaxed) && func != "MPI_Abort" {
+        return poisoned(func, comm);
+    }
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(())) => MPI_SUCCESS,
         Ok(Err(e)) => raise(func, comm, e),
@@ -26,6 +40,8 @@ pub fn enter(func: &'static str, comm: Option<c_int>, f: impl FnOnce() -> Result
                 .cloned()
                 .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_else(|| "unknown panic".into());
+            let _ = POISON_WHY.set(format!("{func} panicked: {msg}"));
+            POISONED.store(true, Ordering::Relaxed);
             raise(
                 func,
                 comm,
@@ -33,6 +49,23 @@ pub fn enter(func: &'static str, comm: Option<c_int>, f: impl FnOnce() -> Result
             )
         }
     }
+}
+
+#[cold]
+#[inline(never)]
+fn poisoned(func: &str, comm: Option<c_int>) -> c_int {
+    let why = POISON_WHY
+        .get()
+        .map(String::as_str)
+        .unwrap_or("a call panicked");
+    raise(
+        func,
+        comm,
+        Error::new(
+            MPI_ERR_INTERN,
+            format!("the library cannot be used after an internal error ({why})"),
+        ),
+    )
 }
 
 enum Handler {
