@@ -22,6 +22,7 @@ pub mod datatype;
 pub mod fortran;
 /// cbindgen:ignore
 pub mod fortran_support;
+pub mod gpu;
 pub mod op;
 pub mod sys;
 pub mod transport;

@@ -71,11 +71,22 @@ pub struct Desc {
     pub bytes: usize,
     /// The type, when the data must be packed or unpacked.
     pub staged: Option<Arc<Type>>,
+    /// What memory the buffer is (`gpu::classify`, asked once here).
+    pub kind: crate::gpu::MemKind,
 }
 
 /// Validates and describes a communication buffer.
 #[inline]
 pub fn describe(buf: *const c_void, count: c_int, dt: MPI_Datatype, name: &str) -> Result<Desc> {
+    let d = describe_host(buf, count, dt, name)?;
+    // No transport of this build moves device memory: refused here, where
+    // every buffer is described, not at a copy deep below.
+    crate::gpu::host_only(d.kind, "buffer")?;
+    Ok(d)
+}
+
+#[inline(always)]
+fn describe_host(buf: *const c_void, count: c_int, dt: MPI_Datatype, name: &str) -> Result<Desc> {
     // The common case first: a builtin type whose size sits in its handle, a
     // real buffer and a valid count. Anything else takes the checks below.
     if let Some(sz) = handles::builtin_size(dt) {
@@ -84,6 +95,7 @@ pub fn describe(buf: *const c_void, count: c_int, dt: MPI_Datatype, name: &str) 
                 ptr: buf as *mut u8,
                 // At most i32::MAX * 255: no overflow.
                 bytes: count as usize * sz,
+                kind: crate::gpu::classify(buf as *const u8, 0),
                 staged: None,
             });
         }
@@ -112,6 +124,7 @@ fn describe_checked(
         return Ok(Desc {
             ptr: buf as *mut u8,
             bytes: 0,
+            kind: crate::gpu::classify(buf as *const u8, 0),
             staged: None,
         });
     }
@@ -126,6 +139,7 @@ fn describe_checked(
         return Ok(Desc {
             ptr: buf as *mut u8,
             bytes,
+            kind: crate::gpu::classify(buf as *const u8, 0),
             staged: None,
         });
     }
@@ -146,12 +160,14 @@ fn describe_checked(
         return Ok(Desc {
             ptr: (buf as *mut u8).wrapping_offset(start),
             bytes,
+            kind: crate::gpu::classify(buf as *const u8, 0),
             staged: None,
         });
     }
     Ok(Desc {
         ptr: buf as *mut u8,
         bytes,
+        kind: crate::gpu::classify(buf as *const u8, 0),
         staged: Some(t),
     })
 }

@@ -282,11 +282,13 @@ fn isend_queued(
     comm: MPI_Comm,
     mode: SendMode,
 ) -> Result<ReqId> {
+    let mem = d.kind;
     let (ptr, bytes, staged) = staging(d, buf, count, false);
     with(|st| {
         check_dest(st, comm, dest, tag)?;
         let mut req = Request::new(ReqKind::Send, comm, ptr, bytes);
         req.staged = staged;
+        req.mem = mem;
         let rid = st.reqs.insert(req);
         if let Err(e) = launch_send(st, rid, comm, dest, tag, ptr, bytes, mode) {
             st.reqs.remove(rid);
@@ -317,6 +319,7 @@ fn irecv_desc(
     tag: c_int,
     comm: MPI_Comm,
 ) -> Result<ReqId> {
+    let mem = d.kind;
     let (ptr, bytes, staged) = staging(d, buf, count, true);
     with(|st| {
         // The common case is checked once here: a valid rank (or wildcard) and
@@ -335,6 +338,7 @@ fn irecv_desc(
         };
         let mut req = Request::new(ReqKind::Recv, comm, ptr, bytes);
         req.staged = staged;
+        req.mem = mem;
         let rid = st.reqs.insert(req);
         match ctx {
             Some(ctx) => st.start_recv_ctx(rid, ctx, source, tag),
@@ -394,6 +398,7 @@ fn persistent_send(
     with(|st| {
         check_dest(st, comm, dest, tag)?;
         let mut r = Request::new(ReqKind::Send, comm, d.ptr, bytes);
+        r.mem = d.kind;
         r.active = false;
         r.persist = Some(Box::new(Persist {
             recv: false,
@@ -759,6 +764,7 @@ pub unsafe extern "C" fn MPI_Recv_init(
     let rid = with(|st| {
         check_source(st, comm, source, tag)?;
         let mut r = Request::new(ReqKind::Recv, comm, d.ptr, bytes);
+        r.mem = d.kind;
         r.active = false;
         r.persist = Some(Box::new(Persist {
             recv: true,

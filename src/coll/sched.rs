@@ -75,6 +75,10 @@ pub struct Sched {
     pub op: Option<OpKind>,
     /// What the op is applied with (set with `op`).
     pub operand: Operand,
+    /// What memory the user buffers of this collective are (described, and
+    /// device memory refused, by the entry point); the copy, reduce and
+    /// unpack steps are the CPU's.
+    pub mem: crate::gpu::MemKind,
     pub stages: Vec<Vec<Step>>,
     pub scratch: Vec<Vec<u8>>,
     cur: usize,
@@ -91,6 +95,7 @@ impl Sched {
             rank,
             op: None,
             operand: Operand::default(),
+            mem: crate::gpu::MemKind::Host,
             stages: Vec::new(),
             scratch: Vec::new(),
             cur: 0,
@@ -134,6 +139,7 @@ impl Sched {
     }
 
     fn enter(&mut self, st: &mut State) -> Result<()> {
+        crate::gpu::host_only(self.mem, "collective copy")?;
         let steps = std::mem::take(&mut self.stages[self.cur]);
         for s in &steps {
             match *s {

@@ -169,6 +169,8 @@ pub struct Request {
     pub posted: bool,
     /// Non-contiguous data: the packed bytes (send) or the landing area (receive).
     pub staged: Option<Box<Staged>>,
+    /// What memory `buf` is (`gpu::classify`, from the buffer's description).
+    pub mem: crate::gpu::MemKind,
 }
 
 /// Packed data of a non-contiguous datatype, owned by its request.
@@ -287,6 +289,9 @@ impl Request {
         }
         if off < self.cap {
             let n = payload.len().min(self.cap - off);
+            // A device buffer is refused when it is described; this copy is
+            // the CPU's.
+            debug_assert!(crate::gpu::host_only(self.mem, "receive copy").is_ok());
             // SAFETY: a receive buffer holds `cap` bytes (checked when it was posted)
             // and stays valid until the request completes.
             unsafe { crate::sys::copy(self.buf.add(off), payload.as_ptr(), n) };
@@ -322,6 +327,7 @@ impl Request {
             rndv_peer: None,
             posted: false,
             staged: None,
+            mem: crate::gpu::MemKind::Host,
             coll_factory: None,
             coll_tag: 0,
         }
@@ -955,6 +961,8 @@ impl State {
         }
         let n = total.min(r.cap);
         let buf = r.buf;
+        // The single copies below are the kernel's copies of host memory.
+        debug_assert!(crate::gpu::host_only(r.mem, "single copy").is_ok());
         // A streamed receive (no landing area) reads a contiguous sender's
         // buffer a chunk at a time and unpacks each; from a sender that
         // streams (addr 0: nothing contiguous to read) or sends vectored, it

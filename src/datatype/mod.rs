@@ -723,14 +723,9 @@ pub fn darray(
     ))
 }
 
-/// Where a buffer lives. The cursor moves host memory with the CPU; device
-/// memory needs the GPU transport, which this build does not have, so a
-/// cursor over device memory refuses to copy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MemKind {
-    Host,
-    Device,
-}
+/// Where a buffer lives (`gpu`). The cursor moves host memory with the
+/// CPU; a cursor over device memory refuses to copy (`gpu::host_only`).
+pub use crate::gpu::MemKind;
 
 /// A resumable position in the typemap of `count` elements of a type at a
 /// base address: packing or unpacking may stop after any number of bytes
@@ -839,13 +834,7 @@ impl<'a> Cursor<'a> {
     }
 
     fn host(&self) -> Result<()> {
-        match self.kind {
-            MemKind::Host => Ok(()),
-            MemKind::Device => Err(err!(
-                MPI_ERR_BUFFER,
-                "a device buffer needs the GPU transport, which this build does not have"
-            )),
-        }
+        crate::gpu::host_only(self.kind, "pack/unpack")
     }
 
     /// Packs the next bytes into `out` (as many as fit); returns how many.
