@@ -723,7 +723,6 @@ pub fn last_cache_bytes() -> usize {
     })
 }
 
-/// The CPUs online on this machine (the same for every process on it).
 /// The CPU this thread runs on now (0 if the kernel does not say).
 pub fn current_cpu() -> usize {
     // SAFETY: sched_getcpu takes no arguments and only reads.
@@ -731,6 +730,33 @@ pub fn current_cpu() -> usize {
     c.max(0) as usize
 }
 
+/// The package (socket) of a CPU, from sysfs (0 if it does not say).
+pub fn package_of(cpu: usize) -> i64 {
+    std::fs::read_to_string(format!(
+        "/sys/devices/system/cpu/cpu{cpu}/topology/physical_package_id"
+    ))
+    .ok()
+    .and_then(|s| s.trim().parse().ok())
+    .unwrap_or(0)
+}
+
+/// The NUMA node of a CPU: the `nodeN` entry of its sysfs directory (0 if
+/// there is none).
+pub fn numa_of(cpu: usize) -> i64 {
+    std::fs::read_dir(format!("/sys/devices/system/cpu/cpu{cpu}"))
+        .ok()
+        .and_then(|d| {
+            d.flatten().find_map(|e| {
+                e.file_name()
+                    .to_str()
+                    .and_then(|n| n.strip_prefix("node"))
+                    .and_then(|k| k.parse().ok())
+            })
+        })
+        .unwrap_or(0)
+}
+
+/// The CPUs online on this machine (the same for every process on it).
 pub fn cpus_online() -> usize {
     // SAFETY: sysconf has no memory effects.
     let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };

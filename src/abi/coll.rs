@@ -25,7 +25,7 @@ use std::os::raw::{c_int, c_void};
 
 mod inter;
 mod large;
-pub(crate) use large::int_count;
+pub(crate) use large::{convert, int_count, Ints};
 
 fn in_place(p: *const c_void) -> bool {
     p as isize == -1
@@ -59,11 +59,7 @@ unsafe fn block_array(
                 dt as u32
             ))
         }
-        Some(t)
-            if !(t.is_contiguous(2) && t.lb == 0 && t.segs.first().is_none_or(|g| g.0 == 0)) =>
-        {
-            t
-        }
+        Some(t) if !t.is_dense() => t,
         _ => {
             let (bl, end) = blocks(counts, displs, size)?;
             let loc = if recv {

@@ -282,22 +282,12 @@ impl HwLevel {
 
     /// This rank's place at the level, within its node (from sysfs, for
     /// the CPU it runs on; 0 where the kernel does not say).
-    fn local_id(self) -> i32 {
+    fn local_id(self) -> i64 {
         let cpu = crate::sys::current_cpu();
-        let read = |p: String| std::fs::read_to_string(p).ok();
         match self {
             HwLevel::Node => 0,
-            HwLevel::Package => read(format!(
-                "/sys/devices/system/cpu/cpu{cpu}/topology/physical_package_id"
-            ))
-            .and_then(|s| s.trim().parse().ok())
-            .unwrap_or(0),
-            HwLevel::Numa => (0..1024)
-                .find(|n| {
-                    std::path::Path::new(&format!("/sys/devices/system/cpu/cpu{cpu}/node{n}"))
-                        .exists()
-                })
-                .unwrap_or(0),
+            HwLevel::Package => crate::sys::package_of(cpu),
+            HwLevel::Numa => crate::sys::numa_of(cpu),
         }
     }
 }
@@ -308,7 +298,7 @@ fn split_level(comm: MPI_Comm, l: HwLevel, key: c_int) -> Result<MPI_Comm> {
     let node = with(|st| Ok(st.node_of(st.rank)))?;
     let color = node
         .checked_mul(1024)
-        .and_then(|c| c.checked_add(l.local_id().clamp(0, 1023)))
+        .and_then(|c| c.checked_add(l.local_id().clamp(0, 1023) as i32))
         .unwrap_or(node);
     let h = split(comm, color, key)?;
     if h != MPI_COMM_NULL {

@@ -7,7 +7,7 @@
 //! `MPI_Type_get_contents_c` give its counts and displacements in the
 //! large-count array, in the standard's layout (MPI-4.1 table 5.1).
 
-use super::coll::int_count;
+use super::coll::{convert, int_count, Ints};
 use super::consts::*;
 use super::handles::{self, KIND_DATATYPE};
 use super::ptr::out;
@@ -31,27 +31,12 @@ fn int_value(v: MPI_Count, name: &str) -> Result<c_int> {
     })
 }
 
-/// `n` large counts at `p` as ints (`signed`: displacements may be negative).
-unsafe fn ints(p: *const MPI_Count, n: usize, name: &str, signed: bool) -> Result<Vec<c_int>> {
-    if n == 0 {
-        return Ok(Vec::new());
-    }
-    if p.is_null() {
-        return Err(err!(MPI_ERR_ARG, "{name}=NULL"));
-    }
-    // SAFETY: an array of n counts (the caller's contract).
-    let v = unsafe { std::slice::from_raw_parts(p, n) };
-    v.iter()
-        .enumerate()
-        .map(|(i, &x)| {
-            let nm = format!("{name}[{i}]");
-            if signed {
-                int_value(x, &nm)
-            } else {
-                int_count(x, &nm)
-            }
-        })
-        .collect()
+/// `n` large counts at `p` as ints (`signed`: displacements may be
+/// negative); NULL stays NULL for the int path to report.
+unsafe fn ints(p: *const MPI_Count, n: usize, name: &str, signed: bool) -> Result<Ints> {
+    let conv: fn(MPI_Count, &str) -> Result<c_int> = if signed { int_value } else { int_count };
+    // SAFETY: the caller's contract.
+    unsafe { convert(p, n, name, conv) }
 }
 
 /// `n` large counts at `p` as addresses (the same width).
@@ -275,7 +260,7 @@ pub unsafe extern "C" fn MPI_Type_indexed_c(
     let n = count as usize;
     let bl = ints(array_of_blocklengths, n, "array_of_blocklengths", false)?;
     let ds = ints(array_of_displacements, n, "array_of_displacements", true)?;
-    datatype::__oxmpi_body_MPI_Type_indexed(count, bl.as_ptr(), ds.as_ptr(), oldtype, newtype)?;
+    datatype::__oxmpi_body_MPI_Type_indexed(count, bl.ptr(), ds.ptr(), oldtype, newtype)?;
     mark_large(newtype)
 }
 
@@ -294,7 +279,7 @@ pub unsafe extern "C" fn MPI_Type_create_hindexed_c(
     let ds = aints(array_of_displacements, n, "array_of_displacements")?;
     datatype::__oxmpi_body_MPI_Type_create_hindexed(
         count,
-        bl.as_ptr(),
+        bl.ptr(),
         ds.as_ptr(),
         oldtype,
         newtype,
@@ -321,7 +306,7 @@ pub unsafe extern "C" fn MPI_Type_create_indexed_block_c(
         "array_of_displacements",
         true,
     )?;
-    datatype::__oxmpi_body_MPI_Type_create_indexed_block(count, bl, ds.as_ptr(), oldtype, newtype)?;
+    datatype::__oxmpi_body_MPI_Type_create_indexed_block(count, bl, ds.ptr(), oldtype, newtype)?;
     mark_large(newtype)
 }
 
@@ -368,7 +353,7 @@ pub unsafe extern "C" fn MPI_Type_create_struct_c(
     let ds = aints(array_of_displacements, n, "array_of_displacements")?;
     datatype::__oxmpi_body_MPI_Type_create_struct(
         count,
-        bl.as_ptr(),
+        bl.ptr(),
         ds.as_ptr(),
         array_of_types,
         newtype,
@@ -410,9 +395,9 @@ pub unsafe extern "C" fn MPI_Type_create_subarray_c(
     let st = ints(array_of_starts, n, "array_of_starts", false)?;
     datatype::__oxmpi_body_MPI_Type_create_subarray(
         ndims,
-        sz.as_ptr(),
-        sub.as_ptr(),
-        st.as_ptr(),
+        sz.ptr(),
+        sub.ptr(),
+        st.ptr(),
         order,
         oldtype,
         newtype,
@@ -445,7 +430,7 @@ pub unsafe extern "C" fn MPI_Type_create_darray_c(
         size,
         rank,
         ndims,
-        g.as_ptr(),
+        g.ptr(),
         array_of_distribs,
         array_of_dargs,
         array_of_psizes,

@@ -81,14 +81,9 @@ pub fn operand(k: &OpKind, dt: MPI_Datatype, count: c_int) -> Result<(Operand, u
             ))
         }
         // A packed stream of elements is laid out as the user's buffers
-        // only when one element is one dense run from offset 0 whose
-        // extent is its size.
+        // only when the elements lie back to back from offset 0.
         OpKind::User(_) => {
-            let dense = t.size == 0
-                || (t.segs.len() == 1
-                    && t.segs[0].0 == 0
-                    && t.lb == 0
-                    && t.extent() == t.size as isize);
+            let dense = t.is_dense();
             Ok((
                 Operand {
                     dt,

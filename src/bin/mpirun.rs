@@ -461,8 +461,8 @@ fn main() {
             .map(|c| {
                 let cpu = c[cpu_of(r, n, c.len())];
                 match bind {
-                    Bind::Socket => same_domain(c, cpu, package_of),
-                    Bind::Numa => same_domain(c, cpu, numa_of),
+                    Bind::Socket => same_domain(c, cpu, oxmpi::sys::package_of),
+                    Bind::Numa => same_domain(c, cpu, oxmpi::sys::numa_of),
                     _ => vec![cpu],
                 }
             })
@@ -956,25 +956,6 @@ fn same_domain(allowed: &[usize], cpu: usize, domain_of: fn(usize) -> i64) -> Ve
         .copied()
         .filter(|&c| domain_of(c) == d)
         .collect()
-}
-
-/// The package (socket) of a CPU, from sysfs (0 if it does not say).
-fn package_of(cpu: usize) -> i64 {
-    std::fs::read_to_string(format!(
-        "/sys/devices/system/cpu/cpu{cpu}/topology/physical_package_id"
-    ))
-    .ok()
-    .and_then(|s| s.trim().parse().ok())
-    .unwrap_or(0)
-}
-
-/// The NUMA node of a CPU, from sysfs (0 if it does not say).
-fn numa_of(cpu: usize) -> i64 {
-    (0..1024)
-        .find(|n| {
-            std::path::Path::new(&format!("/sys/devices/system/cpu/cpu{cpu}/node{n}")).exists()
-        })
-        .unwrap_or(0)
 }
 
 /// "0-3,6" for a sorted CPU list.

@@ -216,19 +216,24 @@ impl Stream {
         }
     }
 
+    /// A cursor over the typed buffer where the stream stands.
+    fn cursor(&self) -> crate::datatype::Cursor<'_> {
+        crate::datatype::Cursor::resume(
+            &self.t,
+            self.count,
+            self.base,
+            crate::datatype::MemKind::Host,
+            self.at,
+        )
+    }
+
     /// Unpacks bytes [off, off + len) of the message into the typed buffer;
     /// bytes past the typemap are dropped (a truncated message).
     fn unpack(&mut self, off: usize, data: &[u8]) {
         if off != self.at.position() {
             return;
         }
-        let mut c = crate::datatype::Cursor::resume(
-            &self.t,
-            self.count,
-            self.base,
-            crate::datatype::MemKind::Host,
-            self.at,
-        );
+        let mut c = self.cursor();
         // SAFETY: `base` is the user's receive buffer of `count` elements of
         // `t`, valid until the request completes; host memory cannot fail.
         let _ = unsafe { c.unpack(data) };
@@ -237,13 +242,7 @@ impl Stream {
 
     /// Packs the next bytes of the message into `out`; returns how many.
     fn pack(&mut self, out: &mut [u8]) -> usize {
-        let mut c = crate::datatype::Cursor::resume(
-            &self.t,
-            self.count,
-            self.base,
-            crate::datatype::MemKind::Host,
-            self.at,
-        );
+        let mut c = self.cursor();
         // SAFETY: `base` is the user's send buffer of `count` elements of
         // `t`, valid until the request completes; host memory cannot fail.
         let n = unsafe { c.pack(out) }.unwrap_or(0);
@@ -1300,7 +1299,6 @@ impl State {
             } else {
                 out.first_kind
             };
-            h.len = n as u32;
             h.offset = out.sent as u64;
             if let Some(p) = out.pack.as_mut() {
                 // The next cell's bytes, packed once (kept if the ring is full).

@@ -203,6 +203,12 @@ impl Type {
         self.size == 0 || (one_range && (count <= 1 || self.extent() == self.size as isize))
     }
 
+    /// True when elements lie back to back from the buffer's address, so
+    /// that the packed stream of any count is the buffer itself.
+    pub fn is_dense(&self) -> bool {
+        self.is_contiguous(2) && self.lb == 0 && self.segs.first().is_none_or(|g| g.0 == 0)
+    }
+
     /// The one basic type all data is made of, if there is one (for reductions).
     pub fn homogeneous(&self) -> Option<(c_int, usize)> {
         let b = self.runs.first()?.basic;
@@ -413,12 +419,7 @@ fn repeat_blocks(
 }
 
 pub fn contiguous(count: usize, oh: c_int, old: &Arc<Type>) -> Type {
-    let (bl, reps) = if expanded_size(old, count) <= EXPAND_LIMIT {
-        (count, 1)
-    } else {
-        (1, count)
-    };
-    let (runs, reps, stride, lb, ub) = repeat_blocks(old, reps, bl, old.extent());
+    let (runs, reps, stride, lb, ub) = repeat_blocks(old, count, 1, old.extent());
     Type::repeated(
         runs,
         reps,

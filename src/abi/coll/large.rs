@@ -31,20 +31,20 @@ pub(crate) fn int_count(v: MPI_Count, name: &str) -> Result<c_int> {
 
 /// A per-rank array converted to ints; NULL stays NULL, for the int path
 /// to report (or to ignore where the array is not significant).
-struct Ints(Option<Vec<c_int>>);
+pub(crate) struct Ints(Option<Vec<c_int>>);
 
 impl Ints {
     fn none() -> Self {
         Ints(None)
     }
-    fn ptr(&self) -> *const c_int {
+    pub(crate) fn ptr(&self) -> *const c_int {
         self.0.as_ref().map_or(std::ptr::null(), |v| v.as_ptr())
     }
 }
 
 /// # Safety
 /// `p` is NULL or points to `n` entries.
-unsafe fn convert<T: Copy>(
+pub(crate) unsafe fn convert<T: Copy>(
     p: *const T,
     n: usize,
     name: &str,
