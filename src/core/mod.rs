@@ -7,6 +7,7 @@ pub mod comm;
 pub use crate::base::error;
 pub mod matching;
 pub mod pool;
+pub mod request;
 pub use crate::backoff as progress;
 pub mod runtime;
 pub mod slab;

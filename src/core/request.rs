@@ -1,0 +1,275 @@
+//! Requests and what they report: the status of a completed operation, send
+//! modes, persistent arguments, packed data of non-contiguous types and the
+//! streamed form of large ones.
+
+use crate::base::consts::*;
+use crate::core::state::CollFactory;
+use std::os::raw::c_int;
+
+pub type ReqId = u32;
+
+/// What a completed operation reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Status {
+    pub source: i32,
+    pub tag: i32,
+    pub error: i32,
+    pub bytes: u64,
+    pub cancelled: bool,
+}
+
+impl Status {
+    /// The empty status of MPI_PROC_NULL and inactive requests.
+    pub fn empty() -> Status {
+        Status {
+            source: MPI_ANY_SOURCE,
+            tag: MPI_ANY_TAG,
+            error: MPI_SUCCESS,
+            bytes: 0,
+            cancelled: false,
+        }
+    }
+    pub fn proc_null() -> Status {
+        Status {
+            source: MPI_PROC_NULL,
+            tag: MPI_ANY_TAG,
+            error: MPI_SUCCESS,
+            bytes: 0,
+            cancelled: false,
+        }
+    }
+}
+
+/// What `State::try_recv_now` found.
+pub enum RecvNow {
+    Got(Status),
+    /// Nothing from that rank yet.
+    Empty,
+    /// Something the general path must handle.
+    Other,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendMode {
+    Standard,
+    Sync,
+    Ready,
+    Buffered,
+}
+
+/// The arguments of a persistent request, replayed by MPI_Start.
+#[derive(Clone, Debug)]
+pub struct Persist {
+    pub recv: bool,
+    pub mode: SendMode,
+    pub buf: *mut u8,
+    pub bytes: usize,
+    pub peer: i32,
+    pub tag: i32,
+    pub comm: c_int,
+    /// Non-contiguous datatype and count, packed or unpacked at each start.
+    pub layout: Option<(std::sync::Arc<crate::datatype::Type>, usize)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReqKind {
+    Send,
+    Recv,
+    /// A collective operation driven by a schedule in `State::scheds`.
+    Coll,
+    /// A matched message (MPI_Mprobe); `uid` names it in the unexpected store.
+    Message {
+        uid: u64,
+    },
+}
+
+pub struct Request {
+    pub kind: ReqKind,
+    pub done: bool,
+    /// False for a persistent request between completion and the next Start.
+    pub active: bool,
+    pub status: Status,
+    pub comm: c_int,
+    pub buf: *mut u8,
+    pub cap: usize,
+    /// Receive: bytes of the message being received and bytes in so far.
+    pub total: usize,
+    pub got: usize,
+    pub persist: Option<Box<Persist>>,
+    /// Persistent collective: builds the schedule for each MPI_Start.
+    pub coll_factory: Option<Box<CollFactory>>,
+    /// Persistent collective: the tag its schedules use (`Comm::persistent_tag`).
+    pub coll_tag: i32,
+    pub user_freed: bool,
+    /// Buffered send: the region of the attached buffer it occupies.
+    pub bsend_region: Option<u32>,
+    /// Rendezvous send: the world rank it goes to, counted in
+    /// `State::rndv_out` until the request completes.
+    pub rndv_peer: Option<u32>,
+    /// Receive: posted in the matching engine and not matched yet (cancellable).
+    pub posted: bool,
+    /// Non-contiguous data: the packed bytes (send) or the landing area (receive).
+    pub staged: Option<Box<Staged>>,
+    /// What memory `buf` is (`gpu::classify`, from the buffer's description).
+    pub mem: crate::gpu::MemKind,
+}
+
+/// Packed data of a non-contiguous datatype, owned by its request.
+#[derive(Debug, Default)]
+pub struct Staged {
+    pub data: Vec<u8>,
+    /// Receive: unpack into (type, count, user buffer) when the message is in.
+    pub unpack: Option<(std::sync::Arc<crate::datatype::Type>, usize, *mut u8)>,
+    /// The user buffer as [address, length] segments, when a large message may
+    /// move between it and the peer by one vectored copy instead of packing.
+    pub iov: Vec<[usize; 2]>,
+    /// Send: `data` is not packed yet: (type, count, user buffer).
+    pub pack: Option<(std::sync::Arc<crate::datatype::Type>, usize, *const u8)>,
+    /// Receive: the message went straight into the user buffer (no unpack).
+    pub direct: bool,
+    /// Receive of a large non-contiguous message: unpacked as it arrives,
+    /// with no landing area (`config::pack_stream`).
+    pub stream: Option<Stream>,
+}
+
+/// Bytes a streamed receive reads from a contiguous sender at a time.
+pub(crate) const STREAM_CHUNK: usize = 1 << 20;
+
+/// A large non-contiguous message moved a cell (or a chunk) at a time: its
+/// type, count, typed buffer and how far the cursor got. Receives unpack
+/// into it as bytes arrive (in order: one message from one peer is FIFO);
+/// sends pack out of it as cells go out.
+#[derive(Debug)]
+pub struct Stream {
+    pub t: std::sync::Arc<crate::datatype::Type>,
+    pub count: usize,
+    pub base: *mut u8,
+    pub at: crate::datatype::CursorState,
+}
+
+impl Stream {
+    pub fn new(t: std::sync::Arc<crate::datatype::Type>, count: usize, base: *mut u8) -> Stream {
+        Stream {
+            t,
+            count,
+            base,
+            at: Default::default(),
+        }
+    }
+
+    /// A cursor over the typed buffer where the stream stands.
+    pub(crate) fn cursor(&self) -> crate::datatype::Cursor<'_> {
+        crate::datatype::Cursor::resume(
+            &self.t,
+            self.count,
+            self.base,
+            crate::datatype::MemKind::Host,
+            self.at,
+        )
+    }
+
+    /// Unpacks bytes [off, off + len) of the message into the typed buffer;
+    /// bytes past the typemap are dropped (a truncated message).
+    pub(crate) fn unpack(&mut self, off: usize, data: &[u8]) {
+        if off != self.at.position() {
+            return;
+        }
+        let mut c = self.cursor();
+        // SAFETY: `base` is the user's receive buffer of `count` elements of
+        // `t`, valid until the request completes; host memory cannot fail.
+        let _ = unsafe { c.unpack(data) };
+        self.at = c.state();
+    }
+
+    /// Packs the next bytes of the message into `out`; returns how many.
+    pub(crate) fn pack(&mut self, out: &mut [u8]) -> usize {
+        let mut c = self.cursor();
+        // SAFETY: `base` is the user's send buffer of `count` elements of
+        // `t`, valid until the request completes; host memory cannot fail.
+        let n = unsafe { c.pack(out) }.unwrap_or(0);
+        self.at = c.state();
+        n
+    }
+}
+
+impl Staged {
+    /// Packs the send data if that has not happened yet; returns its address.
+    pub fn ensure_packed(&mut self) -> *mut u8 {
+        if let Some((t, count, src)) = self.pack.take() {
+            let n = t.size * count;
+            self.data = super::pool::take(n);
+            // SAFETY: `src` holds `count` elements of `t` until the send completes.
+            unsafe { crate::datatype::pack(&t, count, src, &mut self.data[..n]) };
+        }
+        self.data.as_mut_ptr()
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        super::pool::give(std::mem::take(&mut self.data));
+    }
+}
+
+impl Request {
+    /// Stores a piece of the incoming message at `off` (what lies beyond the
+    /// buffer is dropped: the status already says MPI_ERR_TRUNCATE) and counts it.
+    pub(crate) fn take_piece(&mut self, off: usize, payload: &[u8]) {
+        self.store(off, payload);
+        self.got += payload.len();
+    }
+
+    /// Writes bytes [off, off + len) of the incoming message into the
+    /// receive buffer, or unpacks them into the typed buffer of a streamed
+    /// receive; what lies beyond the buffer is dropped.
+    pub(crate) fn store(&mut self, off: usize, payload: &[u8]) {
+        if let Some(s) = self.staged.as_mut().and_then(|s| s.stream.as_mut()) {
+            s.unpack(off, payload);
+            return;
+        }
+        if off < self.cap {
+            let n = payload.len().min(self.cap - off);
+            // A device buffer is refused when it is described; this copy is
+            // the CPU's.
+            debug_assert!(crate::gpu::host_only(self.mem, "receive copy").is_ok());
+            // SAFETY: a receive buffer holds `cap` bytes (checked when it was posted)
+            // and stays valid until the request completes.
+            unsafe { crate::sys::copy(self.buf.add(off), payload.as_ptr(), n) };
+        }
+    }
+
+    /// A receive unpacked as it arrives (no landing area).
+    pub fn streamed(&self) -> bool {
+        self.staged.as_ref().is_some_and(|s| s.stream.is_some())
+    }
+
+    /// A send that completed when it was started (its cell is in the ring).
+    pub fn sent(comm: c_int) -> Request {
+        let mut r = Request::new(ReqKind::Send, comm, std::ptr::null_mut(), 0);
+        r.done = true;
+        r
+    }
+
+    pub fn new(kind: ReqKind, comm: c_int, buf: *mut u8, cap: usize) -> Request {
+        Request {
+            kind,
+            done: false,
+            active: true,
+            status: Status::empty(),
+            comm,
+            buf,
+            cap,
+            total: 0,
+            got: 0,
+            persist: None,
+            user_freed: false,
+            bsend_region: None,
+            rndv_peer: None,
+            posted: false,
+            staged: None,
+            mem: crate::gpu::MemKind::Host,
+            coll_factory: None,
+            coll_tag: 0,
+        }
+    }
+}

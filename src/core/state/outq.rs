@@ -1,0 +1,142 @@
+//! Outgoing messages: what waits for room on its link, pushed cell by cell.
+
+use super::*;
+
+/// One outgoing message (or the rest of one) waiting for ring space.
+pub(super) struct Out {
+    pub(super) hdr: Hdr,
+    pub(super) first_kind: u16,
+    pub(super) rest_kind: u16,
+    pub(super) data: *const u8,
+    pub(super) total: usize,
+    pub(super) sent: usize,
+    pub(super) started: bool,
+    pub(super) done_req: Option<ReqId>,
+    /// A non-contiguous message packed a cell at a time instead of read
+    /// from `data`: the stream, and a packed cell that did not fit yet.
+    pub(super) pack: Option<Box<(Stream, Vec<u8>)>>,
+}
+
+impl State {
+    pub(super) fn send_ctrl(&mut self, w: usize, k: u16, sreq: u64, rreq: u64) {
+        if w == self.rank as usize {
+            if let Some(rid) = self.reqs.from_token(sreq) {
+                self.complete(rid);
+            }
+            return;
+        }
+        let hdr = Hdr {
+            kind: k,
+            sreq,
+            rreq,
+            ..Default::default()
+        };
+        self.send_out(w, Out::ctrl(hdr));
+    }
+
+    /// Sends `out` now if the ring has room and nothing is queued before it; else queues it.
+    pub(super) fn send_out(&mut self, w: usize, mut out: Out) {
+        if self.outq[w].is_empty() {
+            if self.push_cells(w, &mut out) {
+                if let Some(rid) = out.done_req {
+                    self.complete(rid);
+                }
+                return;
+            }
+            self.out_busy += 1;
+        }
+        self.outq[w].push_back(out);
+    }
+
+    /// Pushes as many cells of `out` as fit. True when it is fully sent.
+    pub(super) fn push_cells(&mut self, w: usize, out: &mut Out) -> bool {
+        let Path::Shm(li) = self.paths[w] else {
+            return true;
+        };
+        let shm = self.shm.as_mut().unwrap();
+        let cap = shm.payload();
+        loop {
+            if out.started && out.sent >= out.total {
+                return true;
+            }
+            let n = (out.total - out.sent).min(cap);
+            let mut h = out.hdr;
+            h.kind = if out.started {
+                out.rest_kind
+            } else {
+                out.first_kind
+            };
+            h.offset = out.sent as u64;
+            if let Some(p) = out.pack.as_mut() {
+                // The next cell's bytes, packed once (kept if the ring is full).
+                let (stream, cell) = &mut **p;
+                if cell.is_empty() && n > 0 {
+                    cell.resize(n, 0);
+                    let got = stream.pack(cell);
+                    cell.truncate(got);
+                }
+            }
+            let payload: &[u8] = if n == 0 {
+                &[]
+            } else if let Some(p) = out.pack.as_ref() {
+                &p.1
+            } else {
+                // SAFETY: `data` holds `total` bytes for as long as the message is
+                // outgoing (user buffer of an incomplete request, per MPI rules).
+                unsafe { std::slice::from_raw_parts(out.data.add(out.sent), n) }
+            };
+            let n = payload.len();
+            h.len = n as u32;
+            // EAGER and FRAG cells use none of the fields an inline payload covers.
+            let inline = h.kind == kind::EAGER || h.kind == kind::FRAG;
+            if !shm.push(li, &h, payload, inline) {
+                return false;
+            }
+            if let Some(p) = out.pack.as_mut() {
+                p.1.clear();
+                if n == 0 && out.started {
+                    // The typemap ended before `total` (cannot happen for a
+                    // valid send); stop rather than loop.
+                    return true;
+                }
+            }
+            out.started = true;
+            out.sent += n;
+        }
+    }
+
+    pub(super) fn pump(&mut self, w: usize) -> bool {
+        let mut did = false;
+        while let Some(mut out) = self.outq[w].pop_front() {
+            let done = self.push_cells(w, &mut out);
+            if !done {
+                self.outq[w].push_front(out);
+                break;
+            }
+            did = true;
+            if let Some(rid) = out.done_req {
+                self.complete(rid);
+            }
+        }
+        if self.outq[w].is_empty() {
+            self.out_busy -= 1;
+        }
+        did
+    }
+}
+
+impl Out {
+    pub(super) fn ctrl(hdr: Hdr) -> Out {
+        Out {
+            first_kind: hdr.kind,
+            rest_kind: hdr.kind,
+            hdr,
+            data: std::ptr::null(),
+            total: 0,
+            sent: 0,
+            started: false,
+            done_req: None,
+            pack: None,
+        }
+    }
+}

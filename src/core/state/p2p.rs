@@ -1,0 +1,648 @@
+//! The point-to-point engine: arrivals from the links (eager, fragments,
+//! control messages) matched against posted receives, the unexpected store,
+//! and the operations the abi layer starts (sends, receives, probes, cancel).
+
+use super::*;
+
+/// Appends `b` to `v` with `sys::copy` (see there for why not memcpy).
+pub(super) fn append(v: &mut Vec<u8>, b: &[u8]) {
+    let at = v.len();
+    v.reserve(b.len());
+    // SAFETY: `reserve` made room for b.len() more bytes after `at`, all of
+    // which the copy writes before the length covers them.
+    unsafe {
+        crate::sys::copy(v.as_mut_ptr().add(at), b.as_ptr(), b.len());
+        v.set_len(at + b.len());
+    }
+}
+
+pub(super) enum UKind {
+    Eager {
+        data: Vec<u8>,
+        complete: bool,
+        claimed: Option<ReqId>,
+    },
+    Rts {
+        sreq: u64,
+        addr: u64,
+        /// Segments in the sender's list at `addr` (0: contiguous at `addr`).
+        niov: u64,
+    },
+}
+
+/// A message that arrived before its receive.
+pub(super) struct Unexp {
+    pub(super) src: i32,
+    pub(super) tag: i32,
+    pub(super) peer: usize,
+    pub(super) total: usize,
+    pub(super) sync_sreq: Option<u64>,
+    pub(super) kind: UKind,
+}
+
+#[derive(Clone, Copy)]
+pub(super) enum AsmTarget {
+    Req(ReqId),
+    Unexp(u64),
+}
+
+/// The multi-cell eager message currently arriving from one peer.
+pub(super) struct Asm {
+    pub(super) target: AsmTarget,
+    pub(super) total: usize,
+    pub(super) got: usize,
+    /// Ssend token to acknowledge once the whole message is in.
+    pub(super) sync: Option<u64>,
+}
+
+impl State {
+    pub(super) fn handle_cell(&mut self, w: usize, h: &Hdr, data: *const u8) {
+        // SAFETY: the cell's payload holds `len` bytes and stays valid until release.
+        let payload = unsafe { std::slice::from_raw_parts(data, h.len as usize) };
+        match h.kind {
+            kind::EAGER => {
+                let sync = (h.flags & flag::SYNC != 0).then_some(h.sreq);
+                self.incoming_eager(w, h.ctx, h.src, h.tag, h.total as usize, payload, sync);
+            }
+            kind::FRAG => self.incoming_frag(w, payload),
+            kind::RTS => self.incoming_rts(w, h),
+            kind::CTS if h.flags & flag::SPLIT != 0 => self.split_as_sender(w, h),
+            kind::CTS => {
+                if let Some(rid) = self.reqs.from_token(h.sreq) {
+                    let r = self.reqs.get_mut(rid).unwrap();
+                    // A non-contiguous send not packed yet (a streamed one,
+                    // or a vectored one the receiver could not copy
+                    // directly) is packed cell by cell as it goes out.
+                    let pack =
+                        r.staged
+                            .as_mut()
+                            .and_then(|s| s.pack.take())
+                            .map(|(t, count, src)| {
+                                Box::new((Stream::new(t, count, src as *mut u8), Vec::new()))
+                            });
+                    let hdr = Hdr {
+                        rreq: h.rreq,
+                        total: h.total,
+                        ..Default::default()
+                    };
+                    let out = Out {
+                        hdr,
+                        first_kind: kind::DATA,
+                        rest_kind: kind::DATA,
+                        data: r.buf,
+                        total: h.total as usize,
+                        sent: 0,
+                        started: false,
+                        done_req: Some(rid),
+                        pack,
+                    };
+                    self.send_out(w, out);
+                }
+            }
+            kind::DATA => {
+                if let Some(rid) = self.reqs.from_token(h.rreq) {
+                    let r = self.reqs.get_mut(rid).unwrap();
+                    r.take_piece(h.offset as usize, payload);
+                    if r.got >= r.total {
+                        self.complete(rid);
+                    }
+                }
+            }
+            kind::FIN | kind::ACK => {
+                if let Some(rid) = self.reqs.from_token(h.sreq) {
+                    self.complete(rid);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn incoming_eager(
+        &mut self,
+        w: usize,
+        ctx: u32,
+        src: i32,
+        tag: i32,
+        total: usize,
+        first: &[u8],
+        sync: Option<u64>,
+    ) {
+        let multi = total > first.len();
+        let uid = self.next_uid;
+        match self.matcher.arrive(ctx, src, tag, uid) {
+            Some(rid) => {
+                let r = self.reqs.get_mut(rid).unwrap();
+                r.posted = false;
+                r.status.source = src;
+                r.status.tag = tag;
+                r.status.bytes = total as u64;
+                if total > r.cap {
+                    r.status.error = MPI_ERR_TRUNCATE;
+                }
+                r.store(0, first);
+                if multi {
+                    r.total = total;
+                    r.got = first.len();
+                    self.asm[w] = Some(Asm {
+                        target: AsmTarget::Req(rid),
+                        total,
+                        got: first.len(),
+                        sync,
+                    });
+                } else {
+                    self.complete(rid);
+                    if let Some(s) = sync {
+                        self.send_ctrl(w, kind::ACK, s, 0);
+                    }
+                }
+            }
+            None => {
+                self.next_uid += 1;
+                let mut data = Vec::with_capacity(total);
+                append(&mut data, first);
+                if multi {
+                    self.asm[w] = Some(Asm {
+                        target: AsmTarget::Unexp(uid),
+                        total,
+                        got: first.len(),
+                        sync: None,
+                    });
+                }
+                self.unexp.insert(
+                    uid,
+                    Unexp {
+                        src,
+                        tag,
+                        peer: w,
+                        total,
+                        sync_sreq: sync,
+                        kind: UKind::Eager {
+                            data,
+                            complete: !multi,
+                            claimed: None,
+                        },
+                    },
+                );
+            }
+        }
+    }
+
+    pub(super) fn incoming_frag(&mut self, w: usize, payload: &[u8]) {
+        let Some(a) = self.asm[w].as_mut() else {
+            return;
+        };
+        let off = a.got;
+        a.got += payload.len();
+        let finished = a.got >= a.total;
+        let target = a.target;
+        let sync = a.sync;
+        if finished {
+            self.asm[w] = None;
+        }
+        match target {
+            AsmTarget::Req(rid) => {
+                let Some(r) = self.reqs.get_mut(rid) else {
+                    return;
+                };
+                r.take_piece(off, payload);
+                if finished {
+                    self.complete(rid);
+                    if let Some(s) = sync {
+                        self.send_ctrl(w, kind::ACK, s, 0);
+                    }
+                }
+            }
+            AsmTarget::Unexp(uid) => {
+                let Some(u) = self.unexp.get_mut(&uid) else {
+                    return;
+                };
+                if let UKind::Eager {
+                    data,
+                    complete,
+                    claimed,
+                } = &mut u.kind
+                {
+                    append(data, payload);
+                    if finished {
+                        *complete = true;
+                        if let Some(rid) = claimed.take() {
+                            self.deliver_unexp(rid, uid);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    pub(super) fn incoming_rts(&mut self, w: usize, h: &Hdr) {
+        let uid = self.next_uid;
+        match self.matcher.arrive(h.ctx, h.src, h.tag, uid) {
+            Some(rid) => self.start_rndv(
+                rid,
+                w,
+                h.src,
+                h.tag,
+                h.total as usize,
+                h.sreq,
+                h.addr,
+                if h.flags & flag::IOV != 0 { h.rreq } else { 0 },
+            ),
+            None => {
+                self.next_uid += 1;
+                self.unexp.insert(
+                    uid,
+                    Unexp {
+                        src: h.src,
+                        tag: h.tag,
+                        peer: w,
+                        total: h.total as usize,
+                        sync_sreq: None,
+                        kind: UKind::Rts {
+                            sreq: h.sreq,
+                            addr: h.addr,
+                            niov: if h.flags & flag::IOV != 0 { h.rreq } else { 0 },
+                        },
+                    },
+                );
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- operations
+
+    /// Starts a send of `bytes` bytes at `buf` to rank `dest` of `comm`.
+    ///
+    /// # Safety
+    /// `buf` is readable for `bytes` bytes until request `rid` completes.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn start_send(
+        &mut self,
+        rid: ReqId,
+        comm: c_int,
+        dest: i32,
+        tag: i32,
+        buf: *const u8,
+        bytes: usize,
+        mode: SendMode,
+    ) -> Result<()> {
+        if dest == MPI_PROC_NULL {
+            let r = self.reqs.get_mut(rid).unwrap();
+            r.status = Status::proc_null();
+            self.complete(rid);
+            return Ok(());
+        }
+        let c = self.comm(comm)?;
+        let (ctx, src, w) = (c.ctx, c.rank, c.peer_world(dest) as usize);
+        // SAFETY: forwarded contract.
+        unsafe { self.start_send_to(rid, ctx, src, w, tag, buf, bytes, mode) }
+    }
+
+    /// The eager fast path of a standard or ready send of contiguous bytes:
+    /// when the message fits in one cell to a peer on this node, nothing is
+    /// queued before it, and the arguments are valid, pushes the cell and
+    /// returns true (the send is complete). Otherwise returns false having
+    /// done nothing, and the caller takes the general path, which also
+    /// reports invalid arguments.
+    ///
+    /// # Safety
+    /// `buf` is readable for `bytes` bytes.
+    #[inline]
+    pub unsafe fn try_send_now(
+        &mut self,
+        comm: c_int,
+        dest: i32,
+        tag: i32,
+        buf: *const u8,
+        bytes: usize,
+    ) -> bool {
+        if tag < 0 {
+            return false;
+        }
+        let Ok(c) = self.comm(comm) else {
+            return false;
+        };
+        if dest < 0 || dest >= c.peer_size() {
+            return false;
+        }
+        let (ctx, src, w) = (c.ctx, c.rank, c.peer_world(dest) as usize);
+        let Path::Shm(li) = self.paths[w] else {
+            return false;
+        };
+        if !self.outq[w].is_empty() || bytes > self.cfg.eager_limit {
+            return false;
+        }
+        let shm = self.shm.as_mut().unwrap();
+        if bytes > shm.payload() {
+            return false;
+        }
+        let hdr = Hdr {
+            kind: kind::EAGER,
+            ctx,
+            src,
+            tag,
+            len: bytes as u32,
+            total: bytes as u64,
+            ..Default::default()
+        };
+        let payload = if bytes == 0 {
+            &[][..]
+        } else {
+            // SAFETY: the caller's contract.
+            unsafe { std::slice::from_raw_parts(buf, bytes) }
+        };
+        shm.push(li, &hdr, payload, true)
+    }
+
+    /// The eager fast path of a blocking receive from one rank of this node:
+    /// when no receive is posted and no message waits, the next cell from
+    /// that rank is taken straight into `buf` if it is a whole eager message
+    /// the receive accepts. `Other` when the cell (or the state) needs the
+    /// general path; the caller then posts the receive as usual, and the cell
+    /// is still in the ring for it.
+    ///
+    /// # Safety
+    /// `buf` is writable for `cap` bytes.
+    #[inline]
+    pub unsafe fn try_recv_now(
+        &mut self,
+        ctx: u32,
+        src: i32,
+        w: usize,
+        tag: i32,
+        buf: *mut u8,
+        cap: usize,
+    ) -> RecvNow {
+        if !self.matcher.is_idle() {
+            return RecvNow::Other;
+        }
+        let Path::Shm(li) = self.paths[w] else {
+            return RecvNow::Other;
+        };
+        let shm = self.shm.as_mut().unwrap();
+        let Some((h, data)) = shm.peek(li) else {
+            return RecvNow::Empty;
+        };
+        let n = h.len as usize;
+        if h.kind != kind::EAGER
+            || h.flags & flag::SYNC != 0
+            || h.total != n as u64
+            || n > cap
+            || h.ctx != ctx
+            || h.src != src
+            || (tag != MPI_ANY_TAG && tag != h.tag)
+        {
+            return RecvNow::Other;
+        }
+        // SAFETY: the cell's payload holds `n` <= `cap` bytes until release;
+        // `buf` holds `cap` (the caller's contract).
+        unsafe { crate::sys::copy(buf, data, n) };
+        shm.release(li);
+        RecvNow::Got(Status {
+            source: src,
+            tag: h.tag,
+            error: MPI_SUCCESS,
+            bytes: n as u64,
+            cancelled: false,
+        })
+    }
+
+    /// Starts a send with an explicit envelope: context `ctx`, source rank `src`
+    /// as the receiver will match it, destination world rank `w`.
+    ///
+    /// # Safety
+    /// As for `start_send`.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn start_send_to(
+        &mut self,
+        rid: ReqId,
+        ctx: u32,
+        src: i32,
+        w: usize,
+        tag: i32,
+        buf: *const u8,
+        bytes: usize,
+        mode: SendMode,
+    ) -> Result<()> {
+        let token = self.reqs.token(rid);
+        let sync = mode == SendMode::Sync;
+        match self.paths[w] {
+            Path::Local => {
+                let data = if bytes == 0 {
+                    &[][..]
+                } else {
+                    // SAFETY: the send buffer holds `bytes` bytes (checked by the caller).
+                    unsafe { std::slice::from_raw_parts(buf, bytes) }
+                };
+                self.incoming_eager(w, ctx, src, tag, bytes, data, sync.then_some(token));
+                if !sync {
+                    self.complete(rid);
+                }
+                Ok(())
+            }
+            Path::Shm(_) => {
+                let mut hdr = Hdr {
+                    ctx,
+                    src,
+                    tag,
+                    total: bytes as u64,
+                    sreq: token,
+                    ..Default::default()
+                };
+                let out = if bytes <= self.cfg.eager_limit {
+                    if sync {
+                        hdr.flags = flag::SYNC;
+                    }
+                    Out {
+                        hdr,
+                        first_kind: kind::EAGER,
+                        rest_kind: kind::FRAG,
+                        data: buf,
+                        total: bytes,
+                        sent: 0,
+                        started: false,
+                        done_req: (!sync).then_some(rid),
+                        pack: None,
+                    }
+                } else {
+                    hdr.kind = kind::RTS;
+                    hdr.addr = buf as u64;
+                    self.count_rndv(rid, w);
+                    Out::ctrl(hdr)
+                };
+                self.send_out(w, out);
+                Ok(())
+            }
+            Path::Unreachable => Err(err!(
+                MPI_ERR_OTHER,
+                "world rank {w} is on another host and no inter-node transport is available"
+            )),
+        }
+    }
+
+    /// Whether rank `dest` of `comm` is reached through this node's rings
+    /// (where a send can stream its packed cells).
+    pub fn via_rings(&self, comm: c_int, dest: i32) -> bool {
+        self.comm(comm)
+            .ok()
+            .filter(|c| dest >= 0 && dest < c.peer_size())
+            .is_some_and(|c| matches!(self.paths[c.peer_world(dest) as usize], Path::Shm(_)))
+    }
+
+    /// Starts the send of request `rid`, whose staged data is a segment list
+    /// not packed yet, as a vectored rendezvous (the receiver copies from the
+    /// segments directly). Returns false, having done nothing, where that
+    /// cannot work: a short message, a peer without CMA, MPI_PROC_NULL.
+    pub fn try_send_iov(
+        &mut self,
+        rid: ReqId,
+        comm: c_int,
+        dest: i32,
+        tag: i32,
+        bytes: usize,
+    ) -> Result<bool> {
+        if dest == MPI_PROC_NULL || bytes <= self.cfg.eager_limit {
+            return Ok(false);
+        }
+        let c = self.comm(comm)?;
+        let (ctx, src, w) = (c.ctx, c.rank, c.peer_world(dest) as usize);
+        if !matches!(self.paths[w], Path::Shm(_)) || !self.cma_ok[w] {
+            return Ok(false);
+        }
+        let token = self.reqs.token(rid);
+        let r = self.reqs.get(rid).unwrap();
+        let Some(iov) = r.staged.as_ref().map(|s| &s.iov).filter(|v| !v.is_empty()) else {
+            return Ok(false);
+        };
+        let hdr = Hdr {
+            kind: kind::RTS,
+            flags: flag::IOV,
+            ctx,
+            src,
+            tag,
+            total: bytes as u64,
+            sreq: token,
+            addr: iov.as_ptr() as u64,
+            rreq: iov.len() as u64,
+            ..Default::default()
+        };
+        self.count_rndv(rid, w);
+        self.send_out(w, Out::ctrl(hdr));
+        Ok(true)
+    }
+
+    /// Posts a receive (or matches an arrived message).
+    pub fn start_recv(&mut self, rid: ReqId, comm: c_int, src: i32, tag: i32) -> Result<()> {
+        if src == MPI_PROC_NULL {
+            self.reqs.get_mut(rid).unwrap().status = Status::proc_null();
+            self.complete(rid);
+            return Ok(());
+        }
+        let ctx = self.comm(comm)?.ctx;
+        self.start_recv_ctx(rid, ctx, src, tag);
+        Ok(())
+    }
+
+    /// Posts a receive in context `ctx` (source and tag may be wildcards).
+    pub fn start_recv_ctx(&mut self, rid: ReqId, ctx: u32, src: i32, tag: i32) {
+        match self.matcher.post(ctx, src, tag, rid) {
+            None => self.reqs.get_mut(rid).unwrap().posted = true,
+            Some(uid) => self.deliver_unexp(rid, uid),
+        }
+    }
+
+    /// Hands unexpected message `uid` to receive request `rid`.
+    pub(super) fn deliver_unexp(&mut self, rid: ReqId, uid: u64) {
+        let incomplete = matches!(
+            self.unexp.get(&uid),
+            Some(Unexp {
+                kind: UKind::Eager {
+                    complete: false,
+                    ..
+                },
+                ..
+            })
+        );
+        if incomplete {
+            if let Some(Unexp {
+                kind: UKind::Eager { claimed, .. },
+                ..
+            }) = self.unexp.get_mut(&uid)
+            {
+                *claimed = Some(rid);
+            }
+            self.reqs.get_mut(rid).unwrap().posted = false;
+            return;
+        }
+        let Some(u) = self.unexp.remove(&uid) else {
+            return;
+        };
+        match u.kind {
+            UKind::Eager { data, .. } => {
+                let r = self.reqs.get_mut(rid).unwrap();
+                r.posted = false;
+                r.status.source = u.src;
+                r.status.tag = u.tag;
+                r.status.bytes = u.total as u64;
+                if u.total > r.cap {
+                    r.status.error = MPI_ERR_TRUNCATE;
+                }
+                r.store(0, &data);
+                self.complete(rid);
+                if let Some(s) = u.sync_sreq {
+                    self.send_ctrl(u.peer, kind::ACK, s, 0);
+                }
+            }
+            UKind::Rts { sreq, addr, niov } => {
+                self.start_rndv(rid, u.peer, u.src, u.tag, u.total, sreq, addr, niov)
+            }
+        }
+    }
+
+    /// The status a receive of unexpected message `u` would report.
+    pub(super) fn envelope(u: &Unexp) -> Status {
+        Status {
+            source: u.src,
+            tag: u.tag,
+            error: 0,
+            bytes: u.total as u64,
+            cancelled: false,
+        }
+    }
+
+    /// Envelope of the earliest arrived message matching (src, tag) on `comm`, left in place.
+    pub fn iprobe(&self, comm: c_int, src: i32, tag: i32) -> Result<Option<Status>> {
+        let ctx = self.comm(comm)?.ctx;
+        Ok(self
+            .matcher
+            .peek_unexpected(ctx, src, tag)
+            .map(|(_, uid)| Self::envelope(&self.unexp[uid])))
+    }
+
+    /// Takes the earliest arrived message matching (src, tag) out of the queues (mprobe).
+    pub fn improbe(&mut self, comm: c_int, src: i32, tag: i32) -> Result<Option<(u64, Status)>> {
+        let ctx = self.comm(comm)?.ctx;
+        Ok(self
+            .matcher
+            .take_unexpected(ctx, src, tag)
+            .map(|uid| (uid, Self::envelope(&self.unexp[&uid]))))
+    }
+
+    /// Receives message `uid` (from improbe) with request `rid`.
+    pub fn start_mrecv(&mut self, rid: ReqId, uid: u64) {
+        self.deliver_unexp(rid, uid);
+    }
+
+    /// Cancels a receive that has not matched. True if it was cancelled.
+    pub fn cancel_recv(&mut self, rid: ReqId) -> bool {
+        let posted = self.reqs.get(rid).map(|r| r.posted).unwrap_or(false);
+        if posted && self.matcher.cancel_posted(|&p| p == rid) {
+            let r = self.reqs.get_mut(rid).unwrap();
+            r.posted = false;
+            r.status.cancelled = true;
+            self.complete(rid);
+            return true;
+        }
+        false
+    }
+}
