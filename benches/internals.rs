@@ -3,7 +3,7 @@
 //! strided datatype.
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use oxmpi::core::matching::Matcher;
-use oxmpi::transport::ring::{self, CellHeader, Consumer, Producer};
+use oxmpi::transport::shm::ring::{self, CellHeader, Consumer, Producer};
 
 fn ring_push_pop(c: &mut Criterion) {
     let cells = 64;

@@ -9,6 +9,7 @@ pub const TUNABLES: &[(&str, &str, &str)] = &[
     ("OXMPI_CMA", "1", "1: large messages are single-copy with process_vm_readv; 0: pipelined copy through shared cells"),
     ("OXMPI_CMA_SPLIT", "65536", "contiguous messages at least this long (bytes) are copied by receiver and sender together, in chunks each claims; 0: the receiver copies alone"),
     ("OXMPI_PACK_STREAM", "4194304", "non-contiguous point-to-point messages larger than this (bytes) are packed and unpacked a cell or a chunk at a time as they move, in bounded memory, instead of through a copy of the whole message"),
+    ("OXMPI_LOOPBACK", "0", "1: a rank's messages to itself go through the in-process loopback link with the full protocol (eager, rendezvous, single copy) instead of being delivered in place; for testing the protocols without a second rank (a blocking send to itself above the eager limit then needs its receive posted first)"),
     ("OXMPI_RING_CELLS", "64", "cells per sender-receiver ring in the shared segment"),
     ("OXMPI_CELL_BYTES", "0", "payload bytes per cell (each cell also has a 64-byte header); 0: 8192 with up to 8 ranks on the node, 4096 above (ring memory grows with the square of the local ranks)"),
     ("OXMPI_SPIN_US", "50", "microseconds a waiting rank polls before yielding (OXMPI_OVERSUB_SPIN_US when ranks outnumber cores)"),
@@ -55,6 +56,8 @@ pub struct Config {
     pub eager_limit: usize,
     pub cma: bool,
     pub cma_split: usize,
+    /// Self traffic through the loopback link (`transport::loopback`).
+    pub loopback: bool,
     pub ring_cells: usize,
     /// Payload bytes per ring cell; 0: chosen by the number of local ranks.
     pub cell_bytes: usize,
@@ -89,6 +92,7 @@ impl Config {
                 0 => usize::MAX,
                 n => n,
             },
+            loopback: get("OXMPI_LOOPBACK") != 0,
             // A power of two, so a cell index is a mask, not a division.
             ring_cells: (get("OXMPI_RING_CELLS") as usize)
                 .clamp(4, 1 << 16)

@@ -176,7 +176,7 @@ fn launch_send(
         if mode != SendMode::Buffered
             && bytes > crate::config::pack_stream()
             && bytes > st.cfg.eager_limit
-            && st.via_rings(comm, dest)
+            && st.carries_to(comm, dest)
         {
             // A rendezvous with no contiguous source (address 0): the
             // receiver answers CTS and the cells are packed as they go out.

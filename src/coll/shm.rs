@@ -420,7 +420,7 @@ pub fn cma_all() -> bool {
         2 => false,
         _ => {
             // Every rank records its probe during MPI_Init, so this wait is short.
-            let ok = wait_for(|st| Ok(st.shm.as_ref().map_or(Some(false), |s| s.cma_agreed())))
+            let ok = wait_for(|st| Ok(st.net.shm.as_ref().map_or(Some(false), |s| s.cma_agreed())))
                 .unwrap_or(false);
             CMA_ALL.store(if ok { 1 } else { 2 }, Ordering::Relaxed);
             ok
@@ -448,7 +448,7 @@ fn area(comm: std::os::raw::c_int, len: impl FnOnce(usize) -> usize) -> Result<O
                 let (g, off, need) = c.coll_clock.advance(len);
                 let min_done = c.coll_clock.min_done;
                 let (n, me, ctx) = (c.size as usize, c.rank as usize, c.ctx);
-                let Some(shm) = st.shm.as_ref() else {
+                let Some(shm) = st.net.shm.as_ref() else {
                     return Ok(None);
                 };
                 return Ok(Some(Area {
@@ -466,7 +466,7 @@ fn area(comm: std::os::raw::c_int, len: impl FnOnce(usize) -> usize) -> Result<O
             }
             c.ctx
         };
-        let Some(shm) = st.shm.as_ref() else {
+        let Some(shm) = st.net.shm.as_ref() else {
             return Ok(None);
         };
         if shm.nlocal() != st.size as usize {
@@ -595,6 +595,7 @@ fn claim(comm: std::os::raw::c_int) -> Result<bool> {
             with(|st| {
                 let key = ((ctx as u64) << 32) | (members[0] as u64 + 1);
                 Ok(st
+                    .net
                     .shm
                     .as_ref()
                     .and_then(|s| s.pool_claim(key, members.len() as u64)))
@@ -621,7 +622,8 @@ fn claim(comm: std::os::raw::c_int) -> Result<bool> {
 
 /// `world_local` inside `with`: every rank of the job is on this node.
 fn world_local_in(st: &crate::core::state::State) -> bool {
-    st.shm
+    st.net
+        .shm
         .as_ref()
         .is_some_and(|s| s.nlocal() == st.size as usize)
 }

@@ -308,7 +308,7 @@ impl State {
             ));
         }
         let c = self.comms[i].take().unwrap();
-        if let (CollArea::Pool(k), Some(shm)) = (c.coll_area, self.shm.as_ref()) {
+        if let (CollArea::Pool(k), Some(shm)) = (c.coll_area, self.net.shm.as_ref()) {
             shm.pool_release(k, c.size as usize);
         }
         Ok(c)
@@ -422,6 +422,6 @@ impl State {
 
     /// Node of a world rank: the lowest world rank on the same host.
     pub fn node_of(&self, w: i32) -> i32 {
-        self.node[w as usize]
+        self.net.node[w as usize]
     }
 }

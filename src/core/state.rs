@@ -2,17 +2,23 @@
 //!
 //! Owns: communicators, requests, the matching engine's queues (through
 //! `core::matching`), per-peer outgoing queues, unexpected messages, the
-//! buffered-send pool, error handlers. Calls `transport`, `bootstrap`,
-//! `datatype`, `sys`; from `abi` it takes only the constants, the handle
-//! encoding and the user op type (no entry points).
+//! buffered-send pool, error handlers; the links to the other ranks sit in
+//! `net` (`transport::Net`), which hands arrivals to this engine as its
+//! `transport::Sink`. Calls `transport`, `bootstrap`, `datatype`, `op`,
+//! `base`, `sys`; never `abi`.
 //!
-//! Protocols (cell kinds in `kind`):
+//! The engine is split by concern: `p2p` (arrivals, matching, the
+//! operations), `rndv` (rendezvous copies), `outq` (what waits for room on
+//! a link); requests live in `core::request`.
+//!
+//! Protocols (message kinds in `kind`):
 //! * eager (≤ OXMPI_EAGER_LIMIT): EAGER cell with the envelope and the first
 //!   payload, FRAG cells with the rest; an Ssend sets `SYNC` and completes on ACK.
 //! * rendezvous: RTS with the sender's address; the receiver, once matched,
 //!   copies with one `process_vm_readv` and answers FIN; where CMA is refused
 //!   (or OXMPI_CMA=0) it answers CTS and the sender streams DATA cells.
-//! * self: delivered in place through the same matching path.
+//! * self: delivered in place through the same matching path (or, with
+//!   OXMPI_LOOPBACK=1, through the loopback link with the protocols above).
 //! * non-contiguous messages above OXMPI_PACK_STREAM: RTS with address 0,
 //!   the receiver answers CTS, DATA cells packed as they go out and
 //!   unpacked as they arrive (`Stream`), in bounded memory.
@@ -24,15 +30,14 @@ use crate::base::consts::*;
 use crate::bootstrap::pmi::Pmi;
 use crate::config::Config;
 use crate::core::comm::Comm;
-use crate::core::error::{Error, Result};
+use crate::core::error::Result;
 use crate::core::matching::Matcher;
 use crate::core::slab::Slab;
 use crate::err;
 use crate::transport::hdr::Hdr;
-use crate::transport::shm::{self, Shm};
+use crate::transport::{Link, Net};
 use std::collections::{HashMap, VecDeque};
 use std::os::raw::c_int;
-use std::sync::atomic::Ordering;
 
 pub mod kind {
     pub const EAGER: u16 = 1;
@@ -62,14 +67,6 @@ pub use crate::core::request::{
 };
 use outq::Out;
 use p2p::{Asm, Unexp};
-use rndv::{SplitRecv, SplitSend};
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Path {
-    Local,
-    Shm(usize),
-    Unreachable,
-}
 
 pub type ErrhFn = unsafe extern "C" fn(*mut c_int, *mut c_int);
 
@@ -85,23 +82,11 @@ pub struct State {
     pub rank: i32,
     pub size: i32,
     pub pmi: Pmi,
-    pub host: String,
-    pub shm: Option<Shm>,
-    pub paths: Vec<Path>,
-    pids: Vec<i32>,
-    cma_ok: Vec<bool>,
-    /// A process_vm_readv from this world rank has worked (split copies
-    /// start only then, so that a refusal never strands a half-copied message).
-    cma_proven: Vec<bool>,
-    /// Free split-copy slots of messages from each local rank to this one.
-    split_free: Vec<Vec<u16>>,
-    /// Split copies in flight or whose slot the sender has not left yet.
-    split_recv: Vec<SplitRecv>,
-    split_send: Vec<SplitSend>,
+    /// The links to every world rank and the transports behind them.
+    pub net: Net,
     /// Rendezvous sends in flight to each world rank: while we have one, that
     /// rank is busy copying our message, so we do not ask it to split one.
     rndv_out: Vec<u32>,
-    local_peers: Vec<(usize, usize)>,
     matcher: Matcher<ReqId, u64>,
     /// Unexpected messages by id (a cheap hasher: ids are small counters).
     unexp: HashMap<u64, Unexp, std::hash::BuildHasherDefault<crate::core::matching::KeyHasher>>,
@@ -127,8 +112,6 @@ pub struct State {
     /// Collective schedules in flight.
     pub scheds: Vec<Active>,
     pub info_env: Vec<(String, String)>,
-    /// Node id (lowest world rank on the same host) of every world rank.
-    pub node: Vec<i32>,
     pub errhandlers: Slab<ErrhFn>,
     pub bsend: Option<Bsend>,
     pub thread_level: c_int,
@@ -155,95 +138,23 @@ pub struct Active {
 // State is only ever reached through the library-wide mutex (core::runtime).
 unsafe impl Send for State {}
 
-fn bad_init(e: std::io::Error) -> Error {
-    err!(MPI_ERR_INTERN, "{e}")
-}
-
 impl State {
     /// MPI_Init: bootstrap through PMI, find node-local ranks, set up shared memory.
     pub fn init(thread_level: c_int) -> Result<State> {
         let cfg = Config::from_env();
         let mut pmi =
             Pmi::init().map_err(|e| err!(MPI_ERR_INTERN, "PMI initialisation failed: {e}"))?;
-        crate::sys::allow_cma_peers();
         let rank = pmi.rank;
         let size = pmi.size;
-        let host = crate::sys::host_id();
-        let mut hosts = vec![String::new(); size as usize];
-        let mut pids = vec![0; size as usize];
-        hosts[rank as usize] = host.clone();
-        pids[rank as usize] = crate::sys::pid();
-        if size > 1 {
-            pmi.put(
-                &format!("oxmpi-card-{rank}"),
-                &format!("{},{}", host, crate::sys::pid()),
-            )
-            .map_err(bad_init)?;
-            pmi.barrier().map_err(bad_init)?;
-            for r in 0..size {
-                if r == rank {
-                    continue;
-                }
-                let v = pmi
-                    .get(&format!("oxmpi-card-{r}"))
-                    .map_err(bad_init)?
-                    .ok_or_else(|| err!(MPI_ERR_INTERN, "rank {r} published no business card"))?;
-                let (h, p) = v
-                    .rsplit_once(',')
-                    .ok_or_else(|| err!(MPI_ERR_INTERN, "bad business card of rank {r}: {v}"))?;
-                hosts[r as usize] = h.to_string();
-                pids[r as usize] = p.parse().unwrap_or(0);
-            }
-        }
-        let local: Vec<usize> = (0..size as usize).filter(|&r| hosts[r] == host).collect();
-        let me_local = local.iter().position(|&r| r == rank as usize).unwrap();
-        let mut paths = vec![Path::Unreachable; size as usize];
-        for (li, &r) in local.iter().enumerate() {
-            paths[r] = Path::Shm(li);
-        }
-        paths[rank as usize] = Path::Local;
-        let shm = if local.len() > 1 {
-            let name = shm::segment_name(&pmi.kvsname, local[0] as i32);
-            let cell = match cfg.cell_bytes {
-                0 if local.len() <= 8 => 8192,
-                0 => 4096,
-                n => n,
-            };
-            Some(
-                Shm::setup(&name, me_local, local.len(), cfg.ring_cells, cell).map_err(|e| {
-                    err!(MPI_ERR_INTERN, "shared memory setup failed ({name}): {e}")
-                })?,
-            )
-        } else {
-            None
-        };
-        if let Some(s) = shm.as_ref() {
-            s.publish_base();
-        }
-        // Every local rank has attached once all ranks pass this barrier: the
-        // creator removes the segment's name now, so nothing is left behind
-        // whatever happens later.
-        pmi.barrier().map_err(bad_init)?;
-        let mut shm = shm;
-        if let Some(s) = shm.as_mut() {
-            s.try_unlink();
-            let local_pids: Vec<i32> = local.iter().map(|&r| pids[r]).collect();
-            s.probe_cma(&local_pids, cfg.cma);
-        }
-        let local_peers = local
-            .iter()
-            .enumerate()
-            .filter(|(_, &r)| r != rank as usize)
-            .map(|(li, &r)| (li, r))
-            .collect();
+        let net = Net::init(&mut pmi, &cfg)?;
         // mpirun says how many CPUs the job has (its ranks may be pinned to one each).
         let node_cpus: Option<usize> = std::env::var("OXMPI_NODE_CPUS")
             .ok()
             .and_then(|v| v.parse().ok());
         let cpus = node_cpus.unwrap_or_else(crate::sys::cpus_available);
-        let oversub = local.len() > cpus;
+        let oversub = net.nlocal > cpus;
         // For the collectives' choices, a count every local rank sees alike.
-        let node_oversub = local.len() > node_cpus.unwrap_or_else(crate::sys::cpus_online);
+        let node_oversub = net.nlocal > node_cpus.unwrap_or_else(crate::sys::cpus_online);
         let spin = if oversub {
             cfg.oversub_spin_us
         } else {
@@ -259,9 +170,6 @@ impl State {
         let n = size as usize;
         let world = Comm::new(0, (0..size).collect(), rank, "MPI_COMM_WORLD");
         let selfc = Comm::new(2, vec![rank], rank, "MPI_COMM_SELF");
-        let node: Vec<i32> = (0..size as usize)
-            .map(|r| (0..size as usize).find(|&q| hosts[q] == hosts[r]).unwrap() as i32)
-            .collect();
         let info_env = vec![
             (
                 "command".to_string(),
@@ -271,22 +179,13 @@ impl State {
             ("host".to_string(), crate::sys::hostname()),
         ];
         Ok(State {
-            cma_ok: vec![cfg.cma; n],
-            cma_proven: vec![false; n],
-            split_free: vec![(0..shm::SPLIT_SLOTS as u16).rev().collect(); local.len()],
-            split_recv: Vec::new(),
-            split_send: Vec::new(),
             rndv_out: vec![0; n],
             cfg,
             rank,
             size,
             pmi,
-            host,
-            shm,
+            net,
             shm_clock: Default::default(),
-            paths,
-            pids,
-            local_peers,
             matcher: Matcher::new(),
             unexp: HashMap::default(),
             next_uid: 1,
@@ -306,7 +205,6 @@ impl State {
             builtin_type_attrs: HashMap::new(),
             scheds: Vec::new(),
             info_env,
-            node,
             errhandlers: Slab::default(),
             bsend: None,
             thread_level,
@@ -321,36 +219,17 @@ impl State {
 
     // ---------------------------------------------------------------- progress
 
-    /// Moves arriving cells into the matching engine and pushes queued cells.
-    /// Returns true if anything happened.
+    /// Polls the links (arrivals go to the matching engine), pushes queued
+    /// sends, steps the collective schedules. True if anything happened.
     pub fn progress(&mut self) -> bool {
-        let mut did = false;
-        if self.shm.is_some() {
-            for i in 0..self.local_peers.len() {
-                let (li, w) = self.local_peers[i];
-                let mut got = false;
-                for _ in 0..64 {
-                    let Some((hdr, data)) = self.shm.as_mut().unwrap().peek(li) else {
-                        break;
-                    };
-                    self.handle_cell(w, &hdr, data);
-                    self.shm.as_mut().unwrap().skip(li);
-                    got = true;
-                }
-                if got {
-                    // The cells read in this round go back to the sender at once.
-                    self.shm.as_mut().unwrap().publish(li);
-                    did = true;
-                }
-            }
-            if !self.split_recv.is_empty() || !self.split_send.is_empty() {
-                did |= self.poll_split();
-            }
-            if self.out_busy > 0 {
-                for w in 0..self.outq.len() {
-                    if !self.outq[w].is_empty() {
-                        did |= self.pump(w);
-                    }
+        let mut did = Net::poll(self);
+        if self.net.split_busy() {
+            did |= self.poll_split();
+        }
+        if self.out_busy > 0 {
+            for w in 0..self.outq.len() {
+                if !self.outq[w].is_empty() {
+                    did |= self.pump(w);
                 }
             }
         }

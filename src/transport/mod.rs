@@ -1,10 +1,288 @@
 //! Moves bytes between two ranks. Knows no tags or communicators: every
 //! message carries an envelope (`hdr::Hdr`) that the core fills in and
-//! interprets; each link packs it into its own wire form.
+//! interprets; each link packs it into its own wire form and hands what
+//! arrives to the core's matching engine through `Sink` (links never match).
 //!
-//! Paths, chosen once per peer at MPI_Init by reachability: the rank itself
-//! (handled in `core::state`), shared memory on the same node (`shm`).
-//! Inter-node (UCX) and device-buffer (CUDA IPC) transports are not built yet.
+//! A link per peer (`Link`), chosen once at MPI_Init by reachability from
+//! the business cards (`card`): the rank itself (delivered in place by the
+//! core, or through `loopback` with OXMPI_LOOPBACK=1), shared memory on the
+//! same node (`shm`: rings, the segment, single and split copies), else
+//! unreachable. The protocols read a link's capabilities (`Caps`) instead of
+//! transport facts. Inter-node (UCX) and device-buffer (CUDA IPC)
+//! transports are one folder and one arm each, not built yet.
+//!
+//! Calls `sys`, `bootstrap` (the cards), `base`, `backoff`.
+pub mod card;
 pub mod hdr;
-pub mod ring;
+pub mod loopback;
 pub mod shm;
+
+use crate::base::consts::*;
+use crate::base::error::Result;
+use crate::bootstrap::pmi::Pmi;
+use crate::config::Config;
+use crate::err;
+use crate::gpu::MemKind;
+use hdr::Hdr;
+use loopback::Loopback;
+use shm::copy::Copier;
+use shm::split::Split;
+use shm::Shm;
+
+/// How this rank reaches one peer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Link {
+    /// The rank itself, delivered in place by the core's matching engine.
+    Local,
+    /// The rank itself, through the in-process loopback link.
+    Loopback,
+    /// A rank on this node, through the rings of the shared segment
+    /// (its local index).
+    Shm(usize),
+    /// No transport reaches it.
+    Unreachable,
+}
+
+/// What a link can do, read by the protocols.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Caps {
+    /// Payload bytes one push carries: eager messages above go in fragments.
+    pub frag: usize,
+    /// Eager payloads up to this many bytes travel inside the envelope.
+    pub inline: usize,
+    /// The receiver can copy straight out of the sender's buffer (single
+    /// copy, a get), given its address.
+    pub get: bool,
+    /// The same between segment lists on both sides.
+    pub vectored: bool,
+    /// Receiver and sender can share the copy of one message (split copy).
+    pub coop: bool,
+    /// Memory the link's copies can serve.
+    pub device: bool,
+}
+
+impl Caps {
+    /// The link moves `kind` without staging.
+    pub fn serves(&self, kind: MemKind) -> bool {
+        kind == MemKind::Host || self.device
+    }
+}
+
+/// Where a link delivers what arrives: the core's point-to-point engine.
+pub trait Sink {
+    /// The transport layer of the sink's rank (links look themselves up
+    /// through it between arrivals).
+    fn net(&mut self) -> &mut Net;
+    /// One message from world rank `w`; `payload` holds `h.len` bytes and
+    /// is valid during the call only.
+    fn arrive(&mut self, w: usize, h: &Hdr, payload: &[u8]);
+}
+
+/// This rank's links and the transports behind them.
+pub struct Net {
+    /// The link to each world rank.
+    pub links: Vec<Link>,
+    /// The node's segment (rings, collective areas, split-copy slots) when
+    /// other ranks share this node.
+    pub shm: Option<Shm>,
+    /// Single copy with the ranks of this node.
+    pub copy: Copier,
+    split: Split,
+    loopback: Loopback,
+    /// (local index, world rank) of the other ranks on this node.
+    peers: Vec<(usize, usize)>,
+    me: usize,
+    /// Ranks on this node, this one included.
+    pub nlocal: usize,
+    /// Node id (lowest world rank on the same host) of every world rank.
+    pub node: Vec<i32>,
+}
+
+impl Net {
+    /// MPI_Init: exchanges business cards, chooses a link per peer and sets
+    /// up the transports they need.
+    pub fn init(pmi: &mut Pmi, cfg: &Config) -> Result<Net> {
+        crate::sys::allow_cma_peers();
+        let (rank, size) = (pmi.rank as usize, pmi.size as usize);
+        let cards = card::exchange(pmi)?;
+        let host = &cards[rank].host;
+        let local: Vec<usize> = (0..size).filter(|&r| &cards[r].host == host).collect();
+        let me_local = local.iter().position(|&r| r == rank).unwrap();
+        let mut links = vec![Link::Unreachable; size];
+        for (li, &r) in local.iter().enumerate() {
+            links[r] = Link::Shm(li);
+        }
+        links[rank] = if cfg.loopback {
+            Link::Loopback
+        } else {
+            Link::Local
+        };
+        let shm = if local.len() > 1 {
+            let name = shm::segment_name(&pmi.kvsname, local[0] as i32);
+            let cell = match cfg.cell_bytes {
+                0 if local.len() <= 8 => 8192,
+                0 => 4096,
+                n => n,
+            };
+            let s = Shm::setup(&name, me_local, local.len(), cfg.ring_cells, cell)
+                .map_err(|e| err!(MPI_ERR_INTERN, "shared memory setup failed ({name}): {e}"))?;
+            s.publish_base();
+            Some(s)
+        } else {
+            None
+        };
+        // Every local rank has attached once all ranks pass this barrier: the
+        // creator removes the segment's name now, so nothing is left behind
+        // whatever happens later.
+        pmi.barrier().map_err(|e| err!(MPI_ERR_INTERN, "{e}"))?;
+        let mut shm = shm;
+        if let Some(s) = shm.as_mut() {
+            s.try_unlink();
+            let local_pids: Vec<i32> = local.iter().map(|&r| cards[r].pid).collect();
+            s.probe_cma(&local_pids, cfg.cma);
+        }
+        let peers = local
+            .iter()
+            .enumerate()
+            .filter(|(_, &r)| r != rank)
+            .map(|(li, &r)| (li, r))
+            .collect();
+        let node = (0..size)
+            .map(|r| (0..size).find(|&q| cards[q].host == cards[r].host).unwrap() as i32)
+            .collect();
+        Ok(Net {
+            links,
+            shm,
+            copy: Copier::new(cards.iter().map(|c| c.pid).collect(), cfg.cma),
+            split: Split::new(local.len()),
+            loopback: Loopback::default(),
+            peers,
+            me: rank,
+            nlocal: local.len(),
+            node,
+        })
+    }
+
+    /// The link to world rank `w`.
+    #[inline]
+    pub fn link(&self, w: usize) -> Link {
+        self.links[w]
+    }
+
+    /// What the link to `w` can do now (single copy may have been refused).
+    pub fn caps(&self, w: usize) -> Caps {
+        match self.links[w] {
+            Link::Shm(_) => Caps {
+                frag: self.shm.as_ref().map_or(0, |s| s.payload()),
+                inline: shm::ring::INLINE_BYTES,
+                get: self.copy.usable(w),
+                vectored: self.copy.usable(w),
+                coop: self.copy.usable(w) && self.copy.proven(w),
+                device: false,
+            },
+            Link::Loopback => Caps {
+                frag: loopback::FRAG_BYTES,
+                inline: 0,
+                get: self.copy.usable(w),
+                vectored: self.copy.usable(w),
+                coop: false,
+                device: false,
+            },
+            Link::Local | Link::Unreachable => Caps {
+                frag: 0,
+                inline: 0,
+                get: false,
+                vectored: false,
+                coop: false,
+                device: false,
+            },
+        }
+    }
+
+    /// The link to `w` carries messages (pushes and arrivals).
+    #[inline]
+    pub fn carries(&self, w: usize) -> bool {
+        matches!(self.links[w], Link::Shm(_) | Link::Loopback)
+    }
+
+    /// Payload bytes one push to `w` carries.
+    #[inline]
+    pub fn frag(&self, w: usize) -> usize {
+        match self.links[w] {
+            Link::Shm(_) => self.shm.as_ref().map_or(0, |s| s.payload()),
+            Link::Loopback => loopback::FRAG_BYTES,
+            _ => 0,
+        }
+    }
+
+    /// Pushes one message of at most `frag(w)` payload bytes to `w`; false
+    /// when the link has no room now. `inline`: the envelope's `rreq`,
+    /// `addr` and `offset` are unused (the payload may travel over them).
+    #[inline]
+    pub fn push(&mut self, w: usize, h: &Hdr, payload: &[u8], inline: bool) -> bool {
+        match self.links[w] {
+            Link::Shm(li) => self.shm.as_mut().unwrap().push(li, h, payload, inline),
+            Link::Loopback => self.loopback.push(h, payload),
+            Link::Local | Link::Unreachable => true,
+        }
+    }
+
+    /// The oldest message from `w` not handled yet, left in place: its
+    /// envelope and payload (valid until `release(w)`). Only links whose
+    /// messages stay in place answer (shared memory).
+    #[inline]
+    pub fn peek(&mut self, w: usize) -> Option<(Hdr, *const u8)> {
+        match self.links[w] {
+            Link::Shm(li) => self.shm.as_mut().unwrap().peek(li),
+            _ => None,
+        }
+    }
+
+    /// Consumes the message `peek(w)` showed.
+    #[inline]
+    pub fn release(&mut self, w: usize) {
+        if let Link::Shm(li) = self.links[w] {
+            self.shm.as_mut().unwrap().release(li)
+        }
+    }
+
+    /// Hands what arrived on every link to `sink` (at most 64 messages per
+    /// peer per call). True if anything arrived.
+    pub fn poll<S: Sink>(sink: &mut S) -> bool {
+        let mut did = false;
+        let npeers = sink.net().peers.len();
+        for i in 0..npeers {
+            let (li, w) = sink.net().peers[i];
+            let mut got = false;
+            for _ in 0..64 {
+                let Some((h, data)) = sink.net().shm.as_mut().unwrap().peek(li) else {
+                    break;
+                };
+                // SAFETY: the cell's payload holds `len` bytes and stays in
+                // place until `skip` below (the ring's memory is the mapping,
+                // which nothing in `arrive` moves or writes).
+                let payload = unsafe { std::slice::from_raw_parts(data, h.len as usize) };
+                sink.arrive(w, &h, payload);
+                sink.net().shm.as_mut().unwrap().skip(li);
+                got = true;
+            }
+            if got {
+                // The cells read in this round go back to the sender at once.
+                sink.net().shm.as_mut().unwrap().publish(li);
+                did = true;
+            }
+        }
+        if !sink.net().loopback.is_empty() {
+            let me = sink.net().me;
+            // At most 64 per call, as from each ring.
+            for _ in 0..64 {
+                let Some((h, data)) = sink.net().loopback.pop() else {
+                    break;
+                };
+                sink.arrive(me, &h, &data);
+                did = true;
+            }
+        }
+        did
+    }
+}

@@ -19,7 +19,7 @@ pub(super) struct Out {
 
 impl State {
     pub(super) fn send_ctrl(&mut self, w: usize, k: u16, sreq: u64, rreq: u64) {
-        if w == self.rank as usize {
+        if self.net.link(w) == Link::Local {
             if let Some(rid) = self.reqs.from_token(sreq) {
                 self.complete(rid);
             }
@@ -50,11 +50,10 @@ impl State {
 
     /// Pushes as many cells of `out` as fit. True when it is fully sent.
     pub(super) fn push_cells(&mut self, w: usize, out: &mut Out) -> bool {
-        let Path::Shm(li) = self.paths[w] else {
+        if !self.net.carries(w) {
             return true;
-        };
-        let shm = self.shm.as_mut().unwrap();
-        let cap = shm.payload();
+        }
+        let cap = self.net.frag(w);
         loop {
             if out.started && out.sent >= out.total {
                 return true;
@@ -89,7 +88,7 @@ impl State {
             h.len = n as u32;
             // EAGER and FRAG cells use none of the fields an inline payload covers.
             let inline = h.kind == kind::EAGER || h.kind == kind::FRAG;
-            if !shm.push(li, &h, payload, inline) {
+            if !self.net.push(w, &h, payload, inline) {
                 return false;
             }
             if let Some(p) = out.pack.as_mut() {

@@ -3,6 +3,7 @@
 //! and the operations the abi layer starts (sends, receives, probes, cancel).
 
 use super::*;
+use crate::transport::Sink;
 
 /// Appends `b` to `v` with `sys::copy` (see there for why not memcpy).
 pub(super) fn append(v: &mut Vec<u8>, b: &[u8]) {
@@ -55,10 +56,20 @@ pub(super) struct Asm {
     pub(super) sync: Option<u64>,
 }
 
+impl Sink for State {
+    #[inline]
+    fn net(&mut self) -> &mut Net {
+        &mut self.net
+    }
+
+    #[inline]
+    fn arrive(&mut self, w: usize, h: &Hdr, payload: &[u8]) {
+        self.handle_cell(w, h, payload)
+    }
+}
+
 impl State {
-    pub(super) fn handle_cell(&mut self, w: usize, h: &Hdr, data: *const u8) {
-        // SAFETY: the cell's payload holds `len` bytes and stays valid until release.
-        let payload = unsafe { std::slice::from_raw_parts(data, h.len as usize) };
+    pub(super) fn handle_cell(&mut self, w: usize, h: &Hdr, payload: &[u8]) {
         match h.kind {
             kind::EAGER => {
                 let sync = (h.flags & flag::SYNC != 0).then_some(h.sreq);
@@ -326,14 +337,10 @@ impl State {
             return false;
         }
         let (ctx, src, w) = (c.ctx, c.rank, c.peer_world(dest) as usize);
-        let Path::Shm(li) = self.paths[w] else {
-            return false;
-        };
-        if !self.outq[w].is_empty() || bytes > self.cfg.eager_limit {
+        if !self.net.carries(w) || !self.outq[w].is_empty() || bytes > self.cfg.eager_limit {
             return false;
         }
-        let shm = self.shm.as_mut().unwrap();
-        if bytes > shm.payload() {
+        if bytes > self.net.frag(w) {
             return false;
         }
         let hdr = Hdr {
@@ -351,7 +358,7 @@ impl State {
             // SAFETY: the caller's contract.
             unsafe { std::slice::from_raw_parts(buf, bytes) }
         };
-        shm.push(li, &hdr, payload, true)
+        self.net.push(w, &hdr, payload, true)
     }
 
     /// The eager fast path of a blocking receive from one rank of this node:
@@ -376,11 +383,10 @@ impl State {
         if !self.matcher.is_idle() {
             return RecvNow::Other;
         }
-        let Path::Shm(li) = self.paths[w] else {
+        if !self.net.carries(w) {
             return RecvNow::Other;
-        };
-        let shm = self.shm.as_mut().unwrap();
-        let Some((h, data)) = shm.peek(li) else {
+        }
+        let Some((h, data)) = self.net.peek(w) else {
             return RecvNow::Empty;
         };
         let n = h.len as usize;
@@ -397,7 +403,7 @@ impl State {
         // SAFETY: the cell's payload holds `n` <= `cap` bytes until release;
         // `buf` holds `cap` (the caller's contract).
         unsafe { crate::sys::copy(buf, data, n) };
-        shm.release(li);
+        self.net.release(w);
         RecvNow::Got(Status {
             source: src,
             tag: h.tag,
@@ -426,8 +432,8 @@ impl State {
     ) -> Result<()> {
         let token = self.reqs.token(rid);
         let sync = mode == SendMode::Sync;
-        match self.paths[w] {
-            Path::Local => {
+        match self.net.link(w) {
+            Link::Local => {
                 let data = if bytes == 0 {
                     &[][..]
                 } else {
@@ -440,7 +446,7 @@ impl State {
                 }
                 Ok(())
             }
-            Path::Shm(_) => {
+            Link::Shm(_) | Link::Loopback => {
                 let mut hdr = Hdr {
                     ctx,
                     src,
@@ -473,20 +479,20 @@ impl State {
                 self.send_out(w, out);
                 Ok(())
             }
-            Path::Unreachable => Err(err!(
+            Link::Unreachable => Err(err!(
                 MPI_ERR_OTHER,
                 "world rank {w} is on another host and no inter-node transport is available"
             )),
         }
     }
 
-    /// Whether rank `dest` of `comm` is reached through this node's rings
-    /// (where a send can stream its packed cells).
-    pub fn via_rings(&self, comm: c_int, dest: i32) -> bool {
+    /// Whether rank `dest` of `comm` is reached through a link that carries
+    /// messages (where a send can stream its packed cells).
+    pub fn carries_to(&self, comm: c_int, dest: i32) -> bool {
         self.comm(comm)
             .ok()
             .filter(|c| dest >= 0 && dest < c.peer_size())
-            .is_some_and(|c| matches!(self.paths[c.peer_world(dest) as usize], Path::Shm(_)))
+            .is_some_and(|c| self.net.carries(c.peer_world(dest) as usize))
     }
 
     /// Starts the send of request `rid`, whose staged data is a segment list
@@ -506,7 +512,7 @@ impl State {
         }
         let c = self.comm(comm)?;
         let (ctx, src, w) = (c.ctx, c.rank, c.peer_world(dest) as usize);
-        if !matches!(self.paths[w], Path::Shm(_)) || !self.cma_ok[w] {
+        if !self.net.caps(w).vectored {
             return Ok(false);
         }
         let token = self.reqs.token(rid);

@@ -4,23 +4,6 @@
 use super::*;
 use crate::core::request::STREAM_CHUNK;
 
-/// Receiver side of a split copy: the request completes when `done` reaches
-/// `n`; the slot is free again once the sender has also left it.
-pub(super) struct SplitRecv {
-    pub(super) rid: Option<ReqId>,
-    pub(super) li: usize,
-    pub(super) k: usize,
-    pub(super) n: u64,
-}
-
-/// Sender side of a split copy: the request completes when `done` reaches `n`.
-pub(super) struct SplitSend {
-    pub(super) rid: ReqId,
-    pub(super) li: usize,
-    pub(super) k: usize,
-    pub(super) n: u64,
-}
-
 impl State {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn start_rndv(
@@ -52,8 +35,7 @@ impl State {
         // streams (addr 0: nothing contiguous to read) or sends vectored, it
         // takes the cells the CTS below asks for.
         if r.streamed() {
-            if self.cma_ok[w] && addr != 0 && niov == 0 {
-                let pid = self.pids[w];
+            if self.net.caps(w).get && addr != 0 && niov == 0 {
                 let mut bounce = crate::core::pool::take(STREAM_CHUNK.min(n));
                 let mut off = 0;
                 let mut res = Ok(());
@@ -62,7 +44,9 @@ impl State {
                     // SAFETY: `bounce` holds at least `len` bytes; the sender keeps
                     // its `total` bytes at `addr` until our FIN.
                     res = unsafe {
-                        crate::sys::cma_read(pid, addr as usize + off, bounce.as_mut_ptr(), len)
+                        self.net
+                            .copy
+                            .read(w, addr as usize + off, bounce.as_mut_ptr(), len)
                     };
                     if res.is_ok() {
                         r.store(off, &bounce[..len]);
@@ -72,13 +56,13 @@ impl State {
                 crate::core::pool::give(bounce);
                 match res {
                     Ok(()) => {
-                        self.cma_proven[w] = true;
+                        self.net.copy.mark_proven(w);
                         self.send_ctrl(w, kind::FIN, sreq, 0);
                         self.complete(rid);
                         return;
                     }
                     // Nothing was unpacked out of order: the cells start over.
-                    Err(_) if off == 0 => self.cma_ok[w] = false,
+                    Err(_) if off == 0 => self.net.copy.refuse(w),
                     Err(e) => {
                         let r = self.reqs.get_mut(rid).unwrap();
                         r.status.error = MPI_ERR_OTHER;
@@ -91,7 +75,7 @@ impl State {
                     }
                 }
             }
-        } else if self.cma_ok[w] && (addr != 0 || niov != 0) {
+        } else if (addr != 0 && self.net.caps(w).get) || (niov != 0 && self.net.caps(w).vectored) {
             let local = r
                 .staged
                 .as_mut()
@@ -102,11 +86,15 @@ impl State {
             }
             let res = if niov == 0 && local.is_none() {
                 // SAFETY: the receive buffer holds `cap` >= n bytes.
-                unsafe { crate::sys::cma_read(self.pids[w], addr as usize, buf, n) }
+                unsafe { self.net.copy.read(w, addr as usize, buf, n) }
             } else {
                 // SAFETY: the local segments are the receive buffer's typemap (or
                 // the contiguous buffer), `cap` >= n bytes in all.
-                unsafe { self.cma_vectored(w, addr, niov, local.as_deref(), buf, n) }
+                unsafe {
+                    self.net
+                        .copy
+                        .read_vectored(w, addr, niov, local.as_deref(), buf, n)
+                }
             };
             let r = self.reqs.get_mut(rid).unwrap();
             if let (Some(l), Some(s)) = (local, r.staged.as_mut()) {
@@ -115,7 +103,7 @@ impl State {
             }
             match res {
                 Ok(()) => {
-                    self.cma_proven[w] = true;
+                    self.net.copy.mark_proven(w);
                     self.send_ctrl(w, kind::FIN, sreq, 0);
                     self.complete(rid);
                     return;
@@ -124,7 +112,7 @@ impl State {
                     if std::env::var_os("OXMPI_DEBUG").is_some() {
                         eprintln!("oxmpi[{}]: process_vm_readv from rank {w} refused ({e}); using copies through shared memory", self.rank);
                     }
-                    self.cma_ok[w] = false;
+                    self.net.copy.refuse(w);
                 }
             }
         }
@@ -155,28 +143,16 @@ impl State {
         buf: *mut u8,
         n: usize,
     ) -> bool {
-        let Path::Shm(li) = self.paths[w] else {
-            return false;
-        };
         // A peer with a rendezvous message of ours in flight is copying it
         // (an exchange): splitting would only add calls on two busy cores.
-        if n < self.cfg.cma_split || !self.cma_proven[w] || self.rndv_out[w] > 0 {
+        if n < self.cfg.cma_split || !self.net.caps(w).coop || self.rndv_out[w] > 0 {
             return false;
         }
-        let Some(k) = self.split_free[li].pop() else {
+        let Some(k) = self.net.split_claim(w) else {
             return false;
         };
-        let k = k as usize;
         // Chunks: at least 4 (so that both sides get a share), 32 KiB to 2 MiB.
         let chunk = (n / 4).clamp(32 << 10, 2 << 20).next_multiple_of(4096);
-        let me = self.me_local();
-        let slot = self.shm.as_ref().unwrap().split_slot(li, me, k);
-        // Relaxed: the CTS below is published by the ring's Release store,
-        // which the sender Acquires before it looks at the slot.
-        slot.claimed.store(0, Ordering::Relaxed);
-        slot.done.store(0, Ordering::Relaxed);
-        slot.failed.store(0, Ordering::Relaxed);
-        slot.sender_left.store(0, Ordering::Relaxed);
         let hdr = Hdr {
             kind: kind::CTS,
             flags: flag::SPLIT,
@@ -188,180 +164,41 @@ impl State {
             ..Default::default()
         };
         self.send_out(w, Out::ctrl(hdr));
-        let pid = self.pids[w];
-        // The slot again: `send_out` needed `self` in between.
-        let slot = self.shm.as_ref().unwrap().split_slot(li, me, k);
-        let ok = split_copy(slot, n, chunk, |off, len| {
-            // SAFETY: `buf` holds n bytes (off + len <= n); the sender keeps
-            // its buffer until the copy is done (its request is incomplete).
-            unsafe { crate::sys::cma_read(pid, addr as usize + off, buf.add(off), len) }
-        });
+        // SAFETY: the receive buffer holds `cap` >= n bytes until the request
+        // completes.
+        let ok = unsafe { self.net.split_receive(w, k, rid, addr, buf, n, chunk) };
         if !ok {
             if let Some(r) = self.reqs.get_mut(rid) {
                 r.status.error = MPI_ERR_OTHER;
             }
         }
-        self.split_recv.push(SplitRecv {
-            rid: Some(rid),
-            li,
-            k,
-            n: n as u64,
-        });
         self.poll_split();
         true
     }
 
-    pub(super) fn me_local(&self) -> usize {
-        self.shm.as_ref().unwrap().me()
-    }
-
     /// Sender: the receiver asked to copy together; take chunks until none is left.
     pub(super) fn split_as_sender(&mut self, w: usize, h: &Hdr) {
-        let Path::Shm(li) = self.paths[w] else {
-            return;
-        };
         let Some(rid) = self.reqs.from_token(h.sreq) else {
             return;
         };
         let src = self.reqs.get(rid).unwrap().buf as *const u8;
-        let (n, chunk, k, dst) = (h.total as usize, h.rreq as usize, h.tag as usize, h.addr);
-        let pid = self.pids[w];
-        let shm = self.shm.as_ref().unwrap();
-        let slot = shm.split_slot(shm.me(), li, k);
-        let ok = split_copy(slot, n, chunk, |off, len| {
-            // SAFETY: the send buffer holds n bytes until the request completes.
-            unsafe { crate::sys::cma_write(pid, dst as usize + off, src.add(off), len) }
-        });
-        if !ok {
-            // Release: pairs with the receiver's Acquire load after `done` is full.
-            slot.failed.store(1, Ordering::Release);
-        }
-        self.split_send.push(SplitSend {
-            rid,
-            li,
-            k,
-            n: n as u64,
-        });
+        let (n, chunk, k) = (h.total as usize, h.rreq as usize, h.tag as usize);
+        // SAFETY: the send buffer holds n bytes until the request completes.
+        unsafe { self.net.split_give(w, k, rid, src, h.addr, n, chunk) };
         self.poll_split();
     }
 
-    /// Completes split copies whose bytes are all in; frees slots the sender left.
+    /// Completes split copies whose bytes are all in.
     pub(super) fn poll_split(&mut self) -> bool {
-        let me = self.me_local();
-        let mut did = false;
-        let mut i = 0;
-        while i < self.split_send.len() {
-            let s = &self.split_send[i];
-            let slot = self.shm.as_ref().unwrap().split_slot(me, s.li, s.k);
-            // Acquire: pairs with the Release `fetch_add`s of both copiers, so
-            // no copy reads the send buffer any more.
-            if slot.done.load(Ordering::Acquire) == s.n {
-                // Release: our last touch of the slot; pairs with the receiver's
-                // Acquire load before it reuses the slot.
-                slot.sender_left.store(1, Ordering::Release);
-                let rid = s.rid;
-                self.split_send.swap_remove(i);
-                self.complete(rid);
-                did = true;
-            } else {
-                i += 1;
-            }
-        }
-        let mut i = 0;
-        while i < self.split_recv.len() {
-            let s = &self.split_recv[i];
-            let (li, k, n, rid) = (s.li, s.k, s.n, s.rid);
-            let slot = self.shm.as_ref().unwrap().split_slot(li, me, k);
-            // Acquire: pairs with the Release `fetch_add`s of both copiers:
-            // every byte of the message is in the receive buffer.
-            let full = slot.done.load(Ordering::Acquire) == n;
-            // Acquire: pairs with the sender's Release store of `failed`.
-            let failed = slot.failed.load(Ordering::Acquire) != 0;
-            // Acquire: pairs with the sender's Release store of `sender_left`.
-            let left = slot.sender_left.load(Ordering::Acquire) != 0;
-            if let (Some(rid), true) = (rid, full) {
-                if failed {
-                    if let Some(q) = self.reqs.get_mut(rid) {
-                        q.status.error = MPI_ERR_OTHER;
-                    }
+        let did = self.net.split_poll();
+        while let Some((rid, failed)) = self.net.split_take_done() {
+            if failed {
+                if let Some(q) = self.reqs.get_mut(rid) {
+                    q.status.error = MPI_ERR_OTHER;
                 }
-                self.split_recv[i].rid = None;
-                self.complete(rid);
-                did = true;
             }
-            if full && left {
-                self.split_recv.swap_remove(i);
-                self.split_free[li].push(k as u16);
-            } else {
-                i += 1;
-            }
+            self.complete(rid);
         }
         did
-    }
-
-    /// Single copy between segment lists: the sender's (`niov` segments listed
-    /// at `addr` in its memory, or one contiguous range at `addr`) and mine
-    /// (`local`, or `n` bytes at `buf`).
-    ///
-    /// # Safety
-    /// `local` (or `buf`) is writable for `n` bytes.
-    pub(super) unsafe fn cma_vectored(
-        &self,
-        w: usize,
-        addr: u64,
-        niov: u64,
-        local: Option<&[[usize; 2]]>,
-        buf: *mut u8,
-        n: usize,
-    ) -> std::io::Result<()> {
-        let pid = self.pids[w];
-        let remote: Vec<[usize; 2]> = if niov == 0 {
-            vec![[addr as usize, n]]
-        } else {
-            let mut v = vec![[0usize; 2]; niov as usize];
-            // SAFETY: `v` holds `niov` segments; the sender keeps its list
-            // alive until our FIN.
-            unsafe {
-                crate::sys::cma_read(
-                    pid,
-                    addr as usize,
-                    v.as_mut_ptr() as *mut u8,
-                    v.len() * std::mem::size_of::<[usize; 2]>(),
-                )?
-            };
-            v
-        };
-        let one = [[buf as usize, n]];
-        // SAFETY: forwarded contract.
-        unsafe { crate::sys::cma_readv(pid, &remote, local.unwrap_or(&one), n) }
-    }
-}
-
-/// Takes chunks of a split copy (`chunk` bytes each, of `n`) from the shared
-/// counter until none is left, copying each with `copy(offset, len)` and
-/// adding it to `done`. False if a copy failed (its bytes still count as
-/// done, so that both sides finish; the request reports the error).
-pub(super) fn split_copy(
-    slot: &shm::SplitSlot,
-    n: usize,
-    chunk: usize,
-    mut copy: impl FnMut(usize, usize) -> std::io::Result<()>,
-) -> bool {
-    let chunks = n.div_ceil(chunk.max(1)) as u64;
-    let mut ok = true;
-    loop {
-        // Relaxed: the counter only hands out distinct indices.
-        let i = slot.claimed.fetch_add(1, Ordering::Relaxed);
-        if i >= chunks {
-            return ok;
-        }
-        let off = i as usize * chunk;
-        let len = chunk.min(n - off);
-        if ok {
-            ok = copy(off, len).is_ok();
-        }
-        // Release: our copy happens before whoever sees `done` complete;
-        // pairs with the Acquire loads in `State::poll_split`.
-        slot.done.fetch_add(len as u64, Ordering::Release);
     }
 }

@@ -12,41 +12,11 @@
 //! header, envelope and (up to `INLINE_BYTES`) payload together. The consumer's
 //! index is cached by the producer and re-read only when the ring looks full.
 
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+pub use super::layout::{CellHeader, Padded, RingCtl};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// Bytes of one cell's header.
 pub const HEADER_BYTES: usize = 64;
-
-/// Envelope and protocol fields of a cell. `#[repr(C)]`, integers only.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CellHeader {
-    /// Protocol message kind (`core::state::kind`).
-    pub kind: u16,
-    /// Protocol flags (`core::state::flag`, and `INLINE` set by the ring).
-    pub flags: u16,
-    /// Position of the cell in the ring's stream plus one (low 32 bits), stored
-    /// last by the producer: the cell is full when it equals what the consumer
-    /// expects. Written by `Producer::push` only.
-    pub seq: u32,
-    /// Context id of the communicator.
-    pub ctx: u32,
-    /// Sender's rank in that communicator.
-    pub src: i32,
-    pub tag: i32,
-    /// Payload bytes carried by this cell.
-    pub len: u32,
-    /// Bytes of the whole message.
-    pub total: u64,
-    /// Sender-side request token.
-    pub sreq: u64,
-    /// Receiver-side request token.
-    pub rreq: u64,
-    /// Sender buffer address (rendezvous).
-    pub addr: u64,
-    /// Byte offset of this payload in the message.
-    pub offset: u64,
-}
 
 const _: () = assert!(std::mem::size_of::<CellHeader>() == HEADER_BYTES);
 
@@ -72,18 +42,6 @@ unsafe fn payload_at(cells: *mut u8, ncells: u64, cell_size: usize, idx: usize) 
 
 fn seq_of(pos: u64) -> u32 {
     (pos as u32).wrapping_add(1)
-}
-
-/// Control words of one ring; producer and consumer words on separate 128-byte lines.
-#[repr(C, align(128))]
-pub struct Padded(pub AtomicU64);
-
-#[repr(C)]
-pub struct RingCtl {
-    /// Unused (kept so that the cells stay 128-byte aligned after the header).
-    pub spare: Padded,
-    /// Next cell the consumer will read. Written only by the consumer.
-    pub head: Padded,
 }
 
 /// Bytes a ring of `cells` cells with `cell_size` payload bytes each

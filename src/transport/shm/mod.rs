@@ -18,11 +18,18 @@
 //! nothing. `mpirun` also removes `/dev/shm/oxmpi-<job>-*` when
 //! the job ends, for crashes during MPI_Init.
 
+pub mod copy;
+pub mod layout;
+pub mod ring;
+pub mod split;
+
 use super::hdr::Hdr;
-use super::ring::{self, CellHeader, Consumer, Producer};
 use crate::sys::ShmMap;
+use layout::SegHeader;
+pub use layout::{PoolEntry, SplitSlot};
+use ring::{CellHeader, Consumer, Producer};
 use std::io;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 const MAGIC: u64 = 0x4f78_4d50_4953_484d; // "OxMPISHM"
 const VERSION: u32 = 5;
@@ -56,42 +63,6 @@ pub const SPLIT_SLOTS: usize = 64;
 /// Collective areas for communicators other than world (see `coll::shm`):
 /// each has a table entry and `nlocal` slots laid out like world's area.
 pub const POOL_AREAS: usize = 8;
-
-/// Table entry of a pool area. `#[repr(C)]`, atomics only, one cache line.
-#[repr(C, align(64))]
-pub struct PoolEntry {
-    /// 0 when free, else a nonzero label of the communicator that holds the
-    /// area (the members learn the area by message, not by this key).
-    key: AtomicU64,
-    /// Members that have not yet freed that communicator.
-    users: AtomicU64,
-}
-
-/// Shared counters of one split copy. `#[repr(C)]`, atomics only, one cache line.
-#[repr(C, align(64))]
-pub struct SplitSlot {
-    /// Next chunk to copy; each side takes chunks with `fetch_add`.
-    pub claimed: AtomicU64,
-    /// Bytes copied so far by both sides.
-    pub done: AtomicU64,
-    /// Set by the sender when one of its copies failed.
-    pub failed: AtomicU64,
-    /// Set by the sender once it no longer touches the slot.
-    pub sender_left: AtomicU64,
-}
-
-/// Segment header. Written by the creator before `magic` is published.
-#[repr(C)]
-struct SegHeader {
-    /// MAGIC once the segment is initialised (Release store by the creator).
-    magic: AtomicU64,
-    version: u32,
-    nlocal: u32,
-    cells: u32,
-    cell_bytes: u32,
-    /// Ranks attached so far, creator included; each rank adds 1 once.
-    attached: AtomicU32,
-}
 
 pub struct Shm {
     map: ShmMap,

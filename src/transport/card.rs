@@ -1,0 +1,71 @@
+//! Business cards: what each rank publishes through PMI at MPI_Init so that
+//! the others can choose how to reach it (`oxmpi-card-<rank>` =
+//! `<host id>,<pid>`). A transport that needs more (a UCX worker address)
+//! adds its field here.
+
+use crate::base::consts::*;
+use crate::base::error::Result;
+use crate::bootstrap::pmi::Pmi;
+use crate::err;
+
+/// One rank's card.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Card {
+    /// Host name and kernel boot id: equal ids share a node's memory.
+    pub host: String,
+    pub pid: i32,
+}
+
+impl Card {
+    pub fn mine() -> Card {
+        Card {
+            host: crate::sys::host_id(),
+            pid: crate::sys::pid(),
+        }
+    }
+
+    fn encode(&self) -> String {
+        format!("{},{}", self.host, self.pid)
+    }
+
+    fn decode(rank: i32, v: &str) -> Result<Card> {
+        let (h, p) = v
+            .rsplit_once(',')
+            .ok_or_else(|| err!(MPI_ERR_INTERN, "bad business card of rank {rank}: {v}"))?;
+        Ok(Card {
+            host: h.to_string(),
+            pid: p.parse().unwrap_or(0),
+        })
+    }
+}
+
+fn bad(e: std::io::Error) -> crate::base::error::Error {
+    err!(MPI_ERR_INTERN, "{e}")
+}
+
+/// Publishes this rank's card, waits for everyone's and returns all of them
+/// by world rank (one barrier; a singleton job reads nothing).
+pub fn exchange(pmi: &mut Pmi) -> Result<Vec<Card>> {
+    let (rank, size) = (pmi.rank, pmi.size);
+    let mut cards = vec![Card::default(); size as usize];
+    cards[rank as usize] = Card::mine();
+    if size > 1 {
+        pmi.put(
+            &format!("oxmpi-card-{rank}"),
+            &cards[rank as usize].encode(),
+        )
+        .map_err(bad)?;
+        pmi.barrier().map_err(bad)?;
+        for r in 0..size {
+            if r == rank {
+                continue;
+            }
+            let v = pmi
+                .get(&format!("oxmpi-card-{r}"))
+                .map_err(bad)?
+                .ok_or_else(|| err!(MPI_ERR_INTERN, "rank {r} published no business card"))?;
+            cards[r as usize] = Card::decode(r, &v)?;
+        }
+    }
+    Ok(cards)
+}
