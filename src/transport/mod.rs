@@ -227,6 +227,23 @@ impl Net {
         }
     }
 
+    /// Pushes a message of one fragment to `w` if the link takes it now
+    /// (a link that carries messages, `payload` within one fragment, room):
+    /// the eager fast path's single dispatch. `inline` as for `push`.
+    #[inline]
+    pub fn push_now(&mut self, w: usize, h: &Hdr, payload: &[u8], inline: bool) -> bool {
+        match self.links[w] {
+            Link::Shm(li) => {
+                let s = self.shm.as_mut().unwrap();
+                payload.len() <= s.payload() && s.push(li, h, payload, inline)
+            }
+            Link::Loopback => {
+                payload.len() <= loopback::FRAG_BYTES && self.loopback.push(h, payload)
+            }
+            Link::Local | Link::Unreachable => false,
+        }
+    }
+
     /// The oldest message from `w` not handled yet, left in place: its
     /// envelope and payload (valid until `release(w)`). Only links whose
     /// messages stay in place answer (shared memory).

@@ -337,10 +337,7 @@ impl State {
             return false;
         }
         let (ctx, src, w) = (c.ctx, c.rank, c.peer_world(dest) as usize);
-        if !self.net.carries(w) || !self.outq[w].is_empty() || bytes > self.cfg.eager_limit {
-            return false;
-        }
-        if bytes > self.net.frag(w) {
+        if !self.outq[w].is_empty() || bytes > self.cfg.eager_limit {
             return false;
         }
         let hdr = Hdr {
@@ -358,7 +355,7 @@ impl State {
             // SAFETY: the caller's contract.
             unsafe { std::slice::from_raw_parts(buf, bytes) }
         };
-        self.net.push(w, &hdr, payload, true)
+        self.net.push_now(w, &hdr, payload, true)
     }
 
     /// The eager fast path of a blocking receive from one rank of this node:
@@ -383,11 +380,12 @@ impl State {
         if !self.matcher.is_idle() {
             return RecvNow::Other;
         }
-        if !self.net.carries(w) {
-            return RecvNow::Other;
-        }
         let Some((h, data)) = self.net.peek(w) else {
-            return RecvNow::Empty;
+            return if self.net.carries(w) {
+                RecvNow::Empty
+            } else {
+                RecvNow::Other
+            };
         };
         let n = h.len as usize;
         if h.kind != kind::EAGER
