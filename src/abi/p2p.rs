@@ -12,11 +12,9 @@ use crate::core::runtime::{wait_for, with};
 use crate::core::state::{
     Bsend, Persist, RecvNow, ReqId, ReqKind, Request, SendMode, Staged, State, Status,
 };
-use crate::datatype::Type;
 use crate::err;
 use oxmpi_macros::mpi_fn;
 use std::os::raw::{c_int, c_void};
-use std::sync::Arc;
 
 pub const TAG_UB: c_int = i32::MAX;
 
@@ -47,67 +45,11 @@ fn staging(
 ) -> (*mut u8, usize, Option<Box<Staged>>) {
     match d.staged {
         None => (d.ptr, d.bytes, None),
-        Some(t) => stage(&t, count as usize, buf as *mut u8, d.bytes, recv),
+        // SAFETY: `describe` validated `count` elements of `t` at `buf`.
+        Some(t) => unsafe {
+            crate::core::staging::stage(&t, count as usize, buf as *mut u8, d.bytes, recv)
+        },
     }
-}
-
-/// Messages at least this long may move by a vectored single copy instead
-/// of being packed, when their pieces are long enough on average: the kernel
-/// pins the pages of each remote piece separately (about 0.7 us per piece
-/// measured, so a sender's pieces must be long), while the receiver's own
-/// pieces cost it little. Above `IOV_MAX_BYTES_RECV` a receiver with short
-/// pieces measured faster packed (docs/performance.md).
-const IOV_MIN_BYTES: usize = 16 << 10;
-const IOV_MIN_PIECE_SEND: usize = 32 << 10;
-const IOV_MIN_PIECE_RECV: usize = 256;
-const IOV_MAX_BYTES_RECV: usize = 2 << 20;
-const IOV_MAX_PIECES: usize = 1 << 16;
-
-fn stage(
-    t: &Arc<Type>,
-    count: usize,
-    user: *mut u8,
-    bytes: usize,
-    recv: bool,
-) -> (*mut u8, usize, Option<Box<Staged>>) {
-    let mut s = Staged::default();
-    let pieces = t.pieces().saturating_mul(count);
-    let min_piece = if recv {
-        IOV_MIN_PIECE_RECV
-    } else {
-        IOV_MIN_PIECE_SEND
-    };
-    let long_pieces = pieces.saturating_mul(min_piece) <= bytes;
-    let short_recv = recv && pieces.saturating_mul(IOV_MIN_PIECE_SEND) > bytes;
-    // A segment list is only made when it stays short (long pieces, at most
-    // 64 Ki of them): never one entry per element of a large message.
-    if bytes >= IOV_MIN_BYTES
-        && long_pieces
-        && pieces <= IOV_MAX_PIECES
-        && !(short_recv && bytes > IOV_MAX_BYTES_RECV)
-    {
-        s.iov = crate::datatype::segments(t, count, user as usize);
-    }
-    let streamed = bytes > crate::config::pack_stream() && s.iov.is_empty();
-    if recv && streamed {
-        // Unpacked as it arrives: no landing area for the whole message.
-        s.stream = Some(crate::core::state::Stream::new(t.clone(), count, user));
-    } else if recv {
-        // The landing area is used only if the message does not come by a
-        // vectored copy; its pages are not touched otherwise.
-        s.data = crate::core::pool::take(bytes);
-        s.unpack = Some((t.clone(), count, user));
-    } else if s.iov.is_empty() && !streamed {
-        s.data = crate::core::pool::take(bytes);
-        // SAFETY: the user buffer holds `count` elements of `t` (MPI's rule).
-        unsafe { crate::datatype::pack(t, count, user, &mut s.data[..bytes]) };
-    } else {
-        // Packed only if the send goes neither by a vectored copy nor
-        // streamed cell by cell (`launch_send`).
-        s.pack = Some((t.clone(), count, user));
-    }
-    let ptr = s.data.as_mut_ptr();
-    (ptr, bytes, Some(Box::new(s)))
 }
 
 fn check_dest(st: &State, comm: MPI_Comm, dest: c_int, tag: c_int) -> Result<()> {
@@ -147,75 +89,6 @@ fn check_source(st: &State, comm: MPI_Comm, source: c_int, tag: c_int) -> Result
         ));
     }
     Ok(())
-}
-
-/// Starts a send on request `rid` (already validated).
-#[allow(clippy::too_many_arguments)]
-fn launch_send(
-    st: &mut State,
-    rid: ReqId,
-    comm: MPI_Comm,
-    dest: c_int,
-    tag: c_int,
-    buf: *const u8,
-    bytes: usize,
-    mode: SendMode,
-) -> Result<()> {
-    let mut buf = buf;
-    let unpacked = st
-        .reqs
-        .get(rid)
-        .unwrap()
-        .staged
-        .as_ref()
-        .is_some_and(|s| s.pack.is_some());
-    if unpacked {
-        if mode != SendMode::Buffered && st.try_send_iov(rid, comm, dest, tag, bytes)? {
-            return Ok(());
-        }
-        if mode != SendMode::Buffered
-            && bytes > crate::config::pack_stream()
-            && bytes > st.cfg.eager_limit
-            && st.carries_to(comm, dest)
-        {
-            // A rendezvous with no contiguous source (address 0): the
-            // receiver answers CTS and the cells are packed as they go out.
-            // SAFETY: a rendezvous send reads no bytes at `buf` before the
-            // CTS, whose handler packs from the typed buffer instead.
-            return unsafe { st.start_send(rid, comm, dest, tag, std::ptr::null(), bytes, mode) };
-        }
-        let r = st.reqs.get_mut(rid).unwrap();
-        r.buf = r.staged.as_mut().unwrap().ensure_packed();
-        buf = r.buf;
-    }
-    if mode == SendMode::Buffered && dest != MPI_PROC_NULL {
-        // Space held by earlier buffered messages is released as they complete:
-        // drain what progress can finish before deciding that the buffer is full.
-        let mut slot = st.bsend_alloc(bytes);
-        while slot.is_none() && st.progress() {
-            slot = st.bsend_alloc(bytes);
-        }
-        let (off, region) = slot.ok_or_else(|| {
-            err!(
-                MPI_ERR_BUFFER,
-                "a buffered send of {bytes} bytes (+{MPI_BSEND_OVERHEAD} overhead) does not fit in the attached buffer ({})",
-                st.bsend.as_ref().map(|b| format!("{} bytes", b.size)).unwrap_or_else(|| "none attached".into())
-            )
-        })?;
-        // SAFETY: region has room for `bytes`; buf holds `bytes` (validated).
-        unsafe { std::ptr::copy_nonoverlapping(buf, region, bytes) };
-        let mut inner = Request::new(ReqKind::Send, comm, region, bytes);
-        // Attached buffers hold at most i32::MAX bytes (MPI_Buffer_attach's int size).
-        inner.bsend_region = Some(off as u32);
-        let irid = st.reqs.insert(inner);
-        // SAFETY: region holds `bytes` bytes until the inner request completes.
-        unsafe { st.start_send(irid, comm, dest, tag, region, bytes, SendMode::Standard)? };
-        st.complete(rid);
-        return Ok(());
-    }
-    // SAFETY: buf holds `bytes` bytes (validated) and, by MPI's rules, stays valid
-    // until the request completes.
-    unsafe { st.start_send(rid, comm, dest, tag, buf, bytes, mode) }
 }
 
 /// What the eager fast path of a send did.
@@ -290,7 +163,9 @@ fn isend_queued(
         req.staged = staged;
         req.mem = mem;
         let rid = st.reqs.insert(req);
-        if let Err(e) = launch_send(st, rid, comm, dest, tag, ptr, bytes, mode) {
+        // SAFETY: `describe` validated the buffer; MPI's rules keep it until
+        // the request completes.
+        if let Err(e) = unsafe { st.launch_send(rid, comm, dest, tag, ptr, bytes, mode) } {
             st.reqs.remove(rid);
             return Err(e);
         }
@@ -646,7 +521,10 @@ pub fn start_persistent(st: &mut State, rid: ReqId) -> Result<()> {
     let mut ptr = p.buf;
     if let Some((t, count)) = &p.layout {
         // Pack the current contents (send) or make a landing area (receive) anew.
-        let (sp, _, staged) = stage(t, *count, p.buf, p.bytes, p.recv);
+        // SAFETY: the persistent request's buffer was validated at its init
+        // and, by MPI's rules, holds `count` elements of `t` at each start.
+        let (sp, _, staged) =
+            unsafe { crate::core::staging::stage(t, *count, p.buf, p.bytes, p.recv) };
         ptr = sp;
         r.staged = staged;
     }
@@ -655,7 +533,8 @@ pub fn start_persistent(st: &mut State, rid: ReqId) -> Result<()> {
     if p.recv {
         st.start_recv(rid, p.comm, p.peer, p.tag)
     } else {
-        launch_send(st, rid, p.comm, p.peer, p.tag, ptr, p.bytes, p.mode)
+        // SAFETY: as at the request's init; the staged data is the request's own.
+        unsafe { st.launch_send(rid, p.comm, p.peer, p.tag, ptr, p.bytes, p.mode) }
     }
 }
 

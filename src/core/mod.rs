@@ -11,4 +11,5 @@ pub mod request;
 pub use crate::backoff as progress;
 pub mod runtime;
 pub mod slab;
+pub mod staging;
 pub mod state;

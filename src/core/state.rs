@@ -61,6 +61,7 @@ pub mod flag {
 mod outq;
 mod p2p;
 mod rndv;
+mod send;
 
 pub use crate::core::request::{
     Persist, RecvNow, ReqId, ReqKind, Request, SendMode, Staged, Status, Stream,

@@ -1,0 +1,82 @@
+//! The general send path: the staging policy's choice for one message,
+//! read against the link's capabilities, and buffered sends through the
+//! attached buffer.
+
+use super::*;
+
+impl State {
+    /// Starts a send on request `rid` (already validated).
+    ///
+    /// # Safety
+    /// `buf` holds `bytes` bytes (or the request's staged type map) and stays
+    /// valid until the request completes.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn launch_send(
+        &mut self,
+        rid: ReqId,
+        comm: c_int,
+        dest: i32,
+        tag: i32,
+        buf: *const u8,
+        bytes: usize,
+        mode: SendMode,
+    ) -> Result<()> {
+        let mut buf = buf;
+        let unpacked = self
+            .reqs
+            .get(rid)
+            .unwrap()
+            .staged
+            .as_ref()
+            .is_some_and(|s| s.pack.is_some());
+        if unpacked {
+            if mode != SendMode::Buffered && self.try_send_iov(rid, comm, dest, tag, bytes)? {
+                return Ok(());
+            }
+            if mode != SendMode::Buffered
+                && bytes > crate::config::pack_stream()
+                && bytes > self.cfg.eager_limit
+                && self.carries_to(comm, dest)
+            {
+                // A rendezvous with no contiguous source (address 0): the
+                // receiver answers CTS and the cells are packed as they go out.
+                // SAFETY: a rendezvous send reads no bytes at `buf` before the
+                // CTS, whose handler packs from the typed buffer instead.
+                return unsafe {
+                    self.start_send(rid, comm, dest, tag, std::ptr::null(), bytes, mode)
+                };
+            }
+            let r = self.reqs.get_mut(rid).unwrap();
+            r.buf = r.staged.as_mut().unwrap().ensure_packed();
+            buf = r.buf;
+        }
+        if mode == SendMode::Buffered && dest != MPI_PROC_NULL {
+            // Space held by earlier buffered messages is released as they complete:
+            // drain what progress can finish before deciding that the buffer is full.
+            let mut slot = self.bsend_alloc(bytes);
+            while slot.is_none() && self.progress() {
+                slot = self.bsend_alloc(bytes);
+            }
+            let (off, region) = slot.ok_or_else(|| {
+                err!(
+                    MPI_ERR_BUFFER,
+                    "a buffered send of {bytes} bytes (+{MPI_BSEND_OVERHEAD} overhead) does not fit in the attached buffer ({})",
+                    self.bsend.as_ref().map(|b| format!("{} bytes", b.size)).unwrap_or_else(|| "none attached".into())
+                )
+            })?;
+            // SAFETY: region has room for `bytes`; buf holds `bytes` (validated).
+            unsafe { std::ptr::copy_nonoverlapping(buf, region, bytes) };
+            let mut inner = Request::new(ReqKind::Send, comm, region, bytes);
+            // Attached buffers hold at most i32::MAX bytes (MPI_Buffer_attach's int size).
+            inner.bsend_region = Some(off as u32);
+            let irid = self.reqs.insert(inner);
+            // SAFETY: region holds `bytes` bytes until the inner request completes.
+            unsafe { self.start_send(irid, comm, dest, tag, region, bytes, SendMode::Standard)? };
+            self.complete(rid);
+            return Ok(());
+        }
+        // SAFETY: buf holds `bytes` bytes (validated) and, by MPI's rules, stays valid
+        // until the request completes.
+        unsafe { self.start_send(rid, comm, dest, tag, buf, bytes, mode) }
+    }
+}
