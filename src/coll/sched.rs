@@ -27,6 +27,15 @@ pub enum Loc {
 }
 
 impl Loc {
+    /// What memory this location is: user memory is the collective's
+    /// buffers' kind (`user`), scratch buffers are the host's.
+    pub fn kind(self, user: crate::gpu::MemKind) -> crate::gpu::MemKind {
+        match self {
+            Loc::User(_) => user,
+            Loc::Scratch(..) => crate::gpu::MemKind::Host,
+        }
+    }
+
     pub fn offset(self, off: usize) -> Loc {
         match self {
             Loc::User(p) => Loc::User(p.wrapping_add(off)),
@@ -145,9 +154,9 @@ impl Sched {
             match *s {
                 Step::Send { peer, at, len } => {
                     let p = self.ptr(at);
-                    let rid = st
-                        .reqs
-                        .insert(Request::new(ReqKind::Send, MPI_COMM_WORLD, p, len));
+                    let mut req = Request::new(ReqKind::Send, MPI_COMM_WORLD, p, len);
+                    req.mem = at.kind(self.mem);
+                    let rid = st.reqs.insert(req);
                     // SAFETY: user buffers stay valid until the collective completes
                     // (MPI's rule); scratch buffers live as long as the schedule.
                     unsafe {
@@ -166,9 +175,9 @@ impl Sched {
                 }
                 Step::Recv { peer, at, len } => {
                     let p = self.ptr(at);
-                    let rid = st
-                        .reqs
-                        .insert(Request::new(ReqKind::Recv, MPI_COMM_WORLD, p, len));
+                    let mut req = Request::new(ReqKind::Recv, MPI_COMM_WORLD, p, len);
+                    req.mem = at.kind(self.mem);
+                    let rid = st.reqs.insert(req);
                     st.start_recv_ctx(rid, self.ctx, peer as i32, self.tag);
                     self.pending.push(rid);
                 }

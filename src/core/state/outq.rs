@@ -15,6 +15,8 @@ pub(super) struct Out {
     /// A non-contiguous message packed a cell at a time instead of read
     /// from `data`: the stream, and a packed cell that did not fit yet.
     pub(super) pack: Option<Box<(Stream, Vec<u8>)>>,
+    /// What memory `data` is (the request's buffer kind).
+    pub(super) mem: crate::gpu::MemKind,
 }
 
 impl State {
@@ -80,6 +82,9 @@ impl State {
             } else if let Some(p) = out.pack.as_ref() {
                 &p.1
             } else {
+                // The cells are filled by the CPU (a device buffer is staged
+                // before it gets here).
+                debug_assert!(crate::gpu::host_only(out.mem, "cell copy").is_ok());
                 // SAFETY: `data` holds `total` bytes for as long as the message is
                 // outgoing (user buffer of an incomplete request, per MPI rules).
                 unsafe { std::slice::from_raw_parts(out.data.add(out.sent), n) }
@@ -136,6 +141,7 @@ impl Out {
             started: false,
             done_req: None,
             pack: None,
+            mem: crate::gpu::MemKind::Host,
         }
     }
 }

@@ -106,6 +106,7 @@ impl State {
                         started: false,
                         done_req: Some(rid),
                         pack,
+                        mem: r.mem,
                     };
                     self.send_out(w, out);
                 }
@@ -467,6 +468,7 @@ impl State {
                         started: false,
                         done_req: (!sync).then_some(rid),
                         pack: None,
+                        mem: self.reqs.get(rid).map_or(crate::gpu::MemKind::Host, |r| r.mem),
                     }
                 } else {
                     hdr.kind = kind::RTS;
