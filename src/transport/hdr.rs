@@ -4,6 +4,22 @@
 //! header, `ring::CellHeader`, whose sequence word and inline overlay are
 //! the ring's business) and gives it back on arrival.
 
+/// The key of a remote buffer description (`Hdr::addr`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Key {
+    /// The peer's process id, which the link knows (single copy on one
+    /// node: `process_vm_readv`).
+    #[default]
+    Pid = 0,
+    /// A packed remote key of the inter-node transport, carried in the
+    /// message's payload (`len` bytes).
+    Rkey = 1,
+    /// A CUDA IPC handle of the buffer's allocation and an offset, carried
+    /// in the message's payload.
+    CudaIpc = 2,
+}
+
 /// One protocol message's envelope.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Hdr {
@@ -25,9 +41,10 @@ pub struct Hdr {
     /// Receiver-side request token.
     pub rreq: u64,
     /// The remote buffer of a rendezvous: its address in the sender (or,
-    /// for a split copy's CTS, the receiver), read with the key the link
-    /// knows for its peer (the peer's pid for single copy on one node).
+    /// for a split copy's CTS, the receiver), read with `key`.
     pub addr: u64,
+    /// How the remote buffer at `addr` is reached.
+    pub key: Key,
     /// Byte offset of this payload in the message.
     pub offset: u64,
 }

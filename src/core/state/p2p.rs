@@ -468,7 +468,10 @@ impl State {
                         started: false,
                         done_req: (!sync).then_some(rid),
                         pack: None,
-                        mem: self.reqs.get(rid).map_or(crate::gpu::MemKind::Host, |r| r.mem),
+                        mem: self
+                            .reqs
+                            .get(rid)
+                            .map_or(crate::gpu::MemKind::Host, |r| r.mem),
                     }
                 } else {
                     hdr.kind = kind::RTS;

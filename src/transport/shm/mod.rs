@@ -5,7 +5,8 @@
 //! (`SplitSlot`, 64 per ordered pair: the shared counters of a copy made by
 //! both sides), world's collective area and the pool of areas for other
 //! communicators (`coll::shm` reads and writes their slots and call lines),
-//! and the table of pool entries. Calls `sys` and `transport::ring`. Knows
+//! and the table of pool entries (every shared struct in `layout`). Calls
+//! `sys`, its `ring`, `copy` (single copy) and `split` (split copies). Knows
 //! no tags or communicators: it moves cells whose header the core fills in;
 //! the core's matching engine interprets them. The CMA probe that decides
 //! whether the single-copy collectives may run (`probe_cma`) lives here too.
@@ -57,7 +58,7 @@ const HEADER_BYTES: usize = 4096;
 
 /// Split-copy slots per ordered pair of local ranks, after the collective
 /// area: a large message copied by both sides keeps its shared counters in
-/// one (see `core::state`, split copy). Allocated by the receiver.
+/// one (see `split`). Allocated by the receiver.
 pub const SPLIT_SLOTS: usize = 64;
 
 /// Collective areas for communicators other than world (see `coll::shm`):
@@ -461,6 +462,8 @@ impl Drop for Shm {
 /// inline payload, its flag and overlay).
 #[inline(always)]
 fn cell_of(h: &Hdr) -> CellHeader {
+    // Single copy on one node needs no key but the pid the link knows.
+    debug_assert_eq!(h.key, super::hdr::Key::Pid);
     CellHeader {
         kind: h.kind,
         flags: h.flags,
@@ -491,6 +494,7 @@ fn hdr_of(c: &CellHeader) -> Hdr {
         sreq: c.sreq,
         rreq: c.rreq,
         addr: c.addr,
+        key: super::hdr::Key::Pid,
         offset: c.offset,
     }
 }
