@@ -1,8 +1,7 @@
 //! Runtime state, requests, communicators, the matching engine, protocols,
-//! progress and errors. Calls `transport`, `bootstrap`, `datatype`, `sys`;
-//! it still imports from `abi` the constant table, the handle encoding and
-//! the user op type (a ground floor for them is the transport-seam issue's
-//! work).
+//! the staging policy, progress and errors. Calls `transport` (through
+//! `Net`, its links and capabilities: no ring or segment type), `bootstrap`,
+//! `datatype`, `op`, `gpu`, `base`, `sys`; never `abi`.
 pub mod comm;
 pub use crate::base::error;
 pub mod matching;
