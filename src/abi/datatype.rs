@@ -75,32 +75,33 @@ pub struct Desc {
     pub kind: crate::gpu::MemKind,
 }
 
-/// Validates and describes a communication buffer.
+/// Validates and describes a communication buffer. Device memory is
+/// refused here, where every buffer is described, not at a copy deep below
+/// (no transport of this build moves it).
 #[inline]
 pub fn describe(buf: *const c_void, count: c_int, dt: MPI_Datatype, name: &str) -> Result<Desc> {
-    let d = describe_host(buf, count, dt, name)?;
-    // No transport of this build moves device memory: refused here, where
-    // every buffer is described, not at a copy deep below.
-    crate::gpu::host_only(d.kind, "buffer")?;
-    Ok(d)
-}
-
-#[inline(always)]
-fn describe_host(buf: *const c_void, count: c_int, dt: MPI_Datatype, name: &str) -> Result<Desc> {
     // The common case first: a builtin type whose size sits in its handle, a
     // real buffer and a valid count. Anything else takes the checks below.
     if let Some(sz) = handles::builtin_size(dt) {
         if count >= 0 && !buf.is_null() && buf as isize != -1 {
+            // Checked where it is classified, so that a backend that knows
+            // the answer at compile time (the null one) costs nothing here:
+            // a check after the general path's call measured 10 ns per call
+            // on 8 B collectives.
+            let kind = crate::gpu::classify(buf as *const u8, 0);
+            crate::gpu::host_only(kind, "buffer")?;
             return Ok(Desc {
                 ptr: buf as *mut u8,
                 // At most i32::MAX * 255: no overflow.
                 bytes: count as usize * sz,
-                kind: crate::gpu::classify(buf as *const u8, 0),
+                kind,
                 staged: None,
             });
         }
     }
-    describe_checked(buf, count, dt, name)
+    let d = describe_checked(buf, count, dt, name)?;
+    crate::gpu::host_only(d.kind, "buffer")?;
+    Ok(d)
 }
 
 #[inline(never)]
