@@ -1,6 +1,7 @@
 //! Every tunable of OxMPI, read from the environment in one table.
 //!
-//! `mpirun --tunables` prints the table (name, default, meaning). Owns nothing
+//! `mpirun --tunables` prints the table (name, default, meaning), then the
+//! collectives' algorithm variables from `coll::select`'s tables. Owns nothing
 //! but the parsed values; read once at MPI_Init.
 
 /// (environment variable, default, meaning)
@@ -16,19 +17,9 @@ pub const TUNABLES: &[(&str, &str, &str)] = &[
     ("OXMPI_OVERSUB_SPIN_US", "10", "most microseconds a waiting rank polls before yielding when ranks outnumber cores (the spin adapts between 0.5 and this)"),
     ("OXMPI_YIELD_US", "5000", "microseconds a waiting rank polls with sched_yield before sleeping"),
     ("OXMPI_SLEEP_MAX_US", "1000", "longest sleep between polls of a rank that has waited past its yield phase"),
-    ("OXMPI_BARRIER", "auto", "barrier: shm (all ranks of the communicator on this node) | dissemination"),
-    ("OXMPI_REDUCE", "auto", "reduce: shm (all ranks on this node, <= 128 KiB) | shm_cma (all ranks on this node, CMA works, a builtin op, above that: every rank reduces a slice out of the others' buffers and writes it into the root's) | binomial"),
-    ("OXMPI_ALLREDUCE", "auto", "allreduce: shm (all ranks on this node, <= 128 KiB) | shm_cma (all ranks on this node, CMA works, a builtin op, above that: every rank reduces a slice out of the others' buffers and writes it into theirs) | recursive_doubling (< 16 KiB, or a non-commutative op) | linear (3-8 ranks, >= 64 KiB) | rabenseifner (< 1 MiB, except 2 ranks from 64 KiB) | ring | hierarchical (several nodes)"),
-    ("OXMPI_BCAST", "auto", "bcast: shm_cma (all ranks on this node and CMA works; above 64 KiB at 2 ranks, 128 KiB at more, up to 4 MiB: the readers read most of the root's buffer while the root writes the rest of theirs) | shm (all ranks on this node, <= 256 KiB, in 16 KiB pieces above 128 KiB) | binomial (< 128 KiB or 2 ranks) | linear (3-8 ranks) | scatter_allgather (more ranks) | pipeline (chain, 64 KiB chunks) | hierarchical (several nodes)"),
-    ("OXMPI_ALLGATHER", "auto", "allgather(v): shm (MPI_Allgather, all ranks on this node, <= 8 KiB per rank, 32 KiB when ranks outnumber cores) | shm_cma (MPI_Allgather, all ranks on this node and CMA works, above that: single copy between the ranks' buffers, see OXMPI_ALLGATHER_PUSH) | recursive_doubling (power-of-two ranks, < 64 KiB) | bruck (equal blocks, < 64 KiB) | linear (up to 8 ranks, >= 64 KiB in all) | ring | hierarchical (several nodes)"),
     ("OXMPI_ALLGATHER_PUSH", "auto", "largest block (bytes) the single-copy allgather writes into the other ranks' buffers (process_vm_writev) instead of reading theirs; auto: any with a core per rank, 0 (none) when ranks outnumber cores"),
     ("OXMPI_COPY_NT", "1048576", "smallest local copy (bytes) made with non-temporal stores, which skip reading the destination into the cache (a copy this large leaves the cache anyway)"),
     ("OXMPI_ALLGATHER_FUSE", "auto", "largest block (bytes) the writing single-copy allgather sends whole; above it in 256 KiB pieces, each copied into the rank's own output and then, still in cache, into the others'; auto: the block at which n * (n + 1) blocks fill the last-level cache"),
-    ("OXMPI_ALLTOALL", "auto", "alltoall(v): shm (MPI_Alltoall, all ranks on this node, <= 16 KiB in all, 64 KiB when ranks outnumber cores) | shm_cma (MPI_Alltoall not in place, all ranks on this node and CMA works, above that: single copy out of the others' buffers) | bruck (equal blocks <= 256 B, > 2 ranks) | linear (all exchanges at once, up to 8 ranks) | pairwise"),
-    ("OXMPI_REDUCE_SCATTER", "auto", "reduce_scatter(_block): shm (MPI_Reduce_scatter_block, all ranks on this node, <= 128 KiB in all) | shm_cma (MPI_Reduce_scatter_block, all ranks on this node, CMA works, a builtin op, above that: every rank reduces its block out of the others' buffers) | linear (3-8 ranks, >= 64 KiB in all) | recursive_halving (power-of-two ranks, < 512 KiB) | pairwise (< 512 KiB) | ring | reduce_scatterv (non-commutative op)"),
-    ("OXMPI_GATHER", "auto", "gather: linear | binomial (equal blocks)"),
-    ("OXMPI_SCATTER", "auto", "scatter: linear | binomial (equal blocks)"),
-    ("OXMPI_SCAN", "auto", "scan/exscan: linear (2 ranks) | recursive_doubling"),
     ("OXMPI_CMA_BOUNCE", "auto", "CMA copies whose destination lies 1-31 bytes past the source modulo 4096 go through a bounce buffer at the remote page offset: 1 always, 0 never, auto when a probe at the first CMA copy finds the kernel's copy slow there"),
     ("OXMPI_DEBUG", "", "set: print why a fallback was taken (CMA refused, a failed single copy) to stderr"),
     ("OXMPI_TIMEOUT", "", "mpirun: seconds before the job is killed, as --timeout (exit 124)"),
@@ -106,9 +97,15 @@ impl Config {
     }
 }
 
-pub fn print_table() {
+/// Prints the table, and after it `more` rows (the collectives'
+/// algorithm variables, from `coll::select`).
+pub fn print_table(more: &[(String, String, String)]) {
     println!("{:<22} {:>8}  meaning", "variable", "default");
-    for (n, d, m) in TUNABLES {
+    let rows = TUNABLES.iter().map(|&(n, d, m)| (n, d, m)).chain(
+        more.iter()
+            .map(|(n, d, m)| (n.as_str(), d.as_str(), m.as_str())),
+    );
+    for (n, d, m) in rows {
         let cur = std::env::var(n)
             .map(|v| format!(" (set: {v})"))
             .unwrap_or_default();

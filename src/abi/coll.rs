@@ -16,6 +16,7 @@ use super::{MPI_Comm, MPI_Datatype, MPI_Op};
 use crate::coll::algos;
 use crate::coll::basic::{self, View};
 use crate::coll::sched::{self, Loc, Sched, Step};
+use crate::coll::select::{self, Family};
 use crate::coll::shm;
 use crate::core::error::Result;
 use crate::core::runtime::with;
@@ -326,11 +327,6 @@ unsafe fn shm_reduce(
         return Err(err!(MPI_ERR_COUNT, "count={count} must be non-negative"));
     }
     aliased(sendbuf, recvbuf, count > 0, root, comm)?;
-    let coll = if root.is_some() {
-        "reduce"
-    } else {
-        "allreduce"
-    };
     let (size, t) = size_and_type(datatype)?;
     let len = size * count.max(0) as usize;
     if !shm::eligible(comm, 0)
@@ -338,10 +334,10 @@ unsafe fn shm_reduce(
     {
         return Ok(false);
     }
-    let candidates: &[&str] = if root.is_some() {
-        REDUCE_ALGOS
+    let family = if root.is_some() {
+        &select::REDUCE
     } else {
-        ALLREDUCE_ALGOS
+        &select::ALLREDUCE
     };
     // The single copy: a builtin op (the slices cut the vector, which a
     // user function may not expect), every local rank able to read the
@@ -353,17 +349,18 @@ unsafe fn shm_reduce(
     // first form that read the finished slices); at 2 ranks that form was
     // within the noise of the ring, and writing them took 0.76-1.01 of it
     // (docs/performance.md, fifth round).
-    let default = if len <= shm::MAX_BYTES {
-        "shm"
+    let copies = len <= shm::MAX_BYTES;
+    let default = if copies {
+        Some("shm")
     } else if single {
-        "shm_cma"
+        Some("shm_cma")
     } else {
-        "none"
+        None
     };
-    let form = match basic::choose(coll, candidates, default) {
-        "shm" if len <= shm::MAX_BYTES => AreaForm::Copies,
-        "shm_cma" if single => AreaForm::Single,
-        _ => return Ok(false),
+    let form = match select::area(family, default, copies, single) {
+        Some("shm") => AreaForm::Copies,
+        Some(_) => AreaForm::Single,
+        None => return Ok(false),
     };
     let n = basic_size(comm)?;
     let root = match root {
@@ -461,59 +458,6 @@ unsafe fn contiguous_flush(p: *mut c_void, count: c_int, l: Landing) {
     }
 }
 
-/// The algorithms each collective can be forced to (`OXMPI_<COLLECTIVE>`),
-/// its node-area forms last ("shm_cma" single copy, then "shm" copies
-/// through the slots): the blocking call's shared-memory path offers the
-/// whole list, the schedule builders all but those.
-const BCAST_ALGOS: &[&str] = &[
-    "binomial",
-    "scatter_allgather",
-    "pipeline",
-    "hierarchical",
-    "linear",
-    "shm_cma",
-    "shm",
-];
-const REDUCE_ALGOS: &[&str] = &["binomial", "shm_cma", "shm"];
-const ALLREDUCE_ALGOS: &[&str] = &[
-    "recursive_doubling",
-    "ring",
-    "rabenseifner",
-    "hierarchical",
-    "linear",
-    "shm_cma",
-    "shm",
-];
-const ALLGATHER_ALGOS: &[&str] = &[
-    "ring",
-    "recursive_doubling",
-    "bruck",
-    "hierarchical",
-    "linear",
-    "shm_cma",
-    "shm",
-];
-const ALLTOALL_ALGOS: &[&str] = &["pairwise", "bruck", "linear", "shm_cma", "shm"];
-const REDUCE_SCATTER_ALGOS: &[&str] = &[
-    "reduce_scatterv",
-    "ring",
-    "pairwise",
-    "recursive_halving",
-    "linear",
-    "shm_cma",
-    "shm",
-];
-
-/// A list above without its node-area forms (schedules cannot take them).
-fn without_shm(all: &'static [&'static str]) -> &'static [&'static str] {
-    debug_assert_eq!(all.last(), Some(&"shm"));
-    let k = all
-        .iter()
-        .position(|a| a.starts_with("shm"))
-        .unwrap_or(all.len());
-    &all[..k]
-}
-
 /// The node-area form a blocking call on `comm` takes, the same on every
 /// rank: "shm_cma" (single copy, `shm::allgather_cma` and its kin) where the
 /// call has that form (`cma` is Some), it is preferred (`Some(true)`) and
@@ -523,8 +467,7 @@ fn without_shm(all: &'static [&'static str]) -> &'static [&'static str] {
 /// size it can serve.
 fn area_form(
     comm: MPI_Comm,
-    coll: &str,
-    algos: &[&'static str],
+    coll: &Family,
     bytes: usize,
     copy_max: usize,
     cma: Option<bool>,
@@ -532,28 +475,28 @@ fn area_form(
     if !shm::eligible(comm, 0) {
         return None;
     }
-    eligible_form(coll, algos, bytes, copy_max, cma)
+    eligible_form(coll, bytes, copy_max, cma)
 }
 
 /// `area_form` for a caller that has found `comm` eligible itself.
 fn eligible_form(
-    coll: &str,
-    algos: &[&'static str],
+    coll: &Family,
     bytes: usize,
     copy_max: usize,
     cma: Option<bool>,
 ) -> Option<AreaForm> {
     let default = if cma == Some(true) && shm::cma_all() {
-        "shm_cma"
+        Some("shm_cma")
     } else if bytes <= copy_max {
-        "shm"
+        Some("shm")
     } else {
-        "none"
+        None
     };
-    match basic::choose(coll, algos, default) {
-        "shm" if bytes <= copy_max => Some(AreaForm::Copies),
-        "shm_cma" if cma.is_some() && shm::cma_all() => Some(AreaForm::Single),
-        _ => None,
+    let single = cma.is_some() && shm::cma_all();
+    match select::area(coll, default, bytes <= copy_max, single) {
+        Some("shm") => Some(AreaForm::Copies),
+        Some(_) => Some(AreaForm::Single),
+        None => None,
     }
 }
 
@@ -582,8 +525,7 @@ unsafe fn shm_allgather(
     let blk = rsize * recvcount.max(0) as usize;
     let Some(form) = area_form(
         comm,
-        "allgather",
-        ALLGATHER_ALGOS,
+        &select::ALLGATHER,
         blk,
         shm::MAX_BYTES,
         Some(blk > shm::allgather_copy_max()),
@@ -645,8 +587,7 @@ unsafe fn shm_alltoall(
     let cma = (!in_place(sendbuf)).then_some(blk * n as usize > shm::alltoall_copy_max());
     let Some(form) = area_form(
         comm,
-        "alltoall",
-        ALLTOALL_ALGOS,
+        &select::ALLTOALL,
         blk * n as usize,
         shm::MAX_BYTES,
         cma,
@@ -704,8 +645,7 @@ unsafe fn shm_reduce_scatter_block(
     // (commutative) ops only; the default above the copies' limit.
     let builtin = matches!(lookup(op), Ok(crate::abi::op::OpKind::Builtin(_)));
     let Some(form) = eligible_form(
-        "reduce_scatter",
-        REDUCE_SCATTER_ALGOS,
+        &select::REDUCE_SCATTER,
         bytes,
         shm::MAX_BYTES,
         (builtin && blk > 0).then_some(bytes > shm::MAX_BYTES),
@@ -832,19 +772,13 @@ unsafe fn bcast_s(
     // SAFETY: the caller's buffers and arrays are valid as MPI requires.
     let (b, len, unpack) = unsafe { output(&mut s, buffer, count, datatype, "buffer")? };
     let ids = algos::nodes(&v.world);
-    let algo = basic::choose(
-        "bcast",
-        without_shm(BCAST_ALGOS),
-        if ids.is_some() {
-            "hierarchical"
-        } else if len >= 128 << 10 && v.size > 8 {
-            "scatter_allgather"
-        } else if len >= 128 << 10 && v.size > 2 {
-            // Up to 8 ranks every rank copying from the root at once beat
-            // the scatter and ring (docs/performance.md, third round).
-            "linear"
-        } else {
-            "binomial"
+    let algo = select::select(
+        &select::BCAST,
+        &select::Call {
+            size: v.size,
+            bytes: len,
+            nodes: ids.is_some(),
+            ..Default::default()
         },
     );
     if let (Some(ids), "hierarchical") = (&ids, algo) {
@@ -909,24 +843,17 @@ unsafe fn reduce_s(
     let ids = if all { algos::nodes(&v.world) } else { None };
     // The allreduce algorithm (reduce has one).
     let algo = all.then(|| {
-        let default = if commutative && ids.is_some() {
-            "hierarchical"
-        } else if !commutative || len < 16 << 10 || ne < v.size {
-            "recursive_doubling"
-        } else if (3..=8).contains(&v.size) && len >= 64 << 10 {
-            // Two exchange stages instead of 2(n-1) dependent steps
-            // (docs/performance.md, third round).
-            "linear"
-        } else if v.size == 2 && len >= 64 << 10 {
-            // One exchange each way, reading the input in place (no copy
-            // first): 0.56-0.62 of Rabenseifner at 128-512 KiB.
-            "ring"
-        } else if len < 1 << 20 {
-            "rabenseifner"
-        } else {
-            "ring"
-        };
-        basic::choose("allreduce", without_shm(ALLREDUCE_ALGOS), default)
+        select::select(
+            &select::ALLREDUCE,
+            &select::Call {
+                size: v.size,
+                bytes: len,
+                elems: ne,
+                commutative,
+                nodes: ids.is_some(),
+                ..Default::default()
+            },
+        )
     });
     // The ring and the linear form read the input where it is (not in
     // place): no copy first.
@@ -1029,7 +956,7 @@ unsafe fn gather_s(
         Some(unsafe { input(&mut s, sendbuf, sendcount, sendtype, "sendbuf")? })
     };
     // Only the root knows the layout; the choice must not depend on it.
-    let algo = basic::choose("gather", &["linear", "binomial"], "linear");
+    let algo = select::select(&select::GATHER, &select::Call::default());
     match (
         algo,
         counts.is_some() && displs.is_none(),
@@ -1097,7 +1024,7 @@ unsafe fn scatter_s(
         let (l, n, u) = unsafe { output(&mut s, recvbuf, recvcount, recvtype, "recvbuf")? };
         (Some((l, n)), u)
     };
-    let algo = basic::choose("scatter", &["linear", "binomial"], "linear");
+    let algo = select::select(&select::SCATTER, &select::Call::default());
     match (
         algo,
         counts.is_some() && displs.is_none(),
@@ -1164,20 +1091,17 @@ unsafe fn allgather_s(
     let pow2 = v.size.is_power_of_two();
     let blk = equal_blocks(&bl);
     let ids = algos::nodes(&v.world).filter(|i| dense && algos::nodes_consecutive(i));
-    let default = if ids.is_some() {
-        "hierarchical"
-    } else if end >= 64 << 10 && v.size <= 8 {
-        "linear"
-    } else if end >= 64 << 10 {
-        "ring"
-    } else if pow2 && dense {
-        "recursive_doubling"
-    } else if blk.is_some() {
-        "bruck"
-    } else {
-        "ring"
-    };
-    let algo = basic::choose("allgather", without_shm(ALLGATHER_ALGOS), default);
+    let algo = select::select(
+        &select::ALLGATHER,
+        &select::Call {
+            size: v.size,
+            bytes: end,
+            block: blk,
+            dense,
+            nodes: ids.is_some(),
+            ..Default::default()
+        },
+    );
     if let (Some(ids), "hierarchical") = (&ids, algo) {
         algos::allgather_hier(&mut s, ids, v.rank, rbuf, &bl);
     } else if algo == "recursive_doubling" && pow2 && dense {
@@ -1245,17 +1169,12 @@ unsafe fn alltoall_s(
         (sbl, sloc)
     };
     let blk = equal_blocks(&sbl).filter(|b| equal_blocks(&rbl) == Some(*b));
-    let default = match blk {
-        Some(b) if b <= 256 && v.size > 2 => "bruck",
-        // Up to 8 ranks all exchanges at once beat the pairwise steps
-        // (docs/performance.md, third round).
-        _ if v.size <= 8 => "linear",
-        _ => "pairwise",
+    let call = select::Call {
+        size: v.size,
+        block: blk,
+        ..Default::default()
     };
-    match (
-        basic::choose("alltoall", without_shm(ALLTOALL_ALGOS), default),
-        blk,
-    ) {
+    match (select::select(&select::ALLTOALL, &call), blk) {
         ("bruck", Some(b)) => algos::alltoall_bruck(&mut s, v.size, v.rank, sloc, rbuf, b),
         (algo, _) => basic::b_alltoallv(
             &mut s,
@@ -1312,18 +1231,16 @@ unsafe fn reduce_scatter_s(
         unsafe { input(&mut s, sendbuf, total, datatype, "sendbuf")? }
     };
     let pow2 = v.size.is_power_of_two();
-    let default = if !commutative || ne == 0 {
-        "reduce_scatterv"
-    } else if (3..=8).contains(&v.size) && end >= 64 << 10 {
-        "linear"
-    } else if end >= 512 << 10 {
-        "ring"
-    } else if pow2 {
-        "recursive_halving"
-    } else {
-        "pairwise"
-    };
-    let algo = basic::choose("reduce_scatter", without_shm(REDUCE_SCATTER_ALGOS), default);
+    let algo = select::select(
+        &select::REDUCE_SCATTER,
+        &select::Call {
+            size: v.size,
+            bytes: end,
+            elems: ne,
+            commutative,
+            ..Default::default()
+        },
+    );
     let esize = end.checked_div(ne).unwrap_or(1);
     if algo == "linear" && ne > 0 && v.size > 1 {
         // SAFETY: the caller's buffers and arrays are valid as MPI requires.
@@ -1400,12 +1317,11 @@ unsafe fn scan_s(
     let acc = scratch_copy(&mut s, src, len);
     let tmp = Loc::Scratch(s.buffer_reused(len), 0);
     let pre = Loc::Scratch(s.buffer(vec![0u8; len]), 0);
-    let default = if v.size > 2 {
-        "recursive_doubling"
-    } else {
-        "linear"
+    let call = select::Call {
+        size: v.size,
+        ..Default::default()
     };
-    if basic::choose("scan", &["linear", "recursive_doubling"], default) == "recursive_doubling" {
+    if select::select(&select::SCAN, &call) == "recursive_doubling" {
         algos::scan_doubling(&mut s, v.size, v.rank, acc, len, ne, exclusive);
     } else {
         basic::b_scan(&mut s, v.size, v.rank, acc, tmp, pre, len, ne, exclusive);
@@ -1459,7 +1375,7 @@ fn root_info(comm: MPI_Comm, root: c_int) -> Result<(usize, bool)> {
 #[mpi_fn]
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Barrier(comm: MPI_Comm) -> c_int {
-    if shm::eligible(comm, 0) && basic::choose("barrier", &["dissemination", "shm"], "shm") == "shm"
+    if shm::eligible(comm, 0) && select::area(&select::BARRIER, Some("shm"), true, false).is_some()
     {
         return shm::barrier(comm);
     }
@@ -1498,7 +1414,7 @@ pub unsafe extern "C" fn MPI_Bcast(
         // Every rank must decide alike: only the byte count (equal on all
         // ranks) matters, not whether this rank's datatype is contiguous.
         let cma = shm::bcast_single_copy(n, d.bytes);
-        let form = eligible_form("bcast", BCAST_ALGOS, d.bytes, shm::BCAST_MAX, Some(cma));
+        let form = eligible_form(&select::BCAST, d.bytes, shm::BCAST_MAX, Some(cma));
         if let Some(form) = form {
             // SAFETY: (for both) the pointer holds `len` bytes; area_form
             // checked cma_all for the single-copy form.

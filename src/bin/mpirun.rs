@@ -246,7 +246,7 @@ fn parse(args: Vec<String>) -> Opts {
                 i += 3;
             }
             "--tunables" => {
-                oxmpi::config::print_table();
+                oxmpi::config::print_table(&oxmpi::coll::select::tunable_lines());
                 std::process::exit(0);
             }
             "-V" | "--version" => {

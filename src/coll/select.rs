@@ -1,0 +1,458 @@
+//! Collective selection as data: for each collective family the algorithms
+//! it has, what each needs of a call (`needs`), and the rule that prefers
+//! one from the call's shape (`rule`). `OXMPI_<FAMILY>` forces an
+//! algorithm; a forced one whose needs the call does not meet gives way to
+//! the rule's choice. The node-area forms ("shm_cma", "shm") are listed
+//! last with `AREA`: only the blocking calls' shared-memory path offers
+//! them (their rules, which weigh the area's limits, sit with that path);
+//! schedules choose among the others. `mpirun --tunables` prints its
+//! collective lines from these tables (`tunable_lines`).
+//!
+//! Calls `config` only. The algorithms themselves are in `basic`, `algos`
+//! and `shm`; the callers describe the call (`Call`) and dispatch on the
+//! name `select` returns.
+
+/// What an algorithm needs of a call (bits).
+pub mod need {
+    /// A commutative op.
+    pub const COMMUTATIVE: u16 = 1;
+    /// A power-of-two number of ranks.
+    pub const POW2: u16 = 2;
+    /// Equal blocks on every rank (known alike on every rank).
+    pub const EQUAL_BLOCKS: u16 = 4;
+    /// The blocks back to back in rank order.
+    pub const DENSE: u16 = 8;
+    /// Ranks on several nodes, consecutive per node where it matters.
+    pub const NODES: u16 = 16;
+    /// At least one element and two ranks (the vector is cut in chunks).
+    pub const CHUNKS: u16 = 32;
+    /// Every rank of the communicator on this node: a blocking call through
+    /// the node's area.
+    pub const AREA: u16 = 64;
+    /// Every local rank can read the others' memory (single copy), and a
+    /// builtin op where there is one.
+    pub const CMA: u16 = 128;
+}
+
+/// One algorithm of a family.
+pub struct Algo {
+    pub name: &'static str,
+    pub needs: u16,
+    /// When the rule prefers it and what it does (for `--tunables`).
+    pub what: &'static str,
+}
+
+/// The shape of one call, alike on every rank of the communicator.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Call {
+    pub size: usize,
+    /// Bytes the rule weighs (the family says which: the message, a
+    /// rank's block, or all blocks).
+    pub bytes: usize,
+    /// Elements of the reduction (0 where there is none).
+    pub elems: usize,
+    pub commutative: bool,
+    /// Equal blocks on every rank: their size.
+    pub block: Option<usize>,
+    pub dense: bool,
+    /// Several nodes (in the layout the family's hierarchical form needs).
+    pub nodes: bool,
+}
+
+impl Call {
+    /// Whether the call meets `needs` (the bits a schedule can check).
+    pub fn meets(&self, needs: u16) -> bool {
+        let has = |b: u16| needs & b == 0;
+        (has(need::COMMUTATIVE) || self.commutative)
+            && (has(need::POW2) || self.size.is_power_of_two())
+            && (has(need::EQUAL_BLOCKS) || self.block.is_some())
+            && (has(need::DENSE) || self.dense)
+            && (has(need::NODES) || self.nodes)
+            && (has(need::CHUNKS) || (self.elems > 0 && self.size > 1))
+            && has(need::AREA)
+            && has(need::CMA)
+    }
+}
+
+/// A collective family: its algorithms and the rule among the schedules.
+pub struct Family {
+    /// Lower-case name; `OXMPI_<NAME>` forces an algorithm.
+    pub name: &'static str,
+    /// What the variable covers (for `--tunables`).
+    pub covers: &'static str,
+    pub algos: &'static [Algo],
+    pub rule: fn(&Call) -> &'static str,
+}
+
+impl Family {
+    /// The algorithm named `name`, if the family has it.
+    pub fn algo(&self, name: &str) -> Option<&'static Algo> {
+        self.algos.iter().find(|a| a.name == name)
+    }
+
+    /// The algorithms a schedule can run (all but the node-area forms).
+    pub fn schedules(&self) -> impl Iterator<Item = &'static Algo> {
+        self.algos.iter().filter(|a| a.needs & need::AREA == 0)
+    }
+}
+
+/// The algorithm forced for `family` by OXMPI_<FAMILY>, if any (read once
+/// per process: the variables are set before MPI_Init).
+pub fn forced(family: &Family) -> Option<&'static str> {
+    static FORCED: std::sync::OnceLock<Vec<(&'static str, String)>> = std::sync::OnceLock::new();
+    let f = FORCED.get_or_init(|| {
+        FAMILIES
+            .iter()
+            .filter_map(|fam| {
+                let v = crate::config::get_str(&format!("OXMPI_{}", fam.name.to_uppercase()))?;
+                Some((fam.name, v))
+            })
+            .collect()
+    });
+    // Usually empty, so a call costs one length test.
+    if f.is_empty() {
+        return None;
+    }
+    let v = &f.iter().find(|(k, _)| *k == family.name)?.1;
+    family.algo(v).map(|a| a.name)
+}
+
+/// The schedule algorithm for `call`: the forced one where the call meets
+/// its needs, else the rule's.
+pub fn select(family: &Family, call: &Call) -> &'static str {
+    if let Some(a) = forced(family).and_then(|n| family.algo(n)) {
+        if call.meets(a.needs) {
+            return a.name;
+        }
+    }
+    (family.rule)(call)
+}
+
+/// Which node-area form a blocking call takes, if any: a forced one (that
+/// the call can serve: `copies` for "shm", `single` for "shm_cma"),
+/// else `default`, the area rule's choice.
+pub fn area(
+    family: &Family,
+    default: Option<&'static str>,
+    copies: bool,
+    single: bool,
+) -> Option<&'static str> {
+    let ok = |n: &str| (n == "shm" && copies) || (n == "shm_cma" && single);
+    match forced(family) {
+        Some(n) if family.algo(n).is_some_and(|a| a.needs & need::AREA != 0) => ok(n).then_some(n),
+        Some(_) => None,
+        None => default.filter(|n| ok(n)),
+    }
+}
+
+use need::*;
+
+const KI: usize = 1 << 10;
+
+#[rustfmt::skip]
+pub static BARRIER: Family = Family {
+    name: "barrier",
+    covers: "barrier",
+    algos: &[
+        Algo { name: "dissemination", needs: 0, what: "" },
+        Algo { name: "shm", needs: AREA, what: "all ranks of the communicator on this node" },
+    ],
+    rule: |_| "dissemination",
+};
+
+#[rustfmt::skip]
+pub static BCAST: Family = Family {
+    name: "bcast",
+    covers: "bcast",
+    algos: &[
+        Algo { name: "binomial", needs: 0, what: "< 128 KiB or 2 ranks" },
+        Algo { name: "scatter_allgather", needs: 0, what: "more than 8 ranks" },
+        Algo { name: "pipeline", needs: 0, what: "chain, 64 KiB chunks" },
+        Algo { name: "hierarchical", needs: NODES, what: "several nodes" },
+        Algo { name: "linear", needs: 0, what: "3-8 ranks" },
+        Algo { name: "shm_cma", needs: AREA | CMA, what: "all ranks on this node and CMA works; above 64 KiB at 2 ranks, 128 KiB at more, up to 4 MiB: the readers read most of the root's buffer while the root writes the rest of theirs" },
+        Algo { name: "shm", needs: AREA, what: "all ranks on this node, <= 256 KiB, in 16 KiB pieces above 128 KiB" },
+    ],
+    rule: |c| {
+        if c.nodes {
+            "hierarchical"
+        } else if c.bytes >= 128 * KI && c.size > 8 {
+            "scatter_allgather"
+        } else if c.bytes >= 128 * KI && c.size > 2 {
+            // Up to 8 ranks every rank copying from the root at once beat
+            // the scatter and ring (docs/performance.md, third round).
+            "linear"
+        } else {
+            "binomial"
+        }
+    },
+};
+
+#[rustfmt::skip]
+pub static REDUCE: Family = Family {
+    name: "reduce",
+    covers: "reduce",
+    algos: &[
+        Algo { name: "binomial", needs: 0, what: "" },
+        Algo { name: "shm_cma", needs: AREA | CMA, what: "all ranks on this node, CMA works, a builtin op, above 128 KiB: every rank reduces a slice out of the others' buffers and writes it into the root's" },
+        Algo { name: "shm", needs: AREA, what: "all ranks on this node, <= 128 KiB" },
+    ],
+    rule: |_| "binomial",
+};
+
+#[rustfmt::skip]
+pub static ALLREDUCE: Family = Family {
+    name: "allreduce",
+    covers: "allreduce",
+    algos: &[
+        Algo { name: "recursive_doubling", needs: 0, what: "< 16 KiB, or a non-commutative op" },
+        Algo { name: "ring", needs: COMMUTATIVE | CHUNKS, what: "2 ranks from 64 KiB, any from 1 MiB" },
+        Algo { name: "rabenseifner", needs: COMMUTATIVE | CHUNKS, what: "< 1 MiB" },
+        Algo { name: "hierarchical", needs: COMMUTATIVE | NODES, what: "several nodes" },
+        Algo { name: "linear", needs: COMMUTATIVE | CHUNKS, what: "3-8 ranks, >= 64 KiB" },
+        Algo { name: "shm_cma", needs: AREA | CMA, what: "all ranks on this node, CMA works, a builtin op, above 128 KiB: every rank reduces a slice out of the others' buffers and writes it into theirs" },
+        Algo { name: "shm", needs: AREA, what: "all ranks on this node, <= 128 KiB" },
+    ],
+    rule: |c| {
+        if c.commutative && c.nodes {
+            "hierarchical"
+        } else if !c.commutative || c.bytes < 16 * KI || c.elems < c.size {
+            "recursive_doubling"
+        } else if (3..=8).contains(&c.size) && c.bytes >= 64 * KI {
+            // Two exchange stages instead of 2(n-1) dependent steps
+            // (docs/performance.md, third round).
+            "linear"
+        } else if c.size == 2 && c.bytes >= 64 * KI {
+            // One exchange each way, reading the input in place (no copy
+            // first): 0.56-0.62 of Rabenseifner at 128-512 KiB.
+            "ring"
+        } else if c.bytes < 1 << 20 {
+            "rabenseifner"
+        } else {
+            "ring"
+        }
+    },
+};
+
+#[rustfmt::skip]
+pub static ALLGATHER: Family = Family {
+    name: "allgather",
+    covers: "allgather(v)",
+    algos: &[
+        Algo { name: "ring", needs: 0, what: "more than 8 ranks from 64 KiB in all, and what nothing else takes" },
+        Algo { name: "recursive_doubling", needs: POW2 | DENSE, what: "power-of-two ranks, < 64 KiB" },
+        Algo { name: "bruck", needs: EQUAL_BLOCKS, what: "equal blocks, < 64 KiB" },
+        Algo { name: "hierarchical", needs: NODES | DENSE, what: "several nodes" },
+        Algo { name: "linear", needs: 0, what: "up to 8 ranks, >= 64 KiB in all" },
+        Algo { name: "shm_cma", needs: AREA | CMA, what: "MPI_Allgather, all ranks on this node and CMA works, above that: single copy between the ranks' buffers, see OXMPI_ALLGATHER_PUSH" },
+        Algo { name: "shm", needs: AREA, what: "MPI_Allgather, all ranks on this node, <= 8 KiB per rank, 32 KiB when ranks outnumber cores" },
+    ],
+    rule: |c| {
+        if c.nodes {
+            "hierarchical"
+        } else if c.bytes >= 64 * KI && c.size <= 8 {
+            "linear"
+        } else if c.bytes >= 64 * KI {
+            "ring"
+        } else if c.size.is_power_of_two() && c.dense {
+            "recursive_doubling"
+        } else if c.block.is_some() {
+            "bruck"
+        } else {
+            "ring"
+        }
+    },
+};
+
+#[rustfmt::skip]
+pub static ALLTOALL: Family = Family {
+    name: "alltoall",
+    covers: "alltoall(v)",
+    algos: &[
+        Algo { name: "pairwise", needs: 0, what: "more than 8 ranks" },
+        Algo { name: "bruck", needs: EQUAL_BLOCKS, what: "equal blocks <= 256 B, > 2 ranks" },
+        Algo { name: "linear", needs: 0, what: "all exchanges at once, up to 8 ranks" },
+        Algo { name: "shm_cma", needs: AREA | CMA, what: "MPI_Alltoall not in place, all ranks on this node and CMA works, above that: single copy out of the others' buffers" },
+        Algo { name: "shm", needs: AREA, what: "MPI_Alltoall, all ranks on this node, <= 16 KiB in all, 64 KiB when ranks outnumber cores" },
+    ],
+    rule: |c| match c.block {
+        Some(b) if b <= 256 && c.size > 2 => "bruck",
+        // Up to 8 ranks all exchanges at once beat the pairwise steps
+        // (docs/performance.md, third round).
+        _ if c.size <= 8 => "linear",
+        _ => "pairwise",
+    },
+};
+
+#[rustfmt::skip]
+pub static REDUCE_SCATTER: Family = Family {
+    name: "reduce_scatter",
+    covers: "reduce_scatter(_block)",
+    algos: &[
+        Algo { name: "reduce_scatterv", needs: 0, what: "a non-commutative op: reduce, then scatter" },
+        Algo { name: "ring", needs: COMMUTATIVE | CHUNKS, what: ">= 512 KiB in all" },
+        Algo { name: "pairwise", needs: COMMUTATIVE | CHUNKS, what: "< 512 KiB" },
+        Algo { name: "recursive_halving", needs: COMMUTATIVE | CHUNKS | POW2, what: "power-of-two ranks, < 512 KiB" },
+        Algo { name: "linear", needs: COMMUTATIVE | CHUNKS, what: "3-8 ranks, >= 64 KiB in all" },
+        Algo { name: "shm_cma", needs: AREA | CMA, what: "MPI_Reduce_scatter_block, all ranks on this node, CMA works, a builtin op, above that: every rank reduces its block out of the others' buffers" },
+        Algo { name: "shm", needs: AREA, what: "MPI_Reduce_scatter_block, all ranks on this node, <= 128 KiB in all" },
+    ],
+    rule: |c| {
+        if !c.commutative || c.elems == 0 {
+            "reduce_scatterv"
+        } else if (3..=8).contains(&c.size) && c.bytes >= 64 * KI {
+            "linear"
+        } else if c.bytes >= 512 * KI {
+            "ring"
+        } else if c.size.is_power_of_two() {
+            "recursive_halving"
+        } else {
+            "pairwise"
+        }
+    },
+};
+
+// Gather and scatter: only the root knows the whole layout, so the choice
+// cannot depend on it; the binomial tree runs where the call has equal
+// blocks (MPI_Gather / MPI_Scatter), which the schedule checks itself.
+#[rustfmt::skip]
+pub static GATHER: Family = Family {
+    name: "gather",
+    covers: "gather",
+    algos: &[
+        Algo { name: "linear", needs: 0, what: "" },
+        Algo { name: "binomial", needs: 0, what: "MPI_Gather (equal blocks)" },
+    ],
+    rule: |_| "linear",
+};
+
+#[rustfmt::skip]
+pub static SCATTER: Family = Family {
+    name: "scatter",
+    covers: "scatter",
+    algos: &[
+        Algo { name: "linear", needs: 0, what: "" },
+        Algo { name: "binomial", needs: 0, what: "MPI_Scatter (equal blocks)" },
+    ],
+    rule: |_| "linear",
+};
+
+#[rustfmt::skip]
+pub static SCAN: Family = Family {
+    name: "scan",
+    covers: "scan/exscan",
+    algos: &[
+        Algo { name: "linear", needs: 0, what: "2 ranks" },
+        Algo { name: "recursive_doubling", needs: 0, what: "more ranks" },
+    ],
+    rule: |c| if c.size > 2 { "recursive_doubling" } else { "linear" },
+};
+
+/// Every family, in `--tunables` order.
+#[rustfmt::skip]
+pub static FAMILIES: &[&Family] = &[
+    &BARRIER,
+    &BCAST,
+    &REDUCE,
+    &ALLREDUCE,
+    &ALLGATHER,
+    &ALLTOALL,
+    &REDUCE_SCATTER,
+    &GATHER,
+    &SCATTER,
+    &SCAN,
+];
+
+/// The `--tunables` lines of the collective variables: (variable, default,
+/// meaning), the algorithms with the node-area forms first.
+pub fn tunable_lines() -> Vec<(String, String, String)> {
+    FAMILIES
+        .iter()
+        .map(|f| {
+            let mut order: Vec<&Algo> = f.algos.iter().filter(|a| a.needs & AREA != 0).collect();
+            order.extend(f.schedules());
+            let list: Vec<String> = order
+                .iter()
+                .map(|a| {
+                    if a.what.is_empty() {
+                        a.name.to_string()
+                    } else {
+                        format!("{} ({})", a.name, a.what)
+                    }
+                })
+                .collect();
+            (
+                format!("OXMPI_{}", f.name.to_uppercase()),
+                "auto".to_string(),
+                format!("{}: {}", f.covers, list.join(" | ")),
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_family_lists_its_rules_choices_and_area_forms_last() {
+        for f in FAMILIES {
+            let mut seen_area = false;
+            for a in f.algos {
+                if a.needs & AREA != 0 {
+                    seen_area = true;
+                } else {
+                    assert!(!seen_area, "{}: {} after an area form", f.name, a.name);
+                }
+            }
+            for size in [1, 2, 3, 4, 8, 9, 16] {
+                for bytes in [0, 8, 16 << 10, 64 << 10, 512 << 10, 1 << 20, 4 << 20] {
+                    for commutative in [false, true] {
+                        for nodes in [false, true] {
+                            let c = Call {
+                                size,
+                                bytes,
+                                elems: bytes / 8,
+                                commutative,
+                                block: Some(bytes / size.max(1)),
+                                dense: true,
+                                nodes,
+                            };
+                            let pick = (f.rule)(&c);
+                            let a = f.algo(pick).unwrap_or_else(|| {
+                                panic!("{}: rule picks {pick}, not in the table", f.name)
+                            });
+                            assert_eq!(
+                                a.needs & AREA,
+                                0,
+                                "{}: the rule picks an area form",
+                                f.name
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_forced_algorithm_needs_what_the_table_says() {
+        let c = Call {
+            size: 3,
+            bytes: 8,
+            elems: 1,
+            commutative: false,
+            ..Default::default()
+        };
+        assert!(!c.meets(ALLREDUCE.algo("ring").unwrap().needs));
+        assert!(!c.meets(ALLGATHER.algo("recursive_doubling").unwrap().needs));
+        assert!(c.meets(ALLREDUCE.algo("recursive_doubling").unwrap().needs));
+        let lines = tunable_lines();
+        assert_eq!(lines.len(), FAMILIES.len());
+        assert!(
+            lines[3].2.starts_with("allreduce: shm_cma ("),
+            "{}",
+            lines[3].2
+        );
+    }
+}
