@@ -13,6 +13,8 @@
 //! name `select` returns.
 
 /// What an algorithm needs of a call (bits).
+///
+/// cbindgen:ignore
 pub mod need {
     /// A commutative op.
     pub const COMMUTATIVE: u16 = 1;
