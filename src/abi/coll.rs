@@ -1,9 +1,9 @@
 //! Collective entry points, blocking, nonblocking (`MPI_I*`) and persistent
 //! (`*_init`), and their schedule builders (`*_s`): validate the arguments,
 //! describe the buffers (any committed datatype: contiguous ones in place,
-//! others packed and unpacked), pick an algorithm of `coll::basic` /
-//! `coll::algos` (or a node-area form of `coll::shm`) by size, ranks and
-//! topology, and run the schedule outside the library lock. The
+//! others packed and unpacked), take the algorithm `coll::select` picks
+//! by size, ranks and topology (or a node-area form of `coll::shm`), and
+//! run the schedule outside the library lock. The
 //! intercommunicator forms are in `coll/inter.rs`, the large-count `_c`
 //! forms in `coll/large.rs`.
 
@@ -13,11 +13,13 @@ use super::op::{check as op_check, is_commutative, lookup, operand};
 use super::ptr::out;
 use super::MPI_Request;
 use super::{MPI_Comm, MPI_Datatype, MPI_Op};
-use crate::coll::algos;
 use crate::coll::basic::{self, View};
 use crate::coll::sched::{self, Loc, Sched, Step};
 use crate::coll::select::{self, Family};
 use crate::coll::shm;
+use crate::coll::{
+    allgather, allreduce, alltoall, barrier, bcast, gather, hier, reduce_scatter, scan,
+};
 use crate::core::error::Result;
 use crate::core::runtime::with;
 use crate::err;
@@ -751,7 +753,7 @@ unsafe fn barrier_s(comm: MPI_Comm) -> Result<Sched> {
     }
     let v = basic::view(comm)?;
     let mut s = basic::sched(&v);
-    basic::b_barrier(&mut s, v.size, v.rank);
+    barrier::b_barrier(&mut s, v.size, v.rank);
     Ok(s)
 }
 
@@ -771,7 +773,7 @@ unsafe fn bcast_s(
     let mut s = basic::sched(&v);
     // SAFETY: the caller's buffers and arrays are valid as MPI requires.
     let (b, len, unpack) = unsafe { output(&mut s, buffer, count, datatype, "buffer")? };
-    let ids = algos::nodes(&v.world);
+    let ids = hier::nodes(&v.world);
     let algo = select::select(
         &select::BCAST,
         &select::Call {
@@ -782,15 +784,15 @@ unsafe fn bcast_s(
         },
     );
     if let (Some(ids), "hierarchical") = (&ids, algo) {
-        algos::bcast_hier(&mut s, ids, v.rank, b, len, root);
+        bcast::bcast_hier(&mut s, ids, v.rank, b, len, root);
     } else if algo == "scatter_allgather" {
-        basic::b_bcast_scatter_allgather(&mut s, v.size, v.rank, b, len, root);
+        bcast::b_bcast_scatter_allgather(&mut s, v.size, v.rank, b, len, root);
     } else if algo == "pipeline" {
-        algos::bcast_pipeline(&mut s, v.size, v.rank, b, len, root, PIPELINE_PIECE);
+        bcast::bcast_pipeline(&mut s, v.size, v.rank, b, len, root, PIPELINE_PIECE);
     } else if algo == "linear" {
-        basic::b_bcast_linear(&mut s, v.size, v.rank, b, len, root);
+        bcast::b_bcast_linear(&mut s, v.size, v.rank, b, len, root);
     } else {
-        basic::b_bcast(&mut s, v.size, v.rank, b, len, root);
+        bcast::b_bcast(&mut s, v.size, v.rank, b, len, root);
     }
     if v.rank != root {
         finish(&mut s, unpack);
@@ -840,7 +842,7 @@ unsafe fn reduce_s(
     } else {
         None
     };
-    let ids = if all { algos::nodes(&v.world) } else { None };
+    let ids = if all { hier::nodes(&v.world) } else { None };
     // The allreduce algorithm (reduce has one).
     let algo = all.then(|| {
         select::select(
@@ -877,22 +879,22 @@ unsafe fn reduce_s(
     };
     let tmp = Loc::Scratch(s.buffer_reused(if direct || linear { 0 } else { len }), 0);
     match algo {
-        None => basic::b_reduce(&mut s, v.size, v.rank, acc, tmp, len, ne, root, commutative),
+        None => allreduce::b_reduce(&mut s, v.size, v.rank, acc, tmp, len, ne, root, commutative),
         Some("hierarchical") if commutative && ids.is_some() => {
-            algos::allreduce_hier(&mut s, ids.as_ref().unwrap(), v.rank, acc, tmp, len, ne)
+            allreduce::allreduce_hier(&mut s, ids.as_ref().unwrap(), v.rank, acc, tmp, len, ne)
         }
         Some(_) if linear => {
             let input = if direct { src } else { acc };
-            algos::allreduce_linear(&mut s, v.size, v.rank, input, acc, ne, len / ne);
+            allreduce::allreduce_linear(&mut s, v.size, v.rank, input, acc, ne, len / ne);
         }
         Some(_) if ring => {
             let input = direct.then_some(src);
-            basic::b_allreduce_ring(&mut s, v.size, v.rank, acc, tmp, input, ne, len / ne);
+            allreduce::b_allreduce_ring(&mut s, v.size, v.rank, acc, tmp, input, ne, len / ne);
         }
         Some("rabenseifner") if commutative && ne > 0 => {
-            algos::allreduce_rabenseifner(&mut s, v.size, v.rank, acc, tmp, ne, len / ne)
+            allreduce::allreduce_rabenseifner(&mut s, v.size, v.rank, acc, tmp, ne, len / ne)
         }
-        Some(_) => basic::b_allreduce(&mut s, v.size, v.rank, acc, tmp, len, ne, commutative),
+        Some(_) => allreduce::b_allreduce(&mut s, v.size, v.rank, acc, tmp, len, ne, commutative),
     }
     if let Some((dst, _, Some(unpack))) = out {
         s.stage().push(Step::Copy { src: acc, dst, len });
@@ -963,9 +965,9 @@ unsafe fn gather_s(
         mine.map(|m| m.1).or(bl.get(root).map(|b| b.1)),
     ) {
         ("binomial", true, Some(b)) => {
-            algos::gather_binomial(&mut s, v.size, v.rank, mine.map(|m| m.0), rbuf, b, root)
+            gather::gather_binomial(&mut s, v.size, v.rank, mine.map(|m| m.0), rbuf, b, root)
         }
-        _ => basic::b_gatherv(&mut s, v.size, v.rank, mine, rbuf, &bl, root),
+        _ => gather::b_gatherv(&mut s, v.size, v.rank, mine, rbuf, &bl, root),
     }
     finish_all(&mut s, unpacks);
     Ok(s)
@@ -1031,9 +1033,9 @@ unsafe fn scatter_s(
         outb.map(|o| o.1).or(bl.get(root).map(|b| b.1)),
     ) {
         ("binomial", true, Some(b)) => {
-            algos::scatter_binomial(&mut s, v.size, v.rank, sbuf, outb.map(|o| o.0), b, root)
+            gather::scatter_binomial(&mut s, v.size, v.rank, sbuf, outb.map(|o| o.0), b, root)
         }
-        _ => basic::b_scatterv(&mut s, v.size, v.rank, sbuf, &bl, outb, root),
+        _ => gather::b_scatterv(&mut s, v.size, v.rank, sbuf, &bl, outb, root),
     }
     finish(&mut s, unpack);
     Ok(s)
@@ -1090,7 +1092,7 @@ unsafe fn allgather_s(
     let dense = bl.windows(2).all(|w| w[0].0 + w[0].1 == w[1].0);
     let pow2 = v.size.is_power_of_two();
     let blk = equal_blocks(&bl);
-    let ids = algos::nodes(&v.world).filter(|i| dense && algos::nodes_consecutive(i));
+    let ids = hier::nodes(&v.world).filter(|i| dense && hier::nodes_consecutive(i));
     let algo = select::select(
         &select::ALLGATHER,
         &select::Call {
@@ -1103,15 +1105,15 @@ unsafe fn allgather_s(
         },
     );
     if let (Some(ids), "hierarchical") = (&ids, algo) {
-        algos::allgather_hier(&mut s, ids, v.rank, rbuf, &bl);
+        allgather::allgather_hier(&mut s, ids, v.rank, rbuf, &bl);
     } else if algo == "recursive_doubling" && pow2 && dense {
-        basic::b_allgather_rd(&mut s, v.size, v.rank, rbuf, &bl);
+        allgather::b_allgather_rd(&mut s, v.size, v.rank, rbuf, &bl);
     } else if let (Some(b), "bruck") = (blk, algo) {
-        algos::allgather_bruck(&mut s, v.size, v.rank, rbuf, b);
+        allgather::allgather_bruck(&mut s, v.size, v.rank, rbuf, b);
     } else if algo == "linear" {
-        basic::b_allgatherv_linear(&mut s, v.size, v.rank, rbuf, &bl, mine);
+        allgather::b_allgatherv_linear(&mut s, v.size, v.rank, rbuf, &bl, mine);
     } else {
-        basic::b_allgatherv_from(&mut s, v.size, v.rank, rbuf, &bl, mine);
+        allgather::b_allgatherv_from(&mut s, v.size, v.rank, rbuf, &bl, mine);
     }
     finish_all(&mut s, unpacks);
     Ok(s)
@@ -1175,8 +1177,8 @@ unsafe fn alltoall_s(
         ..Default::default()
     };
     match (select::select(&select::ALLTOALL, &call), blk) {
-        ("bruck", Some(b)) => algos::alltoall_bruck(&mut s, v.size, v.rank, sloc, rbuf, b),
-        (algo, _) => basic::b_alltoallv(
+        ("bruck", Some(b)) => alltoall::alltoall_bruck(&mut s, v.size, v.rank, sloc, rbuf, b),
+        (algo, _) => alltoall::b_alltoallv(
             &mut s,
             v.size,
             v.rank,
@@ -1246,7 +1248,7 @@ unsafe fn reduce_scatter_s(
         // SAFETY: the caller's buffers and arrays are valid as MPI requires.
         let (out, _, unpack) =
             unsafe { output(&mut s, recvbuf, counts[v.rank], datatype, "recvbuf")? };
-        algos::reduce_scatter_linear(&mut s, v.size, v.rank, src, out, &bl, esize);
+        reduce_scatter::reduce_scatter_linear(&mut s, v.size, v.rank, src, out, &bl, esize);
         finish(&mut s, unpack);
         return Ok(s);
     }
@@ -1261,7 +1263,7 @@ unsafe fn reduce_scatter_s(
         // SAFETY: the caller's buffers and arrays are valid as MPI requires.
         let (out, _, unpack) =
             unsafe { output(&mut s, recvbuf, counts[v.rank], datatype, "recvbuf")? };
-        algos::reduce_scatter_ring(&mut s, v.size, v.rank, input, tmp, out, &bl, esize);
+        reduce_scatter::reduce_scatter_ring(&mut s, v.size, v.rank, input, tmp, out, &bl, esize);
         finish(&mut s, unpack);
         return Ok(s);
     }
@@ -1271,14 +1273,14 @@ unsafe fn reduce_scatter_s(
         unsafe { output(&mut s, recvbuf, counts[v.rank], datatype, "recvbuf")? };
     match algo {
         "pairwise" if commutative => {
-            algos::reduce_scatter_pairwise(&mut s, v.size, v.rank, acc, tmp, &bl, esize)
+            reduce_scatter::reduce_scatter_pairwise(&mut s, v.size, v.rank, acc, tmp, &bl, esize)
         }
         "recursive_halving" if commutative && pow2 => {
-            algos::reduce_scatter_halving(&mut s, v.size, v.rank, acc, tmp, &bl, esize)
+            reduce_scatter::reduce_scatter_halving(&mut s, v.size, v.rank, acc, tmp, &bl, esize)
         }
         _ => {
-            basic::b_reduce(&mut s, v.size, v.rank, acc, tmp, end, ne, 0, commutative);
-            basic::b_scatterv(&mut s, v.size, v.rank, acc, &bl, Some((out, mylen)), 0);
+            allreduce::b_reduce(&mut s, v.size, v.rank, acc, tmp, end, ne, 0, commutative);
+            gather::b_scatterv(&mut s, v.size, v.rank, acc, &bl, Some((out, mylen)), 0);
             finish(&mut s, unpack);
             return Ok(s);
         }
@@ -1322,9 +1324,9 @@ unsafe fn scan_s(
         ..Default::default()
     };
     if select::select(&select::SCAN, &call) == "recursive_doubling" {
-        algos::scan_doubling(&mut s, v.size, v.rank, acc, len, ne, exclusive);
+        scan::scan_doubling(&mut s, v.size, v.rank, acc, len, ne, exclusive);
     } else {
-        basic::b_scan(&mut s, v.size, v.rank, acc, tmp, pre, len, ne, exclusive);
+        scan::b_scan(&mut s, v.size, v.rank, acc, tmp, pre, len, ne, exclusive);
     }
     if !(exclusive && v.rank == 0) {
         // SAFETY: the caller's buffers and arrays are valid as MPI requires.

@@ -1,4 +1,4 @@
-//! Pieces shared by the reduction algorithms of `basic` and `algos`: the
+//! Pieces shared by the reduction algorithms (`allreduce`, `reduce_scatter`): the
 //! fold that brings a non-power-of-two rank count to a power of two and back
 //! (`fold`, `unfold`), and the combine step that keeps rank order for
 //! non-commutative ops (`combine_ordered`). Calls only `sched`.

@@ -2,15 +2,34 @@
 //! (`State::start_send_to`, `State::start_recv_ctx`) and waits through
 //! `core::runtime`; never touches a transport.
 //!
-//! `basic` and `algos` hold the algorithms (one schedule builder each);
+//! One file per collective family holds its algorithms (one schedule
+//! builder each): `barrier`, `bcast`, `allreduce` (reduce too), `gather`
+//! (scatter too), `allgather`, `alltoall`, `reduce_scatter`, `scan`; `hier`
+//! the node-aware pieces, `blocks` the block arithmetic they share, `basic`
+//! the communicator view and the blocking helpers;
 //! `select` the table of algorithms per collective, what each needs and
 //! the rule that prefers one; `create` the internal exchanges of communicator
 //! creation; `sched` the schedules the progress engine runs.
-pub mod algos;
+//!
+//! Block layouts are byte ranges (offset, len) in rank order. Reductions use
+//! `Step::Reduce { src, dst }`, which computes dst = src op dst (src is the
+//! left operand): non-commutative callers keep operands in rank order, and
+//! recursive doubling puts the lower rank on the left, so every rank gets
+//! identical bits.
+pub mod allgather;
+pub mod allreduce;
+pub mod alltoall;
+pub mod barrier;
 pub mod basic;
+pub mod bcast;
+mod blocks;
 pub mod create;
 pub mod fold;
+pub mod gather;
+pub mod hier;
 pub mod reduce;
+pub mod reduce_scatter;
+pub mod scan;
 pub mod sched;
 pub mod select;
 pub mod shm;

@@ -523,7 +523,7 @@ fn world_local() -> bool {
 fn world_local_first() -> bool {
     let ok = with(|st| {
         let all: Vec<i32> = (0..st.size).collect();
-        Ok(world_local_in(st) && super::algos::nodes(&all).is_none())
+        Ok(world_local_in(st) && super::hier::nodes(&all).is_none())
     })
     .unwrap_or(false);
     WORLD_LOCAL.store(if ok { 1 } else { 2 }, Ordering::Relaxed);
@@ -582,7 +582,7 @@ fn claim(comm: std::os::raw::c_int) -> Result<bool> {
         let can = c.remote.is_none()
             && c.size > 1
             && world_local_in(st)
-            && super::algos::nodes(&c.world).is_none();
+            && super::hier::nodes(&c.world).is_none();
         Ok((c.world.clone(), c.rank as usize, c.ctx, can))
     })?;
     let area = if !can {

@@ -22,6 +22,7 @@
 //! Scan and exscan are not defined on intercommunicators (MPI_ERR_COMM).
 
 use super::*;
+use crate::coll::{allreduce, barrier, bcast, gather};
 
 /// An intercommunicator as one collective call sees it.
 pub(super) struct Inter {
@@ -134,7 +135,7 @@ fn no_in_place(p: *const c_void, name: &str) -> Result<()> {
 
 pub(super) fn barrier(v: &Inter) -> Sched {
     let mut s = v.sched();
-    basic::b_barrier(&mut s, v.all.size, v.all.rank);
+    barrier::b_barrier(&mut s, v.all.size, v.all.rank);
     s
 }
 
@@ -168,7 +169,7 @@ pub(super) unsafe fn bcast(
                 });
             }
             on_group(&mut s, v.lbase, |s| {
-                basic::b_bcast(s, v.nl, v.lr, b, len, 0)
+                bcast::b_bcast(s, v.nl, v.lr, b, len, 0)
             });
             finish(&mut s, unpack);
         }
@@ -193,7 +194,7 @@ unsafe fn reduce_group(
     let acc = scratch_copy(s, src, len);
     let tmp = Loc::Scratch(s.buffer_reused(len), 0);
     on_group(s, v.lbase, |s| {
-        basic::b_reduce(s, v.nl, v.lr, acc, tmp, len, ne, 0, commutative)
+        allreduce::b_reduce(s, v.nl, v.lr, acc, tmp, len, ne, 0, commutative)
     });
     Ok((acc, len))
 }
@@ -263,7 +264,7 @@ pub(super) unsafe fn allreduce(
         });
     }
     on_group(&mut s, v.lbase, |s| {
-        basic::b_bcast(s, v.nl, v.lr, res, rlen, 0)
+        bcast::b_bcast(s, v.nl, v.lr, res, rlen, 0)
     });
     finish(&mut s, unpack);
     Ok(s)
@@ -489,7 +490,7 @@ pub(super) unsafe fn reduce_scatter(
     let (out, mylen, unpack) =
         unsafe { output(&mut s, recvbuf, counts[v.lr], datatype, "recvbuf")? };
     on_group(&mut s, v.lbase, |s| {
-        basic::b_scatterv(s, v.nl, v.lr, got, &bl, Some((out, mylen)), 0)
+        gather::b_scatterv(s, v.nl, v.lr, got, &bl, Some((out, mylen)), 0)
     });
     finish(&mut s, unpack);
     Ok(s)
