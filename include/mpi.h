@@ -877,16 +877,7 @@ int MPI_Type_delete_attr(int datatype, int type_keyval);
 
 int MPI_Barrier(MPI_Comm comm);
 
-int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request);
-
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
-
-int MPI_Ibcast(void *buffer,
-               int count,
-               MPI_Datatype datatype,
-               int root,
-               MPI_Comm comm,
-               MPI_Request *request);
 
 int MPI_Reduce(const void *sendbuf,
                void *recvbuf,
@@ -896,29 +887,12 @@ int MPI_Reduce(const void *sendbuf,
                int root,
                MPI_Comm comm);
 
-int MPI_Ireduce(const void *sendbuf,
-                void *recvbuf,
-                int count,
-                MPI_Datatype datatype,
-                MPI_Op op,
-                int root,
-                MPI_Comm comm,
-                MPI_Request *request);
-
 int MPI_Allreduce(const void *sendbuf,
                   void *recvbuf,
                   int count,
                   MPI_Datatype datatype,
                   MPI_Op op,
                   MPI_Comm comm);
-
-int MPI_Iallreduce(const void *sendbuf,
-                   void *recvbuf,
-                   int count,
-                   MPI_Datatype datatype,
-                   MPI_Op op,
-                   MPI_Comm comm,
-                   MPI_Request *request);
 
 int MPI_Gather(const void *sendbuf,
                int sendcount,
@@ -928,16 +902,6 @@ int MPI_Gather(const void *sendbuf,
                MPI_Datatype recvtype,
                int root,
                MPI_Comm comm);
-
-int MPI_Igather(const void *sendbuf,
-                int sendcount,
-                MPI_Datatype sendtype,
-                void *recvbuf,
-                int recvcount,
-                MPI_Datatype recvtype,
-                int root,
-                MPI_Comm comm,
-                MPI_Request *request);
 
 int MPI_Gatherv(const void *sendbuf,
                 int sendcount,
@@ -949,17 +913,6 @@ int MPI_Gatherv(const void *sendbuf,
                 int root,
                 MPI_Comm comm);
 
-int MPI_Igatherv(const void *sendbuf,
-                 int sendcount,
-                 MPI_Datatype sendtype,
-                 void *recvbuf,
-                 const int *recvcounts,
-                 const int *displs,
-                 MPI_Datatype recvtype,
-                 int root,
-                 MPI_Comm comm,
-                 MPI_Request *request);
-
 int MPI_Scatter(const void *sendbuf,
                 int sendcount,
                 MPI_Datatype sendtype,
@@ -968,16 +921,6 @@ int MPI_Scatter(const void *sendbuf,
                 MPI_Datatype recvtype,
                 int root,
                 MPI_Comm comm);
-
-int MPI_Iscatter(const void *sendbuf,
-                 int sendcount,
-                 MPI_Datatype sendtype,
-                 void *recvbuf,
-                 int recvcount,
-                 MPI_Datatype recvtype,
-                 int root,
-                 MPI_Comm comm,
-                 MPI_Request *request);
 
 int MPI_Scatterv(const void *sendbuf,
                  const int *sendcounts,
@@ -989,17 +932,6 @@ int MPI_Scatterv(const void *sendbuf,
                  int root,
                  MPI_Comm comm);
 
-int MPI_Iscatterv(const void *sendbuf,
-                  const int *sendcounts,
-                  const int *displs,
-                  MPI_Datatype sendtype,
-                  void *recvbuf,
-                  int recvcount,
-                  MPI_Datatype recvtype,
-                  int root,
-                  MPI_Comm comm,
-                  MPI_Request *request);
-
 int MPI_Allgather(const void *sendbuf,
                   int sendcount,
                   MPI_Datatype sendtype,
@@ -1007,15 +939,6 @@ int MPI_Allgather(const void *sendbuf,
                   int recvcount,
                   MPI_Datatype recvtype,
                   MPI_Comm comm);
-
-int MPI_Iallgather(const void *sendbuf,
-                   int sendcount,
-                   MPI_Datatype sendtype,
-                   void *recvbuf,
-                   int recvcount,
-                   MPI_Datatype recvtype,
-                   MPI_Comm comm,
-                   MPI_Request *request);
 
 int MPI_Allgatherv(const void *sendbuf,
                    int sendcount,
@@ -1026,16 +949,6 @@ int MPI_Allgatherv(const void *sendbuf,
                    MPI_Datatype recvtype,
                    MPI_Comm comm);
 
-int MPI_Iallgatherv(const void *sendbuf,
-                    int sendcount,
-                    MPI_Datatype sendtype,
-                    void *recvbuf,
-                    const int *recvcounts,
-                    const int *displs,
-                    MPI_Datatype recvtype,
-                    MPI_Comm comm,
-                    MPI_Request *request);
-
 int MPI_Alltoall(const void *sendbuf,
                  int sendcount,
                  MPI_Datatype sendtype,
@@ -1043,15 +956,6 @@ int MPI_Alltoall(const void *sendbuf,
                  int recvcount,
                  MPI_Datatype recvtype,
                  MPI_Comm comm);
-
-int MPI_Ialltoall(const void *sendbuf,
-                  int sendcount,
-                  MPI_Datatype sendtype,
-                  void *recvbuf,
-                  int recvcount,
-                  MPI_Datatype recvtype,
-                  MPI_Comm comm,
-                  MPI_Request *request);
 
 int MPI_Alltoallv(const void *sendbuf,
                   const int *sendcounts,
@@ -1063,31 +967,12 @@ int MPI_Alltoallv(const void *sendbuf,
                   MPI_Datatype recvtype,
                   MPI_Comm comm);
 
-int MPI_Ialltoallv(const void *sendbuf,
-                   const int *sendcounts,
-                   const int *sdispls,
-                   MPI_Datatype sendtype,
-                   void *recvbuf,
-                   const int *recvcounts,
-                   const int *rdispls,
-                   MPI_Datatype recvtype,
-                   MPI_Comm comm,
-                   MPI_Request *request);
-
 int MPI_Reduce_scatter_block(const void *sendbuf,
                              void *recvbuf,
                              int recvcount,
                              MPI_Datatype datatype,
                              MPI_Op op,
                              MPI_Comm comm);
-
-int MPI_Ireduce_scatter_block(const void *sendbuf,
-                              void *recvbuf,
-                              int recvcount,
-                              MPI_Datatype datatype,
-                              MPI_Op op,
-                              MPI_Comm comm,
-                              MPI_Request *request);
 
 int MPI_Reduce_scatter(const void *sendbuf,
                        void *recvbuf,
@@ -1096,14 +981,6 @@ int MPI_Reduce_scatter(const void *sendbuf,
                        MPI_Op op,
                        MPI_Comm comm);
 
-int MPI_Ireduce_scatter(const void *sendbuf,
-                        void *recvbuf,
-                        const int *recvcounts,
-                        MPI_Datatype datatype,
-                        MPI_Op op,
-                        MPI_Comm comm,
-                        MPI_Request *request);
-
 int MPI_Scan(const void *sendbuf,
              void *recvbuf,
              int count,
@@ -1111,28 +988,12 @@ int MPI_Scan(const void *sendbuf,
              MPI_Op op,
              MPI_Comm comm);
 
-int MPI_Iscan(const void *sendbuf,
-              void *recvbuf,
-              int count,
-              MPI_Datatype datatype,
-              MPI_Op op,
-              MPI_Comm comm,
-              MPI_Request *request);
-
 int MPI_Exscan(const void *sendbuf,
                void *recvbuf,
                int count,
                MPI_Datatype datatype,
                MPI_Op op,
                MPI_Comm comm);
-
-int MPI_Iexscan(const void *sendbuf,
-                void *recvbuf,
-                int count,
-                MPI_Datatype datatype,
-                MPI_Op op,
-                MPI_Comm comm,
-                MPI_Request *request);
 
 int MPI_Alltoallw(const void *sendbuf,
                   const int *sendcounts,
@@ -1144,17 +1005,6 @@ int MPI_Alltoallw(const void *sendbuf,
                   const MPI_Datatype *recvtypes,
                   MPI_Comm comm);
 
-int MPI_Ialltoallw(const void *sendbuf,
-                   const int *sendcounts,
-                   const int *sdispls,
-                   const MPI_Datatype *sendtypes,
-                   void *recvbuf,
-                   const int *recvcounts,
-                   const int *rdispls,
-                   const MPI_Datatype *recvtypes,
-                   MPI_Comm comm,
-                   MPI_Request *request);
-
 int MPI_Neighbor_allgather(const void *sendbuf,
                            int sendcount,
                            MPI_Datatype sendtype,
@@ -1162,15 +1012,6 @@ int MPI_Neighbor_allgather(const void *sendbuf,
                            int recvcount,
                            MPI_Datatype recvtype,
                            MPI_Comm comm);
-
-int MPI_Ineighbor_allgather(const void *sendbuf,
-                            int sendcount,
-                            MPI_Datatype sendtype,
-                            void *recvbuf,
-                            int recvcount,
-                            MPI_Datatype recvtype,
-                            MPI_Comm comm,
-                            MPI_Request *request);
 
 int MPI_Neighbor_allgatherv(const void *sendbuf,
                             int sendcount,
@@ -1181,16 +1022,6 @@ int MPI_Neighbor_allgatherv(const void *sendbuf,
                             MPI_Datatype recvtype,
                             MPI_Comm comm);
 
-int MPI_Ineighbor_allgatherv(const void *sendbuf,
-                             int sendcount,
-                             MPI_Datatype sendtype,
-                             void *recvbuf,
-                             const int *recvcounts,
-                             const int *displs,
-                             MPI_Datatype recvtype,
-                             MPI_Comm comm,
-                             MPI_Request *request);
-
 int MPI_Neighbor_alltoall(const void *sendbuf,
                           int sendcount,
                           MPI_Datatype sendtype,
@@ -1198,15 +1029,6 @@ int MPI_Neighbor_alltoall(const void *sendbuf,
                           int recvcount,
                           MPI_Datatype recvtype,
                           MPI_Comm comm);
-
-int MPI_Ineighbor_alltoall(const void *sendbuf,
-                           int sendcount,
-                           MPI_Datatype sendtype,
-                           void *recvbuf,
-                           int recvcount,
-                           MPI_Datatype recvtype,
-                           MPI_Comm comm,
-                           MPI_Request *request);
 
 int MPI_Neighbor_alltoallv(const void *sendbuf,
                            const int *sendcounts,
@@ -1218,17 +1040,6 @@ int MPI_Neighbor_alltoallv(const void *sendbuf,
                            MPI_Datatype recvtype,
                            MPI_Comm comm);
 
-int MPI_Ineighbor_alltoallv(const void *sendbuf,
-                            const int *sendcounts,
-                            const int *sdispls,
-                            MPI_Datatype sendtype,
-                            void *recvbuf,
-                            const int *recvcounts,
-                            const int *rdispls,
-                            MPI_Datatype recvtype,
-                            MPI_Comm comm,
-                            MPI_Request *request);
-
 int MPI_Neighbor_alltoallw(const void *sendbuf,
                            const int *sendcounts,
                            const MPI_Aint *sdispls,
@@ -1239,18 +1050,16 @@ int MPI_Neighbor_alltoallw(const void *sendbuf,
                            const MPI_Datatype *recvtypes,
                            MPI_Comm comm);
 
-int MPI_Ineighbor_alltoallw(const void *sendbuf,
-                            const int *sendcounts,
-                            const MPI_Aint *sdispls,
-                            const MPI_Datatype *sendtypes,
-                            void *recvbuf,
-                            const int *recvcounts,
-                            const MPI_Aint *rdispls,
-                            const MPI_Datatype *recvtypes,
-                            MPI_Comm comm,
-                            MPI_Request *request);
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request);
 
 int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request);
+
+int MPI_Ibcast(void *buffer,
+               int count,
+               MPI_Datatype datatype,
+               int root,
+               MPI_Comm comm,
+               MPI_Request *request);
 
 int MPI_Bcast_init(void *buffer,
                    int count,
@@ -1259,6 +1068,15 @@ int MPI_Bcast_init(void *buffer,
                    MPI_Comm comm,
                    MPI_Info info,
                    MPI_Request *request);
+
+int MPI_Ireduce(const void *sendbuf,
+                void *recvbuf,
+                int count,
+                MPI_Datatype datatype,
+                MPI_Op op,
+                int root,
+                MPI_Comm comm,
+                MPI_Request *request);
 
 int MPI_Reduce_init(const void *sendbuf,
                     void *recvbuf,
@@ -1270,6 +1088,14 @@ int MPI_Reduce_init(const void *sendbuf,
                     MPI_Info info,
                     MPI_Request *request);
 
+int MPI_Iallreduce(const void *sendbuf,
+                   void *recvbuf,
+                   int count,
+                   MPI_Datatype datatype,
+                   MPI_Op op,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
 int MPI_Allreduce_init(const void *sendbuf,
                        void *recvbuf,
                        int count,
@@ -1278,6 +1104,16 @@ int MPI_Allreduce_init(const void *sendbuf,
                        MPI_Comm comm,
                        MPI_Info info,
                        MPI_Request *request);
+
+int MPI_Igather(const void *sendbuf,
+                int sendcount,
+                MPI_Datatype sendtype,
+                void *recvbuf,
+                int recvcount,
+                MPI_Datatype recvtype,
+                int root,
+                MPI_Comm comm,
+                MPI_Request *request);
 
 int MPI_Gather_init(const void *sendbuf,
                     int sendcount,
@@ -1289,6 +1125,17 @@ int MPI_Gather_init(const void *sendbuf,
                     MPI_Comm comm,
                     MPI_Info info,
                     MPI_Request *request);
+
+int MPI_Igatherv(const void *sendbuf,
+                 int sendcount,
+                 MPI_Datatype sendtype,
+                 void *recvbuf,
+                 const int *recvcounts,
+                 const int *displs,
+                 MPI_Datatype recvtype,
+                 int root,
+                 MPI_Comm comm,
+                 MPI_Request *request);
 
 int MPI_Gatherv_init(const void *sendbuf,
                      int sendcount,
@@ -1302,6 +1149,16 @@ int MPI_Gatherv_init(const void *sendbuf,
                      MPI_Info info,
                      MPI_Request *request);
 
+int MPI_Iscatter(const void *sendbuf,
+                 int sendcount,
+                 MPI_Datatype sendtype,
+                 void *recvbuf,
+                 int recvcount,
+                 MPI_Datatype recvtype,
+                 int root,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
 int MPI_Scatter_init(const void *sendbuf,
                      int sendcount,
                      MPI_Datatype sendtype,
@@ -1312,6 +1169,17 @@ int MPI_Scatter_init(const void *sendbuf,
                      MPI_Comm comm,
                      MPI_Info info,
                      MPI_Request *request);
+
+int MPI_Iscatterv(const void *sendbuf,
+                  const int *sendcounts,
+                  const int *displs,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  int recvcount,
+                  MPI_Datatype recvtype,
+                  int root,
+                  MPI_Comm comm,
+                  MPI_Request *request);
 
 int MPI_Scatterv_init(const void *sendbuf,
                       const int *sendcounts,
@@ -1325,6 +1193,15 @@ int MPI_Scatterv_init(const void *sendbuf,
                       MPI_Info info,
                       MPI_Request *request);
 
+int MPI_Iallgather(const void *sendbuf,
+                   int sendcount,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   int recvcount,
+                   MPI_Datatype recvtype,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
 int MPI_Allgather_init(const void *sendbuf,
                        int sendcount,
                        MPI_Datatype sendtype,
@@ -1334,6 +1211,16 @@ int MPI_Allgather_init(const void *sendbuf,
                        MPI_Comm comm,
                        MPI_Info info,
                        MPI_Request *request);
+
+int MPI_Iallgatherv(const void *sendbuf,
+                    int sendcount,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    const int *recvcounts,
+                    const int *displs,
+                    MPI_Datatype recvtype,
+                    MPI_Comm comm,
+                    MPI_Request *request);
 
 int MPI_Allgatherv_init(const void *sendbuf,
                         int sendcount,
@@ -1346,6 +1233,15 @@ int MPI_Allgatherv_init(const void *sendbuf,
                         MPI_Info info,
                         MPI_Request *request);
 
+int MPI_Ialltoall(const void *sendbuf,
+                  int sendcount,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  int recvcount,
+                  MPI_Datatype recvtype,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
 int MPI_Alltoall_init(const void *sendbuf,
                       int sendcount,
                       MPI_Datatype sendtype,
@@ -1355,6 +1251,17 @@ int MPI_Alltoall_init(const void *sendbuf,
                       MPI_Comm comm,
                       MPI_Info info,
                       MPI_Request *request);
+
+int MPI_Ialltoallv(const void *sendbuf,
+                   const int *sendcounts,
+                   const int *sdispls,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   const int *recvcounts,
+                   const int *rdispls,
+                   MPI_Datatype recvtype,
+                   MPI_Comm comm,
+                   MPI_Request *request);
 
 int MPI_Alltoallv_init(const void *sendbuf,
                        const int *sendcounts,
@@ -1368,6 +1275,14 @@ int MPI_Alltoallv_init(const void *sendbuf,
                        MPI_Info info,
                        MPI_Request *request);
 
+int MPI_Ireduce_scatter_block(const void *sendbuf,
+                              void *recvbuf,
+                              int recvcount,
+                              MPI_Datatype datatype,
+                              MPI_Op op,
+                              MPI_Comm comm,
+                              MPI_Request *request);
+
 int MPI_Reduce_scatter_block_init(const void *sendbuf,
                                   void *recvbuf,
                                   int recvcount,
@@ -1376,6 +1291,14 @@ int MPI_Reduce_scatter_block_init(const void *sendbuf,
                                   MPI_Comm comm,
                                   MPI_Info info,
                                   MPI_Request *request);
+
+int MPI_Ireduce_scatter(const void *sendbuf,
+                        void *recvbuf,
+                        const int *recvcounts,
+                        MPI_Datatype datatype,
+                        MPI_Op op,
+                        MPI_Comm comm,
+                        MPI_Request *request);
 
 int MPI_Reduce_scatter_init(const void *sendbuf,
                             void *recvbuf,
@@ -1386,6 +1309,14 @@ int MPI_Reduce_scatter_init(const void *sendbuf,
                             MPI_Info info,
                             MPI_Request *request);
 
+int MPI_Iscan(const void *sendbuf,
+              void *recvbuf,
+              int count,
+              MPI_Datatype datatype,
+              MPI_Op op,
+              MPI_Comm comm,
+              MPI_Request *request);
+
 int MPI_Scan_init(const void *sendbuf,
                   void *recvbuf,
                   int count,
@@ -1395,6 +1326,14 @@ int MPI_Scan_init(const void *sendbuf,
                   MPI_Info info,
                   MPI_Request *request);
 
+int MPI_Iexscan(const void *sendbuf,
+                void *recvbuf,
+                int count,
+                MPI_Datatype datatype,
+                MPI_Op op,
+                MPI_Comm comm,
+                MPI_Request *request);
+
 int MPI_Exscan_init(const void *sendbuf,
                     void *recvbuf,
                     int count,
@@ -1403,6 +1342,17 @@ int MPI_Exscan_init(const void *sendbuf,
                     MPI_Comm comm,
                     MPI_Info info,
                     MPI_Request *request);
+
+int MPI_Ialltoallw(const void *sendbuf,
+                   const int *sendcounts,
+                   const int *sdispls,
+                   const MPI_Datatype *sendtypes,
+                   void *recvbuf,
+                   const int *recvcounts,
+                   const int *rdispls,
+                   const MPI_Datatype *recvtypes,
+                   MPI_Comm comm,
+                   MPI_Request *request);
 
 int MPI_Alltoallw_init(const void *sendbuf,
                        const int *sendcounts,
@@ -1416,6 +1366,15 @@ int MPI_Alltoallw_init(const void *sendbuf,
                        MPI_Info info,
                        MPI_Request *request);
 
+int MPI_Ineighbor_allgather(const void *sendbuf,
+                            int sendcount,
+                            MPI_Datatype sendtype,
+                            void *recvbuf,
+                            int recvcount,
+                            MPI_Datatype recvtype,
+                            MPI_Comm comm,
+                            MPI_Request *request);
+
 int MPI_Neighbor_allgather_init(const void *sendbuf,
                                 int sendcount,
                                 MPI_Datatype sendtype,
@@ -1426,15 +1385,15 @@ int MPI_Neighbor_allgather_init(const void *sendbuf,
                                 MPI_Info info,
                                 MPI_Request *request);
 
-int MPI_Neighbor_alltoall_init(const void *sendbuf,
-                               int sendcount,
-                               MPI_Datatype sendtype,
-                               void *recvbuf,
-                               int recvcount,
-                               MPI_Datatype recvtype,
-                               MPI_Comm comm,
-                               MPI_Info info,
-                               MPI_Request *request);
+int MPI_Ineighbor_allgatherv(const void *sendbuf,
+                             int sendcount,
+                             MPI_Datatype sendtype,
+                             void *recvbuf,
+                             const int *recvcounts,
+                             const int *displs,
+                             MPI_Datatype recvtype,
+                             MPI_Comm comm,
+                             MPI_Request *request);
 
 int MPI_Neighbor_allgatherv_init(const void *sendbuf,
                                  int sendcount,
@@ -1447,6 +1406,36 @@ int MPI_Neighbor_allgatherv_init(const void *sendbuf,
                                  MPI_Info info,
                                  MPI_Request *request);
 
+int MPI_Ineighbor_alltoall(const void *sendbuf,
+                           int sendcount,
+                           MPI_Datatype sendtype,
+                           void *recvbuf,
+                           int recvcount,
+                           MPI_Datatype recvtype,
+                           MPI_Comm comm,
+                           MPI_Request *request);
+
+int MPI_Neighbor_alltoall_init(const void *sendbuf,
+                               int sendcount,
+                               MPI_Datatype sendtype,
+                               void *recvbuf,
+                               int recvcount,
+                               MPI_Datatype recvtype,
+                               MPI_Comm comm,
+                               MPI_Info info,
+                               MPI_Request *request);
+
+int MPI_Ineighbor_alltoallv(const void *sendbuf,
+                            const int *sendcounts,
+                            const int *sdispls,
+                            MPI_Datatype sendtype,
+                            void *recvbuf,
+                            const int *recvcounts,
+                            const int *rdispls,
+                            MPI_Datatype recvtype,
+                            MPI_Comm comm,
+                            MPI_Request *request);
+
 int MPI_Neighbor_alltoallv_init(const void *sendbuf,
                                 const int *sendcounts,
                                 const int *sdispls,
@@ -1458,6 +1447,17 @@ int MPI_Neighbor_alltoallv_init(const void *sendbuf,
                                 MPI_Comm comm,
                                 MPI_Info info,
                                 MPI_Request *request);
+
+int MPI_Ineighbor_alltoallw(const void *sendbuf,
+                            const int *sendcounts,
+                            const MPI_Aint *sdispls,
+                            const MPI_Datatype *sendtypes,
+                            void *recvbuf,
+                            const int *recvcounts,
+                            const MPI_Aint *rdispls,
+                            const MPI_Datatype *recvtypes,
+                            MPI_Comm comm,
+                            MPI_Request *request);
 
 int MPI_Neighbor_alltoallw_init(const void *sendbuf,
                                 const int *sendcounts,
@@ -3925,16 +3925,7 @@ int PMPI_Type_delete_attr(int datatype, int type_keyval);
 
 int PMPI_Barrier(MPI_Comm comm);
 
-int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request);
-
 int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
-
-int PMPI_Ibcast(void *buffer,
-                int count,
-                MPI_Datatype datatype,
-                int root,
-                MPI_Comm comm,
-                MPI_Request *request);
 
 int PMPI_Reduce(const void *sendbuf,
                 void *recvbuf,
@@ -3944,29 +3935,12 @@ int PMPI_Reduce(const void *sendbuf,
                 int root,
                 MPI_Comm comm);
 
-int PMPI_Ireduce(const void *sendbuf,
-                 void *recvbuf,
-                 int count,
-                 MPI_Datatype datatype,
-                 MPI_Op op,
-                 int root,
-                 MPI_Comm comm,
-                 MPI_Request *request);
-
 int PMPI_Allreduce(const void *sendbuf,
                    void *recvbuf,
                    int count,
                    MPI_Datatype datatype,
                    MPI_Op op,
                    MPI_Comm comm);
-
-int PMPI_Iallreduce(const void *sendbuf,
-                    void *recvbuf,
-                    int count,
-                    MPI_Datatype datatype,
-                    MPI_Op op,
-                    MPI_Comm comm,
-                    MPI_Request *request);
 
 int PMPI_Gather(const void *sendbuf,
                 int sendcount,
@@ -3976,16 +3950,6 @@ int PMPI_Gather(const void *sendbuf,
                 MPI_Datatype recvtype,
                 int root,
                 MPI_Comm comm);
-
-int PMPI_Igather(const void *sendbuf,
-                 int sendcount,
-                 MPI_Datatype sendtype,
-                 void *recvbuf,
-                 int recvcount,
-                 MPI_Datatype recvtype,
-                 int root,
-                 MPI_Comm comm,
-                 MPI_Request *request);
 
 int PMPI_Gatherv(const void *sendbuf,
                  int sendcount,
@@ -3997,17 +3961,6 @@ int PMPI_Gatherv(const void *sendbuf,
                  int root,
                  MPI_Comm comm);
 
-int PMPI_Igatherv(const void *sendbuf,
-                  int sendcount,
-                  MPI_Datatype sendtype,
-                  void *recvbuf,
-                  const int *recvcounts,
-                  const int *displs,
-                  MPI_Datatype recvtype,
-                  int root,
-                  MPI_Comm comm,
-                  MPI_Request *request);
-
 int PMPI_Scatter(const void *sendbuf,
                  int sendcount,
                  MPI_Datatype sendtype,
@@ -4016,16 +3969,6 @@ int PMPI_Scatter(const void *sendbuf,
                  MPI_Datatype recvtype,
                  int root,
                  MPI_Comm comm);
-
-int PMPI_Iscatter(const void *sendbuf,
-                  int sendcount,
-                  MPI_Datatype sendtype,
-                  void *recvbuf,
-                  int recvcount,
-                  MPI_Datatype recvtype,
-                  int root,
-                  MPI_Comm comm,
-                  MPI_Request *request);
 
 int PMPI_Scatterv(const void *sendbuf,
                   const int *sendcounts,
@@ -4037,17 +3980,6 @@ int PMPI_Scatterv(const void *sendbuf,
                   int root,
                   MPI_Comm comm);
 
-int PMPI_Iscatterv(const void *sendbuf,
-                   const int *sendcounts,
-                   const int *displs,
-                   MPI_Datatype sendtype,
-                   void *recvbuf,
-                   int recvcount,
-                   MPI_Datatype recvtype,
-                   int root,
-                   MPI_Comm comm,
-                   MPI_Request *request);
-
 int PMPI_Allgather(const void *sendbuf,
                    int sendcount,
                    MPI_Datatype sendtype,
@@ -4055,15 +3987,6 @@ int PMPI_Allgather(const void *sendbuf,
                    int recvcount,
                    MPI_Datatype recvtype,
                    MPI_Comm comm);
-
-int PMPI_Iallgather(const void *sendbuf,
-                    int sendcount,
-                    MPI_Datatype sendtype,
-                    void *recvbuf,
-                    int recvcount,
-                    MPI_Datatype recvtype,
-                    MPI_Comm comm,
-                    MPI_Request *request);
 
 int PMPI_Allgatherv(const void *sendbuf,
                     int sendcount,
@@ -4074,16 +3997,6 @@ int PMPI_Allgatherv(const void *sendbuf,
                     MPI_Datatype recvtype,
                     MPI_Comm comm);
 
-int PMPI_Iallgatherv(const void *sendbuf,
-                     int sendcount,
-                     MPI_Datatype sendtype,
-                     void *recvbuf,
-                     const int *recvcounts,
-                     const int *displs,
-                     MPI_Datatype recvtype,
-                     MPI_Comm comm,
-                     MPI_Request *request);
-
 int PMPI_Alltoall(const void *sendbuf,
                   int sendcount,
                   MPI_Datatype sendtype,
@@ -4091,15 +4004,6 @@ int PMPI_Alltoall(const void *sendbuf,
                   int recvcount,
                   MPI_Datatype recvtype,
                   MPI_Comm comm);
-
-int PMPI_Ialltoall(const void *sendbuf,
-                   int sendcount,
-                   MPI_Datatype sendtype,
-                   void *recvbuf,
-                   int recvcount,
-                   MPI_Datatype recvtype,
-                   MPI_Comm comm,
-                   MPI_Request *request);
 
 int PMPI_Alltoallv(const void *sendbuf,
                    const int *sendcounts,
@@ -4111,31 +4015,12 @@ int PMPI_Alltoallv(const void *sendbuf,
                    MPI_Datatype recvtype,
                    MPI_Comm comm);
 
-int PMPI_Ialltoallv(const void *sendbuf,
-                    const int *sendcounts,
-                    const int *sdispls,
-                    MPI_Datatype sendtype,
-                    void *recvbuf,
-                    const int *recvcounts,
-                    const int *rdispls,
-                    MPI_Datatype recvtype,
-                    MPI_Comm comm,
-                    MPI_Request *request);
-
 int PMPI_Reduce_scatter_block(const void *sendbuf,
                               void *recvbuf,
                               int recvcount,
                               MPI_Datatype datatype,
                               MPI_Op op,
                               MPI_Comm comm);
-
-int PMPI_Ireduce_scatter_block(const void *sendbuf,
-                               void *recvbuf,
-                               int recvcount,
-                               MPI_Datatype datatype,
-                               MPI_Op op,
-                               MPI_Comm comm,
-                               MPI_Request *request);
 
 int PMPI_Reduce_scatter(const void *sendbuf,
                         void *recvbuf,
@@ -4144,14 +4029,6 @@ int PMPI_Reduce_scatter(const void *sendbuf,
                         MPI_Op op,
                         MPI_Comm comm);
 
-int PMPI_Ireduce_scatter(const void *sendbuf,
-                         void *recvbuf,
-                         const int *recvcounts,
-                         MPI_Datatype datatype,
-                         MPI_Op op,
-                         MPI_Comm comm,
-                         MPI_Request *request);
-
 int PMPI_Scan(const void *sendbuf,
               void *recvbuf,
               int count,
@@ -4159,28 +4036,12 @@ int PMPI_Scan(const void *sendbuf,
               MPI_Op op,
               MPI_Comm comm);
 
-int PMPI_Iscan(const void *sendbuf,
-               void *recvbuf,
-               int count,
-               MPI_Datatype datatype,
-               MPI_Op op,
-               MPI_Comm comm,
-               MPI_Request *request);
-
 int PMPI_Exscan(const void *sendbuf,
                 void *recvbuf,
                 int count,
                 MPI_Datatype datatype,
                 MPI_Op op,
                 MPI_Comm comm);
-
-int PMPI_Iexscan(const void *sendbuf,
-                 void *recvbuf,
-                 int count,
-                 MPI_Datatype datatype,
-                 MPI_Op op,
-                 MPI_Comm comm,
-                 MPI_Request *request);
 
 int PMPI_Alltoallw(const void *sendbuf,
                    const int *sendcounts,
@@ -4192,17 +4053,6 @@ int PMPI_Alltoallw(const void *sendbuf,
                    const MPI_Datatype *recvtypes,
                    MPI_Comm comm);
 
-int PMPI_Ialltoallw(const void *sendbuf,
-                    const int *sendcounts,
-                    const int *sdispls,
-                    const MPI_Datatype *sendtypes,
-                    void *recvbuf,
-                    const int *recvcounts,
-                    const int *rdispls,
-                    const MPI_Datatype *recvtypes,
-                    MPI_Comm comm,
-                    MPI_Request *request);
-
 int PMPI_Neighbor_allgather(const void *sendbuf,
                             int sendcount,
                             MPI_Datatype sendtype,
@@ -4210,15 +4060,6 @@ int PMPI_Neighbor_allgather(const void *sendbuf,
                             int recvcount,
                             MPI_Datatype recvtype,
                             MPI_Comm comm);
-
-int PMPI_Ineighbor_allgather(const void *sendbuf,
-                             int sendcount,
-                             MPI_Datatype sendtype,
-                             void *recvbuf,
-                             int recvcount,
-                             MPI_Datatype recvtype,
-                             MPI_Comm comm,
-                             MPI_Request *request);
 
 int PMPI_Neighbor_allgatherv(const void *sendbuf,
                              int sendcount,
@@ -4229,16 +4070,6 @@ int PMPI_Neighbor_allgatherv(const void *sendbuf,
                              MPI_Datatype recvtype,
                              MPI_Comm comm);
 
-int PMPI_Ineighbor_allgatherv(const void *sendbuf,
-                              int sendcount,
-                              MPI_Datatype sendtype,
-                              void *recvbuf,
-                              const int *recvcounts,
-                              const int *displs,
-                              MPI_Datatype recvtype,
-                              MPI_Comm comm,
-                              MPI_Request *request);
-
 int PMPI_Neighbor_alltoall(const void *sendbuf,
                            int sendcount,
                            MPI_Datatype sendtype,
@@ -4246,15 +4077,6 @@ int PMPI_Neighbor_alltoall(const void *sendbuf,
                            int recvcount,
                            MPI_Datatype recvtype,
                            MPI_Comm comm);
-
-int PMPI_Ineighbor_alltoall(const void *sendbuf,
-                            int sendcount,
-                            MPI_Datatype sendtype,
-                            void *recvbuf,
-                            int recvcount,
-                            MPI_Datatype recvtype,
-                            MPI_Comm comm,
-                            MPI_Request *request);
 
 int PMPI_Neighbor_alltoallv(const void *sendbuf,
                             const int *sendcounts,
@@ -4266,17 +4088,6 @@ int PMPI_Neighbor_alltoallv(const void *sendbuf,
                             MPI_Datatype recvtype,
                             MPI_Comm comm);
 
-int PMPI_Ineighbor_alltoallv(const void *sendbuf,
-                             const int *sendcounts,
-                             const int *sdispls,
-                             MPI_Datatype sendtype,
-                             void *recvbuf,
-                             const int *recvcounts,
-                             const int *rdispls,
-                             MPI_Datatype recvtype,
-                             MPI_Comm comm,
-                             MPI_Request *request);
-
 int PMPI_Neighbor_alltoallw(const void *sendbuf,
                             const int *sendcounts,
                             const MPI_Aint *sdispls,
@@ -4287,18 +4098,16 @@ int PMPI_Neighbor_alltoallw(const void *sendbuf,
                             const MPI_Datatype *recvtypes,
                             MPI_Comm comm);
 
-int PMPI_Ineighbor_alltoallw(const void *sendbuf,
-                             const int *sendcounts,
-                             const MPI_Aint *sdispls,
-                             const MPI_Datatype *sendtypes,
-                             void *recvbuf,
-                             const int *recvcounts,
-                             const MPI_Aint *rdispls,
-                             const MPI_Datatype *recvtypes,
-                             MPI_Comm comm,
-                             MPI_Request *request);
+int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request);
 
 int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request);
+
+int PMPI_Ibcast(void *buffer,
+                int count,
+                MPI_Datatype datatype,
+                int root,
+                MPI_Comm comm,
+                MPI_Request *request);
 
 int PMPI_Bcast_init(void *buffer,
                     int count,
@@ -4307,6 +4116,15 @@ int PMPI_Bcast_init(void *buffer,
                     MPI_Comm comm,
                     MPI_Info info,
                     MPI_Request *request);
+
+int PMPI_Ireduce(const void *sendbuf,
+                 void *recvbuf,
+                 int count,
+                 MPI_Datatype datatype,
+                 MPI_Op op,
+                 int root,
+                 MPI_Comm comm,
+                 MPI_Request *request);
 
 int PMPI_Reduce_init(const void *sendbuf,
                      void *recvbuf,
@@ -4318,6 +4136,14 @@ int PMPI_Reduce_init(const void *sendbuf,
                      MPI_Info info,
                      MPI_Request *request);
 
+int PMPI_Iallreduce(const void *sendbuf,
+                    void *recvbuf,
+                    int count,
+                    MPI_Datatype datatype,
+                    MPI_Op op,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
 int PMPI_Allreduce_init(const void *sendbuf,
                         void *recvbuf,
                         int count,
@@ -4326,6 +4152,16 @@ int PMPI_Allreduce_init(const void *sendbuf,
                         MPI_Comm comm,
                         MPI_Info info,
                         MPI_Request *request);
+
+int PMPI_Igather(const void *sendbuf,
+                 int sendcount,
+                 MPI_Datatype sendtype,
+                 void *recvbuf,
+                 int recvcount,
+                 MPI_Datatype recvtype,
+                 int root,
+                 MPI_Comm comm,
+                 MPI_Request *request);
 
 int PMPI_Gather_init(const void *sendbuf,
                      int sendcount,
@@ -4337,6 +4173,17 @@ int PMPI_Gather_init(const void *sendbuf,
                      MPI_Comm comm,
                      MPI_Info info,
                      MPI_Request *request);
+
+int PMPI_Igatherv(const void *sendbuf,
+                  int sendcount,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  const int *recvcounts,
+                  const int *displs,
+                  MPI_Datatype recvtype,
+                  int root,
+                  MPI_Comm comm,
+                  MPI_Request *request);
 
 int PMPI_Gatherv_init(const void *sendbuf,
                       int sendcount,
@@ -4350,6 +4197,16 @@ int PMPI_Gatherv_init(const void *sendbuf,
                       MPI_Info info,
                       MPI_Request *request);
 
+int PMPI_Iscatter(const void *sendbuf,
+                  int sendcount,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  int recvcount,
+                  MPI_Datatype recvtype,
+                  int root,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
 int PMPI_Scatter_init(const void *sendbuf,
                       int sendcount,
                       MPI_Datatype sendtype,
@@ -4360,6 +4217,17 @@ int PMPI_Scatter_init(const void *sendbuf,
                       MPI_Comm comm,
                       MPI_Info info,
                       MPI_Request *request);
+
+int PMPI_Iscatterv(const void *sendbuf,
+                   const int *sendcounts,
+                   const int *displs,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   int recvcount,
+                   MPI_Datatype recvtype,
+                   int root,
+                   MPI_Comm comm,
+                   MPI_Request *request);
 
 int PMPI_Scatterv_init(const void *sendbuf,
                        const int *sendcounts,
@@ -4373,6 +4241,15 @@ int PMPI_Scatterv_init(const void *sendbuf,
                        MPI_Info info,
                        MPI_Request *request);
 
+int PMPI_Iallgather(const void *sendbuf,
+                    int sendcount,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    int recvcount,
+                    MPI_Datatype recvtype,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
 int PMPI_Allgather_init(const void *sendbuf,
                         int sendcount,
                         MPI_Datatype sendtype,
@@ -4382,6 +4259,16 @@ int PMPI_Allgather_init(const void *sendbuf,
                         MPI_Comm comm,
                         MPI_Info info,
                         MPI_Request *request);
+
+int PMPI_Iallgatherv(const void *sendbuf,
+                     int sendcount,
+                     MPI_Datatype sendtype,
+                     void *recvbuf,
+                     const int *recvcounts,
+                     const int *displs,
+                     MPI_Datatype recvtype,
+                     MPI_Comm comm,
+                     MPI_Request *request);
 
 int PMPI_Allgatherv_init(const void *sendbuf,
                          int sendcount,
@@ -4394,6 +4281,15 @@ int PMPI_Allgatherv_init(const void *sendbuf,
                          MPI_Info info,
                          MPI_Request *request);
 
+int PMPI_Ialltoall(const void *sendbuf,
+                   int sendcount,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   int recvcount,
+                   MPI_Datatype recvtype,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
 int PMPI_Alltoall_init(const void *sendbuf,
                        int sendcount,
                        MPI_Datatype sendtype,
@@ -4403,6 +4299,17 @@ int PMPI_Alltoall_init(const void *sendbuf,
                        MPI_Comm comm,
                        MPI_Info info,
                        MPI_Request *request);
+
+int PMPI_Ialltoallv(const void *sendbuf,
+                    const int *sendcounts,
+                    const int *sdispls,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    const int *recvcounts,
+                    const int *rdispls,
+                    MPI_Datatype recvtype,
+                    MPI_Comm comm,
+                    MPI_Request *request);
 
 int PMPI_Alltoallv_init(const void *sendbuf,
                         const int *sendcounts,
@@ -4416,6 +4323,14 @@ int PMPI_Alltoallv_init(const void *sendbuf,
                         MPI_Info info,
                         MPI_Request *request);
 
+int PMPI_Ireduce_scatter_block(const void *sendbuf,
+                               void *recvbuf,
+                               int recvcount,
+                               MPI_Datatype datatype,
+                               MPI_Op op,
+                               MPI_Comm comm,
+                               MPI_Request *request);
+
 int PMPI_Reduce_scatter_block_init(const void *sendbuf,
                                    void *recvbuf,
                                    int recvcount,
@@ -4424,6 +4339,14 @@ int PMPI_Reduce_scatter_block_init(const void *sendbuf,
                                    MPI_Comm comm,
                                    MPI_Info info,
                                    MPI_Request *request);
+
+int PMPI_Ireduce_scatter(const void *sendbuf,
+                         void *recvbuf,
+                         const int *recvcounts,
+                         MPI_Datatype datatype,
+                         MPI_Op op,
+                         MPI_Comm comm,
+                         MPI_Request *request);
 
 int PMPI_Reduce_scatter_init(const void *sendbuf,
                              void *recvbuf,
@@ -4434,6 +4357,14 @@ int PMPI_Reduce_scatter_init(const void *sendbuf,
                              MPI_Info info,
                              MPI_Request *request);
 
+int PMPI_Iscan(const void *sendbuf,
+               void *recvbuf,
+               int count,
+               MPI_Datatype datatype,
+               MPI_Op op,
+               MPI_Comm comm,
+               MPI_Request *request);
+
 int PMPI_Scan_init(const void *sendbuf,
                    void *recvbuf,
                    int count,
@@ -4443,6 +4374,14 @@ int PMPI_Scan_init(const void *sendbuf,
                    MPI_Info info,
                    MPI_Request *request);
 
+int PMPI_Iexscan(const void *sendbuf,
+                 void *recvbuf,
+                 int count,
+                 MPI_Datatype datatype,
+                 MPI_Op op,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
 int PMPI_Exscan_init(const void *sendbuf,
                      void *recvbuf,
                      int count,
@@ -4451,6 +4390,17 @@ int PMPI_Exscan_init(const void *sendbuf,
                      MPI_Comm comm,
                      MPI_Info info,
                      MPI_Request *request);
+
+int PMPI_Ialltoallw(const void *sendbuf,
+                    const int *sendcounts,
+                    const int *sdispls,
+                    const MPI_Datatype *sendtypes,
+                    void *recvbuf,
+                    const int *recvcounts,
+                    const int *rdispls,
+                    const MPI_Datatype *recvtypes,
+                    MPI_Comm comm,
+                    MPI_Request *request);
 
 int PMPI_Alltoallw_init(const void *sendbuf,
                         const int *sendcounts,
@@ -4464,6 +4414,15 @@ int PMPI_Alltoallw_init(const void *sendbuf,
                         MPI_Info info,
                         MPI_Request *request);
 
+int PMPI_Ineighbor_allgather(const void *sendbuf,
+                             int sendcount,
+                             MPI_Datatype sendtype,
+                             void *recvbuf,
+                             int recvcount,
+                             MPI_Datatype recvtype,
+                             MPI_Comm comm,
+                             MPI_Request *request);
+
 int PMPI_Neighbor_allgather_init(const void *sendbuf,
                                  int sendcount,
                                  MPI_Datatype sendtype,
@@ -4474,15 +4433,15 @@ int PMPI_Neighbor_allgather_init(const void *sendbuf,
                                  MPI_Info info,
                                  MPI_Request *request);
 
-int PMPI_Neighbor_alltoall_init(const void *sendbuf,
-                                int sendcount,
-                                MPI_Datatype sendtype,
-                                void *recvbuf,
-                                int recvcount,
-                                MPI_Datatype recvtype,
-                                MPI_Comm comm,
-                                MPI_Info info,
-                                MPI_Request *request);
+int PMPI_Ineighbor_allgatherv(const void *sendbuf,
+                              int sendcount,
+                              MPI_Datatype sendtype,
+                              void *recvbuf,
+                              const int *recvcounts,
+                              const int *displs,
+                              MPI_Datatype recvtype,
+                              MPI_Comm comm,
+                              MPI_Request *request);
 
 int PMPI_Neighbor_allgatherv_init(const void *sendbuf,
                                   int sendcount,
@@ -4495,6 +4454,36 @@ int PMPI_Neighbor_allgatherv_init(const void *sendbuf,
                                   MPI_Info info,
                                   MPI_Request *request);
 
+int PMPI_Ineighbor_alltoall(const void *sendbuf,
+                            int sendcount,
+                            MPI_Datatype sendtype,
+                            void *recvbuf,
+                            int recvcount,
+                            MPI_Datatype recvtype,
+                            MPI_Comm comm,
+                            MPI_Request *request);
+
+int PMPI_Neighbor_alltoall_init(const void *sendbuf,
+                                int sendcount,
+                                MPI_Datatype sendtype,
+                                void *recvbuf,
+                                int recvcount,
+                                MPI_Datatype recvtype,
+                                MPI_Comm comm,
+                                MPI_Info info,
+                                MPI_Request *request);
+
+int PMPI_Ineighbor_alltoallv(const void *sendbuf,
+                             const int *sendcounts,
+                             const int *sdispls,
+                             MPI_Datatype sendtype,
+                             void *recvbuf,
+                             const int *recvcounts,
+                             const int *rdispls,
+                             MPI_Datatype recvtype,
+                             MPI_Comm comm,
+                             MPI_Request *request);
+
 int PMPI_Neighbor_alltoallv_init(const void *sendbuf,
                                  const int *sendcounts,
                                  const int *sdispls,
@@ -4506,6 +4495,17 @@ int PMPI_Neighbor_alltoallv_init(const void *sendbuf,
                                  MPI_Comm comm,
                                  MPI_Info info,
                                  MPI_Request *request);
+
+int PMPI_Ineighbor_alltoallw(const void *sendbuf,
+                             const int *sendcounts,
+                             const MPI_Aint *sdispls,
+                             const MPI_Datatype *sendtypes,
+                             void *recvbuf,
+                             const int *recvcounts,
+                             const MPI_Aint *rdispls,
+                             const MPI_Datatype *recvtypes,
+                             MPI_Comm comm,
+                             MPI_Request *request);
 
 int PMPI_Neighbor_alltoallw_init(const void *sendbuf,
                                  const int *sendcounts,

@@ -38,6 +38,10 @@ mod_of = {}
 for f in (root / "src/abi").glob("*.rs"):
     for m in re.finditer(r'extern "C" fn (MPI_\w+)\(', f.read_text()):
         mod_of[m.group(1)] = f.stem
+# The collectives' generated nonblocking and persistent forms, which
+# abi::coll re-exports.
+for m in re.finditer(r'extern "C" fn (MPI_\w+)\(', (root / "src/abi/coll/forms.rs").read_text()):
+    mod_of[m.group(1)] = "coll"
 
 SKIP = {"MPI_Pcontrol", "MPI_Comm_create_keyval", "MPI_Type_create_keyval", "MPI_Comm_c2f", "MPI_Comm_f2c",
         "MPI_Init", "MPI_Init_thread", "MPI_Comm_set_attr", "MPI_Comm_get_attr", "MPI_Type_set_attr", "MPI_Type_get_attr"}

@@ -18,6 +18,8 @@ echo "== generated Fortran layer (mpif.h, mpi module, entry points) is fresh"
 python3 tools/gen_fortran.py --check
 echo "== the stubs (src/abi/stubs.rs) are fresh from their table (src/abi/stubs.txt)"
 python3 tools/gen_stubs.py --check
+echo "== the collectives' nonblocking and persistent forms are fresh from their table (src/abi/coll/forms.txt)"
+python3 tools/gen_coll_forms.py --check
 echo "== docs/functions.md matches the exported functions"
 python3 tools/function_status.py build/prefix/lib/libmpi.so.12 --check
 echo "== Rust tests (units, matching engine vs reference, header freshness)"

@@ -26,7 +26,9 @@ use crate::err;
 use oxmpi_macros::mpi_fn;
 use std::os::raw::{c_int, c_void};
 
+mod forms;
 mod inter;
+pub use forms::*;
 mod large;
 pub(crate) use large::{convert, int_count, Ints};
 
@@ -1387,16 +1389,6 @@ pub unsafe extern "C" fn MPI_Barrier(comm: MPI_Comm) -> c_int {
 
 #[mpi_fn]
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Ibarrier(comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    let s = barrier_s(comm)?;
-    launch(comm, s, Some(request))
-}
-
-#[mpi_fn]
-#[no_mangle]
 pub unsafe extern "C" fn MPI_Bcast(
     buffer: *mut c_void,
     count: c_int,
@@ -1454,23 +1446,6 @@ pub unsafe extern "C" fn MPI_Bcast(
 
 #[mpi_fn]
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Ibcast(
-    buffer: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    root: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    let s = bcast_s(buffer, count, datatype, root, comm)?;
-    launch(comm, s, Some(request))
-}
-
-#[mpi_fn]
-#[no_mangle]
 pub unsafe extern "C" fn MPI_Reduce(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -1490,25 +1465,6 @@ pub unsafe extern "C" fn MPI_Reduce(
 
 #[mpi_fn]
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Ireduce(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    op: MPI_Op,
-    root: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    let s = reduce_s(sendbuf, recvbuf, count, datatype, op, root, comm, false)?;
-    launch(comm, s, Some(request))
-}
-
-#[mpi_fn]
-#[no_mangle]
 pub unsafe extern "C" fn MPI_Allreduce(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -1523,24 +1479,6 @@ pub unsafe extern "C" fn MPI_Allreduce(
     }
     let s = reduce_s(sendbuf, recvbuf, count, datatype, op, 0, comm, true)?;
     launch(comm, s, None)
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Iallreduce(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    let s = reduce_s(sendbuf, recvbuf, count, datatype, op, 0, comm, true)?;
-    launch(comm, s, Some(request))
 }
 
 #[mpi_fn]
@@ -1570,39 +1508,6 @@ pub unsafe extern "C" fn MPI_Gather(
         )
     }?;
     launch(comm, s, None)
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Igather(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    root: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    let s = {
-        let n = basic_size(comm)?;
-        gather_s(
-            sendbuf,
-            sendcount,
-            sendtype,
-            recvbuf,
-            Some(&vec![recvcount; n]),
-            None,
-            recvtype,
-            root,
-            comm,
-        )
-    }?;
-    launch(comm, s, Some(request))
 }
 
 #[mpi_fn]
@@ -1645,48 +1550,6 @@ pub unsafe extern "C" fn MPI_Gatherv(
 
 #[mpi_fn]
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Igatherv(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
-    recvtype: MPI_Datatype,
-    root: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    let s = {
-        let (n, me_root) = root_info(comm, root)?;
-        let (c, d) = if me_root {
-            (
-                Some(ints(recvcounts, n, "recvcounts")?.to_vec()),
-                Some(ints(displs, n, "displs")?.to_vec()),
-            )
-        } else {
-            (None, None)
-        };
-        gather_s(
-            sendbuf,
-            sendcount,
-            sendtype,
-            recvbuf,
-            c.as_deref(),
-            d.as_deref(),
-            recvtype,
-            root,
-            comm,
-        )
-    }?;
-    launch(comm, s, Some(request))
-}
-
-#[mpi_fn]
-#[no_mangle]
 pub unsafe extern "C" fn MPI_Scatter(
     sendbuf: *const c_void,
     sendcount: c_int,
@@ -1712,39 +1575,6 @@ pub unsafe extern "C" fn MPI_Scatter(
         )
     }?;
     launch(comm, s, None)
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Iscatter(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    root: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    let s = {
-        let n = basic_size(comm)?;
-        scatter_s(
-            sendbuf,
-            Some(&vec![sendcount; n]),
-            None,
-            sendtype,
-            recvbuf,
-            recvcount,
-            recvtype,
-            root,
-            comm,
-        )
-    }?;
-    launch(comm, s, Some(request))
 }
 
 #[mpi_fn]
@@ -1787,48 +1617,6 @@ pub unsafe extern "C" fn MPI_Scatterv(
 
 #[mpi_fn]
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Iscatterv(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    displs: *const c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    root: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    let s = {
-        let (n, me_root) = root_info(comm, root)?;
-        let (c, d) = if me_root {
-            (
-                Some(ints(sendcounts, n, "sendcounts")?.to_vec()),
-                Some(ints(displs, n, "displs")?.to_vec()),
-            )
-        } else {
-            (None, None)
-        };
-        scatter_s(
-            sendbuf,
-            c.as_deref(),
-            d.as_deref(),
-            sendtype,
-            recvbuf,
-            recvcount,
-            recvtype,
-            root,
-            comm,
-        )
-    }?;
-    launch(comm, s, Some(request))
-}
-
-#[mpi_fn]
-#[no_mangle]
 pub unsafe extern "C" fn MPI_Allgather(
     sendbuf: *const c_void,
     sendcount: c_int,
@@ -1864,37 +1652,6 @@ pub unsafe extern "C" fn MPI_Allgather(
 
 #[mpi_fn]
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Iallgather(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    let s = {
-        let n = basic_size(comm)?;
-        allgather_s(
-            sendbuf,
-            sendcount,
-            sendtype,
-            recvbuf,
-            &vec![recvcount; n],
-            None,
-            recvtype,
-            comm,
-        )
-    }?;
-    launch(comm, s, Some(request))
-}
-
-#[mpi_fn]
-#[no_mangle]
 pub unsafe extern "C" fn MPI_Allgatherv(
     sendbuf: *const c_void,
     sendcount: c_int,
@@ -1921,40 +1678,6 @@ pub unsafe extern "C" fn MPI_Allgatherv(
         )
     }?;
     launch(comm, s, None)
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Iallgatherv(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
-    recvtype: MPI_Datatype,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    let s = {
-        let n = basic_size(comm)?;
-        let c = ints(recvcounts, n, "recvcounts")?.to_vec();
-        let d = ints(displs, n, "displs")?.to_vec();
-        allgather_s(
-            sendbuf,
-            sendcount,
-            sendtype,
-            recvbuf,
-            &c,
-            Some(&d),
-            recvtype,
-            comm,
-        )
-    }?;
-    launch(comm, s, Some(request))
 }
 
 #[mpi_fn]
@@ -1991,38 +1714,6 @@ pub unsafe extern "C" fn MPI_Alltoall(
         )
     }?;
     launch(comm, s, None)
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ialltoall(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    let s = {
-        let n = basic_size(comm)?;
-        alltoall_s(
-            sendbuf,
-            &vec![sendcount; n],
-            None,
-            sendtype,
-            recvbuf,
-            &vec![recvcount; n],
-            None,
-            recvtype,
-            comm,
-        )
-    }?;
-    launch(comm, s, Some(request))
 }
 
 #[mpi_fn]
@@ -2067,50 +1758,6 @@ pub unsafe extern "C" fn MPI_Alltoallv(
 
 #[mpi_fn]
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Ialltoallv(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const c_int,
-    recvtype: MPI_Datatype,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    let s = {
-        let n = basic_size(comm)?;
-        let rc = ints(recvcounts, n, "recvcounts")?.to_vec();
-        let rd = ints(rdispls, n, "rdispls")?.to_vec();
-        let (sc, sd) = if in_place(sendbuf) {
-            (rc.clone(), rd.clone())
-        } else {
-            (
-                ints(sendcounts, n, "sendcounts")?.to_vec(),
-                ints(sdispls, n, "sdispls")?.to_vec(),
-            )
-        };
-        alltoall_s(
-            sendbuf,
-            &sc,
-            Some(&sd),
-            sendtype,
-            recvbuf,
-            &rc,
-            Some(&rd),
-            recvtype,
-            comm,
-        )
-    }?;
-    launch(comm, s, Some(request))
-}
-
-#[mpi_fn]
-#[no_mangle]
 pub unsafe extern "C" fn MPI_Reduce_scatter_block(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -2128,27 +1775,6 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block(
         reduce_scatter_s(sendbuf, recvbuf, &vec![recvcount; n], datatype, op, comm)
     }?;
     launch(comm, s, None)
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ireduce_scatter_block(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    datatype: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    let s = {
-        let n = local_size(comm)?;
-        reduce_scatter_s(sendbuf, recvbuf, &vec![recvcount; n], datatype, op, comm)
-    }?;
-    launch(comm, s, Some(request))
 }
 
 #[mpi_fn]
@@ -2171,28 +1797,6 @@ pub unsafe extern "C" fn MPI_Reduce_scatter(
 
 #[mpi_fn]
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Ireduce_scatter(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    datatype: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    let s = {
-        let n = local_size(comm)?;
-        let c = ints(recvcounts, n, "recvcounts")?.to_vec();
-        reduce_scatter_s(sendbuf, recvbuf, &c, datatype, op, comm)
-    }?;
-    launch(comm, s, Some(request))
-}
-
-#[mpi_fn]
-#[no_mangle]
 pub unsafe extern "C" fn MPI_Scan(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -2207,24 +1811,6 @@ pub unsafe extern "C" fn MPI_Scan(
 
 #[mpi_fn]
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Iscan(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    let s = scan_s(sendbuf, recvbuf, count, datatype, op, comm, false)?;
-    launch(comm, s, Some(request))
-}
-
-#[mpi_fn]
-#[no_mangle]
 pub unsafe extern "C" fn MPI_Exscan(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -2235,24 +1821,6 @@ pub unsafe extern "C" fn MPI_Exscan(
 ) -> c_int {
     let s = scan_s(sendbuf, recvbuf, count, datatype, op, comm, true)?;
     launch(comm, s, None)
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Iexscan(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    let s = scan_s(sendbuf, recvbuf, count, datatype, op, comm, true)?;
-    launch(comm, s, Some(request))
 }
 
 // ------------------------------------------------------------------ w-variants and neighbourhood collectives
@@ -2537,36 +2105,6 @@ pub unsafe extern "C" fn MPI_Alltoallw(
 
 #[mpi_fn]
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Ialltoallw(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const c_int,
-    sendtypes: *const MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const c_int,
-    recvtypes: *const MPI_Datatype,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    let s = {
-        let n = basic_size(comm)?;
-        let rb = byte_blocks(recvcounts, rdispls, recvtypes, n, "recvcounts")?;
-        let sb = if in_place(sendbuf) {
-            vec![]
-        } else {
-            byte_blocks(sendcounts, sdispls, sendtypes, n, "sendcounts")?
-        };
-        alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, None)
-    }?;
-    launch(comm, s, Some(request))
-}
-
-#[mpi_fn]
-#[no_mangle]
 pub unsafe extern "C" fn MPI_Neighbor_allgather(
     sendbuf: *const c_void,
     sendcount: c_int,
@@ -2583,30 +2121,6 @@ pub unsafe extern "C" fn MPI_Neighbor_allgather(
         alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
     }?;
     launch(comm, s, None)
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ineighbor_allgather(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    let s = {
-        let (si, so) = neighbors(comm)?;
-        let sb = vec![(sendcount, sendtype, 0isize); so.len()];
-        let rb = extent_blocks(&vec![recvcount; si.len()], None, recvtype)?;
-        alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
-    }?;
-    launch(comm, s, Some(request))
 }
 
 #[mpi_fn]
@@ -2634,33 +2148,6 @@ pub unsafe extern "C" fn MPI_Neighbor_allgatherv(
 
 #[mpi_fn]
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Ineighbor_allgatherv(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
-    recvtype: MPI_Datatype,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    let s = {
-        let (si, so) = neighbors(comm)?;
-        let sb = vec![(sendcount, sendtype, 0isize); so.len()];
-        let rc = ints(recvcounts, si.len(), "recvcounts")?.to_vec();
-        let rd = ints(displs, si.len(), "displs")?.to_vec();
-        let rb = extent_blocks(&rc, Some(&rd), recvtype)?;
-        alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
-    }?;
-    launch(comm, s, Some(request))
-}
-
-#[mpi_fn]
-#[no_mangle]
 pub unsafe extern "C" fn MPI_Neighbor_alltoall(
     sendbuf: *const c_void,
     sendcount: c_int,
@@ -2677,30 +2164,6 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoall(
         alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
     }?;
     launch(comm, s, None)
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ineighbor_alltoall(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    let s = {
-        let (si, so) = neighbors(comm)?;
-        let sb = extent_blocks(&vec![sendcount; so.len()], None, sendtype)?;
-        let rb = extent_blocks(&vec![recvcount; si.len()], None, recvtype)?;
-        alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
-    }?;
-    launch(comm, s, Some(request))
 }
 
 #[mpi_fn]
@@ -2731,36 +2194,6 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoallv(
 
 #[mpi_fn]
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Ineighbor_alltoallv(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const c_int,
-    recvtype: MPI_Datatype,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    let s = {
-        let (si, so) = neighbors(comm)?;
-        let sc = ints(sendcounts, so.len(), "sendcounts")?.to_vec();
-        let sd = ints(sdispls, so.len(), "sdispls")?.to_vec();
-        let rc = ints(recvcounts, si.len(), "recvcounts")?.to_vec();
-        let rd = ints(rdispls, si.len(), "rdispls")?.to_vec();
-        let sb = extent_blocks(&sc, Some(&sd), sendtype)?;
-        let rb = extent_blocks(&rc, Some(&rd), recvtype)?;
-        alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
-    }?;
-    launch(comm, s, Some(request))
-}
-
-#[mpi_fn]
-#[no_mangle]
 pub unsafe extern "C" fn MPI_Neighbor_alltoallw(
     sendbuf: *const c_void,
     sendcounts: *const c_int,
@@ -2779,32 +2212,6 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoallw(
         alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
     }?;
     launch(comm, s, None)
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ineighbor_alltoallw(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const super::MPI_Aint,
-    sendtypes: *const MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const super::MPI_Aint,
-    recvtypes: *const MPI_Datatype,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    let s = {
-        let (si, so) = neighbors(comm)?;
-        let sb = byte_blocks_aint(sendcounts, sdispls, sendtypes, so.len(), "sendcounts")?;
-        let rb = byte_blocks_aint(recvcounts, rdispls, recvtypes, si.len(), "recvcounts")?;
-        alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
-    }?;
-    launch(comm, s, Some(request))
 }
 
 /// Registers an inactive persistent collective request.
@@ -2836,809 +2243,4 @@ unsafe fn persistent(
             super::handles::make(super::handles::KIND_REQUEST, rid),
         )
     }
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Barrier_init(
-    comm: MPI_Comm,
-    info: super::MPI_Info,
-    request: *mut MPI_Request,
-) -> c_int {
-    let _ = info;
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    // Validated when first started; each MPI_Start builds the schedule from these arguments.
-    let factory: crate::core::state::CollFactory =
-        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe { barrier_s(comm)? };
-            Ok(Box::new(s))
-        });
-    persistent(comm, factory, request)
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Bcast_init(
-    buffer: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    root: c_int,
-    comm: MPI_Comm,
-    info: super::MPI_Info,
-    request: *mut MPI_Request,
-) -> c_int {
-    let _ = info;
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    // Validated when first started; each MPI_Start builds the schedule from these arguments.
-    let factory: crate::core::state::CollFactory =
-        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe { bcast_s(buffer, count, datatype, root, comm)? };
-            Ok(Box::new(s))
-        });
-    persistent(comm, factory, request)
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Reduce_init(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    op: MPI_Op,
-    root: c_int,
-    comm: MPI_Comm,
-    info: super::MPI_Info,
-    request: *mut MPI_Request,
-) -> c_int {
-    let _ = info;
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    // Validated when first started; each MPI_Start builds the schedule from these arguments.
-    let factory: crate::core::state::CollFactory =
-        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe { reduce_s(sendbuf, recvbuf, count, datatype, op, root, comm, false)? };
-            Ok(Box::new(s))
-        });
-    persistent(comm, factory, request)
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Allreduce_init(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-    info: super::MPI_Info,
-    request: *mut MPI_Request,
-) -> c_int {
-    let _ = info;
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    // Validated when first started; each MPI_Start builds the schedule from these arguments.
-    let factory: crate::core::state::CollFactory =
-        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe { reduce_s(sendbuf, recvbuf, count, datatype, op, 0, comm, true)? };
-            Ok(Box::new(s))
-        });
-    persistent(comm, factory, request)
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Gather_init(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    root: c_int,
-    comm: MPI_Comm,
-    info: super::MPI_Info,
-    request: *mut MPI_Request,
-) -> c_int {
-    let _ = info;
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    // Validated when first started; each MPI_Start builds the schedule from these arguments.
-    let factory: crate::core::state::CollFactory =
-        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe {
-                {
-                    let n = basic_size(comm)?;
-                    gather_s(
-                        sendbuf,
-                        sendcount,
-                        sendtype,
-                        recvbuf,
-                        Some(&vec![recvcount; n]),
-                        None,
-                        recvtype,
-                        root,
-                        comm,
-                    )
-                }?
-            };
-            Ok(Box::new(s))
-        });
-    persistent(comm, factory, request)
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Gatherv_init(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
-    recvtype: MPI_Datatype,
-    root: c_int,
-    comm: MPI_Comm,
-    info: super::MPI_Info,
-    request: *mut MPI_Request,
-) -> c_int {
-    let _ = info;
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    // Validated when first started; each MPI_Start builds the schedule from these arguments.
-    let factory: crate::core::state::CollFactory =
-        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe {
-                {
-                    let (n, me_root) = root_info(comm, root)?;
-                    let (c, d) = if me_root {
-                        (
-                            Some(ints(recvcounts, n, "recvcounts")?.to_vec()),
-                            Some(ints(displs, n, "displs")?.to_vec()),
-                        )
-                    } else {
-                        (None, None)
-                    };
-                    gather_s(
-                        sendbuf,
-                        sendcount,
-                        sendtype,
-                        recvbuf,
-                        c.as_deref(),
-                        d.as_deref(),
-                        recvtype,
-                        root,
-                        comm,
-                    )
-                }?
-            };
-            Ok(Box::new(s))
-        });
-    persistent(comm, factory, request)
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Scatter_init(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    root: c_int,
-    comm: MPI_Comm,
-    info: super::MPI_Info,
-    request: *mut MPI_Request,
-) -> c_int {
-    let _ = info;
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    // Validated when first started; each MPI_Start builds the schedule from these arguments.
-    let factory: crate::core::state::CollFactory =
-        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe {
-                {
-                    let n = basic_size(comm)?;
-                    scatter_s(
-                        sendbuf,
-                        Some(&vec![sendcount; n]),
-                        None,
-                        sendtype,
-                        recvbuf,
-                        recvcount,
-                        recvtype,
-                        root,
-                        comm,
-                    )
-                }?
-            };
-            Ok(Box::new(s))
-        });
-    persistent(comm, factory, request)
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Scatterv_init(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    displs: *const c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    root: c_int,
-    comm: MPI_Comm,
-    info: super::MPI_Info,
-    request: *mut MPI_Request,
-) -> c_int {
-    let _ = info;
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    // Validated when first started; each MPI_Start builds the schedule from these arguments.
-    let factory: crate::core::state::CollFactory =
-        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe {
-                {
-                    let (n, me_root) = root_info(comm, root)?;
-                    let (c, d) = if me_root {
-                        (
-                            Some(ints(sendcounts, n, "sendcounts")?.to_vec()),
-                            Some(ints(displs, n, "displs")?.to_vec()),
-                        )
-                    } else {
-                        (None, None)
-                    };
-                    scatter_s(
-                        sendbuf,
-                        c.as_deref(),
-                        d.as_deref(),
-                        sendtype,
-                        recvbuf,
-                        recvcount,
-                        recvtype,
-                        root,
-                        comm,
-                    )
-                }?
-            };
-            Ok(Box::new(s))
-        });
-    persistent(comm, factory, request)
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Allgather_init(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    comm: MPI_Comm,
-    info: super::MPI_Info,
-    request: *mut MPI_Request,
-) -> c_int {
-    let _ = info;
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    // Validated when first started; each MPI_Start builds the schedule from these arguments.
-    let factory: crate::core::state::CollFactory =
-        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe {
-                {
-                    let n = basic_size(comm)?;
-                    allgather_s(
-                        sendbuf,
-                        sendcount,
-                        sendtype,
-                        recvbuf,
-                        &vec![recvcount; n],
-                        None,
-                        recvtype,
-                        comm,
-                    )
-                }?
-            };
-            Ok(Box::new(s))
-        });
-    persistent(comm, factory, request)
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Allgatherv_init(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
-    recvtype: MPI_Datatype,
-    comm: MPI_Comm,
-    info: super::MPI_Info,
-    request: *mut MPI_Request,
-) -> c_int {
-    let _ = info;
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    // Validated when first started; each MPI_Start builds the schedule from these arguments.
-    let factory: crate::core::state::CollFactory =
-        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe {
-                {
-                    let n = basic_size(comm)?;
-                    let c = ints(recvcounts, n, "recvcounts")?.to_vec();
-                    let d = ints(displs, n, "displs")?.to_vec();
-                    allgather_s(
-                        sendbuf,
-                        sendcount,
-                        sendtype,
-                        recvbuf,
-                        &c,
-                        Some(&d),
-                        recvtype,
-                        comm,
-                    )
-                }?
-            };
-            Ok(Box::new(s))
-        });
-    persistent(comm, factory, request)
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Alltoall_init(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    comm: MPI_Comm,
-    info: super::MPI_Info,
-    request: *mut MPI_Request,
-) -> c_int {
-    let _ = info;
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    // Validated when first started; each MPI_Start builds the schedule from these arguments.
-    let factory: crate::core::state::CollFactory =
-        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe {
-                {
-                    let n = basic_size(comm)?;
-                    alltoall_s(
-                        sendbuf,
-                        &vec![sendcount; n],
-                        None,
-                        sendtype,
-                        recvbuf,
-                        &vec![recvcount; n],
-                        None,
-                        recvtype,
-                        comm,
-                    )
-                }?
-            };
-            Ok(Box::new(s))
-        });
-    persistent(comm, factory, request)
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Alltoallv_init(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const c_int,
-    recvtype: MPI_Datatype,
-    comm: MPI_Comm,
-    info: super::MPI_Info,
-    request: *mut MPI_Request,
-) -> c_int {
-    let _ = info;
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    // Validated when first started; each MPI_Start builds the schedule from these arguments.
-    let factory: crate::core::state::CollFactory =
-        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe {
-                {
-                    let n = basic_size(comm)?;
-                    let rc = ints(recvcounts, n, "recvcounts")?.to_vec();
-                    let rd = ints(rdispls, n, "rdispls")?.to_vec();
-                    let (sc, sd) = if in_place(sendbuf) {
-                        (rc.clone(), rd.clone())
-                    } else {
-                        (
-                            ints(sendcounts, n, "sendcounts")?.to_vec(),
-                            ints(sdispls, n, "sdispls")?.to_vec(),
-                        )
-                    };
-                    alltoall_s(
-                        sendbuf,
-                        &sc,
-                        Some(&sd),
-                        sendtype,
-                        recvbuf,
-                        &rc,
-                        Some(&rd),
-                        recvtype,
-                        comm,
-                    )
-                }?
-            };
-            Ok(Box::new(s))
-        });
-    persistent(comm, factory, request)
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Reduce_scatter_block_init(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    datatype: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-    info: super::MPI_Info,
-    request: *mut MPI_Request,
-) -> c_int {
-    let _ = info;
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    // Validated when first started; each MPI_Start builds the schedule from these arguments.
-    let factory: crate::core::state::CollFactory =
-        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe {
-                {
-                    let n = local_size(comm)?;
-                    reduce_scatter_s(sendbuf, recvbuf, &vec![recvcount; n], datatype, op, comm)
-                }?
-            };
-            Ok(Box::new(s))
-        });
-    persistent(comm, factory, request)
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Reduce_scatter_init(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    datatype: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-    info: super::MPI_Info,
-    request: *mut MPI_Request,
-) -> c_int {
-    let _ = info;
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    // Validated when first started; each MPI_Start builds the schedule from these arguments.
-    let factory: crate::core::state::CollFactory =
-        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe {
-                {
-                    let n = local_size(comm)?;
-                    let c = ints(recvcounts, n, "recvcounts")?.to_vec();
-                    reduce_scatter_s(sendbuf, recvbuf, &c, datatype, op, comm)
-                }?
-            };
-            Ok(Box::new(s))
-        });
-    persistent(comm, factory, request)
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Scan_init(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-    info: super::MPI_Info,
-    request: *mut MPI_Request,
-) -> c_int {
-    let _ = info;
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    // Validated when first started; each MPI_Start builds the schedule from these arguments.
-    let factory: crate::core::state::CollFactory =
-        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe { scan_s(sendbuf, recvbuf, count, datatype, op, comm, false)? };
-            Ok(Box::new(s))
-        });
-    persistent(comm, factory, request)
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Exscan_init(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-    info: super::MPI_Info,
-    request: *mut MPI_Request,
-) -> c_int {
-    let _ = info;
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    // Validated when first started; each MPI_Start builds the schedule from these arguments.
-    let factory: crate::core::state::CollFactory =
-        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe { scan_s(sendbuf, recvbuf, count, datatype, op, comm, true)? };
-            Ok(Box::new(s))
-        });
-    persistent(comm, factory, request)
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Alltoallw_init(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const c_int,
-    sendtypes: *const MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const c_int,
-    recvtypes: *const MPI_Datatype,
-    comm: MPI_Comm,
-    info: super::MPI_Info,
-    request: *mut MPI_Request,
-) -> c_int {
-    let _ = info;
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    // Validated when first started; each MPI_Start builds the schedule from these arguments.
-    let factory: crate::core::state::CollFactory =
-        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe {
-                {
-                    let n = basic_size(comm)?;
-                    let rb = byte_blocks(recvcounts, rdispls, recvtypes, n, "recvcounts")?;
-                    let sb = if in_place(sendbuf) {
-                        vec![]
-                    } else {
-                        byte_blocks(sendcounts, sdispls, sendtypes, n, "sendcounts")?
-                    };
-                    alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, None)
-                }?
-            };
-            Ok(Box::new(s))
-        });
-    persistent(comm, factory, request)
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Neighbor_allgather_init(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    comm: MPI_Comm,
-    info: super::MPI_Info,
-    request: *mut MPI_Request,
-) -> c_int {
-    let _ = info;
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    // Validated when first started; each MPI_Start builds the schedule from these arguments.
-    let factory: crate::core::state::CollFactory =
-        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe {
-                {
-                    let (si, so) = neighbors(comm)?;
-                    let sb = vec![(sendcount, sendtype, 0isize); so.len()];
-                    let rb = extent_blocks(&vec![recvcount; si.len()], None, recvtype)?;
-                    alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
-                }?
-            };
-            Ok(Box::new(s))
-        });
-    persistent(comm, factory, request)
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Neighbor_alltoall_init(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    comm: MPI_Comm,
-    info: super::MPI_Info,
-    request: *mut MPI_Request,
-) -> c_int {
-    let _ = info;
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    // Validated when first started; each MPI_Start builds the schedule from these arguments.
-    let factory: crate::core::state::CollFactory =
-        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe {
-                {
-                    let (si, so) = neighbors(comm)?;
-                    let sb = extent_blocks(&vec![sendcount; so.len()], None, sendtype)?;
-                    let rb = extent_blocks(&vec![recvcount; si.len()], None, recvtype)?;
-                    alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
-                }?
-            };
-            Ok(Box::new(s))
-        });
-    persistent(comm, factory, request)
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Neighbor_allgatherv_init(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
-    recvtype: MPI_Datatype,
-    comm: MPI_Comm,
-    info: super::MPI_Info,
-    request: *mut MPI_Request,
-) -> c_int {
-    let _ = info;
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    let factory: crate::core::state::CollFactory =
-        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe {
-                {
-                    let (si, so) = neighbors(comm)?;
-                    let sb = vec![(sendcount, sendtype, 0isize); so.len()];
-                    let rc = ints(recvcounts, si.len(), "recvcounts")?.to_vec();
-                    let rd = ints(displs, si.len(), "displs")?.to_vec();
-                    let rb = extent_blocks(&rc, Some(&rd), recvtype)?;
-                    alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
-                }?
-            };
-            Ok(Box::new(s))
-        });
-    persistent(comm, factory, request)
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Neighbor_alltoallv_init(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const c_int,
-    recvtype: MPI_Datatype,
-    comm: MPI_Comm,
-    info: super::MPI_Info,
-    request: *mut MPI_Request,
-) -> c_int {
-    let _ = info;
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    let factory: crate::core::state::CollFactory =
-        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe {
-                {
-                    let (si, so) = neighbors(comm)?;
-                    let sc = ints(sendcounts, so.len(), "sendcounts")?.to_vec();
-                    let sd = ints(sdispls, so.len(), "sdispls")?.to_vec();
-                    let rc = ints(recvcounts, si.len(), "recvcounts")?.to_vec();
-                    let rd = ints(rdispls, si.len(), "rdispls")?.to_vec();
-                    let sb = extent_blocks(&sc, Some(&sd), sendtype)?;
-                    let rb = extent_blocks(&rc, Some(&rd), recvtype)?;
-                    alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
-                }?
-            };
-            Ok(Box::new(s))
-        });
-    persistent(comm, factory, request)
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Neighbor_alltoallw_init(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const super::MPI_Aint,
-    sendtypes: *const MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const super::MPI_Aint,
-    recvtypes: *const MPI_Datatype,
-    comm: MPI_Comm,
-    info: super::MPI_Info,
-    request: *mut MPI_Request,
-) -> c_int {
-    let _ = info;
-    if request.is_null() {
-        return Err(err!(MPI_ERR_ARG, "request=NULL"));
-    }
-    let factory: crate::core::state::CollFactory =
-        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe {
-                {
-                    let (si, so) = neighbors(comm)?;
-                    let sb =
-                        byte_blocks_aint(sendcounts, sdispls, sendtypes, so.len(), "sendcounts")?;
-                    let rb =
-                        byte_blocks_aint(recvcounts, rdispls, recvtypes, si.len(), "recvcounts")?;
-                    alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
-                }?
-            };
-            Ok(Box::new(s))
-        });
-    persistent(comm, factory, request)
 }

@@ -143,7 +143,7 @@ pub unsafe extern "C" fn MPI_Ibcast_c(
     request: *mut MPI_Request,
 ) -> c_int {
     let count = int_count(count, "count")?;
-    super::__oxmpi_body_MPI_Ibcast(buffer, count, datatype, root, comm, request)
+    super::forms::__oxmpi_body_MPI_Ibcast(buffer, count, datatype, root, comm, request)
 }
 
 #[mpi_fn]
@@ -174,7 +174,9 @@ pub unsafe extern "C" fn MPI_Ireduce_c(
     request: *mut MPI_Request,
 ) -> c_int {
     let count = int_count(count, "count")?;
-    super::__oxmpi_body_MPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request)
+    super::forms::__oxmpi_body_MPI_Ireduce(
+        sendbuf, recvbuf, count, datatype, op, root, comm, request,
+    )
 }
 
 #[mpi_fn]
@@ -203,7 +205,7 @@ pub unsafe extern "C" fn MPI_Iallreduce_c(
     request: *mut MPI_Request,
 ) -> c_int {
     let count = int_count(count, "count")?;
-    super::__oxmpi_body_MPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request)
+    super::forms::__oxmpi_body_MPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request)
 }
 
 #[mpi_fn]
@@ -240,7 +242,7 @@ pub unsafe extern "C" fn MPI_Igather_c(
 ) -> c_int {
     let sendcount = int_count(sendcount, "sendcount")?;
     let recvcount = int_count(recvcount, "recvcount")?;
-    super::__oxmpi_body_MPI_Igather(
+    super::forms::__oxmpi_body_MPI_Igather(
         sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request,
     )
 }
@@ -309,7 +311,7 @@ pub unsafe extern "C" fn MPI_Igatherv_c(
     } else {
         Ints::none()
     };
-    super::__oxmpi_body_MPI_Igatherv(
+    super::forms::__oxmpi_body_MPI_Igatherv(
         sendbuf,
         sendcount,
         sendtype,
@@ -357,7 +359,7 @@ pub unsafe extern "C" fn MPI_Iscatter_c(
 ) -> c_int {
     let sendcount = int_count(sendcount, "sendcount")?;
     let recvcount = int_count(recvcount, "recvcount")?;
-    super::__oxmpi_body_MPI_Iscatter(
+    super::forms::__oxmpi_body_MPI_Iscatter(
         sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request,
     )
 }
@@ -426,7 +428,7 @@ pub unsafe extern "C" fn MPI_Iscatterv_c(
     } else {
         Ints::none()
     };
-    super::__oxmpi_body_MPI_Iscatterv(
+    super::forms::__oxmpi_body_MPI_Iscatterv(
         sendbuf,
         sendcounts.ptr(),
         displs.ptr(),
@@ -472,7 +474,7 @@ pub unsafe extern "C" fn MPI_Iallgather_c(
 ) -> c_int {
     let sendcount = int_count(sendcount, "sendcount")?;
     let recvcount = int_count(recvcount, "recvcount")?;
-    super::__oxmpi_body_MPI_Iallgather(
+    super::forms::__oxmpi_body_MPI_Iallgather(
         sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
     )
 }
@@ -522,7 +524,7 @@ pub unsafe extern "C" fn MPI_Iallgatherv_c(
     let n = basic_size(comm)?;
     let recvcounts = int_counts(recvcounts, n, "recvcounts")?;
     let displs = int_displs(displs, n, "displs")?;
-    super::__oxmpi_body_MPI_Iallgatherv(
+    super::forms::__oxmpi_body_MPI_Iallgatherv(
         sendbuf,
         sendcount,
         sendtype,
@@ -567,7 +569,7 @@ pub unsafe extern "C" fn MPI_Ialltoall_c(
 ) -> c_int {
     let sendcount = int_count(sendcount, "sendcount")?;
     let recvcount = int_count(recvcount, "recvcount")?;
-    super::__oxmpi_body_MPI_Ialltoall(
+    super::forms::__oxmpi_body_MPI_Ialltoall(
         sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
     )
 }
@@ -638,7 +640,7 @@ pub unsafe extern "C" fn MPI_Ialltoallv_c(
     };
     let recvcounts = int_counts(recvcounts, n, "recvcounts")?;
     let rdispls = int_displs(rdispls, n, "rdispls")?;
-    super::__oxmpi_body_MPI_Ialltoallv(
+    super::forms::__oxmpi_body_MPI_Ialltoallv(
         sendbuf,
         sendcounts.ptr(),
         sdispls.ptr(),
@@ -678,7 +680,7 @@ pub unsafe extern "C" fn MPI_Ireduce_scatter_block_c(
     request: *mut MPI_Request,
 ) -> c_int {
     let recvcount = int_count(recvcount, "recvcount")?;
-    super::__oxmpi_body_MPI_Ireduce_scatter_block(
+    super::forms::__oxmpi_body_MPI_Ireduce_scatter_block(
         sendbuf, recvbuf, recvcount, datatype, op, comm, request,
     )
 }
@@ -711,7 +713,7 @@ pub unsafe extern "C" fn MPI_Ireduce_scatter_c(
 ) -> c_int {
     let n = local_size(comm)?;
     let recvcounts = int_counts(recvcounts, n, "recvcounts")?;
-    super::__oxmpi_body_MPI_Ireduce_scatter(
+    super::forms::__oxmpi_body_MPI_Ireduce_scatter(
         sendbuf,
         recvbuf,
         recvcounts.ptr(),
@@ -748,7 +750,7 @@ pub unsafe extern "C" fn MPI_Iscan_c(
     request: *mut MPI_Request,
 ) -> c_int {
     let count = int_count(count, "count")?;
-    super::__oxmpi_body_MPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request)
+    super::forms::__oxmpi_body_MPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request)
 }
 
 #[mpi_fn]
@@ -777,7 +779,7 @@ pub unsafe extern "C" fn MPI_Iexscan_c(
     request: *mut MPI_Request,
 ) -> c_int {
     let count = int_count(count, "count")?;
-    super::__oxmpi_body_MPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request)
+    super::forms::__oxmpi_body_MPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request)
 }
 
 #[mpi_fn]
@@ -846,7 +848,7 @@ pub unsafe extern "C" fn MPI_Ialltoallw_c(
     };
     let recvcounts = int_counts(recvcounts, n, "recvcounts")?;
     let rdispls = int_displs(rdispls, n, "rdispls")?;
-    super::__oxmpi_body_MPI_Ialltoallw(
+    super::forms::__oxmpi_body_MPI_Ialltoallw(
         sendbuf,
         sendcounts.ptr(),
         sdispls.ptr(),
@@ -892,7 +894,7 @@ pub unsafe extern "C" fn MPI_Ineighbor_allgather_c(
 ) -> c_int {
     let sendcount = int_count(sendcount, "sendcount")?;
     let recvcount = int_count(recvcount, "recvcount")?;
-    super::__oxmpi_body_MPI_Ineighbor_allgather(
+    super::forms::__oxmpi_body_MPI_Ineighbor_allgather(
         sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
     )
 }
@@ -942,7 +944,7 @@ pub unsafe extern "C" fn MPI_Ineighbor_allgatherv_c(
     let (si, _) = neighbors(comm)?;
     let recvcounts = int_counts(recvcounts, si.len(), "recvcounts")?;
     let displs = int_displs(displs, si.len(), "displs")?;
-    super::__oxmpi_body_MPI_Ineighbor_allgatherv(
+    super::forms::__oxmpi_body_MPI_Ineighbor_allgatherv(
         sendbuf,
         sendcount,
         sendtype,
@@ -987,7 +989,7 @@ pub unsafe extern "C" fn MPI_Ineighbor_alltoall_c(
 ) -> c_int {
     let sendcount = int_count(sendcount, "sendcount")?;
     let recvcount = int_count(recvcount, "recvcount")?;
-    super::__oxmpi_body_MPI_Ineighbor_alltoall(
+    super::forms::__oxmpi_body_MPI_Ineighbor_alltoall(
         sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
     )
 }
@@ -1042,7 +1044,7 @@ pub unsafe extern "C" fn MPI_Ineighbor_alltoallv_c(
     let sdispls = int_displs(sdispls, so.len(), "sdispls")?;
     let recvcounts = int_counts(recvcounts, si.len(), "recvcounts")?;
     let rdispls = int_displs(rdispls, si.len(), "rdispls")?;
-    super::__oxmpi_body_MPI_Ineighbor_alltoallv(
+    super::forms::__oxmpi_body_MPI_Ineighbor_alltoallv(
         sendbuf,
         sendcounts.ptr(),
         sdispls.ptr(),
@@ -1102,7 +1104,7 @@ pub unsafe extern "C" fn MPI_Ineighbor_alltoallw_c(
     let (si, so) = neighbors(comm)?;
     let sendcounts = int_counts(sendcounts, so.len(), "sendcounts")?;
     let recvcounts = int_counts(recvcounts, si.len(), "recvcounts")?;
-    super::__oxmpi_body_MPI_Ineighbor_alltoallw(
+    super::forms::__oxmpi_body_MPI_Ineighbor_alltoallw(
         sendbuf,
         sendcounts.ptr(),
         sdispls,
@@ -1128,7 +1130,7 @@ pub unsafe extern "C" fn MPI_Bcast_init_c(
     request: *mut MPI_Request,
 ) -> c_int {
     let count = int_count(count, "count")?;
-    super::__oxmpi_body_MPI_Bcast_init(buffer, count, datatype, root, comm, info, request)
+    super::forms::__oxmpi_body_MPI_Bcast_init(buffer, count, datatype, root, comm, info, request)
 }
 
 #[mpi_fn]
@@ -1145,7 +1147,7 @@ pub unsafe extern "C" fn MPI_Reduce_init_c(
     request: *mut MPI_Request,
 ) -> c_int {
     let count = int_count(count, "count")?;
-    super::__oxmpi_body_MPI_Reduce_init(
+    super::forms::__oxmpi_body_MPI_Reduce_init(
         sendbuf, recvbuf, count, datatype, op, root, comm, info, request,
     )
 }
@@ -1163,7 +1165,7 @@ pub unsafe extern "C" fn MPI_Allreduce_init_c(
     request: *mut MPI_Request,
 ) -> c_int {
     let count = int_count(count, "count")?;
-    super::__oxmpi_body_MPI_Allreduce_init(
+    super::forms::__oxmpi_body_MPI_Allreduce_init(
         sendbuf, recvbuf, count, datatype, op, comm, info, request,
     )
 }
@@ -1184,7 +1186,7 @@ pub unsafe extern "C" fn MPI_Gather_init_c(
 ) -> c_int {
     let sendcount = int_count(sendcount, "sendcount")?;
     let recvcount = int_count(recvcount, "recvcount")?;
-    super::__oxmpi_body_MPI_Gather_init(
+    super::forms::__oxmpi_body_MPI_Gather_init(
         sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request,
     )
 }
@@ -1216,7 +1218,7 @@ pub unsafe extern "C" fn MPI_Gatherv_init_c(
     } else {
         Ints::none()
     };
-    super::__oxmpi_body_MPI_Gatherv_init(
+    super::forms::__oxmpi_body_MPI_Gatherv_init(
         sendbuf,
         sendcount,
         sendtype,
@@ -1249,7 +1251,7 @@ pub unsafe extern "C" fn MPI_Scatter_init_c(
 ) -> c_int {
     let sendcount = int_count(sendcount, "sendcount")?;
     let recvcount = int_count(recvcount, "recvcount")?;
-    super::__oxmpi_body_MPI_Scatter_init(
+    super::forms::__oxmpi_body_MPI_Scatter_init(
         sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request,
     )
 }
@@ -1281,7 +1283,7 @@ pub unsafe extern "C" fn MPI_Scatterv_init_c(
     } else {
         Ints::none()
     };
-    super::__oxmpi_body_MPI_Scatterv_init(
+    super::forms::__oxmpi_body_MPI_Scatterv_init(
         sendbuf,
         sendcounts.ptr(),
         displs.ptr(),
@@ -1313,7 +1315,7 @@ pub unsafe extern "C" fn MPI_Allgather_init_c(
 ) -> c_int {
     let sendcount = int_count(sendcount, "sendcount")?;
     let recvcount = int_count(recvcount, "recvcount")?;
-    super::__oxmpi_body_MPI_Allgather_init(
+    super::forms::__oxmpi_body_MPI_Allgather_init(
         sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request,
     )
 }
@@ -1336,7 +1338,7 @@ pub unsafe extern "C" fn MPI_Allgatherv_init_c(
     let n = basic_size(comm)?;
     let recvcounts = int_counts(recvcounts, n, "recvcounts")?;
     let displs = int_displs(displs, n, "displs")?;
-    super::__oxmpi_body_MPI_Allgatherv_init(
+    super::forms::__oxmpi_body_MPI_Allgatherv_init(
         sendbuf,
         sendcount,
         sendtype,
@@ -1367,7 +1369,7 @@ pub unsafe extern "C" fn MPI_Alltoall_init_c(
 ) -> c_int {
     let sendcount = int_count(sendcount, "sendcount")?;
     let recvcount = int_count(recvcount, "recvcount")?;
-    super::__oxmpi_body_MPI_Alltoall_init(
+    super::forms::__oxmpi_body_MPI_Alltoall_init(
         sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request,
     )
 }
@@ -1400,7 +1402,7 @@ pub unsafe extern "C" fn MPI_Alltoallv_init_c(
     };
     let recvcounts = int_counts(recvcounts, n, "recvcounts")?;
     let rdispls = int_displs(rdispls, n, "rdispls")?;
-    super::__oxmpi_body_MPI_Alltoallv_init(
+    super::forms::__oxmpi_body_MPI_Alltoallv_init(
         sendbuf,
         sendcounts.ptr(),
         sdispls.ptr(),
@@ -1430,7 +1432,7 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block_init_c(
     request: *mut MPI_Request,
 ) -> c_int {
     let recvcount = int_count(recvcount, "recvcount")?;
-    super::__oxmpi_body_MPI_Reduce_scatter_block_init(
+    super::forms::__oxmpi_body_MPI_Reduce_scatter_block_init(
         sendbuf, recvbuf, recvcount, datatype, op, comm, info, request,
     )
 }
@@ -1449,7 +1451,7 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_init_c(
 ) -> c_int {
     let n = local_size(comm)?;
     let recvcounts = int_counts(recvcounts, n, "recvcounts")?;
-    super::__oxmpi_body_MPI_Reduce_scatter_init(
+    super::forms::__oxmpi_body_MPI_Reduce_scatter_init(
         sendbuf,
         recvbuf,
         recvcounts.ptr(),
@@ -1476,7 +1478,9 @@ pub unsafe extern "C" fn MPI_Scan_init_c(
     request: *mut MPI_Request,
 ) -> c_int {
     let count = int_count(count, "count")?;
-    super::__oxmpi_body_MPI_Scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request)
+    super::forms::__oxmpi_body_MPI_Scan_init(
+        sendbuf, recvbuf, count, datatype, op, comm, info, request,
+    )
 }
 
 #[mpi_fn]
@@ -1492,7 +1496,9 @@ pub unsafe extern "C" fn MPI_Exscan_init_c(
     request: *mut MPI_Request,
 ) -> c_int {
     let count = int_count(count, "count")?;
-    super::__oxmpi_body_MPI_Exscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request)
+    super::forms::__oxmpi_body_MPI_Exscan_init(
+        sendbuf, recvbuf, count, datatype, op, comm, info, request,
+    )
 }
 
 #[mpi_fn]
@@ -1523,7 +1529,7 @@ pub unsafe extern "C" fn MPI_Alltoallw_init_c(
     };
     let recvcounts = int_counts(recvcounts, n, "recvcounts")?;
     let rdispls = int_displs(rdispls, n, "rdispls")?;
-    super::__oxmpi_body_MPI_Alltoallw_init(
+    super::forms::__oxmpi_body_MPI_Alltoallw_init(
         sendbuf,
         sendcounts.ptr(),
         sdispls.ptr(),
@@ -1555,7 +1561,7 @@ pub unsafe extern "C" fn MPI_Neighbor_allgather_init_c(
 ) -> c_int {
     let sendcount = int_count(sendcount, "sendcount")?;
     let recvcount = int_count(recvcount, "recvcount")?;
-    super::__oxmpi_body_MPI_Neighbor_allgather_init(
+    super::forms::__oxmpi_body_MPI_Neighbor_allgather_init(
         sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request,
     )
 }
@@ -1575,7 +1581,7 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoall_init_c(
 ) -> c_int {
     let sendcount = int_count(sendcount, "sendcount")?;
     let recvcount = int_count(recvcount, "recvcount")?;
-    super::__oxmpi_body_MPI_Neighbor_alltoall_init(
+    super::forms::__oxmpi_body_MPI_Neighbor_alltoall_init(
         sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request,
     )
 }
@@ -1598,7 +1604,7 @@ pub unsafe extern "C" fn MPI_Neighbor_allgatherv_init_c(
     let (si, _) = neighbors(comm)?;
     let recvcounts = int_counts(recvcounts, si.len(), "recvcounts")?;
     let displs = int_displs(displs, si.len(), "displs")?;
-    super::__oxmpi_body_MPI_Neighbor_allgatherv_init(
+    super::forms::__oxmpi_body_MPI_Neighbor_allgatherv_init(
         sendbuf,
         sendcount,
         sendtype,
@@ -1634,7 +1640,7 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoallv_init_c(
     let sdispls = int_displs(sdispls, so.len(), "sdispls")?;
     let recvcounts = int_counts(recvcounts, si.len(), "recvcounts")?;
     let rdispls = int_displs(rdispls, si.len(), "rdispls")?;
-    super::__oxmpi_body_MPI_Neighbor_alltoallv_init(
+    super::forms::__oxmpi_body_MPI_Neighbor_alltoallv_init(
         sendbuf,
         sendcounts.ptr(),
         sdispls.ptr(),
@@ -1669,7 +1675,7 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoallw_init_c(
     let (si, so) = neighbors(comm)?;
     let sendcounts = int_counts(sendcounts, so.len(), "sendcounts")?;
     let recvcounts = int_counts(recvcounts, si.len(), "recvcounts")?;
-    super::__oxmpi_body_MPI_Neighbor_alltoallw_init(
+    super::forms::__oxmpi_body_MPI_Neighbor_alltoallw_init(
         sendbuf,
         sendcounts.ptr(),
         sdispls,
