@@ -849,2027 +849,7 @@ int MPIR_Dup_fn(int _oldcomm,
                 void *attribute_val_out,
                 int *flag);
 
-int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
-                           MPI_Comm_delete_attr_function *comm_delete_attr_fn,
-                           int *comm_keyval,
-                           void *extra_state);
-
-int MPI_Comm_free_keyval(int *comm_keyval);
-
-int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val);
-
-int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);
-
-int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval);
-
-int MPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
-                           MPI_Type_delete_attr_function *type_delete_attr_fn,
-                           int *type_keyval,
-                           void *extra_state);
-
-int MPI_Type_free_keyval(int *type_keyval);
-
-int MPI_Type_set_attr(int datatype, int type_keyval, void *attribute_val);
-
-int MPI_Type_get_attr(int datatype, int type_keyval, void *attribute_val, int *flag);
-
-int MPI_Type_delete_attr(int datatype, int type_keyval);
-
-int MPI_Barrier(MPI_Comm comm);
-
-int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
-
-int MPI_Reduce(const void *sendbuf,
-               void *recvbuf,
-               int count,
-               MPI_Datatype datatype,
-               MPI_Op op,
-               int root,
-               MPI_Comm comm);
-
-int MPI_Allreduce(const void *sendbuf,
-                  void *recvbuf,
-                  int count,
-                  MPI_Datatype datatype,
-                  MPI_Op op,
-                  MPI_Comm comm);
-
-int MPI_Gather(const void *sendbuf,
-               int sendcount,
-               MPI_Datatype sendtype,
-               void *recvbuf,
-               int recvcount,
-               MPI_Datatype recvtype,
-               int root,
-               MPI_Comm comm);
-
-int MPI_Gatherv(const void *sendbuf,
-                int sendcount,
-                MPI_Datatype sendtype,
-                void *recvbuf,
-                const int *recvcounts,
-                const int *displs,
-                MPI_Datatype recvtype,
-                int root,
-                MPI_Comm comm);
-
-int MPI_Scatter(const void *sendbuf,
-                int sendcount,
-                MPI_Datatype sendtype,
-                void *recvbuf,
-                int recvcount,
-                MPI_Datatype recvtype,
-                int root,
-                MPI_Comm comm);
-
-int MPI_Scatterv(const void *sendbuf,
-                 const int *sendcounts,
-                 const int *displs,
-                 MPI_Datatype sendtype,
-                 void *recvbuf,
-                 int recvcount,
-                 MPI_Datatype recvtype,
-                 int root,
-                 MPI_Comm comm);
-
-int MPI_Allgather(const void *sendbuf,
-                  int sendcount,
-                  MPI_Datatype sendtype,
-                  void *recvbuf,
-                  int recvcount,
-                  MPI_Datatype recvtype,
-                  MPI_Comm comm);
-
-int MPI_Allgatherv(const void *sendbuf,
-                   int sendcount,
-                   MPI_Datatype sendtype,
-                   void *recvbuf,
-                   const int *recvcounts,
-                   const int *displs,
-                   MPI_Datatype recvtype,
-                   MPI_Comm comm);
-
-int MPI_Alltoall(const void *sendbuf,
-                 int sendcount,
-                 MPI_Datatype sendtype,
-                 void *recvbuf,
-                 int recvcount,
-                 MPI_Datatype recvtype,
-                 MPI_Comm comm);
-
-int MPI_Alltoallv(const void *sendbuf,
-                  const int *sendcounts,
-                  const int *sdispls,
-                  MPI_Datatype sendtype,
-                  void *recvbuf,
-                  const int *recvcounts,
-                  const int *rdispls,
-                  MPI_Datatype recvtype,
-                  MPI_Comm comm);
-
-int MPI_Reduce_scatter_block(const void *sendbuf,
-                             void *recvbuf,
-                             int recvcount,
-                             MPI_Datatype datatype,
-                             MPI_Op op,
-                             MPI_Comm comm);
-
-int MPI_Reduce_scatter(const void *sendbuf,
-                       void *recvbuf,
-                       const int *recvcounts,
-                       MPI_Datatype datatype,
-                       MPI_Op op,
-                       MPI_Comm comm);
-
-int MPI_Scan(const void *sendbuf,
-             void *recvbuf,
-             int count,
-             MPI_Datatype datatype,
-             MPI_Op op,
-             MPI_Comm comm);
-
-int MPI_Exscan(const void *sendbuf,
-               void *recvbuf,
-               int count,
-               MPI_Datatype datatype,
-               MPI_Op op,
-               MPI_Comm comm);
-
-int MPI_Alltoallw(const void *sendbuf,
-                  const int *sendcounts,
-                  const int *sdispls,
-                  const MPI_Datatype *sendtypes,
-                  void *recvbuf,
-                  const int *recvcounts,
-                  const int *rdispls,
-                  const MPI_Datatype *recvtypes,
-                  MPI_Comm comm);
-
-int MPI_Neighbor_allgather(const void *sendbuf,
-                           int sendcount,
-                           MPI_Datatype sendtype,
-                           void *recvbuf,
-                           int recvcount,
-                           MPI_Datatype recvtype,
-                           MPI_Comm comm);
-
-int MPI_Neighbor_allgatherv(const void *sendbuf,
-                            int sendcount,
-                            MPI_Datatype sendtype,
-                            void *recvbuf,
-                            const int *recvcounts,
-                            const int *displs,
-                            MPI_Datatype recvtype,
-                            MPI_Comm comm);
-
-int MPI_Neighbor_alltoall(const void *sendbuf,
-                          int sendcount,
-                          MPI_Datatype sendtype,
-                          void *recvbuf,
-                          int recvcount,
-                          MPI_Datatype recvtype,
-                          MPI_Comm comm);
-
-int MPI_Neighbor_alltoallv(const void *sendbuf,
-                           const int *sendcounts,
-                           const int *sdispls,
-                           MPI_Datatype sendtype,
-                           void *recvbuf,
-                           const int *recvcounts,
-                           const int *rdispls,
-                           MPI_Datatype recvtype,
-                           MPI_Comm comm);
-
-int MPI_Neighbor_alltoallw(const void *sendbuf,
-                           const int *sendcounts,
-                           const MPI_Aint *sdispls,
-                           const MPI_Datatype *sendtypes,
-                           void *recvbuf,
-                           const int *recvcounts,
-                           const MPI_Aint *rdispls,
-                           const MPI_Datatype *recvtypes,
-                           MPI_Comm comm);
-
-int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request);
-
-int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request);
-
-int MPI_Ibcast(void *buffer,
-               int count,
-               MPI_Datatype datatype,
-               int root,
-               MPI_Comm comm,
-               MPI_Request *request);
-
-int MPI_Bcast_init(void *buffer,
-                   int count,
-                   MPI_Datatype datatype,
-                   int root,
-                   MPI_Comm comm,
-                   MPI_Info info,
-                   MPI_Request *request);
-
-int MPI_Ireduce(const void *sendbuf,
-                void *recvbuf,
-                int count,
-                MPI_Datatype datatype,
-                MPI_Op op,
-                int root,
-                MPI_Comm comm,
-                MPI_Request *request);
-
-int MPI_Reduce_init(const void *sendbuf,
-                    void *recvbuf,
-                    int count,
-                    MPI_Datatype datatype,
-                    MPI_Op op,
-                    int root,
-                    MPI_Comm comm,
-                    MPI_Info info,
-                    MPI_Request *request);
-
-int MPI_Iallreduce(const void *sendbuf,
-                   void *recvbuf,
-                   int count,
-                   MPI_Datatype datatype,
-                   MPI_Op op,
-                   MPI_Comm comm,
-                   MPI_Request *request);
-
-int MPI_Allreduce_init(const void *sendbuf,
-                       void *recvbuf,
-                       int count,
-                       MPI_Datatype datatype,
-                       MPI_Op op,
-                       MPI_Comm comm,
-                       MPI_Info info,
-                       MPI_Request *request);
-
-int MPI_Igather(const void *sendbuf,
-                int sendcount,
-                MPI_Datatype sendtype,
-                void *recvbuf,
-                int recvcount,
-                MPI_Datatype recvtype,
-                int root,
-                MPI_Comm comm,
-                MPI_Request *request);
-
-int MPI_Gather_init(const void *sendbuf,
-                    int sendcount,
-                    MPI_Datatype sendtype,
-                    void *recvbuf,
-                    int recvcount,
-                    MPI_Datatype recvtype,
-                    int root,
-                    MPI_Comm comm,
-                    MPI_Info info,
-                    MPI_Request *request);
-
-int MPI_Igatherv(const void *sendbuf,
-                 int sendcount,
-                 MPI_Datatype sendtype,
-                 void *recvbuf,
-                 const int *recvcounts,
-                 const int *displs,
-                 MPI_Datatype recvtype,
-                 int root,
-                 MPI_Comm comm,
-                 MPI_Request *request);
-
-int MPI_Gatherv_init(const void *sendbuf,
-                     int sendcount,
-                     MPI_Datatype sendtype,
-                     void *recvbuf,
-                     const int *recvcounts,
-                     const int *displs,
-                     MPI_Datatype recvtype,
-                     int root,
-                     MPI_Comm comm,
-                     MPI_Info info,
-                     MPI_Request *request);
-
-int MPI_Iscatter(const void *sendbuf,
-                 int sendcount,
-                 MPI_Datatype sendtype,
-                 void *recvbuf,
-                 int recvcount,
-                 MPI_Datatype recvtype,
-                 int root,
-                 MPI_Comm comm,
-                 MPI_Request *request);
-
-int MPI_Scatter_init(const void *sendbuf,
-                     int sendcount,
-                     MPI_Datatype sendtype,
-                     void *recvbuf,
-                     int recvcount,
-                     MPI_Datatype recvtype,
-                     int root,
-                     MPI_Comm comm,
-                     MPI_Info info,
-                     MPI_Request *request);
-
-int MPI_Iscatterv(const void *sendbuf,
-                  const int *sendcounts,
-                  const int *displs,
-                  MPI_Datatype sendtype,
-                  void *recvbuf,
-                  int recvcount,
-                  MPI_Datatype recvtype,
-                  int root,
-                  MPI_Comm comm,
-                  MPI_Request *request);
-
-int MPI_Scatterv_init(const void *sendbuf,
-                      const int *sendcounts,
-                      const int *displs,
-                      MPI_Datatype sendtype,
-                      void *recvbuf,
-                      int recvcount,
-                      MPI_Datatype recvtype,
-                      int root,
-                      MPI_Comm comm,
-                      MPI_Info info,
-                      MPI_Request *request);
-
-int MPI_Iallgather(const void *sendbuf,
-                   int sendcount,
-                   MPI_Datatype sendtype,
-                   void *recvbuf,
-                   int recvcount,
-                   MPI_Datatype recvtype,
-                   MPI_Comm comm,
-                   MPI_Request *request);
-
-int MPI_Allgather_init(const void *sendbuf,
-                       int sendcount,
-                       MPI_Datatype sendtype,
-                       void *recvbuf,
-                       int recvcount,
-                       MPI_Datatype recvtype,
-                       MPI_Comm comm,
-                       MPI_Info info,
-                       MPI_Request *request);
-
-int MPI_Iallgatherv(const void *sendbuf,
-                    int sendcount,
-                    MPI_Datatype sendtype,
-                    void *recvbuf,
-                    const int *recvcounts,
-                    const int *displs,
-                    MPI_Datatype recvtype,
-                    MPI_Comm comm,
-                    MPI_Request *request);
-
-int MPI_Allgatherv_init(const void *sendbuf,
-                        int sendcount,
-                        MPI_Datatype sendtype,
-                        void *recvbuf,
-                        const int *recvcounts,
-                        const int *displs,
-                        MPI_Datatype recvtype,
-                        MPI_Comm comm,
-                        MPI_Info info,
-                        MPI_Request *request);
-
-int MPI_Ialltoall(const void *sendbuf,
-                  int sendcount,
-                  MPI_Datatype sendtype,
-                  void *recvbuf,
-                  int recvcount,
-                  MPI_Datatype recvtype,
-                  MPI_Comm comm,
-                  MPI_Request *request);
-
-int MPI_Alltoall_init(const void *sendbuf,
-                      int sendcount,
-                      MPI_Datatype sendtype,
-                      void *recvbuf,
-                      int recvcount,
-                      MPI_Datatype recvtype,
-                      MPI_Comm comm,
-                      MPI_Info info,
-                      MPI_Request *request);
-
-int MPI_Ialltoallv(const void *sendbuf,
-                   const int *sendcounts,
-                   const int *sdispls,
-                   MPI_Datatype sendtype,
-                   void *recvbuf,
-                   const int *recvcounts,
-                   const int *rdispls,
-                   MPI_Datatype recvtype,
-                   MPI_Comm comm,
-                   MPI_Request *request);
-
-int MPI_Alltoallv_init(const void *sendbuf,
-                       const int *sendcounts,
-                       const int *sdispls,
-                       MPI_Datatype sendtype,
-                       void *recvbuf,
-                       const int *recvcounts,
-                       const int *rdispls,
-                       MPI_Datatype recvtype,
-                       MPI_Comm comm,
-                       MPI_Info info,
-                       MPI_Request *request);
-
-int MPI_Ireduce_scatter_block(const void *sendbuf,
-                              void *recvbuf,
-                              int recvcount,
-                              MPI_Datatype datatype,
-                              MPI_Op op,
-                              MPI_Comm comm,
-                              MPI_Request *request);
-
-int MPI_Reduce_scatter_block_init(const void *sendbuf,
-                                  void *recvbuf,
-                                  int recvcount,
-                                  MPI_Datatype datatype,
-                                  MPI_Op op,
-                                  MPI_Comm comm,
-                                  MPI_Info info,
-                                  MPI_Request *request);
-
-int MPI_Ireduce_scatter(const void *sendbuf,
-                        void *recvbuf,
-                        const int *recvcounts,
-                        MPI_Datatype datatype,
-                        MPI_Op op,
-                        MPI_Comm comm,
-                        MPI_Request *request);
-
-int MPI_Reduce_scatter_init(const void *sendbuf,
-                            void *recvbuf,
-                            const int *recvcounts,
-                            MPI_Datatype datatype,
-                            MPI_Op op,
-                            MPI_Comm comm,
-                            MPI_Info info,
-                            MPI_Request *request);
-
-int MPI_Iscan(const void *sendbuf,
-              void *recvbuf,
-              int count,
-              MPI_Datatype datatype,
-              MPI_Op op,
-              MPI_Comm comm,
-              MPI_Request *request);
-
-int MPI_Scan_init(const void *sendbuf,
-                  void *recvbuf,
-                  int count,
-                  MPI_Datatype datatype,
-                  MPI_Op op,
-                  MPI_Comm comm,
-                  MPI_Info info,
-                  MPI_Request *request);
-
-int MPI_Iexscan(const void *sendbuf,
-                void *recvbuf,
-                int count,
-                MPI_Datatype datatype,
-                MPI_Op op,
-                MPI_Comm comm,
-                MPI_Request *request);
-
-int MPI_Exscan_init(const void *sendbuf,
-                    void *recvbuf,
-                    int count,
-                    MPI_Datatype datatype,
-                    MPI_Op op,
-                    MPI_Comm comm,
-                    MPI_Info info,
-                    MPI_Request *request);
-
-int MPI_Ialltoallw(const void *sendbuf,
-                   const int *sendcounts,
-                   const int *sdispls,
-                   const MPI_Datatype *sendtypes,
-                   void *recvbuf,
-                   const int *recvcounts,
-                   const int *rdispls,
-                   const MPI_Datatype *recvtypes,
-                   MPI_Comm comm,
-                   MPI_Request *request);
-
-int MPI_Alltoallw_init(const void *sendbuf,
-                       const int *sendcounts,
-                       const int *sdispls,
-                       const MPI_Datatype *sendtypes,
-                       void *recvbuf,
-                       const int *recvcounts,
-                       const int *rdispls,
-                       const MPI_Datatype *recvtypes,
-                       MPI_Comm comm,
-                       MPI_Info info,
-                       MPI_Request *request);
-
-int MPI_Ineighbor_allgather(const void *sendbuf,
-                            int sendcount,
-                            MPI_Datatype sendtype,
-                            void *recvbuf,
-                            int recvcount,
-                            MPI_Datatype recvtype,
-                            MPI_Comm comm,
-                            MPI_Request *request);
-
-int MPI_Neighbor_allgather_init(const void *sendbuf,
-                                int sendcount,
-                                MPI_Datatype sendtype,
-                                void *recvbuf,
-                                int recvcount,
-                                MPI_Datatype recvtype,
-                                MPI_Comm comm,
-                                MPI_Info info,
-                                MPI_Request *request);
-
-int MPI_Ineighbor_allgatherv(const void *sendbuf,
-                             int sendcount,
-                             MPI_Datatype sendtype,
-                             void *recvbuf,
-                             const int *recvcounts,
-                             const int *displs,
-                             MPI_Datatype recvtype,
-                             MPI_Comm comm,
-                             MPI_Request *request);
-
-int MPI_Neighbor_allgatherv_init(const void *sendbuf,
-                                 int sendcount,
-                                 MPI_Datatype sendtype,
-                                 void *recvbuf,
-                                 const int *recvcounts,
-                                 const int *displs,
-                                 MPI_Datatype recvtype,
-                                 MPI_Comm comm,
-                                 MPI_Info info,
-                                 MPI_Request *request);
-
-int MPI_Ineighbor_alltoall(const void *sendbuf,
-                           int sendcount,
-                           MPI_Datatype sendtype,
-                           void *recvbuf,
-                           int recvcount,
-                           MPI_Datatype recvtype,
-                           MPI_Comm comm,
-                           MPI_Request *request);
-
-int MPI_Neighbor_alltoall_init(const void *sendbuf,
-                               int sendcount,
-                               MPI_Datatype sendtype,
-                               void *recvbuf,
-                               int recvcount,
-                               MPI_Datatype recvtype,
-                               MPI_Comm comm,
-                               MPI_Info info,
-                               MPI_Request *request);
-
-int MPI_Ineighbor_alltoallv(const void *sendbuf,
-                            const int *sendcounts,
-                            const int *sdispls,
-                            MPI_Datatype sendtype,
-                            void *recvbuf,
-                            const int *recvcounts,
-                            const int *rdispls,
-                            MPI_Datatype recvtype,
-                            MPI_Comm comm,
-                            MPI_Request *request);
-
-int MPI_Neighbor_alltoallv_init(const void *sendbuf,
-                                const int *sendcounts,
-                                const int *sdispls,
-                                MPI_Datatype sendtype,
-                                void *recvbuf,
-                                const int *recvcounts,
-                                const int *rdispls,
-                                MPI_Datatype recvtype,
-                                MPI_Comm comm,
-                                MPI_Info info,
-                                MPI_Request *request);
-
-int MPI_Ineighbor_alltoallw(const void *sendbuf,
-                            const int *sendcounts,
-                            const MPI_Aint *sdispls,
-                            const MPI_Datatype *sendtypes,
-                            void *recvbuf,
-                            const int *recvcounts,
-                            const MPI_Aint *rdispls,
-                            const MPI_Datatype *recvtypes,
-                            MPI_Comm comm,
-                            MPI_Request *request);
-
-int MPI_Neighbor_alltoallw_init(const void *sendbuf,
-                                const int *sendcounts,
-                                const MPI_Aint *sdispls,
-                                const MPI_Datatype *sendtypes,
-                                void *recvbuf,
-                                const int *recvcounts,
-                                const MPI_Aint *rdispls,
-                                const MPI_Datatype *recvtypes,
-                                MPI_Comm comm,
-                                MPI_Info info,
-                                MPI_Request *request);
-
-int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm);
-
-int MPI_Ibcast_c(void *buffer,
-                 MPI_Count count,
-                 MPI_Datatype datatype,
-                 int root,
-                 MPI_Comm comm,
-                 MPI_Request *request);
-
-int MPI_Reduce_c(const void *sendbuf,
-                 void *recvbuf,
-                 MPI_Count count,
-                 MPI_Datatype datatype,
-                 MPI_Op op,
-                 int root,
-                 MPI_Comm comm);
-
-int MPI_Ireduce_c(const void *sendbuf,
-                  void *recvbuf,
-                  MPI_Count count,
-                  MPI_Datatype datatype,
-                  MPI_Op op,
-                  int root,
-                  MPI_Comm comm,
-                  MPI_Request *request);
-
-int MPI_Allreduce_c(const void *sendbuf,
-                    void *recvbuf,
-                    MPI_Count count,
-                    MPI_Datatype datatype,
-                    MPI_Op op,
-                    MPI_Comm comm);
-
-int MPI_Iallreduce_c(const void *sendbuf,
-                     void *recvbuf,
-                     MPI_Count count,
-                     MPI_Datatype datatype,
-                     MPI_Op op,
-                     MPI_Comm comm,
-                     MPI_Request *request);
-
-int MPI_Gather_c(const void *sendbuf,
-                 MPI_Count sendcount,
-                 MPI_Datatype sendtype,
-                 void *recvbuf,
-                 MPI_Count recvcount,
-                 MPI_Datatype recvtype,
-                 int root,
-                 MPI_Comm comm);
-
-int MPI_Igather_c(const void *sendbuf,
-                  MPI_Count sendcount,
-                  MPI_Datatype sendtype,
-                  void *recvbuf,
-                  MPI_Count recvcount,
-                  MPI_Datatype recvtype,
-                  int root,
-                  MPI_Comm comm,
-                  MPI_Request *request);
-
-int MPI_Gatherv_c(const void *sendbuf,
-                  MPI_Count sendcount,
-                  MPI_Datatype sendtype,
-                  void *recvbuf,
-                  const MPI_Count *recvcounts,
-                  const MPI_Aint *displs,
-                  MPI_Datatype recvtype,
-                  int root,
-                  MPI_Comm comm);
-
-int MPI_Igatherv_c(const void *sendbuf,
-                   MPI_Count sendcount,
-                   MPI_Datatype sendtype,
-                   void *recvbuf,
-                   const MPI_Count *recvcounts,
-                   const MPI_Aint *displs,
-                   MPI_Datatype recvtype,
-                   int root,
-                   MPI_Comm comm,
-                   MPI_Request *request);
-
-int MPI_Scatter_c(const void *sendbuf,
-                  MPI_Count sendcount,
-                  MPI_Datatype sendtype,
-                  void *recvbuf,
-                  MPI_Count recvcount,
-                  MPI_Datatype recvtype,
-                  int root,
-                  MPI_Comm comm);
-
-int MPI_Iscatter_c(const void *sendbuf,
-                   MPI_Count sendcount,
-                   MPI_Datatype sendtype,
-                   void *recvbuf,
-                   MPI_Count recvcount,
-                   MPI_Datatype recvtype,
-                   int root,
-                   MPI_Comm comm,
-                   MPI_Request *request);
-
-int MPI_Scatterv_c(const void *sendbuf,
-                   const MPI_Count *sendcounts,
-                   const MPI_Aint *displs,
-                   MPI_Datatype sendtype,
-                   void *recvbuf,
-                   MPI_Count recvcount,
-                   MPI_Datatype recvtype,
-                   int root,
-                   MPI_Comm comm);
-
-int MPI_Iscatterv_c(const void *sendbuf,
-                    const MPI_Count *sendcounts,
-                    const MPI_Aint *displs,
-                    MPI_Datatype sendtype,
-                    void *recvbuf,
-                    MPI_Count recvcount,
-                    MPI_Datatype recvtype,
-                    int root,
-                    MPI_Comm comm,
-                    MPI_Request *request);
-
-int MPI_Allgather_c(const void *sendbuf,
-                    MPI_Count sendcount,
-                    MPI_Datatype sendtype,
-                    void *recvbuf,
-                    MPI_Count recvcount,
-                    MPI_Datatype recvtype,
-                    MPI_Comm comm);
-
-int MPI_Iallgather_c(const void *sendbuf,
-                     MPI_Count sendcount,
-                     MPI_Datatype sendtype,
-                     void *recvbuf,
-                     MPI_Count recvcount,
-                     MPI_Datatype recvtype,
-                     MPI_Comm comm,
-                     MPI_Request *request);
-
-int MPI_Allgatherv_c(const void *sendbuf,
-                     MPI_Count sendcount,
-                     MPI_Datatype sendtype,
-                     void *recvbuf,
-                     const MPI_Count *recvcounts,
-                     const MPI_Aint *displs,
-                     MPI_Datatype recvtype,
-                     MPI_Comm comm);
-
-int MPI_Iallgatherv_c(const void *sendbuf,
-                      MPI_Count sendcount,
-                      MPI_Datatype sendtype,
-                      void *recvbuf,
-                      const MPI_Count *recvcounts,
-                      const MPI_Aint *displs,
-                      MPI_Datatype recvtype,
-                      MPI_Comm comm,
-                      MPI_Request *request);
-
-int MPI_Alltoall_c(const void *sendbuf,
-                   MPI_Count sendcount,
-                   MPI_Datatype sendtype,
-                   void *recvbuf,
-                   MPI_Count recvcount,
-                   MPI_Datatype recvtype,
-                   MPI_Comm comm);
-
-int MPI_Ialltoall_c(const void *sendbuf,
-                    MPI_Count sendcount,
-                    MPI_Datatype sendtype,
-                    void *recvbuf,
-                    MPI_Count recvcount,
-                    MPI_Datatype recvtype,
-                    MPI_Comm comm,
-                    MPI_Request *request);
-
-int MPI_Alltoallv_c(const void *sendbuf,
-                    const MPI_Count *sendcounts,
-                    const MPI_Aint *sdispls,
-                    MPI_Datatype sendtype,
-                    void *recvbuf,
-                    const MPI_Count *recvcounts,
-                    const MPI_Aint *rdispls,
-                    MPI_Datatype recvtype,
-                    MPI_Comm comm);
-
-int MPI_Ialltoallv_c(const void *sendbuf,
-                     const MPI_Count *sendcounts,
-                     const MPI_Aint *sdispls,
-                     MPI_Datatype sendtype,
-                     void *recvbuf,
-                     const MPI_Count *recvcounts,
-                     const MPI_Aint *rdispls,
-                     MPI_Datatype recvtype,
-                     MPI_Comm comm,
-                     MPI_Request *request);
-
-int MPI_Reduce_scatter_block_c(const void *sendbuf,
-                               void *recvbuf,
-                               MPI_Count recvcount,
-                               MPI_Datatype datatype,
-                               MPI_Op op,
-                               MPI_Comm comm);
-
-int MPI_Ireduce_scatter_block_c(const void *sendbuf,
-                                void *recvbuf,
-                                MPI_Count recvcount,
-                                MPI_Datatype datatype,
-                                MPI_Op op,
-                                MPI_Comm comm,
-                                MPI_Request *request);
-
-int MPI_Reduce_scatter_c(const void *sendbuf,
-                         void *recvbuf,
-                         const MPI_Count *recvcounts,
-                         MPI_Datatype datatype,
-                         MPI_Op op,
-                         MPI_Comm comm);
-
-int MPI_Ireduce_scatter_c(const void *sendbuf,
-                          void *recvbuf,
-                          const MPI_Count *recvcounts,
-                          MPI_Datatype datatype,
-                          MPI_Op op,
-                          MPI_Comm comm,
-                          MPI_Request *request);
-
-int MPI_Scan_c(const void *sendbuf,
-               void *recvbuf,
-               MPI_Count count,
-               MPI_Datatype datatype,
-               MPI_Op op,
-               MPI_Comm comm);
-
-int MPI_Iscan_c(const void *sendbuf,
-                void *recvbuf,
-                MPI_Count count,
-                MPI_Datatype datatype,
-                MPI_Op op,
-                MPI_Comm comm,
-                MPI_Request *request);
-
-int MPI_Exscan_c(const void *sendbuf,
-                 void *recvbuf,
-                 MPI_Count count,
-                 MPI_Datatype datatype,
-                 MPI_Op op,
-                 MPI_Comm comm);
-
-int MPI_Iexscan_c(const void *sendbuf,
-                  void *recvbuf,
-                  MPI_Count count,
-                  MPI_Datatype datatype,
-                  MPI_Op op,
-                  MPI_Comm comm,
-                  MPI_Request *request);
-
-int MPI_Alltoallw_c(const void *sendbuf,
-                    const MPI_Count *sendcounts,
-                    const MPI_Aint *sdispls,
-                    const MPI_Datatype *sendtypes,
-                    void *recvbuf,
-                    const MPI_Count *recvcounts,
-                    const MPI_Aint *rdispls,
-                    const MPI_Datatype *recvtypes,
-                    MPI_Comm comm);
-
-int MPI_Ialltoallw_c(const void *sendbuf,
-                     const MPI_Count *sendcounts,
-                     const MPI_Aint *sdispls,
-                     const MPI_Datatype *sendtypes,
-                     void *recvbuf,
-                     const MPI_Count *recvcounts,
-                     const MPI_Aint *rdispls,
-                     const MPI_Datatype *recvtypes,
-                     MPI_Comm comm,
-                     MPI_Request *request);
-
-int MPI_Neighbor_allgather_c(const void *sendbuf,
-                             MPI_Count sendcount,
-                             MPI_Datatype sendtype,
-                             void *recvbuf,
-                             MPI_Count recvcount,
-                             MPI_Datatype recvtype,
-                             MPI_Comm comm);
-
-int MPI_Ineighbor_allgather_c(const void *sendbuf,
-                              MPI_Count sendcount,
-                              MPI_Datatype sendtype,
-                              void *recvbuf,
-                              MPI_Count recvcount,
-                              MPI_Datatype recvtype,
-                              MPI_Comm comm,
-                              MPI_Request *request);
-
-int MPI_Neighbor_allgatherv_c(const void *sendbuf,
-                              MPI_Count sendcount,
-                              MPI_Datatype sendtype,
-                              void *recvbuf,
-                              const MPI_Count *recvcounts,
-                              const MPI_Aint *displs,
-                              MPI_Datatype recvtype,
-                              MPI_Comm comm);
-
-int MPI_Ineighbor_allgatherv_c(const void *sendbuf,
-                               MPI_Count sendcount,
-                               MPI_Datatype sendtype,
-                               void *recvbuf,
-                               const MPI_Count *recvcounts,
-                               const MPI_Aint *displs,
-                               MPI_Datatype recvtype,
-                               MPI_Comm comm,
-                               MPI_Request *request);
-
-int MPI_Neighbor_alltoall_c(const void *sendbuf,
-                            MPI_Count sendcount,
-                            MPI_Datatype sendtype,
-                            void *recvbuf,
-                            MPI_Count recvcount,
-                            MPI_Datatype recvtype,
-                            MPI_Comm comm);
-
-int MPI_Ineighbor_alltoall_c(const void *sendbuf,
-                             MPI_Count sendcount,
-                             MPI_Datatype sendtype,
-                             void *recvbuf,
-                             MPI_Count recvcount,
-                             MPI_Datatype recvtype,
-                             MPI_Comm comm,
-                             MPI_Request *request);
-
-int MPI_Neighbor_alltoallv_c(const void *sendbuf,
-                             const MPI_Count *sendcounts,
-                             const MPI_Aint *sdispls,
-                             MPI_Datatype sendtype,
-                             void *recvbuf,
-                             const MPI_Count *recvcounts,
-                             const MPI_Aint *rdispls,
-                             MPI_Datatype recvtype,
-                             MPI_Comm comm);
-
-int MPI_Ineighbor_alltoallv_c(const void *sendbuf,
-                              const MPI_Count *sendcounts,
-                              const MPI_Aint *sdispls,
-                              MPI_Datatype sendtype,
-                              void *recvbuf,
-                              const MPI_Count *recvcounts,
-                              const MPI_Aint *rdispls,
-                              MPI_Datatype recvtype,
-                              MPI_Comm comm,
-                              MPI_Request *request);
-
-int MPI_Neighbor_alltoallw_c(const void *sendbuf,
-                             const MPI_Count *sendcounts,
-                             const MPI_Aint *sdispls,
-                             const MPI_Datatype *sendtypes,
-                             void *recvbuf,
-                             const MPI_Count *recvcounts,
-                             const MPI_Aint *rdispls,
-                             const MPI_Datatype *recvtypes,
-                             MPI_Comm comm);
-
-int MPI_Ineighbor_alltoallw_c(const void *sendbuf,
-                              const MPI_Count *sendcounts,
-                              const MPI_Aint *sdispls,
-                              const MPI_Datatype *sendtypes,
-                              void *recvbuf,
-                              const MPI_Count *recvcounts,
-                              const MPI_Aint *rdispls,
-                              const MPI_Datatype *recvtypes,
-                              MPI_Comm comm,
-                              MPI_Request *request);
-
-int MPI_Bcast_init_c(void *buffer,
-                     MPI_Count count,
-                     MPI_Datatype datatype,
-                     int root,
-                     MPI_Comm comm,
-                     MPI_Info info,
-                     MPI_Request *request);
-
-int MPI_Reduce_init_c(const void *sendbuf,
-                      void *recvbuf,
-                      MPI_Count count,
-                      MPI_Datatype datatype,
-                      MPI_Op op,
-                      int root,
-                      MPI_Comm comm,
-                      MPI_Info info,
-                      MPI_Request *request);
-
-int MPI_Allreduce_init_c(const void *sendbuf,
-                         void *recvbuf,
-                         MPI_Count count,
-                         MPI_Datatype datatype,
-                         MPI_Op op,
-                         MPI_Comm comm,
-                         MPI_Info info,
-                         MPI_Request *request);
-
-int MPI_Gather_init_c(const void *sendbuf,
-                      MPI_Count sendcount,
-                      MPI_Datatype sendtype,
-                      void *recvbuf,
-                      MPI_Count recvcount,
-                      MPI_Datatype recvtype,
-                      int root,
-                      MPI_Comm comm,
-                      MPI_Info info,
-                      MPI_Request *request);
-
-int MPI_Gatherv_init_c(const void *sendbuf,
-                       MPI_Count sendcount,
-                       MPI_Datatype sendtype,
-                       void *recvbuf,
-                       const MPI_Count *recvcounts,
-                       const MPI_Aint *displs,
-                       MPI_Datatype recvtype,
-                       int root,
-                       MPI_Comm comm,
-                       MPI_Info info,
-                       MPI_Request *request);
-
-int MPI_Scatter_init_c(const void *sendbuf,
-                       MPI_Count sendcount,
-                       MPI_Datatype sendtype,
-                       void *recvbuf,
-                       MPI_Count recvcount,
-                       MPI_Datatype recvtype,
-                       int root,
-                       MPI_Comm comm,
-                       MPI_Info info,
-                       MPI_Request *request);
-
-int MPI_Scatterv_init_c(const void *sendbuf,
-                        const MPI_Count *sendcounts,
-                        const MPI_Aint *displs,
-                        MPI_Datatype sendtype,
-                        void *recvbuf,
-                        MPI_Count recvcount,
-                        MPI_Datatype recvtype,
-                        int root,
-                        MPI_Comm comm,
-                        MPI_Info info,
-                        MPI_Request *request);
-
-int MPI_Allgather_init_c(const void *sendbuf,
-                         MPI_Count sendcount,
-                         MPI_Datatype sendtype,
-                         void *recvbuf,
-                         MPI_Count recvcount,
-                         MPI_Datatype recvtype,
-                         MPI_Comm comm,
-                         MPI_Info info,
-                         MPI_Request *request);
-
-int MPI_Allgatherv_init_c(const void *sendbuf,
-                          MPI_Count sendcount,
-                          MPI_Datatype sendtype,
-                          void *recvbuf,
-                          const MPI_Count *recvcounts,
-                          const MPI_Aint *displs,
-                          MPI_Datatype recvtype,
-                          MPI_Comm comm,
-                          MPI_Info info,
-                          MPI_Request *request);
-
-int MPI_Alltoall_init_c(const void *sendbuf,
-                        MPI_Count sendcount,
-                        MPI_Datatype sendtype,
-                        void *recvbuf,
-                        MPI_Count recvcount,
-                        MPI_Datatype recvtype,
-                        MPI_Comm comm,
-                        MPI_Info info,
-                        MPI_Request *request);
-
-int MPI_Alltoallv_init_c(const void *sendbuf,
-                         const MPI_Count *sendcounts,
-                         const MPI_Aint *sdispls,
-                         MPI_Datatype sendtype,
-                         void *recvbuf,
-                         const MPI_Count *recvcounts,
-                         const MPI_Aint *rdispls,
-                         MPI_Datatype recvtype,
-                         MPI_Comm comm,
-                         MPI_Info info,
-                         MPI_Request *request);
-
-int MPI_Reduce_scatter_block_init_c(const void *sendbuf,
-                                    void *recvbuf,
-                                    MPI_Count recvcount,
-                                    MPI_Datatype datatype,
-                                    MPI_Op op,
-                                    MPI_Comm comm,
-                                    MPI_Info info,
-                                    MPI_Request *request);
-
-int MPI_Reduce_scatter_init_c(const void *sendbuf,
-                              void *recvbuf,
-                              const MPI_Count *recvcounts,
-                              MPI_Datatype datatype,
-                              MPI_Op op,
-                              MPI_Comm comm,
-                              MPI_Info info,
-                              MPI_Request *request);
-
-int MPI_Scan_init_c(const void *sendbuf,
-                    void *recvbuf,
-                    MPI_Count count,
-                    MPI_Datatype datatype,
-                    MPI_Op op,
-                    MPI_Comm comm,
-                    MPI_Info info,
-                    MPI_Request *request);
-
-int MPI_Exscan_init_c(const void *sendbuf,
-                      void *recvbuf,
-                      MPI_Count count,
-                      MPI_Datatype datatype,
-                      MPI_Op op,
-                      MPI_Comm comm,
-                      MPI_Info info,
-                      MPI_Request *request);
-
-int MPI_Alltoallw_init_c(const void *sendbuf,
-                         const MPI_Count *sendcounts,
-                         const MPI_Aint *sdispls,
-                         const MPI_Datatype *sendtypes,
-                         void *recvbuf,
-                         const MPI_Count *recvcounts,
-                         const MPI_Aint *rdispls,
-                         const MPI_Datatype *recvtypes,
-                         MPI_Comm comm,
-                         MPI_Info info,
-                         MPI_Request *request);
-
-int MPI_Neighbor_allgather_init_c(const void *sendbuf,
-                                  MPI_Count sendcount,
-                                  MPI_Datatype sendtype,
-                                  void *recvbuf,
-                                  MPI_Count recvcount,
-                                  MPI_Datatype recvtype,
-                                  MPI_Comm comm,
-                                  MPI_Info info,
-                                  MPI_Request *request);
-
-int MPI_Neighbor_alltoall_init_c(const void *sendbuf,
-                                 MPI_Count sendcount,
-                                 MPI_Datatype sendtype,
-                                 void *recvbuf,
-                                 MPI_Count recvcount,
-                                 MPI_Datatype recvtype,
-                                 MPI_Comm comm,
-                                 MPI_Info info,
-                                 MPI_Request *request);
-
-int MPI_Neighbor_allgatherv_init_c(const void *sendbuf,
-                                   MPI_Count sendcount,
-                                   MPI_Datatype sendtype,
-                                   void *recvbuf,
-                                   const MPI_Count *recvcounts,
-                                   const MPI_Aint *displs,
-                                   MPI_Datatype recvtype,
-                                   MPI_Comm comm,
-                                   MPI_Info info,
-                                   MPI_Request *request);
-
-int MPI_Neighbor_alltoallv_init_c(const void *sendbuf,
-                                  const MPI_Count *sendcounts,
-                                  const MPI_Aint *sdispls,
-                                  MPI_Datatype sendtype,
-                                  void *recvbuf,
-                                  const MPI_Count *recvcounts,
-                                  const MPI_Aint *rdispls,
-                                  MPI_Datatype recvtype,
-                                  MPI_Comm comm,
-                                  MPI_Info info,
-                                  MPI_Request *request);
-
-int MPI_Neighbor_alltoallw_init_c(const void *sendbuf,
-                                  const MPI_Count *sendcounts,
-                                  const MPI_Aint *sdispls,
-                                  const MPI_Datatype *sendtypes,
-                                  void *recvbuf,
-                                  const MPI_Count *recvcounts,
-                                  const MPI_Aint *rdispls,
-                                  const MPI_Datatype *recvtypes,
-                                  MPI_Comm comm,
-                                  MPI_Info info,
-                                  MPI_Request *request);
-
-int MPI_Reduce_local_c(const void *inbuf,
-                       void *inoutbuf,
-                       MPI_Count count,
-                       MPI_Datatype datatype,
-                       MPI_Op op);
-
-int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
-
-int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm);
-
-int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
-
-int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request);
-
-int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
-
-int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm);
-
-int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
-
-int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm);
-
-int MPI_Comm_free(MPI_Comm *comm);
-
-int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result);
-
-int MPI_Comm_test_inter(MPI_Comm comm, int *flag);
-
-int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name);
-
-int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
-
-int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info);
-
-int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used);
-
-int MPI_Comm_group(MPI_Comm comm, MPI_Group *group);
-
-int MPI_Comm_remote_size(MPI_Comm comm, int *size);
-
-int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group);
-
-int MPI_Intercomm_create(MPI_Comm local_comm,
-                         int local_leader,
-                         MPI_Comm peer_comm,
-                         int remote_leader,
-                         int tag,
-                         MPI_Comm *newintercomm);
-
-int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm);
-
-int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype);
-
-int MPI_Type_vector(int count,
-                    int blocklength,
-                    int stride,
-                    MPI_Datatype oldtype,
-                    MPI_Datatype *newtype);
-
-int MPI_Type_create_hvector(int count,
-                            int blocklength,
-                            MPI_Aint stride,
-                            MPI_Datatype oldtype,
-                            MPI_Datatype *newtype);
-
-int MPI_Type_indexed(int count,
-                     const int *array_of_blocklengths,
-                     const int *array_of_displacements,
-                     MPI_Datatype oldtype,
-                     MPI_Datatype *newtype);
-
-int MPI_Type_create_hindexed(int count,
-                             const int *array_of_blocklengths,
-                             const MPI_Aint *array_of_displacements,
-                             MPI_Datatype oldtype,
-                             MPI_Datatype *newtype);
-
-int MPI_Type_create_indexed_block(int count,
-                                  int blocklength,
-                                  const int *array_of_displacements,
-                                  MPI_Datatype oldtype,
-                                  MPI_Datatype *newtype);
-
-int MPI_Type_create_hindexed_block(int count,
-                                   int blocklength,
-                                   const MPI_Aint *array_of_displacements,
-                                   MPI_Datatype oldtype,
-                                   MPI_Datatype *newtype);
-
-int MPI_Type_create_struct(int count,
-                           const int *array_of_blocklengths,
-                           const MPI_Aint *array_of_displacements,
-                           const MPI_Datatype *array_of_types,
-                           MPI_Datatype *newtype);
-
-int MPI_Type_create_resized(MPI_Datatype oldtype,
-                            MPI_Aint lb,
-                            MPI_Aint extent,
-                            MPI_Datatype *newtype);
-
-int MPI_Type_create_subarray(int ndims,
-                             const int *array_of_sizes,
-                             const int *array_of_subsizes,
-                             const int *array_of_starts,
-                             int order,
-                             MPI_Datatype oldtype,
-                             MPI_Datatype *newtype);
-
-int MPI_Type_create_darray(int size,
-                           int rank,
-                           int ndims,
-                           const int *array_of_gsizes,
-                           const int *array_of_distribs,
-                           const int *array_of_dargs,
-                           const int *array_of_psizes,
-                           int order,
-                           MPI_Datatype oldtype,
-                           MPI_Datatype *newtype);
-
-int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype);
-
-int MPI_Type_commit(MPI_Datatype *datatype);
-
-int MPI_Type_free(MPI_Datatype *datatype);
-
-int MPI_Type_size(MPI_Datatype datatype, int *size);
-
-int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size);
-
-int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent);
-
-int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
-
-int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent);
-
-int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent);
-
-int MPI_Type_get_envelope(MPI_Datatype datatype,
-                          int *num_integers,
-                          int *num_addresses,
-                          int *num_datatypes,
-                          int *combiner);
-
-int MPI_Type_get_contents(MPI_Datatype datatype,
-                          int max_integers,
-                          int max_addresses,
-                          int max_datatypes,
-                          int *array_of_integers,
-                          MPI_Aint *array_of_addresses,
-                          MPI_Datatype *array_of_datatypes);
-
-int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name);
-
-int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen);
-
-int MPI_Get_address(const void *location, MPI_Aint *address);
-
-MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp);
-
-MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
-
-int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size);
-
-int MPI_Pack(const void *inbuf,
-             int incount,
-             MPI_Datatype datatype,
-             void *outbuf,
-             int outsize,
-             int *position,
-             MPI_Comm comm);
-
-int MPI_Unpack(const void *inbuf,
-               int insize,
-               int *position,
-               void *outbuf,
-               int outcount,
-               MPI_Datatype datatype,
-               MPI_Comm comm);
-
-int MPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype datatype, MPI_Aint *size);
-
-int MPI_Pack_external(const char *datarep,
-                      const void *inbuf,
-                      int incount,
-                      MPI_Datatype datatype,
-                      void *outbuf,
-                      MPI_Aint outsize,
-                      MPI_Aint *position);
-
-int MPI_Unpack_external(const char *datarep,
-                        const void *inbuf,
-                        MPI_Aint insize,
-                        MPI_Aint *position,
-                        void *outbuf,
-                        int outcount,
-                        MPI_Datatype datatype);
-
-int MPI_Add_error_class(int *errorclass);
-
-int MPI_Add_error_code(int errorclass, int *errorcode);
-
-int MPI_Add_error_string(int errorcode, const char *string);
-
-int MPI_Error_class(int errorcode, int *errorclass);
-
-int MPI_Error_string(int errorcode, char *string, int *resultlen);
-
-int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
-
-int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler);
-
-int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn,
-                               MPI_Errhandler *errhandler);
-
-int MPI_Errhandler_free(MPI_Errhandler *errhandler);
-
-int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
-
-int MPI_Group_size(MPI_Group group, int *size);
-
-int MPI_Group_rank(MPI_Group group, int *rank);
-
-int MPI_Group_free(MPI_Group *group);
-
-int MPI_Group_translate_ranks(MPI_Group group1,
-                              int n,
-                              const int *ranks1,
-                              MPI_Group group2,
-                              int *ranks2);
-
-int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result);
-
-int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
-
-int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
-
-int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
-
-int MPI_Group_incl(MPI_Group group, int n, const int *ranks, MPI_Group *newgroup);
-
-int MPI_Group_excl(MPI_Group group, int n, const int *ranks, MPI_Group *newgroup);
-
-int MPI_Group_range_incl(MPI_Group group, int n, int (*ranges_)[3], MPI_Group *newgroup);
-
-int MPI_Group_range_excl(MPI_Group group, int n, int (*ranges_)[3], MPI_Group *newgroup);
-
-int MPI_Info_create(MPI_Info *info);
-
-int MPI_Info_set(MPI_Info info, const char *key, const char *value);
-
-int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag);
-
-int MPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag);
-
-int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag);
-
-int MPI_Info_get_nkeys(MPI_Info info, int *nkeys);
-
-int MPI_Info_get_nthkey(MPI_Info info, int n, char *key);
-
-int MPI_Info_delete(MPI_Info info, const char *key);
-
-int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo);
-
-int MPI_Info_free(MPI_Info *info);
-
-int MPI_Init(int *argc, char ***argv);
-
-int MPI_Init_thread(int *argc, char ***argv, int required, int *provided);
-
-int MPI_Finalize(void);
-
-int MPI_Initialized(int *flag);
-
-int MPI_Finalized(int *flag);
-
-int MPI_Query_thread(int *provided);
-
-int MPI_Is_thread_main(int *flag);
-
 int MPI_Abort(MPI_Comm comm, int errorcode);
-
-int MPI_Get_version(int *version, int *subversion);
-
-int MPI_Get_library_version(char *version, int *resultlen);
-
-int MPI_Get_processor_name(char *name, int *resultlen);
-
-double MPI_Wtime(void);
-
-double MPI_Wtick(void);
-
-int MPI_Comm_rank(MPI_Comm comm, int *rank);
-
-int MPI_Comm_size(MPI_Comm comm, int *size);
-
-int MPI_Get_count_c(const struct MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
-
-int MPI_Get_elements_c(const struct MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
-
-int MPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size);
-
-int MPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
-
-int MPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent);
-
-int MPI_Send_c(const void *buf,
-               MPI_Count count,
-               MPI_Datatype datatype,
-               int dest,
-               int tag,
-               MPI_Comm comm);
-
-int MPI_Ssend_c(const void *buf,
-                MPI_Count count,
-                MPI_Datatype datatype,
-                int dest,
-                int tag,
-                MPI_Comm comm);
-
-int MPI_Rsend_c(const void *buf,
-                MPI_Count count,
-                MPI_Datatype datatype,
-                int dest,
-                int tag,
-                MPI_Comm comm);
-
-int MPI_Bsend_c(const void *buf,
-                MPI_Count count,
-                MPI_Datatype datatype,
-                int dest,
-                int tag,
-                MPI_Comm comm);
-
-int MPI_Isend_c(const void *buf,
-                MPI_Count count,
-                MPI_Datatype datatype,
-                int dest,
-                int tag,
-                MPI_Comm comm,
-                MPI_Request *request);
-
-int MPI_Issend_c(const void *buf,
-                 MPI_Count count,
-                 MPI_Datatype datatype,
-                 int dest,
-                 int tag,
-                 MPI_Comm comm,
-                 MPI_Request *request);
-
-int MPI_Irsend_c(const void *buf,
-                 MPI_Count count,
-                 MPI_Datatype datatype,
-                 int dest,
-                 int tag,
-                 MPI_Comm comm,
-                 MPI_Request *request);
-
-int MPI_Ibsend_c(const void *buf,
-                 MPI_Count count,
-                 MPI_Datatype datatype,
-                 int dest,
-                 int tag,
-                 MPI_Comm comm,
-                 MPI_Request *request);
-
-int MPI_Send_init_c(const void *buf,
-                    MPI_Count count,
-                    MPI_Datatype datatype,
-                    int dest,
-                    int tag,
-                    MPI_Comm comm,
-                    MPI_Request *request);
-
-int MPI_Ssend_init_c(const void *buf,
-                     MPI_Count count,
-                     MPI_Datatype datatype,
-                     int dest,
-                     int tag,
-                     MPI_Comm comm,
-                     MPI_Request *request);
-
-int MPI_Rsend_init_c(const void *buf,
-                     MPI_Count count,
-                     MPI_Datatype datatype,
-                     int dest,
-                     int tag,
-                     MPI_Comm comm,
-                     MPI_Request *request);
-
-int MPI_Bsend_init_c(const void *buf,
-                     MPI_Count count,
-                     MPI_Datatype datatype,
-                     int dest,
-                     int tag,
-                     MPI_Comm comm,
-                     MPI_Request *request);
-
-int MPI_Recv_c(void *buf,
-               MPI_Count count,
-               MPI_Datatype datatype,
-               int source,
-               int tag,
-               MPI_Comm comm,
-               struct MPI_Status *status);
-
-int MPI_Irecv_c(void *buf,
-                MPI_Count count,
-                MPI_Datatype datatype,
-                int source,
-                int tag,
-                MPI_Comm comm,
-                MPI_Request *request);
-
-int MPI_Recv_init_c(void *buf,
-                    MPI_Count count,
-                    MPI_Datatype datatype,
-                    int source,
-                    int tag,
-                    MPI_Comm comm,
-                    MPI_Request *request);
-
-int MPI_Sendrecv_c(const void *sendbuf,
-                   MPI_Count sendcount,
-                   MPI_Datatype sendtype,
-                   int dest,
-                   int sendtag,
-                   void *recvbuf,
-                   MPI_Count recvcount,
-                   MPI_Datatype recvtype,
-                   int source,
-                   int recvtag,
-                   MPI_Comm comm,
-                   struct MPI_Status *status);
-
-int MPI_Sendrecv_replace_c(void *buf,
-                           MPI_Count count,
-                           MPI_Datatype datatype,
-                           int dest,
-                           int sendtag,
-                           int source,
-                           int recvtag,
-                           MPI_Comm comm,
-                           struct MPI_Status *status);
-
-int MPI_Mrecv_c(void *buf,
-                MPI_Count count,
-                MPI_Datatype datatype,
-                MPI_Message *message,
-                struct MPI_Status *status);
-
-int MPI_Imrecv_c(void *buf,
-                 MPI_Count count,
-                 MPI_Datatype datatype,
-                 MPI_Message *message,
-                 MPI_Request *request);
-
-int MPI_Type_get_envelope_c(MPI_Datatype dt,
-                            MPI_Count *num_integers,
-                            MPI_Count *num_addresses,
-                            MPI_Count *num_large_counts,
-                            MPI_Count *num_datatypes,
-                            int *combiner);
-
-int MPI_Type_get_contents_c(MPI_Datatype dt,
-                            MPI_Count max_integers,
-                            MPI_Count max_addresses,
-                            MPI_Count max_large_counts,
-                            MPI_Count max_datatypes,
-                            int *array_of_integers,
-                            MPI_Aint *array_of_addresses,
-                            MPI_Count *array_of_large_counts,
-                            MPI_Datatype *array_of_datatypes);
-
-int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype);
-
-int MPI_Type_vector_c(MPI_Count count,
-                      MPI_Count blocklength,
-                      MPI_Count stride,
-                      MPI_Datatype oldtype,
-                      MPI_Datatype *newtype);
-
-int MPI_Type_create_hvector_c(MPI_Count count,
-                              MPI_Count blocklength,
-                              MPI_Count stride,
-                              MPI_Datatype oldtype,
-                              MPI_Datatype *newtype);
-
-int MPI_Type_indexed_c(MPI_Count count,
-                       const MPI_Count *array_of_blocklengths,
-                       const MPI_Count *array_of_displacements,
-                       MPI_Datatype oldtype,
-                       MPI_Datatype *newtype);
-
-int MPI_Type_create_hindexed_c(MPI_Count count,
-                               const MPI_Count *array_of_blocklengths,
-                               const MPI_Count *array_of_displacements,
-                               MPI_Datatype oldtype,
-                               MPI_Datatype *newtype);
-
-int MPI_Type_create_indexed_block_c(MPI_Count count,
-                                    MPI_Count blocklength,
-                                    const MPI_Count *array_of_displacements,
-                                    MPI_Datatype oldtype,
-                                    MPI_Datatype *newtype);
-
-int MPI_Type_create_hindexed_block_c(MPI_Count count,
-                                     MPI_Count blocklength,
-                                     const MPI_Count *array_of_displacements,
-                                     MPI_Datatype oldtype,
-                                     MPI_Datatype *newtype);
-
-int MPI_Type_create_struct_c(MPI_Count count,
-                             const MPI_Count *array_of_blocklengths,
-                             const MPI_Count *array_of_displacements,
-                             const MPI_Datatype *array_of_types,
-                             MPI_Datatype *newtype);
-
-int MPI_Type_create_resized_c(MPI_Datatype oldtype,
-                              MPI_Count lb,
-                              MPI_Count extent,
-                              MPI_Datatype *newtype);
-
-int MPI_Type_create_subarray_c(int ndims,
-                               const MPI_Count *array_of_sizes,
-                               const MPI_Count *array_of_subsizes,
-                               const MPI_Count *array_of_starts,
-                               int order,
-                               MPI_Datatype oldtype,
-                               MPI_Datatype *newtype);
-
-int MPI_Type_create_darray_c(int size,
-                             int rank,
-                             int ndims,
-                             const MPI_Count *array_of_gsizes,
-                             const int *array_of_distribs,
-                             const int *array_of_dargs,
-                             const int *array_of_psizes,
-                             int order,
-                             MPI_Datatype oldtype,
-                             MPI_Datatype *newtype);
-
-int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype dt, MPI_Comm comm, MPI_Count *size);
-
-int MPI_Pack_c(const void *inbuf,
-               MPI_Count incount,
-               MPI_Datatype dt,
-               void *outbuf,
-               MPI_Count outsize,
-               MPI_Count *position,
-               MPI_Comm comm);
-
-int MPI_Unpack_c(const void *inbuf,
-                 MPI_Count insize,
-                 MPI_Count *position,
-                 void *outbuf,
-                 MPI_Count outcount,
-                 MPI_Datatype dt,
-                 MPI_Comm comm);
-
-int MPI_Pack_external_size_c(const char *datarep,
-                             MPI_Count incount,
-                             MPI_Datatype dt,
-                             MPI_Count *size);
-
-int MPI_Pack_external_c(const char *datarep,
-                        const void *inbuf,
-                        MPI_Count incount,
-                        MPI_Datatype dt,
-                        void *outbuf,
-                        MPI_Count outsize,
-                        MPI_Count *position);
-
-int MPI_Unpack_external_c(const char *datarep,
-                          const void *inbuf,
-                          MPI_Count insize,
-                          MPI_Count *position,
-                          void *outbuf,
-                          MPI_Count outcount,
-                          MPI_Datatype dt);
-
-int MPI_Buffer_attach_c(void *buffer, MPI_Count size);
-
-int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size);
-
-int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr);
-
-int MPI_Free_mem(void *base);
-
-int MPI_Status_set_cancelled(struct MPI_Status *status, int flag);
-
-int MPI_Status_set_elements(struct MPI_Status *status, MPI_Datatype datatype, int count);
-
-int MPI_Status_set_elements_x(struct MPI_Status *status, MPI_Datatype datatype, MPI_Count count);
-
-int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
-
-int MPI_Comm_get_parent(MPI_Comm *parent);
-
-int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
-
-int MPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op);
-
-int MPI_Op_free(MPI_Op *op);
-
-int MPI_Op_commutative(MPI_Op op, int *commute);
-
-int MPI_Reduce_local(const void *inbuf,
-                     void *inoutbuf,
-                     int count,
-                     MPI_Datatype datatype,
-                     MPI_Op op);
-
-int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
-
-int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
-
-int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
-
-int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
-
-int MPI_Isend(const void *buf,
-              int count,
-              MPI_Datatype datatype,
-              int dest,
-              int tag,
-              MPI_Comm comm,
-              MPI_Request *request);
-
-int MPI_Issend(const void *buf,
-               int count,
-               MPI_Datatype datatype,
-               int dest,
-               int tag,
-               MPI_Comm comm,
-               MPI_Request *request);
-
-int MPI_Irsend(const void *buf,
-               int count,
-               MPI_Datatype datatype,
-               int dest,
-               int tag,
-               MPI_Comm comm,
-               MPI_Request *request);
-
-int MPI_Ibsend(const void *buf,
-               int count,
-               MPI_Datatype datatype,
-               int dest,
-               int tag,
-               MPI_Comm comm,
-               MPI_Request *request);
-
-int MPI_Send_init(const void *buf,
-                  int count,
-                  MPI_Datatype datatype,
-                  int dest,
-                  int tag,
-                  MPI_Comm comm,
-                  MPI_Request *request);
-
-int MPI_Ssend_init(const void *buf,
-                   int count,
-                   MPI_Datatype datatype,
-                   int dest,
-                   int tag,
-                   MPI_Comm comm,
-                   MPI_Request *request);
-
-int MPI_Rsend_init(const void *buf,
-                   int count,
-                   MPI_Datatype datatype,
-                   int dest,
-                   int tag,
-                   MPI_Comm comm,
-                   MPI_Request *request);
-
-int MPI_Bsend_init(const void *buf,
-                   int count,
-                   MPI_Datatype datatype,
-                   int dest,
-                   int tag,
-                   MPI_Comm comm,
-                   MPI_Request *request);
-
-int MPI_Recv(void *buf,
-             int count,
-             MPI_Datatype datatype,
-             int source,
-             int tag,
-             MPI_Comm comm,
-             struct MPI_Status *status);
-
-int MPI_Irecv(void *buf,
-              int count,
-              MPI_Datatype datatype,
-              int source,
-              int tag,
-              MPI_Comm comm,
-              MPI_Request *request);
-
-int MPI_Recv_init(void *buf,
-                  int count,
-                  MPI_Datatype datatype,
-                  int source,
-                  int tag,
-                  MPI_Comm comm,
-                  MPI_Request *request);
-
-int MPI_Sendrecv(const void *sendbuf,
-                 int sendcount,
-                 MPI_Datatype sendtype,
-                 int dest,
-                 int sendtag,
-                 void *recvbuf,
-                 int recvcount,
-                 MPI_Datatype recvtype,
-                 int source,
-                 int recvtag,
-                 MPI_Comm comm,
-                 struct MPI_Status *status);
-
-int MPI_Sendrecv_replace(void *buf,
-                         int count,
-                         MPI_Datatype datatype,
-                         int dest,
-                         int sendtag,
-                         int source,
-                         int recvtag,
-                         MPI_Comm comm,
-                         struct MPI_Status *status);
-
-int MPI_Probe(int source, int tag, MPI_Comm comm, struct MPI_Status *status);
-
-int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, struct MPI_Status *status);
-
-int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, struct MPI_Status *status);
-
-int MPI_Improbe(int source,
-                int tag,
-                MPI_Comm comm,
-                int *flag,
-                MPI_Message *message,
-                struct MPI_Status *status);
-
-int MPI_Mrecv(void *buf,
-              int count,
-              MPI_Datatype datatype,
-              MPI_Message *message,
-              struct MPI_Status *status);
-
-int MPI_Imrecv(void *buf,
-               int count,
-               MPI_Datatype datatype,
-               MPI_Message *message,
-               MPI_Request *request);
-
-int MPI_Buffer_attach(void *buffer, int size);
-
-int MPI_Buffer_detach(void *buffer_addr, int *size);
-
-int MPI_Wait(MPI_Request *request, struct MPI_Status *status);
-
-int MPI_Test(MPI_Request *request, int *flag, struct MPI_Status *status);
-
-int MPI_Waitall(int count, MPI_Request *array_of_requests, struct MPI_Status *array_of_statuses);
-
-int MPI_Testall(int count,
-                MPI_Request *array_of_requests,
-                int *flag,
-                struct MPI_Status *array_of_statuses);
-
-int MPI_Waitany(int count, MPI_Request *array_of_requests, int *index, struct MPI_Status *status);
-
-int MPI_Testany(int count,
-                MPI_Request *array_of_requests,
-                int *index,
-                int *flag,
-                struct MPI_Status *status);
-
-int MPI_Waitsome(int incount,
-                 MPI_Request *array_of_requests,
-                 int *outcount,
-                 int *array_of_indices,
-                 struct MPI_Status *array_of_statuses);
-
-int MPI_Testsome(int incount,
-                 MPI_Request *array_of_requests,
-                 int *outcount,
-                 int *array_of_indices,
-                 struct MPI_Status *array_of_statuses);
-
-int MPI_Request_get_status(MPI_Request request, int *flag, struct MPI_Status *status);
-
-int MPI_Request_free(MPI_Request *request);
-
-int MPI_Cancel(MPI_Request *request);
-
-int MPI_Test_cancelled(const struct MPI_Status *status, int *flag);
-
-int MPI_Get_count(const struct MPI_Status *status, MPI_Datatype datatype, int *count);
-
-int MPI_Get_elements(const struct MPI_Status *status, MPI_Datatype datatype, int *count);
-
-int MPI_Get_elements_x(const struct MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
-
-int MPI_Start(MPI_Request *request);
-
-int MPI_Startall(int count, MPI_Request *array_of_requests);
 
 int MPI_Accumulate(const void *origin_addr,
                    int origin_count,
@@ -2891,13 +871,337 @@ int MPI_Accumulate_c(const void *origin_addr,
                      MPI_Op op,
                      MPI_Win win);
 
+int MPI_Add_error_class(int *errorclass);
+
+int MPI_Add_error_code(int errorclass, int *errorcode);
+
+int MPI_Add_error_string(int errorcode, const char *string);
+
 int MPI_Address(void *location, MPI_Aint *address);
+
+MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp);
+
+MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
+
+int MPI_Allgather(const void *sendbuf,
+                  int sendcount,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  int recvcount,
+                  MPI_Datatype recvtype,
+                  MPI_Comm comm);
+
+int MPI_Allgather_c(const void *sendbuf,
+                    MPI_Count sendcount,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    MPI_Count recvcount,
+                    MPI_Datatype recvtype,
+                    MPI_Comm comm);
+
+int MPI_Allgather_init(const void *sendbuf,
+                       int sendcount,
+                       MPI_Datatype sendtype,
+                       void *recvbuf,
+                       int recvcount,
+                       MPI_Datatype recvtype,
+                       MPI_Comm comm,
+                       MPI_Info info,
+                       MPI_Request *request);
+
+int MPI_Allgather_init_c(const void *sendbuf,
+                         MPI_Count sendcount,
+                         MPI_Datatype sendtype,
+                         void *recvbuf,
+                         MPI_Count recvcount,
+                         MPI_Datatype recvtype,
+                         MPI_Comm comm,
+                         MPI_Info info,
+                         MPI_Request *request);
+
+int MPI_Allgatherv(const void *sendbuf,
+                   int sendcount,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   const int *recvcounts,
+                   const int *displs,
+                   MPI_Datatype recvtype,
+                   MPI_Comm comm);
+
+int MPI_Allgatherv_c(const void *sendbuf,
+                     MPI_Count sendcount,
+                     MPI_Datatype sendtype,
+                     void *recvbuf,
+                     const MPI_Count *recvcounts,
+                     const MPI_Aint *displs,
+                     MPI_Datatype recvtype,
+                     MPI_Comm comm);
+
+int MPI_Allgatherv_init(const void *sendbuf,
+                        int sendcount,
+                        MPI_Datatype sendtype,
+                        void *recvbuf,
+                        const int *recvcounts,
+                        const int *displs,
+                        MPI_Datatype recvtype,
+                        MPI_Comm comm,
+                        MPI_Info info,
+                        MPI_Request *request);
+
+int MPI_Allgatherv_init_c(const void *sendbuf,
+                          MPI_Count sendcount,
+                          MPI_Datatype sendtype,
+                          void *recvbuf,
+                          const MPI_Count *recvcounts,
+                          const MPI_Aint *displs,
+                          MPI_Datatype recvtype,
+                          MPI_Comm comm,
+                          MPI_Info info,
+                          MPI_Request *request);
+
+int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr);
+
+int MPI_Allreduce(const void *sendbuf,
+                  void *recvbuf,
+                  int count,
+                  MPI_Datatype datatype,
+                  MPI_Op op,
+                  MPI_Comm comm);
+
+int MPI_Allreduce_c(const void *sendbuf,
+                    void *recvbuf,
+                    MPI_Count count,
+                    MPI_Datatype datatype,
+                    MPI_Op op,
+                    MPI_Comm comm);
+
+int MPI_Allreduce_init(const void *sendbuf,
+                       void *recvbuf,
+                       int count,
+                       MPI_Datatype datatype,
+                       MPI_Op op,
+                       MPI_Comm comm,
+                       MPI_Info info,
+                       MPI_Request *request);
+
+int MPI_Allreduce_init_c(const void *sendbuf,
+                         void *recvbuf,
+                         MPI_Count count,
+                         MPI_Datatype datatype,
+                         MPI_Op op,
+                         MPI_Comm comm,
+                         MPI_Info info,
+                         MPI_Request *request);
+
+int MPI_Alltoall(const void *sendbuf,
+                 int sendcount,
+                 MPI_Datatype sendtype,
+                 void *recvbuf,
+                 int recvcount,
+                 MPI_Datatype recvtype,
+                 MPI_Comm comm);
+
+int MPI_Alltoall_c(const void *sendbuf,
+                   MPI_Count sendcount,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   MPI_Count recvcount,
+                   MPI_Datatype recvtype,
+                   MPI_Comm comm);
+
+int MPI_Alltoall_init(const void *sendbuf,
+                      int sendcount,
+                      MPI_Datatype sendtype,
+                      void *recvbuf,
+                      int recvcount,
+                      MPI_Datatype recvtype,
+                      MPI_Comm comm,
+                      MPI_Info info,
+                      MPI_Request *request);
+
+int MPI_Alltoall_init_c(const void *sendbuf,
+                        MPI_Count sendcount,
+                        MPI_Datatype sendtype,
+                        void *recvbuf,
+                        MPI_Count recvcount,
+                        MPI_Datatype recvtype,
+                        MPI_Comm comm,
+                        MPI_Info info,
+                        MPI_Request *request);
+
+int MPI_Alltoallv(const void *sendbuf,
+                  const int *sendcounts,
+                  const int *sdispls,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  const int *recvcounts,
+                  const int *rdispls,
+                  MPI_Datatype recvtype,
+                  MPI_Comm comm);
+
+int MPI_Alltoallv_c(const void *sendbuf,
+                    const MPI_Count *sendcounts,
+                    const MPI_Aint *sdispls,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    const MPI_Count *recvcounts,
+                    const MPI_Aint *rdispls,
+                    MPI_Datatype recvtype,
+                    MPI_Comm comm);
+
+int MPI_Alltoallv_init(const void *sendbuf,
+                       const int *sendcounts,
+                       const int *sdispls,
+                       MPI_Datatype sendtype,
+                       void *recvbuf,
+                       const int *recvcounts,
+                       const int *rdispls,
+                       MPI_Datatype recvtype,
+                       MPI_Comm comm,
+                       MPI_Info info,
+                       MPI_Request *request);
+
+int MPI_Alltoallv_init_c(const void *sendbuf,
+                         const MPI_Count *sendcounts,
+                         const MPI_Aint *sdispls,
+                         MPI_Datatype sendtype,
+                         void *recvbuf,
+                         const MPI_Count *recvcounts,
+                         const MPI_Aint *rdispls,
+                         MPI_Datatype recvtype,
+                         MPI_Comm comm,
+                         MPI_Info info,
+                         MPI_Request *request);
+
+int MPI_Alltoallw(const void *sendbuf,
+                  const int *sendcounts,
+                  const int *sdispls,
+                  const MPI_Datatype *sendtypes,
+                  void *recvbuf,
+                  const int *recvcounts,
+                  const int *rdispls,
+                  const MPI_Datatype *recvtypes,
+                  MPI_Comm comm);
+
+int MPI_Alltoallw_c(const void *sendbuf,
+                    const MPI_Count *sendcounts,
+                    const MPI_Aint *sdispls,
+                    const MPI_Datatype *sendtypes,
+                    void *recvbuf,
+                    const MPI_Count *recvcounts,
+                    const MPI_Aint *rdispls,
+                    const MPI_Datatype *recvtypes,
+                    MPI_Comm comm);
+
+int MPI_Alltoallw_init(const void *sendbuf,
+                       const int *sendcounts,
+                       const int *sdispls,
+                       const MPI_Datatype *sendtypes,
+                       void *recvbuf,
+                       const int *recvcounts,
+                       const int *rdispls,
+                       const MPI_Datatype *recvtypes,
+                       MPI_Comm comm,
+                       MPI_Info info,
+                       MPI_Request *request);
+
+int MPI_Alltoallw_init_c(const void *sendbuf,
+                         const MPI_Count *sendcounts,
+                         const MPI_Aint *sdispls,
+                         const MPI_Datatype *sendtypes,
+                         void *recvbuf,
+                         const MPI_Count *recvcounts,
+                         const MPI_Aint *rdispls,
+                         const MPI_Datatype *recvtypes,
+                         MPI_Comm comm,
+                         MPI_Info info,
+                         MPI_Request *request);
 
 int MPI_Attr_delete(MPI_Comm comm, int keyval);
 
 int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag);
 
 int MPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val);
+
+int MPI_Barrier(MPI_Comm comm);
+
+int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request);
+
+int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
+
+int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm);
+
+int MPI_Bcast_init(void *buffer,
+                   int count,
+                   MPI_Datatype datatype,
+                   int root,
+                   MPI_Comm comm,
+                   MPI_Info info,
+                   MPI_Request *request);
+
+int MPI_Bcast_init_c(void *buffer,
+                     MPI_Count count,
+                     MPI_Datatype datatype,
+                     int root,
+                     MPI_Comm comm,
+                     MPI_Info info,
+                     MPI_Request *request);
+
+int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+
+int MPI_Bsend_c(const void *buf,
+                MPI_Count count,
+                MPI_Datatype datatype,
+                int dest,
+                int tag,
+                MPI_Comm comm);
+
+int MPI_Bsend_init(const void *buf,
+                   int count,
+                   MPI_Datatype datatype,
+                   int dest,
+                   int tag,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+int MPI_Bsend_init_c(const void *buf,
+                     MPI_Count count,
+                     MPI_Datatype datatype,
+                     int dest,
+                     int tag,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+int MPI_Buffer_attach(void *buffer, int size);
+
+int MPI_Buffer_attach_c(void *buffer, MPI_Count size);
+
+int MPI_Buffer_detach(void *buffer_addr, int *size);
+
+int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size);
+
+int MPI_Cancel(MPI_Request *request);
+
+int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int *coords);
+
+int MPI_Cart_create(MPI_Comm comm_old,
+                    int ndims,
+                    const int *dims,
+                    const int *periods,
+                    int reorder,
+                    MPI_Comm *comm_cart);
+
+int MPI_Cart_get(MPI_Comm comm, int maxdims, int *dims, int *periods, int *coords);
+
+int MPI_Cart_map(MPI_Comm comm, int ndims, const int *dims, const int *periods, int *newrank);
+
+int MPI_Cart_rank(MPI_Comm comm, const int *coords, int *rank);
+
+int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest);
+
+int MPI_Cart_sub(MPI_Comm comm, const int *remain_dims, MPI_Comm *newcomm);
+
+int MPI_Cartdim_get(MPI_Comm comm, int *ndims);
 
 int MPI_Close_port(const char *port_name);
 
@@ -2907,11 +1211,20 @@ int MPI_Comm_accept(const char *port_name,
                     MPI_Comm comm,
                     MPI_Comm *newcomm);
 
+int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
+
+int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result);
+
 int MPI_Comm_connect(const char *port_name,
                      MPI_Info info,
                      int root,
                      MPI_Comm comm,
                      MPI_Comm *newcomm);
+
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
+
+int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn,
+                               MPI_Errhandler *errhandler);
 
 int MPI_Comm_create_from_group(MPI_Group group,
                                const char *stringtag,
@@ -2919,9 +1232,58 @@ int MPI_Comm_create_from_group(MPI_Group group,
                                MPI_Errhandler errhandler,
                                MPI_Comm *newcomm);
 
+int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm);
+
+int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                           MPI_Comm_delete_attr_function *comm_delete_attr_fn,
+                           int *comm_keyval,
+                           void *extra_state);
+
+int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval);
+
 int MPI_Comm_disconnect(MPI_Comm *comm);
 
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
+
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm);
+
+int MPI_Comm_free(MPI_Comm *comm);
+
+int MPI_Comm_free_keyval(int *comm_keyval);
+
+int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);
+
+int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler);
+
+int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used);
+
+int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
+
+int MPI_Comm_get_parent(MPI_Comm *parent);
+
+int MPI_Comm_group(MPI_Comm comm, MPI_Group *group);
+
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
+
+int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request);
+
 int MPI_Comm_join(int fd, MPI_Comm *intercomm);
+
+int MPI_Comm_rank(MPI_Comm comm, int *rank);
+
+int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group);
+
+int MPI_Comm_remote_size(MPI_Comm comm, int *size);
+
+int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val);
+
+int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
+
+int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info);
+
+int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name);
+
+int MPI_Comm_size(MPI_Comm comm, int *size);
 
 int MPI_Comm_spawn(const char *command,
                    char **argv,
@@ -2942,6 +1304,12 @@ int MPI_Comm_spawn_multiple(int count,
                             MPI_Comm *intercomm,
                             int *array_of_errcodes);
 
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
+
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm);
+
+int MPI_Comm_test_inter(MPI_Comm comm, int *flag);
+
 int MPI_Compare_and_swap(const void *origin_addr,
                          const void *compare_addr,
                          void *result_addr,
@@ -2950,12 +1318,83 @@ int MPI_Compare_and_swap(const void *origin_addr,
                          MPI_Aint target_disp,
                          MPI_Win win);
 
+int MPI_Dims_create(int nnodes, int ndims, int *dims);
+
+int MPI_Dist_graph_create(MPI_Comm comm_old,
+                          int n,
+                          const int *sources,
+                          const int *degrees,
+                          const int *destinations,
+                          const int *weights_,
+                          MPI_Info info,
+                          int reorder,
+                          MPI_Comm *comm_dist_graph);
+
+int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old,
+                                   int indegree,
+                                   const int *sources,
+                                   const int *sourceweights,
+                                   int outdegree,
+                                   const int *destinations,
+                                   const int *destweights,
+                                   MPI_Info info,
+                                   int reorder,
+                                   MPI_Comm *comm_dist_graph);
+
+int MPI_Dist_graph_neighbors(MPI_Comm comm,
+                             int maxindegree,
+                             int *sources,
+                             int *sourceweights,
+                             int maxoutdegree,
+                             int *destinations,
+                             int *destweights);
+
+int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted);
+
 int MPI_Errhandler_create(MPI_Comm_errhandler_function *comm_errhandler_fn,
                           MPI_Errhandler *errhandler);
+
+int MPI_Errhandler_free(MPI_Errhandler *errhandler);
 
 int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler);
 
 int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler);
+
+int MPI_Error_class(int errorcode, int *errorclass);
+
+int MPI_Error_string(int errorcode, char *string, int *resultlen);
+
+int MPI_Exscan(const void *sendbuf,
+               void *recvbuf,
+               int count,
+               MPI_Datatype datatype,
+               MPI_Op op,
+               MPI_Comm comm);
+
+int MPI_Exscan_c(const void *sendbuf,
+                 void *recvbuf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 MPI_Op op,
+                 MPI_Comm comm);
+
+int MPI_Exscan_init(const void *sendbuf,
+                    void *recvbuf,
+                    int count,
+                    MPI_Datatype datatype,
+                    MPI_Op op,
+                    MPI_Comm comm,
+                    MPI_Info info,
+                    MPI_Request *request);
+
+int MPI_Exscan_init_c(const void *sendbuf,
+                      void *recvbuf,
+                      MPI_Count count,
+                      MPI_Datatype datatype,
+                      MPI_Op op,
+                      MPI_Comm comm,
+                      MPI_Info info,
+                      MPI_Request *request);
 
 int MPI_Fetch_and_op(const void *origin_addr,
                      void *result_addr,
@@ -3361,6 +1800,96 @@ int MPI_File_write_shared_c(MPI_File fh,
                             MPI_Datatype datatype,
                             struct MPI_Status *status);
 
+int MPI_Finalize(void);
+
+int MPI_Finalized(int *flag);
+
+int MPI_Free_mem(void *base);
+
+int MPI_Gather(const void *sendbuf,
+               int sendcount,
+               MPI_Datatype sendtype,
+               void *recvbuf,
+               int recvcount,
+               MPI_Datatype recvtype,
+               int root,
+               MPI_Comm comm);
+
+int MPI_Gather_c(const void *sendbuf,
+                 MPI_Count sendcount,
+                 MPI_Datatype sendtype,
+                 void *recvbuf,
+                 MPI_Count recvcount,
+                 MPI_Datatype recvtype,
+                 int root,
+                 MPI_Comm comm);
+
+int MPI_Gather_init(const void *sendbuf,
+                    int sendcount,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    int recvcount,
+                    MPI_Datatype recvtype,
+                    int root,
+                    MPI_Comm comm,
+                    MPI_Info info,
+                    MPI_Request *request);
+
+int MPI_Gather_init_c(const void *sendbuf,
+                      MPI_Count sendcount,
+                      MPI_Datatype sendtype,
+                      void *recvbuf,
+                      MPI_Count recvcount,
+                      MPI_Datatype recvtype,
+                      int root,
+                      MPI_Comm comm,
+                      MPI_Info info,
+                      MPI_Request *request);
+
+int MPI_Gatherv(const void *sendbuf,
+                int sendcount,
+                MPI_Datatype sendtype,
+                void *recvbuf,
+                const int *recvcounts,
+                const int *displs,
+                MPI_Datatype recvtype,
+                int root,
+                MPI_Comm comm);
+
+int MPI_Gatherv_c(const void *sendbuf,
+                  MPI_Count sendcount,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  const MPI_Count *recvcounts,
+                  const MPI_Aint *displs,
+                  MPI_Datatype recvtype,
+                  int root,
+                  MPI_Comm comm);
+
+int MPI_Gatherv_init(const void *sendbuf,
+                     int sendcount,
+                     MPI_Datatype sendtype,
+                     void *recvbuf,
+                     const int *recvcounts,
+                     const int *displs,
+                     MPI_Datatype recvtype,
+                     int root,
+                     MPI_Comm comm,
+                     MPI_Info info,
+                     MPI_Request *request);
+
+int MPI_Gatherv_init_c(const void *sendbuf,
+                       MPI_Count sendcount,
+                       MPI_Datatype sendtype,
+                       void *recvbuf,
+                       const MPI_Count *recvcounts,
+                       const MPI_Aint *displs,
+                       MPI_Datatype recvtype,
+                       int root,
+                       MPI_Comm comm,
+                       MPI_Info info,
+                       MPI_Request *request);
+
 int MPI_Get(void *origin_addr,
             int origin_count,
             MPI_Datatype origin_datatype,
@@ -3396,6 +1925,8 @@ int MPI_Get_accumulate_c(const void *origin_addr,
                          MPI_Op op,
                          MPI_Win win);
 
+int MPI_Get_address(const void *location, MPI_Aint *address);
+
 int MPI_Get_c(void *origin_addr,
               MPI_Count origin_count,
               MPI_Datatype origin_datatype,
@@ -3405,6 +1936,39 @@ int MPI_Get_c(void *origin_addr,
               MPI_Datatype target_datatype,
               MPI_Win win);
 
+int MPI_Get_count(const struct MPI_Status *status, MPI_Datatype datatype, int *count);
+
+int MPI_Get_count_c(const struct MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
+
+int MPI_Get_elements(const struct MPI_Status *status, MPI_Datatype datatype, int *count);
+
+int MPI_Get_elements_c(const struct MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
+
+int MPI_Get_elements_x(const struct MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
+
+int MPI_Get_library_version(char *version, int *resultlen);
+
+int MPI_Get_processor_name(char *name, int *resultlen);
+
+int MPI_Get_version(int *version, int *subversion);
+
+int MPI_Graph_create(MPI_Comm comm_old,
+                     int nnodes,
+                     const int *index,
+                     const int *edges,
+                     int reorder,
+                     MPI_Comm *comm_graph);
+
+int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int *index, int *edges);
+
+int MPI_Graph_map(MPI_Comm comm, int nnodes, const int *index, const int *edges, int *newrank);
+
+int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int *neighbors);
+
+int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors);
+
+int MPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges);
+
 int MPI_Grequest_complete(MPI_Request request);
 
 int MPI_Grequest_start(MPI_Grequest_query_function *query_fn,
@@ -3413,9 +1977,395 @@ int MPI_Grequest_start(MPI_Grequest_query_function *query_fn,
                        void *extra_state,
                        MPI_Request *request);
 
+int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result);
+
+int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+
+int MPI_Group_excl(MPI_Group group, int n, const int *ranks, MPI_Group *newgroup);
+
+int MPI_Group_free(MPI_Group *group);
+
 int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup);
 
+int MPI_Group_incl(MPI_Group group, int n, const int *ranks, MPI_Group *newgroup);
+
+int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+
+int MPI_Group_range_excl(MPI_Group group, int n, int (*ranges_)[3], MPI_Group *newgroup);
+
+int MPI_Group_range_incl(MPI_Group group, int n, int (*ranges_)[3], MPI_Group *newgroup);
+
+int MPI_Group_rank(MPI_Group group, int *rank);
+
+int MPI_Group_size(MPI_Group group, int *size);
+
+int MPI_Group_translate_ranks(MPI_Group group1,
+                              int n,
+                              const int *ranks1,
+                              MPI_Group group2,
+                              int *ranks2);
+
+int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+
+int MPI_Iallgather(const void *sendbuf,
+                   int sendcount,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   int recvcount,
+                   MPI_Datatype recvtype,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+int MPI_Iallgather_c(const void *sendbuf,
+                     MPI_Count sendcount,
+                     MPI_Datatype sendtype,
+                     void *recvbuf,
+                     MPI_Count recvcount,
+                     MPI_Datatype recvtype,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+int MPI_Iallgatherv(const void *sendbuf,
+                    int sendcount,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    const int *recvcounts,
+                    const int *displs,
+                    MPI_Datatype recvtype,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+int MPI_Iallgatherv_c(const void *sendbuf,
+                      MPI_Count sendcount,
+                      MPI_Datatype sendtype,
+                      void *recvbuf,
+                      const MPI_Count *recvcounts,
+                      const MPI_Aint *displs,
+                      MPI_Datatype recvtype,
+                      MPI_Comm comm,
+                      MPI_Request *request);
+
+int MPI_Iallreduce(const void *sendbuf,
+                   void *recvbuf,
+                   int count,
+                   MPI_Datatype datatype,
+                   MPI_Op op,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+int MPI_Iallreduce_c(const void *sendbuf,
+                     void *recvbuf,
+                     MPI_Count count,
+                     MPI_Datatype datatype,
+                     MPI_Op op,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+int MPI_Ialltoall(const void *sendbuf,
+                  int sendcount,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  int recvcount,
+                  MPI_Datatype recvtype,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+int MPI_Ialltoall_c(const void *sendbuf,
+                    MPI_Count sendcount,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    MPI_Count recvcount,
+                    MPI_Datatype recvtype,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+int MPI_Ialltoallv(const void *sendbuf,
+                   const int *sendcounts,
+                   const int *sdispls,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   const int *recvcounts,
+                   const int *rdispls,
+                   MPI_Datatype recvtype,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+int MPI_Ialltoallv_c(const void *sendbuf,
+                     const MPI_Count *sendcounts,
+                     const MPI_Aint *sdispls,
+                     MPI_Datatype sendtype,
+                     void *recvbuf,
+                     const MPI_Count *recvcounts,
+                     const MPI_Aint *rdispls,
+                     MPI_Datatype recvtype,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+int MPI_Ialltoallw(const void *sendbuf,
+                   const int *sendcounts,
+                   const int *sdispls,
+                   const MPI_Datatype *sendtypes,
+                   void *recvbuf,
+                   const int *recvcounts,
+                   const int *rdispls,
+                   const MPI_Datatype *recvtypes,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+int MPI_Ialltoallw_c(const void *sendbuf,
+                     const MPI_Count *sendcounts,
+                     const MPI_Aint *sdispls,
+                     const MPI_Datatype *sendtypes,
+                     void *recvbuf,
+                     const MPI_Count *recvcounts,
+                     const MPI_Aint *rdispls,
+                     const MPI_Datatype *recvtypes,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request);
+
+int MPI_Ibcast(void *buffer,
+               int count,
+               MPI_Datatype datatype,
+               int root,
+               MPI_Comm comm,
+               MPI_Request *request);
+
+int MPI_Ibcast_c(void *buffer,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 int root,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
+int MPI_Ibsend(const void *buf,
+               int count,
+               MPI_Datatype datatype,
+               int dest,
+               int tag,
+               MPI_Comm comm,
+               MPI_Request *request);
+
+int MPI_Ibsend_c(const void *buf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 int dest,
+                 int tag,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
+int MPI_Iexscan(const void *sendbuf,
+                void *recvbuf,
+                int count,
+                MPI_Datatype datatype,
+                MPI_Op op,
+                MPI_Comm comm,
+                MPI_Request *request);
+
+int MPI_Iexscan_c(const void *sendbuf,
+                  void *recvbuf,
+                  MPI_Count count,
+                  MPI_Datatype datatype,
+                  MPI_Op op,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+int MPI_Igather(const void *sendbuf,
+                int sendcount,
+                MPI_Datatype sendtype,
+                void *recvbuf,
+                int recvcount,
+                MPI_Datatype recvtype,
+                int root,
+                MPI_Comm comm,
+                MPI_Request *request);
+
+int MPI_Igather_c(const void *sendbuf,
+                  MPI_Count sendcount,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  MPI_Count recvcount,
+                  MPI_Datatype recvtype,
+                  int root,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+int MPI_Igatherv(const void *sendbuf,
+                 int sendcount,
+                 MPI_Datatype sendtype,
+                 void *recvbuf,
+                 const int *recvcounts,
+                 const int *displs,
+                 MPI_Datatype recvtype,
+                 int root,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
+int MPI_Igatherv_c(const void *sendbuf,
+                   MPI_Count sendcount,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   const MPI_Count *recvcounts,
+                   const MPI_Aint *displs,
+                   MPI_Datatype recvtype,
+                   int root,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+int MPI_Improbe(int source,
+                int tag,
+                MPI_Comm comm,
+                int *flag,
+                MPI_Message *message,
+                struct MPI_Status *status);
+
+int MPI_Imrecv(void *buf,
+               int count,
+               MPI_Datatype datatype,
+               MPI_Message *message,
+               MPI_Request *request);
+
+int MPI_Imrecv_c(void *buf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 MPI_Message *message,
+                 MPI_Request *request);
+
+int MPI_Ineighbor_allgather(const void *sendbuf,
+                            int sendcount,
+                            MPI_Datatype sendtype,
+                            void *recvbuf,
+                            int recvcount,
+                            MPI_Datatype recvtype,
+                            MPI_Comm comm,
+                            MPI_Request *request);
+
+int MPI_Ineighbor_allgather_c(const void *sendbuf,
+                              MPI_Count sendcount,
+                              MPI_Datatype sendtype,
+                              void *recvbuf,
+                              MPI_Count recvcount,
+                              MPI_Datatype recvtype,
+                              MPI_Comm comm,
+                              MPI_Request *request);
+
+int MPI_Ineighbor_allgatherv(const void *sendbuf,
+                             int sendcount,
+                             MPI_Datatype sendtype,
+                             void *recvbuf,
+                             const int *recvcounts,
+                             const int *displs,
+                             MPI_Datatype recvtype,
+                             MPI_Comm comm,
+                             MPI_Request *request);
+
+int MPI_Ineighbor_allgatherv_c(const void *sendbuf,
+                               MPI_Count sendcount,
+                               MPI_Datatype sendtype,
+                               void *recvbuf,
+                               const MPI_Count *recvcounts,
+                               const MPI_Aint *displs,
+                               MPI_Datatype recvtype,
+                               MPI_Comm comm,
+                               MPI_Request *request);
+
+int MPI_Ineighbor_alltoall(const void *sendbuf,
+                           int sendcount,
+                           MPI_Datatype sendtype,
+                           void *recvbuf,
+                           int recvcount,
+                           MPI_Datatype recvtype,
+                           MPI_Comm comm,
+                           MPI_Request *request);
+
+int MPI_Ineighbor_alltoall_c(const void *sendbuf,
+                             MPI_Count sendcount,
+                             MPI_Datatype sendtype,
+                             void *recvbuf,
+                             MPI_Count recvcount,
+                             MPI_Datatype recvtype,
+                             MPI_Comm comm,
+                             MPI_Request *request);
+
+int MPI_Ineighbor_alltoallv(const void *sendbuf,
+                            const int *sendcounts,
+                            const int *sdispls,
+                            MPI_Datatype sendtype,
+                            void *recvbuf,
+                            const int *recvcounts,
+                            const int *rdispls,
+                            MPI_Datatype recvtype,
+                            MPI_Comm comm,
+                            MPI_Request *request);
+
+int MPI_Ineighbor_alltoallv_c(const void *sendbuf,
+                              const MPI_Count *sendcounts,
+                              const MPI_Aint *sdispls,
+                              MPI_Datatype sendtype,
+                              void *recvbuf,
+                              const MPI_Count *recvcounts,
+                              const MPI_Aint *rdispls,
+                              MPI_Datatype recvtype,
+                              MPI_Comm comm,
+                              MPI_Request *request);
+
+int MPI_Ineighbor_alltoallw(const void *sendbuf,
+                            const int *sendcounts,
+                            const MPI_Aint *sdispls,
+                            const MPI_Datatype *sendtypes,
+                            void *recvbuf,
+                            const int *recvcounts,
+                            const MPI_Aint *rdispls,
+                            const MPI_Datatype *recvtypes,
+                            MPI_Comm comm,
+                            MPI_Request *request);
+
+int MPI_Ineighbor_alltoallw_c(const void *sendbuf,
+                              const MPI_Count *sendcounts,
+                              const MPI_Aint *sdispls,
+                              const MPI_Datatype *sendtypes,
+                              void *recvbuf,
+                              const MPI_Count *recvcounts,
+                              const MPI_Aint *rdispls,
+                              const MPI_Datatype *recvtypes,
+                              MPI_Comm comm,
+                              MPI_Request *request);
+
+int MPI_Info_create(MPI_Info *info);
+
 int MPI_Info_create_env(int argc, char **argv, MPI_Info *info);
+
+int MPI_Info_delete(MPI_Info info, const char *key);
+
+int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo);
+
+int MPI_Info_free(MPI_Info *info);
+
+int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag);
+
+int MPI_Info_get_nkeys(MPI_Info info, int *nkeys);
+
+int MPI_Info_get_nthkey(MPI_Info info, int n, char *key);
+
+int MPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag);
+
+int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag);
+
+int MPI_Info_set(MPI_Info info, const char *key, const char *value);
+
+int MPI_Init(int *argc, char ***argv);
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided);
+
+int MPI_Initialized(int *flag);
+
+int MPI_Intercomm_create(MPI_Comm local_comm,
+                         int local_leader,
+                         MPI_Comm peer_comm,
+                         int remote_leader,
+                         int tag,
+                         MPI_Comm *newintercomm);
 
 int MPI_Intercomm_create_from_groups(MPI_Group local_group,
                                      int local_leader,
@@ -3425,6 +2375,168 @@ int MPI_Intercomm_create_from_groups(MPI_Group local_group,
                                      MPI_Info info,
                                      MPI_Errhandler errhandler,
                                      MPI_Comm *newintercomm);
+
+int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm);
+
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, struct MPI_Status *status);
+
+int MPI_Irecv(void *buf,
+              int count,
+              MPI_Datatype datatype,
+              int source,
+              int tag,
+              MPI_Comm comm,
+              MPI_Request *request);
+
+int MPI_Irecv_c(void *buf,
+                MPI_Count count,
+                MPI_Datatype datatype,
+                int source,
+                int tag,
+                MPI_Comm comm,
+                MPI_Request *request);
+
+int MPI_Ireduce(const void *sendbuf,
+                void *recvbuf,
+                int count,
+                MPI_Datatype datatype,
+                MPI_Op op,
+                int root,
+                MPI_Comm comm,
+                MPI_Request *request);
+
+int MPI_Ireduce_c(const void *sendbuf,
+                  void *recvbuf,
+                  MPI_Count count,
+                  MPI_Datatype datatype,
+                  MPI_Op op,
+                  int root,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+int MPI_Ireduce_scatter(const void *sendbuf,
+                        void *recvbuf,
+                        const int *recvcounts,
+                        MPI_Datatype datatype,
+                        MPI_Op op,
+                        MPI_Comm comm,
+                        MPI_Request *request);
+
+int MPI_Ireduce_scatter_block(const void *sendbuf,
+                              void *recvbuf,
+                              int recvcount,
+                              MPI_Datatype datatype,
+                              MPI_Op op,
+                              MPI_Comm comm,
+                              MPI_Request *request);
+
+int MPI_Ireduce_scatter_block_c(const void *sendbuf,
+                                void *recvbuf,
+                                MPI_Count recvcount,
+                                MPI_Datatype datatype,
+                                MPI_Op op,
+                                MPI_Comm comm,
+                                MPI_Request *request);
+
+int MPI_Ireduce_scatter_c(const void *sendbuf,
+                          void *recvbuf,
+                          const MPI_Count *recvcounts,
+                          MPI_Datatype datatype,
+                          MPI_Op op,
+                          MPI_Comm comm,
+                          MPI_Request *request);
+
+int MPI_Irsend(const void *buf,
+               int count,
+               MPI_Datatype datatype,
+               int dest,
+               int tag,
+               MPI_Comm comm,
+               MPI_Request *request);
+
+int MPI_Irsend_c(const void *buf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 int dest,
+                 int tag,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
+int MPI_Is_thread_main(int *flag);
+
+int MPI_Iscan(const void *sendbuf,
+              void *recvbuf,
+              int count,
+              MPI_Datatype datatype,
+              MPI_Op op,
+              MPI_Comm comm,
+              MPI_Request *request);
+
+int MPI_Iscan_c(const void *sendbuf,
+                void *recvbuf,
+                MPI_Count count,
+                MPI_Datatype datatype,
+                MPI_Op op,
+                MPI_Comm comm,
+                MPI_Request *request);
+
+int MPI_Iscatter(const void *sendbuf,
+                 int sendcount,
+                 MPI_Datatype sendtype,
+                 void *recvbuf,
+                 int recvcount,
+                 MPI_Datatype recvtype,
+                 int root,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
+int MPI_Iscatter_c(const void *sendbuf,
+                   MPI_Count sendcount,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   MPI_Count recvcount,
+                   MPI_Datatype recvtype,
+                   int root,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+int MPI_Iscatterv(const void *sendbuf,
+                  const int *sendcounts,
+                  const int *displs,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  int recvcount,
+                  MPI_Datatype recvtype,
+                  int root,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+int MPI_Iscatterv_c(const void *sendbuf,
+                    const MPI_Count *sendcounts,
+                    const MPI_Aint *displs,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    MPI_Count recvcount,
+                    MPI_Datatype recvtype,
+                    int root,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+int MPI_Isend(const void *buf,
+              int count,
+              MPI_Datatype datatype,
+              int dest,
+              int tag,
+              MPI_Comm comm,
+              MPI_Request *request);
+
+int MPI_Isend_c(const void *buf,
+                MPI_Count count,
+                MPI_Datatype datatype,
+                int dest,
+                int tag,
+                MPI_Comm comm,
+                MPI_Request *request);
 
 int MPI_Isendrecv(const void *sendbuf,
                   int sendcount,
@@ -3472,6 +2584,22 @@ int MPI_Isendrecv_replace_c(void *buf,
                             MPI_Comm comm,
                             MPI_Request *request);
 
+int MPI_Issend(const void *buf,
+               int count,
+               MPI_Datatype datatype,
+               int dest,
+               int tag,
+               MPI_Comm comm,
+               MPI_Request *request);
+
+int MPI_Issend_c(const void *buf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 int dest,
+                 int tag,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
 int MPI_Keyval_create(MPI_Copy_function *copy_fn,
                       MPI_Delete_function *delete_fn,
                       int *keyval,
@@ -3481,7 +2609,272 @@ int MPI_Keyval_free(int *keyval);
 
 int MPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name);
 
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, struct MPI_Status *status);
+
+int MPI_Mrecv(void *buf,
+              int count,
+              MPI_Datatype datatype,
+              MPI_Message *message,
+              struct MPI_Status *status);
+
+int MPI_Mrecv_c(void *buf,
+                MPI_Count count,
+                MPI_Datatype datatype,
+                MPI_Message *message,
+                struct MPI_Status *status);
+
+int MPI_Neighbor_allgather(const void *sendbuf,
+                           int sendcount,
+                           MPI_Datatype sendtype,
+                           void *recvbuf,
+                           int recvcount,
+                           MPI_Datatype recvtype,
+                           MPI_Comm comm);
+
+int MPI_Neighbor_allgather_c(const void *sendbuf,
+                             MPI_Count sendcount,
+                             MPI_Datatype sendtype,
+                             void *recvbuf,
+                             MPI_Count recvcount,
+                             MPI_Datatype recvtype,
+                             MPI_Comm comm);
+
+int MPI_Neighbor_allgather_init(const void *sendbuf,
+                                int sendcount,
+                                MPI_Datatype sendtype,
+                                void *recvbuf,
+                                int recvcount,
+                                MPI_Datatype recvtype,
+                                MPI_Comm comm,
+                                MPI_Info info,
+                                MPI_Request *request);
+
+int MPI_Neighbor_allgather_init_c(const void *sendbuf,
+                                  MPI_Count sendcount,
+                                  MPI_Datatype sendtype,
+                                  void *recvbuf,
+                                  MPI_Count recvcount,
+                                  MPI_Datatype recvtype,
+                                  MPI_Comm comm,
+                                  MPI_Info info,
+                                  MPI_Request *request);
+
+int MPI_Neighbor_allgatherv(const void *sendbuf,
+                            int sendcount,
+                            MPI_Datatype sendtype,
+                            void *recvbuf,
+                            const int *recvcounts,
+                            const int *displs,
+                            MPI_Datatype recvtype,
+                            MPI_Comm comm);
+
+int MPI_Neighbor_allgatherv_c(const void *sendbuf,
+                              MPI_Count sendcount,
+                              MPI_Datatype sendtype,
+                              void *recvbuf,
+                              const MPI_Count *recvcounts,
+                              const MPI_Aint *displs,
+                              MPI_Datatype recvtype,
+                              MPI_Comm comm);
+
+int MPI_Neighbor_allgatherv_init(const void *sendbuf,
+                                 int sendcount,
+                                 MPI_Datatype sendtype,
+                                 void *recvbuf,
+                                 const int *recvcounts,
+                                 const int *displs,
+                                 MPI_Datatype recvtype,
+                                 MPI_Comm comm,
+                                 MPI_Info info,
+                                 MPI_Request *request);
+
+int MPI_Neighbor_allgatherv_init_c(const void *sendbuf,
+                                   MPI_Count sendcount,
+                                   MPI_Datatype sendtype,
+                                   void *recvbuf,
+                                   const MPI_Count *recvcounts,
+                                   const MPI_Aint *displs,
+                                   MPI_Datatype recvtype,
+                                   MPI_Comm comm,
+                                   MPI_Info info,
+                                   MPI_Request *request);
+
+int MPI_Neighbor_alltoall(const void *sendbuf,
+                          int sendcount,
+                          MPI_Datatype sendtype,
+                          void *recvbuf,
+                          int recvcount,
+                          MPI_Datatype recvtype,
+                          MPI_Comm comm);
+
+int MPI_Neighbor_alltoall_c(const void *sendbuf,
+                            MPI_Count sendcount,
+                            MPI_Datatype sendtype,
+                            void *recvbuf,
+                            MPI_Count recvcount,
+                            MPI_Datatype recvtype,
+                            MPI_Comm comm);
+
+int MPI_Neighbor_alltoall_init(const void *sendbuf,
+                               int sendcount,
+                               MPI_Datatype sendtype,
+                               void *recvbuf,
+                               int recvcount,
+                               MPI_Datatype recvtype,
+                               MPI_Comm comm,
+                               MPI_Info info,
+                               MPI_Request *request);
+
+int MPI_Neighbor_alltoall_init_c(const void *sendbuf,
+                                 MPI_Count sendcount,
+                                 MPI_Datatype sendtype,
+                                 void *recvbuf,
+                                 MPI_Count recvcount,
+                                 MPI_Datatype recvtype,
+                                 MPI_Comm comm,
+                                 MPI_Info info,
+                                 MPI_Request *request);
+
+int MPI_Neighbor_alltoallv(const void *sendbuf,
+                           const int *sendcounts,
+                           const int *sdispls,
+                           MPI_Datatype sendtype,
+                           void *recvbuf,
+                           const int *recvcounts,
+                           const int *rdispls,
+                           MPI_Datatype recvtype,
+                           MPI_Comm comm);
+
+int MPI_Neighbor_alltoallv_c(const void *sendbuf,
+                             const MPI_Count *sendcounts,
+                             const MPI_Aint *sdispls,
+                             MPI_Datatype sendtype,
+                             void *recvbuf,
+                             const MPI_Count *recvcounts,
+                             const MPI_Aint *rdispls,
+                             MPI_Datatype recvtype,
+                             MPI_Comm comm);
+
+int MPI_Neighbor_alltoallv_init(const void *sendbuf,
+                                const int *sendcounts,
+                                const int *sdispls,
+                                MPI_Datatype sendtype,
+                                void *recvbuf,
+                                const int *recvcounts,
+                                const int *rdispls,
+                                MPI_Datatype recvtype,
+                                MPI_Comm comm,
+                                MPI_Info info,
+                                MPI_Request *request);
+
+int MPI_Neighbor_alltoallv_init_c(const void *sendbuf,
+                                  const MPI_Count *sendcounts,
+                                  const MPI_Aint *sdispls,
+                                  MPI_Datatype sendtype,
+                                  void *recvbuf,
+                                  const MPI_Count *recvcounts,
+                                  const MPI_Aint *rdispls,
+                                  MPI_Datatype recvtype,
+                                  MPI_Comm comm,
+                                  MPI_Info info,
+                                  MPI_Request *request);
+
+int MPI_Neighbor_alltoallw(const void *sendbuf,
+                           const int *sendcounts,
+                           const MPI_Aint *sdispls,
+                           const MPI_Datatype *sendtypes,
+                           void *recvbuf,
+                           const int *recvcounts,
+                           const MPI_Aint *rdispls,
+                           const MPI_Datatype *recvtypes,
+                           MPI_Comm comm);
+
+int MPI_Neighbor_alltoallw_c(const void *sendbuf,
+                             const MPI_Count *sendcounts,
+                             const MPI_Aint *sdispls,
+                             const MPI_Datatype *sendtypes,
+                             void *recvbuf,
+                             const MPI_Count *recvcounts,
+                             const MPI_Aint *rdispls,
+                             const MPI_Datatype *recvtypes,
+                             MPI_Comm comm);
+
+int MPI_Neighbor_alltoallw_init(const void *sendbuf,
+                                const int *sendcounts,
+                                const MPI_Aint *sdispls,
+                                const MPI_Datatype *sendtypes,
+                                void *recvbuf,
+                                const int *recvcounts,
+                                const MPI_Aint *rdispls,
+                                const MPI_Datatype *recvtypes,
+                                MPI_Comm comm,
+                                MPI_Info info,
+                                MPI_Request *request);
+
+int MPI_Neighbor_alltoallw_init_c(const void *sendbuf,
+                                  const MPI_Count *sendcounts,
+                                  const MPI_Aint *sdispls,
+                                  const MPI_Datatype *sendtypes,
+                                  void *recvbuf,
+                                  const MPI_Count *recvcounts,
+                                  const MPI_Aint *rdispls,
+                                  const MPI_Datatype *recvtypes,
+                                  MPI_Comm comm,
+                                  MPI_Info info,
+                                  MPI_Request *request);
+
+int MPI_Op_commutative(MPI_Op op, int *commute);
+
+int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
+
+int MPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op);
+
+int MPI_Op_free(MPI_Op *op);
+
 int MPI_Open_port(MPI_Info info, char *port_name);
+
+int MPI_Pack(const void *inbuf,
+             int incount,
+             MPI_Datatype datatype,
+             void *outbuf,
+             int outsize,
+             int *position,
+             MPI_Comm comm);
+
+int MPI_Pack_c(const void *inbuf,
+               MPI_Count incount,
+               MPI_Datatype dt,
+               void *outbuf,
+               MPI_Count outsize,
+               MPI_Count *position,
+               MPI_Comm comm);
+
+int MPI_Pack_external(const char *datarep,
+                      const void *inbuf,
+                      int incount,
+                      MPI_Datatype datatype,
+                      void *outbuf,
+                      MPI_Aint outsize,
+                      MPI_Aint *position);
+
+int MPI_Pack_external_c(const char *datarep,
+                        const void *inbuf,
+                        MPI_Count incount,
+                        MPI_Datatype dt,
+                        void *outbuf,
+                        MPI_Count outsize,
+                        MPI_Count *position);
+
+int MPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype datatype, MPI_Aint *size);
+
+int MPI_Pack_external_size_c(const char *datarep,
+                             MPI_Count incount,
+                             MPI_Datatype dt,
+                             MPI_Count *size);
+
+int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size);
+
+int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype dt, MPI_Comm comm, MPI_Count *size);
 
 int MPI_Parrived(MPI_Request request, int partition, int *flag);
 
@@ -3500,6 +2893,8 @@ int MPI_Precv_init(void *buf,
                    MPI_Comm comm,
                    MPI_Info info,
                    MPI_Request *request);
+
+int MPI_Probe(int source, int tag, MPI_Comm comm, struct MPI_Status *status);
 
 int MPI_Psend_init(const void *buf,
                    int partitions,
@@ -3531,6 +2926,8 @@ int MPI_Put_c(const void *origin_addr,
               MPI_Datatype target_datatype,
               MPI_Win win);
 
+int MPI_Query_thread(int *provided);
+
 int MPI_Raccumulate(const void *origin_addr,
                     int origin_count,
                     MPI_Datatype origin_datatype,
@@ -3553,6 +2950,150 @@ int MPI_Raccumulate_c(const void *origin_addr,
                       MPI_Win win,
                       MPI_Request *request);
 
+int MPI_Recv(void *buf,
+             int count,
+             MPI_Datatype datatype,
+             int source,
+             int tag,
+             MPI_Comm comm,
+             struct MPI_Status *status);
+
+int MPI_Recv_c(void *buf,
+               MPI_Count count,
+               MPI_Datatype datatype,
+               int source,
+               int tag,
+               MPI_Comm comm,
+               struct MPI_Status *status);
+
+int MPI_Recv_init(void *buf,
+                  int count,
+                  MPI_Datatype datatype,
+                  int source,
+                  int tag,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+int MPI_Recv_init_c(void *buf,
+                    MPI_Count count,
+                    MPI_Datatype datatype,
+                    int source,
+                    int tag,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+int MPI_Reduce(const void *sendbuf,
+               void *recvbuf,
+               int count,
+               MPI_Datatype datatype,
+               MPI_Op op,
+               int root,
+               MPI_Comm comm);
+
+int MPI_Reduce_c(const void *sendbuf,
+                 void *recvbuf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 MPI_Op op,
+                 int root,
+                 MPI_Comm comm);
+
+int MPI_Reduce_init(const void *sendbuf,
+                    void *recvbuf,
+                    int count,
+                    MPI_Datatype datatype,
+                    MPI_Op op,
+                    int root,
+                    MPI_Comm comm,
+                    MPI_Info info,
+                    MPI_Request *request);
+
+int MPI_Reduce_init_c(const void *sendbuf,
+                      void *recvbuf,
+                      MPI_Count count,
+                      MPI_Datatype datatype,
+                      MPI_Op op,
+                      int root,
+                      MPI_Comm comm,
+                      MPI_Info info,
+                      MPI_Request *request);
+
+int MPI_Reduce_local(const void *inbuf,
+                     void *inoutbuf,
+                     int count,
+                     MPI_Datatype datatype,
+                     MPI_Op op);
+
+int MPI_Reduce_local_c(const void *inbuf,
+                       void *inoutbuf,
+                       MPI_Count count,
+                       MPI_Datatype datatype,
+                       MPI_Op op);
+
+int MPI_Reduce_scatter(const void *sendbuf,
+                       void *recvbuf,
+                       const int *recvcounts,
+                       MPI_Datatype datatype,
+                       MPI_Op op,
+                       MPI_Comm comm);
+
+int MPI_Reduce_scatter_block(const void *sendbuf,
+                             void *recvbuf,
+                             int recvcount,
+                             MPI_Datatype datatype,
+                             MPI_Op op,
+                             MPI_Comm comm);
+
+int MPI_Reduce_scatter_block_c(const void *sendbuf,
+                               void *recvbuf,
+                               MPI_Count recvcount,
+                               MPI_Datatype datatype,
+                               MPI_Op op,
+                               MPI_Comm comm);
+
+int MPI_Reduce_scatter_block_init(const void *sendbuf,
+                                  void *recvbuf,
+                                  int recvcount,
+                                  MPI_Datatype datatype,
+                                  MPI_Op op,
+                                  MPI_Comm comm,
+                                  MPI_Info info,
+                                  MPI_Request *request);
+
+int MPI_Reduce_scatter_block_init_c(const void *sendbuf,
+                                    void *recvbuf,
+                                    MPI_Count recvcount,
+                                    MPI_Datatype datatype,
+                                    MPI_Op op,
+                                    MPI_Comm comm,
+                                    MPI_Info info,
+                                    MPI_Request *request);
+
+int MPI_Reduce_scatter_c(const void *sendbuf,
+                         void *recvbuf,
+                         const MPI_Count *recvcounts,
+                         MPI_Datatype datatype,
+                         MPI_Op op,
+                         MPI_Comm comm);
+
+int MPI_Reduce_scatter_init(const void *sendbuf,
+                            void *recvbuf,
+                            const int *recvcounts,
+                            MPI_Datatype datatype,
+                            MPI_Op op,
+                            MPI_Comm comm,
+                            MPI_Info info,
+                            MPI_Request *request);
+
+int MPI_Reduce_scatter_init_c(const void *sendbuf,
+                              void *recvbuf,
+                              const MPI_Count *recvcounts,
+                              MPI_Datatype datatype,
+                              MPI_Op op,
+                              MPI_Comm comm,
+                              MPI_Info info,
+                              MPI_Request *request);
+
 int MPI_Register_datarep(const char *datarep,
                          MPI_Datarep_conversion_function *read_conversion_fn,
                          MPI_Datarep_conversion_function *write_conversion_fn,
@@ -3564,6 +3105,10 @@ int MPI_Register_datarep_c(const char *datarep,
                            MPI_Datarep_conversion_function_c *write_conversion_fn,
                            MPI_Datarep_extent_function *dtype_file_extent_fn,
                            void *extra_state);
+
+int MPI_Request_free(MPI_Request *request);
+
+int MPI_Request_get_status(MPI_Request request, int *flag, struct MPI_Status *status);
 
 int MPI_Rget(void *origin_addr,
              int origin_count,
@@ -3633,6 +3178,218 @@ int MPI_Rput_c(const void *origin_addr,
                MPI_Win win,
                MPI_Request *request);
 
+int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+
+int MPI_Rsend_c(const void *buf,
+                MPI_Count count,
+                MPI_Datatype datatype,
+                int dest,
+                int tag,
+                MPI_Comm comm);
+
+int MPI_Rsend_init(const void *buf,
+                   int count,
+                   MPI_Datatype datatype,
+                   int dest,
+                   int tag,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+int MPI_Rsend_init_c(const void *buf,
+                     MPI_Count count,
+                     MPI_Datatype datatype,
+                     int dest,
+                     int tag,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+int MPI_Scan(const void *sendbuf,
+             void *recvbuf,
+             int count,
+             MPI_Datatype datatype,
+             MPI_Op op,
+             MPI_Comm comm);
+
+int MPI_Scan_c(const void *sendbuf,
+               void *recvbuf,
+               MPI_Count count,
+               MPI_Datatype datatype,
+               MPI_Op op,
+               MPI_Comm comm);
+
+int MPI_Scan_init(const void *sendbuf,
+                  void *recvbuf,
+                  int count,
+                  MPI_Datatype datatype,
+                  MPI_Op op,
+                  MPI_Comm comm,
+                  MPI_Info info,
+                  MPI_Request *request);
+
+int MPI_Scan_init_c(const void *sendbuf,
+                    void *recvbuf,
+                    MPI_Count count,
+                    MPI_Datatype datatype,
+                    MPI_Op op,
+                    MPI_Comm comm,
+                    MPI_Info info,
+                    MPI_Request *request);
+
+int MPI_Scatter(const void *sendbuf,
+                int sendcount,
+                MPI_Datatype sendtype,
+                void *recvbuf,
+                int recvcount,
+                MPI_Datatype recvtype,
+                int root,
+                MPI_Comm comm);
+
+int MPI_Scatter_c(const void *sendbuf,
+                  MPI_Count sendcount,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  MPI_Count recvcount,
+                  MPI_Datatype recvtype,
+                  int root,
+                  MPI_Comm comm);
+
+int MPI_Scatter_init(const void *sendbuf,
+                     int sendcount,
+                     MPI_Datatype sendtype,
+                     void *recvbuf,
+                     int recvcount,
+                     MPI_Datatype recvtype,
+                     int root,
+                     MPI_Comm comm,
+                     MPI_Info info,
+                     MPI_Request *request);
+
+int MPI_Scatter_init_c(const void *sendbuf,
+                       MPI_Count sendcount,
+                       MPI_Datatype sendtype,
+                       void *recvbuf,
+                       MPI_Count recvcount,
+                       MPI_Datatype recvtype,
+                       int root,
+                       MPI_Comm comm,
+                       MPI_Info info,
+                       MPI_Request *request);
+
+int MPI_Scatterv(const void *sendbuf,
+                 const int *sendcounts,
+                 const int *displs,
+                 MPI_Datatype sendtype,
+                 void *recvbuf,
+                 int recvcount,
+                 MPI_Datatype recvtype,
+                 int root,
+                 MPI_Comm comm);
+
+int MPI_Scatterv_c(const void *sendbuf,
+                   const MPI_Count *sendcounts,
+                   const MPI_Aint *displs,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   MPI_Count recvcount,
+                   MPI_Datatype recvtype,
+                   int root,
+                   MPI_Comm comm);
+
+int MPI_Scatterv_init(const void *sendbuf,
+                      const int *sendcounts,
+                      const int *displs,
+                      MPI_Datatype sendtype,
+                      void *recvbuf,
+                      int recvcount,
+                      MPI_Datatype recvtype,
+                      int root,
+                      MPI_Comm comm,
+                      MPI_Info info,
+                      MPI_Request *request);
+
+int MPI_Scatterv_init_c(const void *sendbuf,
+                        const MPI_Count *sendcounts,
+                        const MPI_Aint *displs,
+                        MPI_Datatype sendtype,
+                        void *recvbuf,
+                        MPI_Count recvcount,
+                        MPI_Datatype recvtype,
+                        int root,
+                        MPI_Comm comm,
+                        MPI_Info info,
+                        MPI_Request *request);
+
+int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+
+int MPI_Send_c(const void *buf,
+               MPI_Count count,
+               MPI_Datatype datatype,
+               int dest,
+               int tag,
+               MPI_Comm comm);
+
+int MPI_Send_init(const void *buf,
+                  int count,
+                  MPI_Datatype datatype,
+                  int dest,
+                  int tag,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+int MPI_Send_init_c(const void *buf,
+                    MPI_Count count,
+                    MPI_Datatype datatype,
+                    int dest,
+                    int tag,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+int MPI_Sendrecv(const void *sendbuf,
+                 int sendcount,
+                 MPI_Datatype sendtype,
+                 int dest,
+                 int sendtag,
+                 void *recvbuf,
+                 int recvcount,
+                 MPI_Datatype recvtype,
+                 int source,
+                 int recvtag,
+                 MPI_Comm comm,
+                 struct MPI_Status *status);
+
+int MPI_Sendrecv_c(const void *sendbuf,
+                   MPI_Count sendcount,
+                   MPI_Datatype sendtype,
+                   int dest,
+                   int sendtag,
+                   void *recvbuf,
+                   MPI_Count recvcount,
+                   MPI_Datatype recvtype,
+                   int source,
+                   int recvtag,
+                   MPI_Comm comm,
+                   struct MPI_Status *status);
+
+int MPI_Sendrecv_replace(void *buf,
+                         int count,
+                         MPI_Datatype datatype,
+                         int dest,
+                         int sendtag,
+                         int source,
+                         int recvtag,
+                         MPI_Comm comm,
+                         struct MPI_Status *status);
+
+int MPI_Sendrecv_replace_c(void *buf,
+                           MPI_Count count,
+                           MPI_Datatype datatype,
+                           int dest,
+                           int sendtag,
+                           int source,
+                           int recvtag,
+                           MPI_Comm comm,
+                           struct MPI_Status *status);
+
 int MPI_Session_call_errhandler(MPI_Session session, int errorcode);
 
 int MPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn,
@@ -3658,9 +3415,95 @@ int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *sess
 
 int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler);
 
+int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+
+int MPI_Ssend_c(const void *buf,
+                MPI_Count count,
+                MPI_Datatype datatype,
+                int dest,
+                int tag,
+                MPI_Comm comm);
+
+int MPI_Ssend_init(const void *buf,
+                   int count,
+                   MPI_Datatype datatype,
+                   int dest,
+                   int tag,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+int MPI_Ssend_init_c(const void *buf,
+                     MPI_Count count,
+                     MPI_Datatype datatype,
+                     int dest,
+                     int tag,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+int MPI_Start(MPI_Request *request);
+
+int MPI_Startall(int count, MPI_Request *array_of_requests);
+
 int MPI_Status_c2f(const struct MPI_Status *c_status, MPI_Fint *f_status);
 
 int MPI_Status_f2c(const MPI_Fint *f_status, struct MPI_Status *c_status);
+
+int MPI_Status_set_cancelled(struct MPI_Status *status, int flag);
+
+int MPI_Status_set_elements(struct MPI_Status *status, MPI_Datatype datatype, int count);
+
+int MPI_Status_set_elements_x(struct MPI_Status *status, MPI_Datatype datatype, MPI_Count count);
+
+int MPI_Test(MPI_Request *request, int *flag, struct MPI_Status *status);
+
+int MPI_Test_cancelled(const struct MPI_Status *status, int *flag);
+
+int MPI_Testall(int count,
+                MPI_Request *array_of_requests,
+                int *flag,
+                struct MPI_Status *array_of_statuses);
+
+int MPI_Testany(int count,
+                MPI_Request *array_of_requests,
+                int *index,
+                int *flag,
+                struct MPI_Status *status);
+
+int MPI_Testsome(int incount,
+                 MPI_Request *array_of_requests,
+                 int *outcount,
+                 int *array_of_indices,
+                 struct MPI_Status *array_of_statuses);
+
+int MPI_Topo_test(MPI_Comm comm, int *status);
+
+int MPI_Type_commit(MPI_Datatype *datatype);
+
+int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype);
+
+int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype);
+
+int MPI_Type_create_darray(int size,
+                           int rank,
+                           int ndims,
+                           const int *array_of_gsizes,
+                           const int *array_of_distribs,
+                           const int *array_of_dargs,
+                           const int *array_of_psizes,
+                           int order,
+                           MPI_Datatype oldtype,
+                           MPI_Datatype *newtype);
+
+int MPI_Type_create_darray_c(int size,
+                             int rank,
+                             int ndims,
+                             const MPI_Count *array_of_gsizes,
+                             const int *array_of_distribs,
+                             const int *array_of_dargs,
+                             const int *array_of_psizes,
+                             int order,
+                             MPI_Datatype oldtype,
+                             MPI_Datatype *newtype);
 
 int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype);
 
@@ -3668,7 +3511,153 @@ int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype);
 
 int MPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype);
 
+int MPI_Type_create_hindexed(int count,
+                             const int *array_of_blocklengths,
+                             const MPI_Aint *array_of_displacements,
+                             MPI_Datatype oldtype,
+                             MPI_Datatype *newtype);
+
+int MPI_Type_create_hindexed_block(int count,
+                                   int blocklength,
+                                   const MPI_Aint *array_of_displacements,
+                                   MPI_Datatype oldtype,
+                                   MPI_Datatype *newtype);
+
+int MPI_Type_create_hindexed_block_c(MPI_Count count,
+                                     MPI_Count blocklength,
+                                     const MPI_Count *array_of_displacements,
+                                     MPI_Datatype oldtype,
+                                     MPI_Datatype *newtype);
+
+int MPI_Type_create_hindexed_c(MPI_Count count,
+                               const MPI_Count *array_of_blocklengths,
+                               const MPI_Count *array_of_displacements,
+                               MPI_Datatype oldtype,
+                               MPI_Datatype *newtype);
+
+int MPI_Type_create_hvector(int count,
+                            int blocklength,
+                            MPI_Aint stride,
+                            MPI_Datatype oldtype,
+                            MPI_Datatype *newtype);
+
+int MPI_Type_create_hvector_c(MPI_Count count,
+                              MPI_Count blocklength,
+                              MPI_Count stride,
+                              MPI_Datatype oldtype,
+                              MPI_Datatype *newtype);
+
+int MPI_Type_create_indexed_block(int count,
+                                  int blocklength,
+                                  const int *array_of_displacements,
+                                  MPI_Datatype oldtype,
+                                  MPI_Datatype *newtype);
+
+int MPI_Type_create_indexed_block_c(MPI_Count count,
+                                    MPI_Count blocklength,
+                                    const MPI_Count *array_of_displacements,
+                                    MPI_Datatype oldtype,
+                                    MPI_Datatype *newtype);
+
+int MPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
+                           MPI_Type_delete_attr_function *type_delete_attr_fn,
+                           int *type_keyval,
+                           void *extra_state);
+
+int MPI_Type_create_resized(MPI_Datatype oldtype,
+                            MPI_Aint lb,
+                            MPI_Aint extent,
+                            MPI_Datatype *newtype);
+
+int MPI_Type_create_resized_c(MPI_Datatype oldtype,
+                              MPI_Count lb,
+                              MPI_Count extent,
+                              MPI_Datatype *newtype);
+
+int MPI_Type_create_struct(int count,
+                           const int *array_of_blocklengths,
+                           const MPI_Aint *array_of_displacements,
+                           const MPI_Datatype *array_of_types,
+                           MPI_Datatype *newtype);
+
+int MPI_Type_create_struct_c(MPI_Count count,
+                             const MPI_Count *array_of_blocklengths,
+                             const MPI_Count *array_of_displacements,
+                             const MPI_Datatype *array_of_types,
+                             MPI_Datatype *newtype);
+
+int MPI_Type_create_subarray(int ndims,
+                             const int *array_of_sizes,
+                             const int *array_of_subsizes,
+                             const int *array_of_starts,
+                             int order,
+                             MPI_Datatype oldtype,
+                             MPI_Datatype *newtype);
+
+int MPI_Type_create_subarray_c(int ndims,
+                               const MPI_Count *array_of_sizes,
+                               const MPI_Count *array_of_subsizes,
+                               const MPI_Count *array_of_starts,
+                               int order,
+                               MPI_Datatype oldtype,
+                               MPI_Datatype *newtype);
+
+int MPI_Type_delete_attr(int datatype, int type_keyval);
+
+int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype);
+
 int MPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent);
+
+int MPI_Type_free(MPI_Datatype *datatype);
+
+int MPI_Type_free_keyval(int *type_keyval);
+
+int MPI_Type_get_attr(int datatype, int type_keyval, void *attribute_val, int *flag);
+
+int MPI_Type_get_contents(MPI_Datatype datatype,
+                          int max_integers,
+                          int max_addresses,
+                          int max_datatypes,
+                          int *array_of_integers,
+                          MPI_Aint *array_of_addresses,
+                          MPI_Datatype *array_of_datatypes);
+
+int MPI_Type_get_contents_c(MPI_Datatype dt,
+                            MPI_Count max_integers,
+                            MPI_Count max_addresses,
+                            MPI_Count max_large_counts,
+                            MPI_Count max_datatypes,
+                            int *array_of_integers,
+                            MPI_Aint *array_of_addresses,
+                            MPI_Count *array_of_large_counts,
+                            MPI_Datatype *array_of_datatypes);
+
+int MPI_Type_get_envelope(MPI_Datatype datatype,
+                          int *num_integers,
+                          int *num_addresses,
+                          int *num_datatypes,
+                          int *combiner);
+
+int MPI_Type_get_envelope_c(MPI_Datatype dt,
+                            MPI_Count *num_integers,
+                            MPI_Count *num_addresses,
+                            MPI_Count *num_large_counts,
+                            MPI_Count *num_datatypes,
+                            int *combiner);
+
+int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent);
+
+int MPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
+
+int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
+
+int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen);
+
+int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent);
+
+int MPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent);
+
+int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent);
 
 int MPI_Type_hindexed(int count,
                       int *array_of_blocklengths,
@@ -3682,7 +3671,31 @@ int MPI_Type_hvector(int count,
                      MPI_Datatype oldtype,
                      MPI_Datatype *newtype);
 
+int MPI_Type_indexed(int count,
+                     const int *array_of_blocklengths,
+                     const int *array_of_displacements,
+                     MPI_Datatype oldtype,
+                     MPI_Datatype *newtype);
+
+int MPI_Type_indexed_c(MPI_Count count,
+                       const MPI_Count *array_of_blocklengths,
+                       const MPI_Count *array_of_displacements,
+                       MPI_Datatype oldtype,
+                       MPI_Datatype *newtype);
+
 int MPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement);
+
+int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
+
+int MPI_Type_set_attr(int datatype, int type_keyval, void *attribute_val);
+
+int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name);
+
+int MPI_Type_size(MPI_Datatype datatype, int *size);
+
+int MPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size);
+
+int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size);
 
 int MPI_Type_struct(int count,
                     int *array_of_blocklengths,
@@ -3692,7 +3705,63 @@ int MPI_Type_struct(int count,
 
 int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement);
 
+int MPI_Type_vector(int count,
+                    int blocklength,
+                    int stride,
+                    MPI_Datatype oldtype,
+                    MPI_Datatype *newtype);
+
+int MPI_Type_vector_c(MPI_Count count,
+                      MPI_Count blocklength,
+                      MPI_Count stride,
+                      MPI_Datatype oldtype,
+                      MPI_Datatype *newtype);
+
+int MPI_Unpack(const void *inbuf,
+               int insize,
+               int *position,
+               void *outbuf,
+               int outcount,
+               MPI_Datatype datatype,
+               MPI_Comm comm);
+
+int MPI_Unpack_c(const void *inbuf,
+                 MPI_Count insize,
+                 MPI_Count *position,
+                 void *outbuf,
+                 MPI_Count outcount,
+                 MPI_Datatype dt,
+                 MPI_Comm comm);
+
+int MPI_Unpack_external(const char *datarep,
+                        const void *inbuf,
+                        MPI_Aint insize,
+                        MPI_Aint *position,
+                        void *outbuf,
+                        int outcount,
+                        MPI_Datatype datatype);
+
+int MPI_Unpack_external_c(const char *datarep,
+                          const void *inbuf,
+                          MPI_Count insize,
+                          MPI_Count *position,
+                          void *outbuf,
+                          MPI_Count outcount,
+                          MPI_Datatype dt);
+
 int MPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name);
+
+int MPI_Wait(MPI_Request *request, struct MPI_Status *status);
+
+int MPI_Waitall(int count, MPI_Request *array_of_requests, struct MPI_Status *array_of_statuses);
+
+int MPI_Waitany(int count, MPI_Request *array_of_requests, int *index, struct MPI_Status *status);
+
+int MPI_Waitsome(int incount,
+                 MPI_Request *array_of_requests,
+                 int *outcount,
+                 int *array_of_indices,
+                 struct MPI_Status *array_of_statuses);
 
 int MPI_Win_allocate(MPI_Aint size,
                      int disp_unit,
@@ -3814,78 +3883,9 @@ int MPI_Win_unlock_all(MPI_Win win);
 
 int MPI_Win_wait(MPI_Win win);
 
-int MPI_Dims_create(int nnodes, int ndims, int *dims);
+double MPI_Wtick(void);
 
-int MPI_Cart_create(MPI_Comm comm_old,
-                    int ndims,
-                    const int *dims,
-                    const int *periods,
-                    int reorder,
-                    MPI_Comm *comm_cart);
-
-int MPI_Cartdim_get(MPI_Comm comm, int *ndims);
-
-int MPI_Cart_get(MPI_Comm comm, int maxdims, int *dims, int *periods, int *coords);
-
-int MPI_Cart_rank(MPI_Comm comm, const int *coords, int *rank);
-
-int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int *coords);
-
-int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest);
-
-int MPI_Cart_sub(MPI_Comm comm, const int *remain_dims, MPI_Comm *newcomm);
-
-int MPI_Cart_map(MPI_Comm comm, int ndims, const int *dims, const int *periods, int *newrank);
-
-int MPI_Graph_create(MPI_Comm comm_old,
-                     int nnodes,
-                     const int *index,
-                     const int *edges,
-                     int reorder,
-                     MPI_Comm *comm_graph);
-
-int MPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges);
-
-int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int *index, int *edges);
-
-int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors);
-
-int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int *neighbors);
-
-int MPI_Graph_map(MPI_Comm comm, int nnodes, const int *index, const int *edges, int *newrank);
-
-int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old,
-                                   int indegree,
-                                   const int *sources,
-                                   const int *sourceweights,
-                                   int outdegree,
-                                   const int *destinations,
-                                   const int *destweights,
-                                   MPI_Info info,
-                                   int reorder,
-                                   MPI_Comm *comm_dist_graph);
-
-int MPI_Dist_graph_create(MPI_Comm comm_old,
-                          int n,
-                          const int *sources,
-                          const int *degrees,
-                          const int *destinations,
-                          const int *weights_,
-                          MPI_Info info,
-                          int reorder,
-                          MPI_Comm *comm_dist_graph);
-
-int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted);
-
-int MPI_Dist_graph_neighbors(MPI_Comm comm,
-                             int maxindegree,
-                             int *sources,
-                             int *sourceweights,
-                             int maxoutdegree,
-                             int *destinations,
-                             int *destweights);
-
-int MPI_Topo_test(MPI_Comm comm, int *status);
+double MPI_Wtime(void);
 
 #ifdef __cplusplus
 }  // extern "C"
@@ -3897,2027 +3897,7 @@ int MPI_Topo_test(MPI_Comm comm, int *status);
 int MPI_Pcontrol(const int level, ...);
 
 /* Profiling interface: every MPI_ function is also PMPI_. */
-int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
-                            MPI_Comm_delete_attr_function *comm_delete_attr_fn,
-                            int *comm_keyval,
-                            void *extra_state);
-
-int PMPI_Comm_free_keyval(int *comm_keyval);
-
-int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val);
-
-int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);
-
-int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval);
-
-int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
-                            MPI_Type_delete_attr_function *type_delete_attr_fn,
-                            int *type_keyval,
-                            void *extra_state);
-
-int PMPI_Type_free_keyval(int *type_keyval);
-
-int PMPI_Type_set_attr(int datatype, int type_keyval, void *attribute_val);
-
-int PMPI_Type_get_attr(int datatype, int type_keyval, void *attribute_val, int *flag);
-
-int PMPI_Type_delete_attr(int datatype, int type_keyval);
-
-int PMPI_Barrier(MPI_Comm comm);
-
-int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
-
-int PMPI_Reduce(const void *sendbuf,
-                void *recvbuf,
-                int count,
-                MPI_Datatype datatype,
-                MPI_Op op,
-                int root,
-                MPI_Comm comm);
-
-int PMPI_Allreduce(const void *sendbuf,
-                   void *recvbuf,
-                   int count,
-                   MPI_Datatype datatype,
-                   MPI_Op op,
-                   MPI_Comm comm);
-
-int PMPI_Gather(const void *sendbuf,
-                int sendcount,
-                MPI_Datatype sendtype,
-                void *recvbuf,
-                int recvcount,
-                MPI_Datatype recvtype,
-                int root,
-                MPI_Comm comm);
-
-int PMPI_Gatherv(const void *sendbuf,
-                 int sendcount,
-                 MPI_Datatype sendtype,
-                 void *recvbuf,
-                 const int *recvcounts,
-                 const int *displs,
-                 MPI_Datatype recvtype,
-                 int root,
-                 MPI_Comm comm);
-
-int PMPI_Scatter(const void *sendbuf,
-                 int sendcount,
-                 MPI_Datatype sendtype,
-                 void *recvbuf,
-                 int recvcount,
-                 MPI_Datatype recvtype,
-                 int root,
-                 MPI_Comm comm);
-
-int PMPI_Scatterv(const void *sendbuf,
-                  const int *sendcounts,
-                  const int *displs,
-                  MPI_Datatype sendtype,
-                  void *recvbuf,
-                  int recvcount,
-                  MPI_Datatype recvtype,
-                  int root,
-                  MPI_Comm comm);
-
-int PMPI_Allgather(const void *sendbuf,
-                   int sendcount,
-                   MPI_Datatype sendtype,
-                   void *recvbuf,
-                   int recvcount,
-                   MPI_Datatype recvtype,
-                   MPI_Comm comm);
-
-int PMPI_Allgatherv(const void *sendbuf,
-                    int sendcount,
-                    MPI_Datatype sendtype,
-                    void *recvbuf,
-                    const int *recvcounts,
-                    const int *displs,
-                    MPI_Datatype recvtype,
-                    MPI_Comm comm);
-
-int PMPI_Alltoall(const void *sendbuf,
-                  int sendcount,
-                  MPI_Datatype sendtype,
-                  void *recvbuf,
-                  int recvcount,
-                  MPI_Datatype recvtype,
-                  MPI_Comm comm);
-
-int PMPI_Alltoallv(const void *sendbuf,
-                   const int *sendcounts,
-                   const int *sdispls,
-                   MPI_Datatype sendtype,
-                   void *recvbuf,
-                   const int *recvcounts,
-                   const int *rdispls,
-                   MPI_Datatype recvtype,
-                   MPI_Comm comm);
-
-int PMPI_Reduce_scatter_block(const void *sendbuf,
-                              void *recvbuf,
-                              int recvcount,
-                              MPI_Datatype datatype,
-                              MPI_Op op,
-                              MPI_Comm comm);
-
-int PMPI_Reduce_scatter(const void *sendbuf,
-                        void *recvbuf,
-                        const int *recvcounts,
-                        MPI_Datatype datatype,
-                        MPI_Op op,
-                        MPI_Comm comm);
-
-int PMPI_Scan(const void *sendbuf,
-              void *recvbuf,
-              int count,
-              MPI_Datatype datatype,
-              MPI_Op op,
-              MPI_Comm comm);
-
-int PMPI_Exscan(const void *sendbuf,
-                void *recvbuf,
-                int count,
-                MPI_Datatype datatype,
-                MPI_Op op,
-                MPI_Comm comm);
-
-int PMPI_Alltoallw(const void *sendbuf,
-                   const int *sendcounts,
-                   const int *sdispls,
-                   const MPI_Datatype *sendtypes,
-                   void *recvbuf,
-                   const int *recvcounts,
-                   const int *rdispls,
-                   const MPI_Datatype *recvtypes,
-                   MPI_Comm comm);
-
-int PMPI_Neighbor_allgather(const void *sendbuf,
-                            int sendcount,
-                            MPI_Datatype sendtype,
-                            void *recvbuf,
-                            int recvcount,
-                            MPI_Datatype recvtype,
-                            MPI_Comm comm);
-
-int PMPI_Neighbor_allgatherv(const void *sendbuf,
-                             int sendcount,
-                             MPI_Datatype sendtype,
-                             void *recvbuf,
-                             const int *recvcounts,
-                             const int *displs,
-                             MPI_Datatype recvtype,
-                             MPI_Comm comm);
-
-int PMPI_Neighbor_alltoall(const void *sendbuf,
-                           int sendcount,
-                           MPI_Datatype sendtype,
-                           void *recvbuf,
-                           int recvcount,
-                           MPI_Datatype recvtype,
-                           MPI_Comm comm);
-
-int PMPI_Neighbor_alltoallv(const void *sendbuf,
-                            const int *sendcounts,
-                            const int *sdispls,
-                            MPI_Datatype sendtype,
-                            void *recvbuf,
-                            const int *recvcounts,
-                            const int *rdispls,
-                            MPI_Datatype recvtype,
-                            MPI_Comm comm);
-
-int PMPI_Neighbor_alltoallw(const void *sendbuf,
-                            const int *sendcounts,
-                            const MPI_Aint *sdispls,
-                            const MPI_Datatype *sendtypes,
-                            void *recvbuf,
-                            const int *recvcounts,
-                            const MPI_Aint *rdispls,
-                            const MPI_Datatype *recvtypes,
-                            MPI_Comm comm);
-
-int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request);
-
-int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request);
-
-int PMPI_Ibcast(void *buffer,
-                int count,
-                MPI_Datatype datatype,
-                int root,
-                MPI_Comm comm,
-                MPI_Request *request);
-
-int PMPI_Bcast_init(void *buffer,
-                    int count,
-                    MPI_Datatype datatype,
-                    int root,
-                    MPI_Comm comm,
-                    MPI_Info info,
-                    MPI_Request *request);
-
-int PMPI_Ireduce(const void *sendbuf,
-                 void *recvbuf,
-                 int count,
-                 MPI_Datatype datatype,
-                 MPI_Op op,
-                 int root,
-                 MPI_Comm comm,
-                 MPI_Request *request);
-
-int PMPI_Reduce_init(const void *sendbuf,
-                     void *recvbuf,
-                     int count,
-                     MPI_Datatype datatype,
-                     MPI_Op op,
-                     int root,
-                     MPI_Comm comm,
-                     MPI_Info info,
-                     MPI_Request *request);
-
-int PMPI_Iallreduce(const void *sendbuf,
-                    void *recvbuf,
-                    int count,
-                    MPI_Datatype datatype,
-                    MPI_Op op,
-                    MPI_Comm comm,
-                    MPI_Request *request);
-
-int PMPI_Allreduce_init(const void *sendbuf,
-                        void *recvbuf,
-                        int count,
-                        MPI_Datatype datatype,
-                        MPI_Op op,
-                        MPI_Comm comm,
-                        MPI_Info info,
-                        MPI_Request *request);
-
-int PMPI_Igather(const void *sendbuf,
-                 int sendcount,
-                 MPI_Datatype sendtype,
-                 void *recvbuf,
-                 int recvcount,
-                 MPI_Datatype recvtype,
-                 int root,
-                 MPI_Comm comm,
-                 MPI_Request *request);
-
-int PMPI_Gather_init(const void *sendbuf,
-                     int sendcount,
-                     MPI_Datatype sendtype,
-                     void *recvbuf,
-                     int recvcount,
-                     MPI_Datatype recvtype,
-                     int root,
-                     MPI_Comm comm,
-                     MPI_Info info,
-                     MPI_Request *request);
-
-int PMPI_Igatherv(const void *sendbuf,
-                  int sendcount,
-                  MPI_Datatype sendtype,
-                  void *recvbuf,
-                  const int *recvcounts,
-                  const int *displs,
-                  MPI_Datatype recvtype,
-                  int root,
-                  MPI_Comm comm,
-                  MPI_Request *request);
-
-int PMPI_Gatherv_init(const void *sendbuf,
-                      int sendcount,
-                      MPI_Datatype sendtype,
-                      void *recvbuf,
-                      const int *recvcounts,
-                      const int *displs,
-                      MPI_Datatype recvtype,
-                      int root,
-                      MPI_Comm comm,
-                      MPI_Info info,
-                      MPI_Request *request);
-
-int PMPI_Iscatter(const void *sendbuf,
-                  int sendcount,
-                  MPI_Datatype sendtype,
-                  void *recvbuf,
-                  int recvcount,
-                  MPI_Datatype recvtype,
-                  int root,
-                  MPI_Comm comm,
-                  MPI_Request *request);
-
-int PMPI_Scatter_init(const void *sendbuf,
-                      int sendcount,
-                      MPI_Datatype sendtype,
-                      void *recvbuf,
-                      int recvcount,
-                      MPI_Datatype recvtype,
-                      int root,
-                      MPI_Comm comm,
-                      MPI_Info info,
-                      MPI_Request *request);
-
-int PMPI_Iscatterv(const void *sendbuf,
-                   const int *sendcounts,
-                   const int *displs,
-                   MPI_Datatype sendtype,
-                   void *recvbuf,
-                   int recvcount,
-                   MPI_Datatype recvtype,
-                   int root,
-                   MPI_Comm comm,
-                   MPI_Request *request);
-
-int PMPI_Scatterv_init(const void *sendbuf,
-                       const int *sendcounts,
-                       const int *displs,
-                       MPI_Datatype sendtype,
-                       void *recvbuf,
-                       int recvcount,
-                       MPI_Datatype recvtype,
-                       int root,
-                       MPI_Comm comm,
-                       MPI_Info info,
-                       MPI_Request *request);
-
-int PMPI_Iallgather(const void *sendbuf,
-                    int sendcount,
-                    MPI_Datatype sendtype,
-                    void *recvbuf,
-                    int recvcount,
-                    MPI_Datatype recvtype,
-                    MPI_Comm comm,
-                    MPI_Request *request);
-
-int PMPI_Allgather_init(const void *sendbuf,
-                        int sendcount,
-                        MPI_Datatype sendtype,
-                        void *recvbuf,
-                        int recvcount,
-                        MPI_Datatype recvtype,
-                        MPI_Comm comm,
-                        MPI_Info info,
-                        MPI_Request *request);
-
-int PMPI_Iallgatherv(const void *sendbuf,
-                     int sendcount,
-                     MPI_Datatype sendtype,
-                     void *recvbuf,
-                     const int *recvcounts,
-                     const int *displs,
-                     MPI_Datatype recvtype,
-                     MPI_Comm comm,
-                     MPI_Request *request);
-
-int PMPI_Allgatherv_init(const void *sendbuf,
-                         int sendcount,
-                         MPI_Datatype sendtype,
-                         void *recvbuf,
-                         const int *recvcounts,
-                         const int *displs,
-                         MPI_Datatype recvtype,
-                         MPI_Comm comm,
-                         MPI_Info info,
-                         MPI_Request *request);
-
-int PMPI_Ialltoall(const void *sendbuf,
-                   int sendcount,
-                   MPI_Datatype sendtype,
-                   void *recvbuf,
-                   int recvcount,
-                   MPI_Datatype recvtype,
-                   MPI_Comm comm,
-                   MPI_Request *request);
-
-int PMPI_Alltoall_init(const void *sendbuf,
-                       int sendcount,
-                       MPI_Datatype sendtype,
-                       void *recvbuf,
-                       int recvcount,
-                       MPI_Datatype recvtype,
-                       MPI_Comm comm,
-                       MPI_Info info,
-                       MPI_Request *request);
-
-int PMPI_Ialltoallv(const void *sendbuf,
-                    const int *sendcounts,
-                    const int *sdispls,
-                    MPI_Datatype sendtype,
-                    void *recvbuf,
-                    const int *recvcounts,
-                    const int *rdispls,
-                    MPI_Datatype recvtype,
-                    MPI_Comm comm,
-                    MPI_Request *request);
-
-int PMPI_Alltoallv_init(const void *sendbuf,
-                        const int *sendcounts,
-                        const int *sdispls,
-                        MPI_Datatype sendtype,
-                        void *recvbuf,
-                        const int *recvcounts,
-                        const int *rdispls,
-                        MPI_Datatype recvtype,
-                        MPI_Comm comm,
-                        MPI_Info info,
-                        MPI_Request *request);
-
-int PMPI_Ireduce_scatter_block(const void *sendbuf,
-                               void *recvbuf,
-                               int recvcount,
-                               MPI_Datatype datatype,
-                               MPI_Op op,
-                               MPI_Comm comm,
-                               MPI_Request *request);
-
-int PMPI_Reduce_scatter_block_init(const void *sendbuf,
-                                   void *recvbuf,
-                                   int recvcount,
-                                   MPI_Datatype datatype,
-                                   MPI_Op op,
-                                   MPI_Comm comm,
-                                   MPI_Info info,
-                                   MPI_Request *request);
-
-int PMPI_Ireduce_scatter(const void *sendbuf,
-                         void *recvbuf,
-                         const int *recvcounts,
-                         MPI_Datatype datatype,
-                         MPI_Op op,
-                         MPI_Comm comm,
-                         MPI_Request *request);
-
-int PMPI_Reduce_scatter_init(const void *sendbuf,
-                             void *recvbuf,
-                             const int *recvcounts,
-                             MPI_Datatype datatype,
-                             MPI_Op op,
-                             MPI_Comm comm,
-                             MPI_Info info,
-                             MPI_Request *request);
-
-int PMPI_Iscan(const void *sendbuf,
-               void *recvbuf,
-               int count,
-               MPI_Datatype datatype,
-               MPI_Op op,
-               MPI_Comm comm,
-               MPI_Request *request);
-
-int PMPI_Scan_init(const void *sendbuf,
-                   void *recvbuf,
-                   int count,
-                   MPI_Datatype datatype,
-                   MPI_Op op,
-                   MPI_Comm comm,
-                   MPI_Info info,
-                   MPI_Request *request);
-
-int PMPI_Iexscan(const void *sendbuf,
-                 void *recvbuf,
-                 int count,
-                 MPI_Datatype datatype,
-                 MPI_Op op,
-                 MPI_Comm comm,
-                 MPI_Request *request);
-
-int PMPI_Exscan_init(const void *sendbuf,
-                     void *recvbuf,
-                     int count,
-                     MPI_Datatype datatype,
-                     MPI_Op op,
-                     MPI_Comm comm,
-                     MPI_Info info,
-                     MPI_Request *request);
-
-int PMPI_Ialltoallw(const void *sendbuf,
-                    const int *sendcounts,
-                    const int *sdispls,
-                    const MPI_Datatype *sendtypes,
-                    void *recvbuf,
-                    const int *recvcounts,
-                    const int *rdispls,
-                    const MPI_Datatype *recvtypes,
-                    MPI_Comm comm,
-                    MPI_Request *request);
-
-int PMPI_Alltoallw_init(const void *sendbuf,
-                        const int *sendcounts,
-                        const int *sdispls,
-                        const MPI_Datatype *sendtypes,
-                        void *recvbuf,
-                        const int *recvcounts,
-                        const int *rdispls,
-                        const MPI_Datatype *recvtypes,
-                        MPI_Comm comm,
-                        MPI_Info info,
-                        MPI_Request *request);
-
-int PMPI_Ineighbor_allgather(const void *sendbuf,
-                             int sendcount,
-                             MPI_Datatype sendtype,
-                             void *recvbuf,
-                             int recvcount,
-                             MPI_Datatype recvtype,
-                             MPI_Comm comm,
-                             MPI_Request *request);
-
-int PMPI_Neighbor_allgather_init(const void *sendbuf,
-                                 int sendcount,
-                                 MPI_Datatype sendtype,
-                                 void *recvbuf,
-                                 int recvcount,
-                                 MPI_Datatype recvtype,
-                                 MPI_Comm comm,
-                                 MPI_Info info,
-                                 MPI_Request *request);
-
-int PMPI_Ineighbor_allgatherv(const void *sendbuf,
-                              int sendcount,
-                              MPI_Datatype sendtype,
-                              void *recvbuf,
-                              const int *recvcounts,
-                              const int *displs,
-                              MPI_Datatype recvtype,
-                              MPI_Comm comm,
-                              MPI_Request *request);
-
-int PMPI_Neighbor_allgatherv_init(const void *sendbuf,
-                                  int sendcount,
-                                  MPI_Datatype sendtype,
-                                  void *recvbuf,
-                                  const int *recvcounts,
-                                  const int *displs,
-                                  MPI_Datatype recvtype,
-                                  MPI_Comm comm,
-                                  MPI_Info info,
-                                  MPI_Request *request);
-
-int PMPI_Ineighbor_alltoall(const void *sendbuf,
-                            int sendcount,
-                            MPI_Datatype sendtype,
-                            void *recvbuf,
-                            int recvcount,
-                            MPI_Datatype recvtype,
-                            MPI_Comm comm,
-                            MPI_Request *request);
-
-int PMPI_Neighbor_alltoall_init(const void *sendbuf,
-                                int sendcount,
-                                MPI_Datatype sendtype,
-                                void *recvbuf,
-                                int recvcount,
-                                MPI_Datatype recvtype,
-                                MPI_Comm comm,
-                                MPI_Info info,
-                                MPI_Request *request);
-
-int PMPI_Ineighbor_alltoallv(const void *sendbuf,
-                             const int *sendcounts,
-                             const int *sdispls,
-                             MPI_Datatype sendtype,
-                             void *recvbuf,
-                             const int *recvcounts,
-                             const int *rdispls,
-                             MPI_Datatype recvtype,
-                             MPI_Comm comm,
-                             MPI_Request *request);
-
-int PMPI_Neighbor_alltoallv_init(const void *sendbuf,
-                                 const int *sendcounts,
-                                 const int *sdispls,
-                                 MPI_Datatype sendtype,
-                                 void *recvbuf,
-                                 const int *recvcounts,
-                                 const int *rdispls,
-                                 MPI_Datatype recvtype,
-                                 MPI_Comm comm,
-                                 MPI_Info info,
-                                 MPI_Request *request);
-
-int PMPI_Ineighbor_alltoallw(const void *sendbuf,
-                             const int *sendcounts,
-                             const MPI_Aint *sdispls,
-                             const MPI_Datatype *sendtypes,
-                             void *recvbuf,
-                             const int *recvcounts,
-                             const MPI_Aint *rdispls,
-                             const MPI_Datatype *recvtypes,
-                             MPI_Comm comm,
-                             MPI_Request *request);
-
-int PMPI_Neighbor_alltoallw_init(const void *sendbuf,
-                                 const int *sendcounts,
-                                 const MPI_Aint *sdispls,
-                                 const MPI_Datatype *sendtypes,
-                                 void *recvbuf,
-                                 const int *recvcounts,
-                                 const MPI_Aint *rdispls,
-                                 const MPI_Datatype *recvtypes,
-                                 MPI_Comm comm,
-                                 MPI_Info info,
-                                 MPI_Request *request);
-
-int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm);
-
-int PMPI_Ibcast_c(void *buffer,
-                  MPI_Count count,
-                  MPI_Datatype datatype,
-                  int root,
-                  MPI_Comm comm,
-                  MPI_Request *request);
-
-int PMPI_Reduce_c(const void *sendbuf,
-                  void *recvbuf,
-                  MPI_Count count,
-                  MPI_Datatype datatype,
-                  MPI_Op op,
-                  int root,
-                  MPI_Comm comm);
-
-int PMPI_Ireduce_c(const void *sendbuf,
-                   void *recvbuf,
-                   MPI_Count count,
-                   MPI_Datatype datatype,
-                   MPI_Op op,
-                   int root,
-                   MPI_Comm comm,
-                   MPI_Request *request);
-
-int PMPI_Allreduce_c(const void *sendbuf,
-                     void *recvbuf,
-                     MPI_Count count,
-                     MPI_Datatype datatype,
-                     MPI_Op op,
-                     MPI_Comm comm);
-
-int PMPI_Iallreduce_c(const void *sendbuf,
-                      void *recvbuf,
-                      MPI_Count count,
-                      MPI_Datatype datatype,
-                      MPI_Op op,
-                      MPI_Comm comm,
-                      MPI_Request *request);
-
-int PMPI_Gather_c(const void *sendbuf,
-                  MPI_Count sendcount,
-                  MPI_Datatype sendtype,
-                  void *recvbuf,
-                  MPI_Count recvcount,
-                  MPI_Datatype recvtype,
-                  int root,
-                  MPI_Comm comm);
-
-int PMPI_Igather_c(const void *sendbuf,
-                   MPI_Count sendcount,
-                   MPI_Datatype sendtype,
-                   void *recvbuf,
-                   MPI_Count recvcount,
-                   MPI_Datatype recvtype,
-                   int root,
-                   MPI_Comm comm,
-                   MPI_Request *request);
-
-int PMPI_Gatherv_c(const void *sendbuf,
-                   MPI_Count sendcount,
-                   MPI_Datatype sendtype,
-                   void *recvbuf,
-                   const MPI_Count *recvcounts,
-                   const MPI_Aint *displs,
-                   MPI_Datatype recvtype,
-                   int root,
-                   MPI_Comm comm);
-
-int PMPI_Igatherv_c(const void *sendbuf,
-                    MPI_Count sendcount,
-                    MPI_Datatype sendtype,
-                    void *recvbuf,
-                    const MPI_Count *recvcounts,
-                    const MPI_Aint *displs,
-                    MPI_Datatype recvtype,
-                    int root,
-                    MPI_Comm comm,
-                    MPI_Request *request);
-
-int PMPI_Scatter_c(const void *sendbuf,
-                   MPI_Count sendcount,
-                   MPI_Datatype sendtype,
-                   void *recvbuf,
-                   MPI_Count recvcount,
-                   MPI_Datatype recvtype,
-                   int root,
-                   MPI_Comm comm);
-
-int PMPI_Iscatter_c(const void *sendbuf,
-                    MPI_Count sendcount,
-                    MPI_Datatype sendtype,
-                    void *recvbuf,
-                    MPI_Count recvcount,
-                    MPI_Datatype recvtype,
-                    int root,
-                    MPI_Comm comm,
-                    MPI_Request *request);
-
-int PMPI_Scatterv_c(const void *sendbuf,
-                    const MPI_Count *sendcounts,
-                    const MPI_Aint *displs,
-                    MPI_Datatype sendtype,
-                    void *recvbuf,
-                    MPI_Count recvcount,
-                    MPI_Datatype recvtype,
-                    int root,
-                    MPI_Comm comm);
-
-int PMPI_Iscatterv_c(const void *sendbuf,
-                     const MPI_Count *sendcounts,
-                     const MPI_Aint *displs,
-                     MPI_Datatype sendtype,
-                     void *recvbuf,
-                     MPI_Count recvcount,
-                     MPI_Datatype recvtype,
-                     int root,
-                     MPI_Comm comm,
-                     MPI_Request *request);
-
-int PMPI_Allgather_c(const void *sendbuf,
-                     MPI_Count sendcount,
-                     MPI_Datatype sendtype,
-                     void *recvbuf,
-                     MPI_Count recvcount,
-                     MPI_Datatype recvtype,
-                     MPI_Comm comm);
-
-int PMPI_Iallgather_c(const void *sendbuf,
-                      MPI_Count sendcount,
-                      MPI_Datatype sendtype,
-                      void *recvbuf,
-                      MPI_Count recvcount,
-                      MPI_Datatype recvtype,
-                      MPI_Comm comm,
-                      MPI_Request *request);
-
-int PMPI_Allgatherv_c(const void *sendbuf,
-                      MPI_Count sendcount,
-                      MPI_Datatype sendtype,
-                      void *recvbuf,
-                      const MPI_Count *recvcounts,
-                      const MPI_Aint *displs,
-                      MPI_Datatype recvtype,
-                      MPI_Comm comm);
-
-int PMPI_Iallgatherv_c(const void *sendbuf,
-                       MPI_Count sendcount,
-                       MPI_Datatype sendtype,
-                       void *recvbuf,
-                       const MPI_Count *recvcounts,
-                       const MPI_Aint *displs,
-                       MPI_Datatype recvtype,
-                       MPI_Comm comm,
-                       MPI_Request *request);
-
-int PMPI_Alltoall_c(const void *sendbuf,
-                    MPI_Count sendcount,
-                    MPI_Datatype sendtype,
-                    void *recvbuf,
-                    MPI_Count recvcount,
-                    MPI_Datatype recvtype,
-                    MPI_Comm comm);
-
-int PMPI_Ialltoall_c(const void *sendbuf,
-                     MPI_Count sendcount,
-                     MPI_Datatype sendtype,
-                     void *recvbuf,
-                     MPI_Count recvcount,
-                     MPI_Datatype recvtype,
-                     MPI_Comm comm,
-                     MPI_Request *request);
-
-int PMPI_Alltoallv_c(const void *sendbuf,
-                     const MPI_Count *sendcounts,
-                     const MPI_Aint *sdispls,
-                     MPI_Datatype sendtype,
-                     void *recvbuf,
-                     const MPI_Count *recvcounts,
-                     const MPI_Aint *rdispls,
-                     MPI_Datatype recvtype,
-                     MPI_Comm comm);
-
-int PMPI_Ialltoallv_c(const void *sendbuf,
-                      const MPI_Count *sendcounts,
-                      const MPI_Aint *sdispls,
-                      MPI_Datatype sendtype,
-                      void *recvbuf,
-                      const MPI_Count *recvcounts,
-                      const MPI_Aint *rdispls,
-                      MPI_Datatype recvtype,
-                      MPI_Comm comm,
-                      MPI_Request *request);
-
-int PMPI_Reduce_scatter_block_c(const void *sendbuf,
-                                void *recvbuf,
-                                MPI_Count recvcount,
-                                MPI_Datatype datatype,
-                                MPI_Op op,
-                                MPI_Comm comm);
-
-int PMPI_Ireduce_scatter_block_c(const void *sendbuf,
-                                 void *recvbuf,
-                                 MPI_Count recvcount,
-                                 MPI_Datatype datatype,
-                                 MPI_Op op,
-                                 MPI_Comm comm,
-                                 MPI_Request *request);
-
-int PMPI_Reduce_scatter_c(const void *sendbuf,
-                          void *recvbuf,
-                          const MPI_Count *recvcounts,
-                          MPI_Datatype datatype,
-                          MPI_Op op,
-                          MPI_Comm comm);
-
-int PMPI_Ireduce_scatter_c(const void *sendbuf,
-                           void *recvbuf,
-                           const MPI_Count *recvcounts,
-                           MPI_Datatype datatype,
-                           MPI_Op op,
-                           MPI_Comm comm,
-                           MPI_Request *request);
-
-int PMPI_Scan_c(const void *sendbuf,
-                void *recvbuf,
-                MPI_Count count,
-                MPI_Datatype datatype,
-                MPI_Op op,
-                MPI_Comm comm);
-
-int PMPI_Iscan_c(const void *sendbuf,
-                 void *recvbuf,
-                 MPI_Count count,
-                 MPI_Datatype datatype,
-                 MPI_Op op,
-                 MPI_Comm comm,
-                 MPI_Request *request);
-
-int PMPI_Exscan_c(const void *sendbuf,
-                  void *recvbuf,
-                  MPI_Count count,
-                  MPI_Datatype datatype,
-                  MPI_Op op,
-                  MPI_Comm comm);
-
-int PMPI_Iexscan_c(const void *sendbuf,
-                   void *recvbuf,
-                   MPI_Count count,
-                   MPI_Datatype datatype,
-                   MPI_Op op,
-                   MPI_Comm comm,
-                   MPI_Request *request);
-
-int PMPI_Alltoallw_c(const void *sendbuf,
-                     const MPI_Count *sendcounts,
-                     const MPI_Aint *sdispls,
-                     const MPI_Datatype *sendtypes,
-                     void *recvbuf,
-                     const MPI_Count *recvcounts,
-                     const MPI_Aint *rdispls,
-                     const MPI_Datatype *recvtypes,
-                     MPI_Comm comm);
-
-int PMPI_Ialltoallw_c(const void *sendbuf,
-                      const MPI_Count *sendcounts,
-                      const MPI_Aint *sdispls,
-                      const MPI_Datatype *sendtypes,
-                      void *recvbuf,
-                      const MPI_Count *recvcounts,
-                      const MPI_Aint *rdispls,
-                      const MPI_Datatype *recvtypes,
-                      MPI_Comm comm,
-                      MPI_Request *request);
-
-int PMPI_Neighbor_allgather_c(const void *sendbuf,
-                              MPI_Count sendcount,
-                              MPI_Datatype sendtype,
-                              void *recvbuf,
-                              MPI_Count recvcount,
-                              MPI_Datatype recvtype,
-                              MPI_Comm comm);
-
-int PMPI_Ineighbor_allgather_c(const void *sendbuf,
-                               MPI_Count sendcount,
-                               MPI_Datatype sendtype,
-                               void *recvbuf,
-                               MPI_Count recvcount,
-                               MPI_Datatype recvtype,
-                               MPI_Comm comm,
-                               MPI_Request *request);
-
-int PMPI_Neighbor_allgatherv_c(const void *sendbuf,
-                               MPI_Count sendcount,
-                               MPI_Datatype sendtype,
-                               void *recvbuf,
-                               const MPI_Count *recvcounts,
-                               const MPI_Aint *displs,
-                               MPI_Datatype recvtype,
-                               MPI_Comm comm);
-
-int PMPI_Ineighbor_allgatherv_c(const void *sendbuf,
-                                MPI_Count sendcount,
-                                MPI_Datatype sendtype,
-                                void *recvbuf,
-                                const MPI_Count *recvcounts,
-                                const MPI_Aint *displs,
-                                MPI_Datatype recvtype,
-                                MPI_Comm comm,
-                                MPI_Request *request);
-
-int PMPI_Neighbor_alltoall_c(const void *sendbuf,
-                             MPI_Count sendcount,
-                             MPI_Datatype sendtype,
-                             void *recvbuf,
-                             MPI_Count recvcount,
-                             MPI_Datatype recvtype,
-                             MPI_Comm comm);
-
-int PMPI_Ineighbor_alltoall_c(const void *sendbuf,
-                              MPI_Count sendcount,
-                              MPI_Datatype sendtype,
-                              void *recvbuf,
-                              MPI_Count recvcount,
-                              MPI_Datatype recvtype,
-                              MPI_Comm comm,
-                              MPI_Request *request);
-
-int PMPI_Neighbor_alltoallv_c(const void *sendbuf,
-                              const MPI_Count *sendcounts,
-                              const MPI_Aint *sdispls,
-                              MPI_Datatype sendtype,
-                              void *recvbuf,
-                              const MPI_Count *recvcounts,
-                              const MPI_Aint *rdispls,
-                              MPI_Datatype recvtype,
-                              MPI_Comm comm);
-
-int PMPI_Ineighbor_alltoallv_c(const void *sendbuf,
-                               const MPI_Count *sendcounts,
-                               const MPI_Aint *sdispls,
-                               MPI_Datatype sendtype,
-                               void *recvbuf,
-                               const MPI_Count *recvcounts,
-                               const MPI_Aint *rdispls,
-                               MPI_Datatype recvtype,
-                               MPI_Comm comm,
-                               MPI_Request *request);
-
-int PMPI_Neighbor_alltoallw_c(const void *sendbuf,
-                              const MPI_Count *sendcounts,
-                              const MPI_Aint *sdispls,
-                              const MPI_Datatype *sendtypes,
-                              void *recvbuf,
-                              const MPI_Count *recvcounts,
-                              const MPI_Aint *rdispls,
-                              const MPI_Datatype *recvtypes,
-                              MPI_Comm comm);
-
-int PMPI_Ineighbor_alltoallw_c(const void *sendbuf,
-                               const MPI_Count *sendcounts,
-                               const MPI_Aint *sdispls,
-                               const MPI_Datatype *sendtypes,
-                               void *recvbuf,
-                               const MPI_Count *recvcounts,
-                               const MPI_Aint *rdispls,
-                               const MPI_Datatype *recvtypes,
-                               MPI_Comm comm,
-                               MPI_Request *request);
-
-int PMPI_Bcast_init_c(void *buffer,
-                      MPI_Count count,
-                      MPI_Datatype datatype,
-                      int root,
-                      MPI_Comm comm,
-                      MPI_Info info,
-                      MPI_Request *request);
-
-int PMPI_Reduce_init_c(const void *sendbuf,
-                       void *recvbuf,
-                       MPI_Count count,
-                       MPI_Datatype datatype,
-                       MPI_Op op,
-                       int root,
-                       MPI_Comm comm,
-                       MPI_Info info,
-                       MPI_Request *request);
-
-int PMPI_Allreduce_init_c(const void *sendbuf,
-                          void *recvbuf,
-                          MPI_Count count,
-                          MPI_Datatype datatype,
-                          MPI_Op op,
-                          MPI_Comm comm,
-                          MPI_Info info,
-                          MPI_Request *request);
-
-int PMPI_Gather_init_c(const void *sendbuf,
-                       MPI_Count sendcount,
-                       MPI_Datatype sendtype,
-                       void *recvbuf,
-                       MPI_Count recvcount,
-                       MPI_Datatype recvtype,
-                       int root,
-                       MPI_Comm comm,
-                       MPI_Info info,
-                       MPI_Request *request);
-
-int PMPI_Gatherv_init_c(const void *sendbuf,
-                        MPI_Count sendcount,
-                        MPI_Datatype sendtype,
-                        void *recvbuf,
-                        const MPI_Count *recvcounts,
-                        const MPI_Aint *displs,
-                        MPI_Datatype recvtype,
-                        int root,
-                        MPI_Comm comm,
-                        MPI_Info info,
-                        MPI_Request *request);
-
-int PMPI_Scatter_init_c(const void *sendbuf,
-                        MPI_Count sendcount,
-                        MPI_Datatype sendtype,
-                        void *recvbuf,
-                        MPI_Count recvcount,
-                        MPI_Datatype recvtype,
-                        int root,
-                        MPI_Comm comm,
-                        MPI_Info info,
-                        MPI_Request *request);
-
-int PMPI_Scatterv_init_c(const void *sendbuf,
-                         const MPI_Count *sendcounts,
-                         const MPI_Aint *displs,
-                         MPI_Datatype sendtype,
-                         void *recvbuf,
-                         MPI_Count recvcount,
-                         MPI_Datatype recvtype,
-                         int root,
-                         MPI_Comm comm,
-                         MPI_Info info,
-                         MPI_Request *request);
-
-int PMPI_Allgather_init_c(const void *sendbuf,
-                          MPI_Count sendcount,
-                          MPI_Datatype sendtype,
-                          void *recvbuf,
-                          MPI_Count recvcount,
-                          MPI_Datatype recvtype,
-                          MPI_Comm comm,
-                          MPI_Info info,
-                          MPI_Request *request);
-
-int PMPI_Allgatherv_init_c(const void *sendbuf,
-                           MPI_Count sendcount,
-                           MPI_Datatype sendtype,
-                           void *recvbuf,
-                           const MPI_Count *recvcounts,
-                           const MPI_Aint *displs,
-                           MPI_Datatype recvtype,
-                           MPI_Comm comm,
-                           MPI_Info info,
-                           MPI_Request *request);
-
-int PMPI_Alltoall_init_c(const void *sendbuf,
-                         MPI_Count sendcount,
-                         MPI_Datatype sendtype,
-                         void *recvbuf,
-                         MPI_Count recvcount,
-                         MPI_Datatype recvtype,
-                         MPI_Comm comm,
-                         MPI_Info info,
-                         MPI_Request *request);
-
-int PMPI_Alltoallv_init_c(const void *sendbuf,
-                          const MPI_Count *sendcounts,
-                          const MPI_Aint *sdispls,
-                          MPI_Datatype sendtype,
-                          void *recvbuf,
-                          const MPI_Count *recvcounts,
-                          const MPI_Aint *rdispls,
-                          MPI_Datatype recvtype,
-                          MPI_Comm comm,
-                          MPI_Info info,
-                          MPI_Request *request);
-
-int PMPI_Reduce_scatter_block_init_c(const void *sendbuf,
-                                     void *recvbuf,
-                                     MPI_Count recvcount,
-                                     MPI_Datatype datatype,
-                                     MPI_Op op,
-                                     MPI_Comm comm,
-                                     MPI_Info info,
-                                     MPI_Request *request);
-
-int PMPI_Reduce_scatter_init_c(const void *sendbuf,
-                               void *recvbuf,
-                               const MPI_Count *recvcounts,
-                               MPI_Datatype datatype,
-                               MPI_Op op,
-                               MPI_Comm comm,
-                               MPI_Info info,
-                               MPI_Request *request);
-
-int PMPI_Scan_init_c(const void *sendbuf,
-                     void *recvbuf,
-                     MPI_Count count,
-                     MPI_Datatype datatype,
-                     MPI_Op op,
-                     MPI_Comm comm,
-                     MPI_Info info,
-                     MPI_Request *request);
-
-int PMPI_Exscan_init_c(const void *sendbuf,
-                       void *recvbuf,
-                       MPI_Count count,
-                       MPI_Datatype datatype,
-                       MPI_Op op,
-                       MPI_Comm comm,
-                       MPI_Info info,
-                       MPI_Request *request);
-
-int PMPI_Alltoallw_init_c(const void *sendbuf,
-                          const MPI_Count *sendcounts,
-                          const MPI_Aint *sdispls,
-                          const MPI_Datatype *sendtypes,
-                          void *recvbuf,
-                          const MPI_Count *recvcounts,
-                          const MPI_Aint *rdispls,
-                          const MPI_Datatype *recvtypes,
-                          MPI_Comm comm,
-                          MPI_Info info,
-                          MPI_Request *request);
-
-int PMPI_Neighbor_allgather_init_c(const void *sendbuf,
-                                   MPI_Count sendcount,
-                                   MPI_Datatype sendtype,
-                                   void *recvbuf,
-                                   MPI_Count recvcount,
-                                   MPI_Datatype recvtype,
-                                   MPI_Comm comm,
-                                   MPI_Info info,
-                                   MPI_Request *request);
-
-int PMPI_Neighbor_alltoall_init_c(const void *sendbuf,
-                                  MPI_Count sendcount,
-                                  MPI_Datatype sendtype,
-                                  void *recvbuf,
-                                  MPI_Count recvcount,
-                                  MPI_Datatype recvtype,
-                                  MPI_Comm comm,
-                                  MPI_Info info,
-                                  MPI_Request *request);
-
-int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf,
-                                    MPI_Count sendcount,
-                                    MPI_Datatype sendtype,
-                                    void *recvbuf,
-                                    const MPI_Count *recvcounts,
-                                    const MPI_Aint *displs,
-                                    MPI_Datatype recvtype,
-                                    MPI_Comm comm,
-                                    MPI_Info info,
-                                    MPI_Request *request);
-
-int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf,
-                                   const MPI_Count *sendcounts,
-                                   const MPI_Aint *sdispls,
-                                   MPI_Datatype sendtype,
-                                   void *recvbuf,
-                                   const MPI_Count *recvcounts,
-                                   const MPI_Aint *rdispls,
-                                   MPI_Datatype recvtype,
-                                   MPI_Comm comm,
-                                   MPI_Info info,
-                                   MPI_Request *request);
-
-int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf,
-                                   const MPI_Count *sendcounts,
-                                   const MPI_Aint *sdispls,
-                                   const MPI_Datatype *sendtypes,
-                                   void *recvbuf,
-                                   const MPI_Count *recvcounts,
-                                   const MPI_Aint *rdispls,
-                                   const MPI_Datatype *recvtypes,
-                                   MPI_Comm comm,
-                                   MPI_Info info,
-                                   MPI_Request *request);
-
-int PMPI_Reduce_local_c(const void *inbuf,
-                        void *inoutbuf,
-                        MPI_Count count,
-                        MPI_Datatype datatype,
-                        MPI_Op op);
-
-int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
-
-int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm);
-
-int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
-
-int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request);
-
-int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
-
-int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm);
-
-int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
-
-int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm);
-
-int PMPI_Comm_free(MPI_Comm *comm);
-
-int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result);
-
-int PMPI_Comm_test_inter(MPI_Comm comm, int *flag);
-
-int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name);
-
-int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
-
-int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info);
-
-int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used);
-
-int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group);
-
-int PMPI_Comm_remote_size(MPI_Comm comm, int *size);
-
-int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group);
-
-int PMPI_Intercomm_create(MPI_Comm local_comm,
-                          int local_leader,
-                          MPI_Comm peer_comm,
-                          int remote_leader,
-                          int tag,
-                          MPI_Comm *newintercomm);
-
-int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm);
-
-int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype);
-
-int PMPI_Type_vector(int count,
-                     int blocklength,
-                     int stride,
-                     MPI_Datatype oldtype,
-                     MPI_Datatype *newtype);
-
-int PMPI_Type_create_hvector(int count,
-                             int blocklength,
-                             MPI_Aint stride,
-                             MPI_Datatype oldtype,
-                             MPI_Datatype *newtype);
-
-int PMPI_Type_indexed(int count,
-                      const int *array_of_blocklengths,
-                      const int *array_of_displacements,
-                      MPI_Datatype oldtype,
-                      MPI_Datatype *newtype);
-
-int PMPI_Type_create_hindexed(int count,
-                              const int *array_of_blocklengths,
-                              const MPI_Aint *array_of_displacements,
-                              MPI_Datatype oldtype,
-                              MPI_Datatype *newtype);
-
-int PMPI_Type_create_indexed_block(int count,
-                                   int blocklength,
-                                   const int *array_of_displacements,
-                                   MPI_Datatype oldtype,
-                                   MPI_Datatype *newtype);
-
-int PMPI_Type_create_hindexed_block(int count,
-                                    int blocklength,
-                                    const MPI_Aint *array_of_displacements,
-                                    MPI_Datatype oldtype,
-                                    MPI_Datatype *newtype);
-
-int PMPI_Type_create_struct(int count,
-                            const int *array_of_blocklengths,
-                            const MPI_Aint *array_of_displacements,
-                            const MPI_Datatype *array_of_types,
-                            MPI_Datatype *newtype);
-
-int PMPI_Type_create_resized(MPI_Datatype oldtype,
-                             MPI_Aint lb,
-                             MPI_Aint extent,
-                             MPI_Datatype *newtype);
-
-int PMPI_Type_create_subarray(int ndims,
-                              const int *array_of_sizes,
-                              const int *array_of_subsizes,
-                              const int *array_of_starts,
-                              int order,
-                              MPI_Datatype oldtype,
-                              MPI_Datatype *newtype);
-
-int PMPI_Type_create_darray(int size,
-                            int rank,
-                            int ndims,
-                            const int *array_of_gsizes,
-                            const int *array_of_distribs,
-                            const int *array_of_dargs,
-                            const int *array_of_psizes,
-                            int order,
-                            MPI_Datatype oldtype,
-                            MPI_Datatype *newtype);
-
-int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype);
-
-int PMPI_Type_commit(MPI_Datatype *datatype);
-
-int PMPI_Type_free(MPI_Datatype *datatype);
-
-int PMPI_Type_size(MPI_Datatype datatype, int *size);
-
-int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size);
-
-int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent);
-
-int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
-
-int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent);
-
-int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent);
-
-int PMPI_Type_get_envelope(MPI_Datatype datatype,
-                           int *num_integers,
-                           int *num_addresses,
-                           int *num_datatypes,
-                           int *combiner);
-
-int PMPI_Type_get_contents(MPI_Datatype datatype,
-                           int max_integers,
-                           int max_addresses,
-                           int max_datatypes,
-                           int *array_of_integers,
-                           MPI_Aint *array_of_addresses,
-                           MPI_Datatype *array_of_datatypes);
-
-int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name);
-
-int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen);
-
-int PMPI_Get_address(const void *location, MPI_Aint *address);
-
-MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp);
-
-MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
-
-int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size);
-
-int PMPI_Pack(const void *inbuf,
-              int incount,
-              MPI_Datatype datatype,
-              void *outbuf,
-              int outsize,
-              int *position,
-              MPI_Comm comm);
-
-int PMPI_Unpack(const void *inbuf,
-                int insize,
-                int *position,
-                void *outbuf,
-                int outcount,
-                MPI_Datatype datatype,
-                MPI_Comm comm);
-
-int PMPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype datatype, MPI_Aint *size);
-
-int PMPI_Pack_external(const char *datarep,
-                       const void *inbuf,
-                       int incount,
-                       MPI_Datatype datatype,
-                       void *outbuf,
-                       MPI_Aint outsize,
-                       MPI_Aint *position);
-
-int PMPI_Unpack_external(const char *datarep,
-                         const void *inbuf,
-                         MPI_Aint insize,
-                         MPI_Aint *position,
-                         void *outbuf,
-                         int outcount,
-                         MPI_Datatype datatype);
-
-int PMPI_Add_error_class(int *errorclass);
-
-int PMPI_Add_error_code(int errorclass, int *errorcode);
-
-int PMPI_Add_error_string(int errorcode, const char *string);
-
-int PMPI_Error_class(int errorcode, int *errorclass);
-
-int PMPI_Error_string(int errorcode, char *string, int *resultlen);
-
-int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
-
-int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler);
-
-int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn,
-                                MPI_Errhandler *errhandler);
-
-int PMPI_Errhandler_free(MPI_Errhandler *errhandler);
-
-int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
-
-int PMPI_Group_size(MPI_Group group, int *size);
-
-int PMPI_Group_rank(MPI_Group group, int *rank);
-
-int PMPI_Group_free(MPI_Group *group);
-
-int PMPI_Group_translate_ranks(MPI_Group group1,
-                               int n,
-                               const int *ranks1,
-                               MPI_Group group2,
-                               int *ranks2);
-
-int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result);
-
-int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
-
-int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
-
-int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
-
-int PMPI_Group_incl(MPI_Group group, int n, const int *ranks, MPI_Group *newgroup);
-
-int PMPI_Group_excl(MPI_Group group, int n, const int *ranks, MPI_Group *newgroup);
-
-int PMPI_Group_range_incl(MPI_Group group, int n, int (*ranges_)[3], MPI_Group *newgroup);
-
-int PMPI_Group_range_excl(MPI_Group group, int n, int (*ranges_)[3], MPI_Group *newgroup);
-
-int PMPI_Info_create(MPI_Info *info);
-
-int PMPI_Info_set(MPI_Info info, const char *key, const char *value);
-
-int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag);
-
-int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag);
-
-int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag);
-
-int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys);
-
-int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key);
-
-int PMPI_Info_delete(MPI_Info info, const char *key);
-
-int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo);
-
-int PMPI_Info_free(MPI_Info *info);
-
-int PMPI_Init(int *argc, char ***argv);
-
-int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided);
-
-int PMPI_Finalize(void);
-
-int PMPI_Initialized(int *flag);
-
-int PMPI_Finalized(int *flag);
-
-int PMPI_Query_thread(int *provided);
-
-int PMPI_Is_thread_main(int *flag);
-
 int PMPI_Abort(MPI_Comm comm, int errorcode);
-
-int PMPI_Get_version(int *version, int *subversion);
-
-int PMPI_Get_library_version(char *version, int *resultlen);
-
-int PMPI_Get_processor_name(char *name, int *resultlen);
-
-double PMPI_Wtime(void);
-
-double PMPI_Wtick(void);
-
-int PMPI_Comm_rank(MPI_Comm comm, int *rank);
-
-int PMPI_Comm_size(MPI_Comm comm, int *size);
-
-int PMPI_Get_count_c(const struct MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
-
-int PMPI_Get_elements_c(const struct MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
-
-int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size);
-
-int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
-
-int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent);
-
-int PMPI_Send_c(const void *buf,
-                MPI_Count count,
-                MPI_Datatype datatype,
-                int dest,
-                int tag,
-                MPI_Comm comm);
-
-int PMPI_Ssend_c(const void *buf,
-                 MPI_Count count,
-                 MPI_Datatype datatype,
-                 int dest,
-                 int tag,
-                 MPI_Comm comm);
-
-int PMPI_Rsend_c(const void *buf,
-                 MPI_Count count,
-                 MPI_Datatype datatype,
-                 int dest,
-                 int tag,
-                 MPI_Comm comm);
-
-int PMPI_Bsend_c(const void *buf,
-                 MPI_Count count,
-                 MPI_Datatype datatype,
-                 int dest,
-                 int tag,
-                 MPI_Comm comm);
-
-int PMPI_Isend_c(const void *buf,
-                 MPI_Count count,
-                 MPI_Datatype datatype,
-                 int dest,
-                 int tag,
-                 MPI_Comm comm,
-                 MPI_Request *request);
-
-int PMPI_Issend_c(const void *buf,
-                  MPI_Count count,
-                  MPI_Datatype datatype,
-                  int dest,
-                  int tag,
-                  MPI_Comm comm,
-                  MPI_Request *request);
-
-int PMPI_Irsend_c(const void *buf,
-                  MPI_Count count,
-                  MPI_Datatype datatype,
-                  int dest,
-                  int tag,
-                  MPI_Comm comm,
-                  MPI_Request *request);
-
-int PMPI_Ibsend_c(const void *buf,
-                  MPI_Count count,
-                  MPI_Datatype datatype,
-                  int dest,
-                  int tag,
-                  MPI_Comm comm,
-                  MPI_Request *request);
-
-int PMPI_Send_init_c(const void *buf,
-                     MPI_Count count,
-                     MPI_Datatype datatype,
-                     int dest,
-                     int tag,
-                     MPI_Comm comm,
-                     MPI_Request *request);
-
-int PMPI_Ssend_init_c(const void *buf,
-                      MPI_Count count,
-                      MPI_Datatype datatype,
-                      int dest,
-                      int tag,
-                      MPI_Comm comm,
-                      MPI_Request *request);
-
-int PMPI_Rsend_init_c(const void *buf,
-                      MPI_Count count,
-                      MPI_Datatype datatype,
-                      int dest,
-                      int tag,
-                      MPI_Comm comm,
-                      MPI_Request *request);
-
-int PMPI_Bsend_init_c(const void *buf,
-                      MPI_Count count,
-                      MPI_Datatype datatype,
-                      int dest,
-                      int tag,
-                      MPI_Comm comm,
-                      MPI_Request *request);
-
-int PMPI_Recv_c(void *buf,
-                MPI_Count count,
-                MPI_Datatype datatype,
-                int source,
-                int tag,
-                MPI_Comm comm,
-                struct MPI_Status *status);
-
-int PMPI_Irecv_c(void *buf,
-                 MPI_Count count,
-                 MPI_Datatype datatype,
-                 int source,
-                 int tag,
-                 MPI_Comm comm,
-                 MPI_Request *request);
-
-int PMPI_Recv_init_c(void *buf,
-                     MPI_Count count,
-                     MPI_Datatype datatype,
-                     int source,
-                     int tag,
-                     MPI_Comm comm,
-                     MPI_Request *request);
-
-int PMPI_Sendrecv_c(const void *sendbuf,
-                    MPI_Count sendcount,
-                    MPI_Datatype sendtype,
-                    int dest,
-                    int sendtag,
-                    void *recvbuf,
-                    MPI_Count recvcount,
-                    MPI_Datatype recvtype,
-                    int source,
-                    int recvtag,
-                    MPI_Comm comm,
-                    struct MPI_Status *status);
-
-int PMPI_Sendrecv_replace_c(void *buf,
-                            MPI_Count count,
-                            MPI_Datatype datatype,
-                            int dest,
-                            int sendtag,
-                            int source,
-                            int recvtag,
-                            MPI_Comm comm,
-                            struct MPI_Status *status);
-
-int PMPI_Mrecv_c(void *buf,
-                 MPI_Count count,
-                 MPI_Datatype datatype,
-                 MPI_Message *message,
-                 struct MPI_Status *status);
-
-int PMPI_Imrecv_c(void *buf,
-                  MPI_Count count,
-                  MPI_Datatype datatype,
-                  MPI_Message *message,
-                  MPI_Request *request);
-
-int PMPI_Type_get_envelope_c(MPI_Datatype dt,
-                             MPI_Count *num_integers,
-                             MPI_Count *num_addresses,
-                             MPI_Count *num_large_counts,
-                             MPI_Count *num_datatypes,
-                             int *combiner);
-
-int PMPI_Type_get_contents_c(MPI_Datatype dt,
-                             MPI_Count max_integers,
-                             MPI_Count max_addresses,
-                             MPI_Count max_large_counts,
-                             MPI_Count max_datatypes,
-                             int *array_of_integers,
-                             MPI_Aint *array_of_addresses,
-                             MPI_Count *array_of_large_counts,
-                             MPI_Datatype *array_of_datatypes);
-
-int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype);
-
-int PMPI_Type_vector_c(MPI_Count count,
-                       MPI_Count blocklength,
-                       MPI_Count stride,
-                       MPI_Datatype oldtype,
-                       MPI_Datatype *newtype);
-
-int PMPI_Type_create_hvector_c(MPI_Count count,
-                               MPI_Count blocklength,
-                               MPI_Count stride,
-                               MPI_Datatype oldtype,
-                               MPI_Datatype *newtype);
-
-int PMPI_Type_indexed_c(MPI_Count count,
-                        const MPI_Count *array_of_blocklengths,
-                        const MPI_Count *array_of_displacements,
-                        MPI_Datatype oldtype,
-                        MPI_Datatype *newtype);
-
-int PMPI_Type_create_hindexed_c(MPI_Count count,
-                                const MPI_Count *array_of_blocklengths,
-                                const MPI_Count *array_of_displacements,
-                                MPI_Datatype oldtype,
-                                MPI_Datatype *newtype);
-
-int PMPI_Type_create_indexed_block_c(MPI_Count count,
-                                     MPI_Count blocklength,
-                                     const MPI_Count *array_of_displacements,
-                                     MPI_Datatype oldtype,
-                                     MPI_Datatype *newtype);
-
-int PMPI_Type_create_hindexed_block_c(MPI_Count count,
-                                      MPI_Count blocklength,
-                                      const MPI_Count *array_of_displacements,
-                                      MPI_Datatype oldtype,
-                                      MPI_Datatype *newtype);
-
-int PMPI_Type_create_struct_c(MPI_Count count,
-                              const MPI_Count *array_of_blocklengths,
-                              const MPI_Count *array_of_displacements,
-                              const MPI_Datatype *array_of_types,
-                              MPI_Datatype *newtype);
-
-int PMPI_Type_create_resized_c(MPI_Datatype oldtype,
-                               MPI_Count lb,
-                               MPI_Count extent,
-                               MPI_Datatype *newtype);
-
-int PMPI_Type_create_subarray_c(int ndims,
-                                const MPI_Count *array_of_sizes,
-                                const MPI_Count *array_of_subsizes,
-                                const MPI_Count *array_of_starts,
-                                int order,
-                                MPI_Datatype oldtype,
-                                MPI_Datatype *newtype);
-
-int PMPI_Type_create_darray_c(int size,
-                              int rank,
-                              int ndims,
-                              const MPI_Count *array_of_gsizes,
-                              const int *array_of_distribs,
-                              const int *array_of_dargs,
-                              const int *array_of_psizes,
-                              int order,
-                              MPI_Datatype oldtype,
-                              MPI_Datatype *newtype);
-
-int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype dt, MPI_Comm comm, MPI_Count *size);
-
-int PMPI_Pack_c(const void *inbuf,
-                MPI_Count incount,
-                MPI_Datatype dt,
-                void *outbuf,
-                MPI_Count outsize,
-                MPI_Count *position,
-                MPI_Comm comm);
-
-int PMPI_Unpack_c(const void *inbuf,
-                  MPI_Count insize,
-                  MPI_Count *position,
-                  void *outbuf,
-                  MPI_Count outcount,
-                  MPI_Datatype dt,
-                  MPI_Comm comm);
-
-int PMPI_Pack_external_size_c(const char *datarep,
-                              MPI_Count incount,
-                              MPI_Datatype dt,
-                              MPI_Count *size);
-
-int PMPI_Pack_external_c(const char *datarep,
-                         const void *inbuf,
-                         MPI_Count incount,
-                         MPI_Datatype dt,
-                         void *outbuf,
-                         MPI_Count outsize,
-                         MPI_Count *position);
-
-int PMPI_Unpack_external_c(const char *datarep,
-                           const void *inbuf,
-                           MPI_Count insize,
-                           MPI_Count *position,
-                           void *outbuf,
-                           MPI_Count outcount,
-                           MPI_Datatype dt);
-
-int PMPI_Buffer_attach_c(void *buffer, MPI_Count size);
-
-int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size);
-
-int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr);
-
-int PMPI_Free_mem(void *base);
-
-int PMPI_Status_set_cancelled(struct MPI_Status *status, int flag);
-
-int PMPI_Status_set_elements(struct MPI_Status *status, MPI_Datatype datatype, int count);
-
-int PMPI_Status_set_elements_x(struct MPI_Status *status, MPI_Datatype datatype, MPI_Count count);
-
-int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
-
-int PMPI_Comm_get_parent(MPI_Comm *parent);
-
-int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
-
-int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op);
-
-int PMPI_Op_free(MPI_Op *op);
-
-int PMPI_Op_commutative(MPI_Op op, int *commute);
-
-int PMPI_Reduce_local(const void *inbuf,
-                      void *inoutbuf,
-                      int count,
-                      MPI_Datatype datatype,
-                      MPI_Op op);
-
-int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
-
-int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
-
-int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
-
-int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
-
-int PMPI_Isend(const void *buf,
-               int count,
-               MPI_Datatype datatype,
-               int dest,
-               int tag,
-               MPI_Comm comm,
-               MPI_Request *request);
-
-int PMPI_Issend(const void *buf,
-                int count,
-                MPI_Datatype datatype,
-                int dest,
-                int tag,
-                MPI_Comm comm,
-                MPI_Request *request);
-
-int PMPI_Irsend(const void *buf,
-                int count,
-                MPI_Datatype datatype,
-                int dest,
-                int tag,
-                MPI_Comm comm,
-                MPI_Request *request);
-
-int PMPI_Ibsend(const void *buf,
-                int count,
-                MPI_Datatype datatype,
-                int dest,
-                int tag,
-                MPI_Comm comm,
-                MPI_Request *request);
-
-int PMPI_Send_init(const void *buf,
-                   int count,
-                   MPI_Datatype datatype,
-                   int dest,
-                   int tag,
-                   MPI_Comm comm,
-                   MPI_Request *request);
-
-int PMPI_Ssend_init(const void *buf,
-                    int count,
-                    MPI_Datatype datatype,
-                    int dest,
-                    int tag,
-                    MPI_Comm comm,
-                    MPI_Request *request);
-
-int PMPI_Rsend_init(const void *buf,
-                    int count,
-                    MPI_Datatype datatype,
-                    int dest,
-                    int tag,
-                    MPI_Comm comm,
-                    MPI_Request *request);
-
-int PMPI_Bsend_init(const void *buf,
-                    int count,
-                    MPI_Datatype datatype,
-                    int dest,
-                    int tag,
-                    MPI_Comm comm,
-                    MPI_Request *request);
-
-int PMPI_Recv(void *buf,
-              int count,
-              MPI_Datatype datatype,
-              int source,
-              int tag,
-              MPI_Comm comm,
-              struct MPI_Status *status);
-
-int PMPI_Irecv(void *buf,
-               int count,
-               MPI_Datatype datatype,
-               int source,
-               int tag,
-               MPI_Comm comm,
-               MPI_Request *request);
-
-int PMPI_Recv_init(void *buf,
-                   int count,
-                   MPI_Datatype datatype,
-                   int source,
-                   int tag,
-                   MPI_Comm comm,
-                   MPI_Request *request);
-
-int PMPI_Sendrecv(const void *sendbuf,
-                  int sendcount,
-                  MPI_Datatype sendtype,
-                  int dest,
-                  int sendtag,
-                  void *recvbuf,
-                  int recvcount,
-                  MPI_Datatype recvtype,
-                  int source,
-                  int recvtag,
-                  MPI_Comm comm,
-                  struct MPI_Status *status);
-
-int PMPI_Sendrecv_replace(void *buf,
-                          int count,
-                          MPI_Datatype datatype,
-                          int dest,
-                          int sendtag,
-                          int source,
-                          int recvtag,
-                          MPI_Comm comm,
-                          struct MPI_Status *status);
-
-int PMPI_Probe(int source, int tag, MPI_Comm comm, struct MPI_Status *status);
-
-int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, struct MPI_Status *status);
-
-int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, struct MPI_Status *status);
-
-int PMPI_Improbe(int source,
-                 int tag,
-                 MPI_Comm comm,
-                 int *flag,
-                 MPI_Message *message,
-                 struct MPI_Status *status);
-
-int PMPI_Mrecv(void *buf,
-               int count,
-               MPI_Datatype datatype,
-               MPI_Message *message,
-               struct MPI_Status *status);
-
-int PMPI_Imrecv(void *buf,
-                int count,
-                MPI_Datatype datatype,
-                MPI_Message *message,
-                MPI_Request *request);
-
-int PMPI_Buffer_attach(void *buffer, int size);
-
-int PMPI_Buffer_detach(void *buffer_addr, int *size);
-
-int PMPI_Wait(MPI_Request *request, struct MPI_Status *status);
-
-int PMPI_Test(MPI_Request *request, int *flag, struct MPI_Status *status);
-
-int PMPI_Waitall(int count, MPI_Request *array_of_requests, struct MPI_Status *array_of_statuses);
-
-int PMPI_Testall(int count,
-                 MPI_Request *array_of_requests,
-                 int *flag,
-                 struct MPI_Status *array_of_statuses);
-
-int PMPI_Waitany(int count, MPI_Request *array_of_requests, int *index, struct MPI_Status *status);
-
-int PMPI_Testany(int count,
-                 MPI_Request *array_of_requests,
-                 int *index,
-                 int *flag,
-                 struct MPI_Status *status);
-
-int PMPI_Waitsome(int incount,
-                  MPI_Request *array_of_requests,
-                  int *outcount,
-                  int *array_of_indices,
-                  struct MPI_Status *array_of_statuses);
-
-int PMPI_Testsome(int incount,
-                  MPI_Request *array_of_requests,
-                  int *outcount,
-                  int *array_of_indices,
-                  struct MPI_Status *array_of_statuses);
-
-int PMPI_Request_get_status(MPI_Request request, int *flag, struct MPI_Status *status);
-
-int PMPI_Request_free(MPI_Request *request);
-
-int PMPI_Cancel(MPI_Request *request);
-
-int PMPI_Test_cancelled(const struct MPI_Status *status, int *flag);
-
-int PMPI_Get_count(const struct MPI_Status *status, MPI_Datatype datatype, int *count);
-
-int PMPI_Get_elements(const struct MPI_Status *status, MPI_Datatype datatype, int *count);
-
-int PMPI_Get_elements_x(const struct MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
-
-int PMPI_Start(MPI_Request *request);
-
-int PMPI_Startall(int count, MPI_Request *array_of_requests);
 
 int PMPI_Accumulate(const void *origin_addr,
                     int origin_count,
@@ -5939,13 +3919,337 @@ int PMPI_Accumulate_c(const void *origin_addr,
                       MPI_Op op,
                       MPI_Win win);
 
+int PMPI_Add_error_class(int *errorclass);
+
+int PMPI_Add_error_code(int errorclass, int *errorcode);
+
+int PMPI_Add_error_string(int errorcode, const char *string);
+
 int PMPI_Address(void *location, MPI_Aint *address);
+
+MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp);
+
+MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
+
+int PMPI_Allgather(const void *sendbuf,
+                   int sendcount,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   int recvcount,
+                   MPI_Datatype recvtype,
+                   MPI_Comm comm);
+
+int PMPI_Allgather_c(const void *sendbuf,
+                     MPI_Count sendcount,
+                     MPI_Datatype sendtype,
+                     void *recvbuf,
+                     MPI_Count recvcount,
+                     MPI_Datatype recvtype,
+                     MPI_Comm comm);
+
+int PMPI_Allgather_init(const void *sendbuf,
+                        int sendcount,
+                        MPI_Datatype sendtype,
+                        void *recvbuf,
+                        int recvcount,
+                        MPI_Datatype recvtype,
+                        MPI_Comm comm,
+                        MPI_Info info,
+                        MPI_Request *request);
+
+int PMPI_Allgather_init_c(const void *sendbuf,
+                          MPI_Count sendcount,
+                          MPI_Datatype sendtype,
+                          void *recvbuf,
+                          MPI_Count recvcount,
+                          MPI_Datatype recvtype,
+                          MPI_Comm comm,
+                          MPI_Info info,
+                          MPI_Request *request);
+
+int PMPI_Allgatherv(const void *sendbuf,
+                    int sendcount,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    const int *recvcounts,
+                    const int *displs,
+                    MPI_Datatype recvtype,
+                    MPI_Comm comm);
+
+int PMPI_Allgatherv_c(const void *sendbuf,
+                      MPI_Count sendcount,
+                      MPI_Datatype sendtype,
+                      void *recvbuf,
+                      const MPI_Count *recvcounts,
+                      const MPI_Aint *displs,
+                      MPI_Datatype recvtype,
+                      MPI_Comm comm);
+
+int PMPI_Allgatherv_init(const void *sendbuf,
+                         int sendcount,
+                         MPI_Datatype sendtype,
+                         void *recvbuf,
+                         const int *recvcounts,
+                         const int *displs,
+                         MPI_Datatype recvtype,
+                         MPI_Comm comm,
+                         MPI_Info info,
+                         MPI_Request *request);
+
+int PMPI_Allgatherv_init_c(const void *sendbuf,
+                           MPI_Count sendcount,
+                           MPI_Datatype sendtype,
+                           void *recvbuf,
+                           const MPI_Count *recvcounts,
+                           const MPI_Aint *displs,
+                           MPI_Datatype recvtype,
+                           MPI_Comm comm,
+                           MPI_Info info,
+                           MPI_Request *request);
+
+int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr);
+
+int PMPI_Allreduce(const void *sendbuf,
+                   void *recvbuf,
+                   int count,
+                   MPI_Datatype datatype,
+                   MPI_Op op,
+                   MPI_Comm comm);
+
+int PMPI_Allreduce_c(const void *sendbuf,
+                     void *recvbuf,
+                     MPI_Count count,
+                     MPI_Datatype datatype,
+                     MPI_Op op,
+                     MPI_Comm comm);
+
+int PMPI_Allreduce_init(const void *sendbuf,
+                        void *recvbuf,
+                        int count,
+                        MPI_Datatype datatype,
+                        MPI_Op op,
+                        MPI_Comm comm,
+                        MPI_Info info,
+                        MPI_Request *request);
+
+int PMPI_Allreduce_init_c(const void *sendbuf,
+                          void *recvbuf,
+                          MPI_Count count,
+                          MPI_Datatype datatype,
+                          MPI_Op op,
+                          MPI_Comm comm,
+                          MPI_Info info,
+                          MPI_Request *request);
+
+int PMPI_Alltoall(const void *sendbuf,
+                  int sendcount,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  int recvcount,
+                  MPI_Datatype recvtype,
+                  MPI_Comm comm);
+
+int PMPI_Alltoall_c(const void *sendbuf,
+                    MPI_Count sendcount,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    MPI_Count recvcount,
+                    MPI_Datatype recvtype,
+                    MPI_Comm comm);
+
+int PMPI_Alltoall_init(const void *sendbuf,
+                       int sendcount,
+                       MPI_Datatype sendtype,
+                       void *recvbuf,
+                       int recvcount,
+                       MPI_Datatype recvtype,
+                       MPI_Comm comm,
+                       MPI_Info info,
+                       MPI_Request *request);
+
+int PMPI_Alltoall_init_c(const void *sendbuf,
+                         MPI_Count sendcount,
+                         MPI_Datatype sendtype,
+                         void *recvbuf,
+                         MPI_Count recvcount,
+                         MPI_Datatype recvtype,
+                         MPI_Comm comm,
+                         MPI_Info info,
+                         MPI_Request *request);
+
+int PMPI_Alltoallv(const void *sendbuf,
+                   const int *sendcounts,
+                   const int *sdispls,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   const int *recvcounts,
+                   const int *rdispls,
+                   MPI_Datatype recvtype,
+                   MPI_Comm comm);
+
+int PMPI_Alltoallv_c(const void *sendbuf,
+                     const MPI_Count *sendcounts,
+                     const MPI_Aint *sdispls,
+                     MPI_Datatype sendtype,
+                     void *recvbuf,
+                     const MPI_Count *recvcounts,
+                     const MPI_Aint *rdispls,
+                     MPI_Datatype recvtype,
+                     MPI_Comm comm);
+
+int PMPI_Alltoallv_init(const void *sendbuf,
+                        const int *sendcounts,
+                        const int *sdispls,
+                        MPI_Datatype sendtype,
+                        void *recvbuf,
+                        const int *recvcounts,
+                        const int *rdispls,
+                        MPI_Datatype recvtype,
+                        MPI_Comm comm,
+                        MPI_Info info,
+                        MPI_Request *request);
+
+int PMPI_Alltoallv_init_c(const void *sendbuf,
+                          const MPI_Count *sendcounts,
+                          const MPI_Aint *sdispls,
+                          MPI_Datatype sendtype,
+                          void *recvbuf,
+                          const MPI_Count *recvcounts,
+                          const MPI_Aint *rdispls,
+                          MPI_Datatype recvtype,
+                          MPI_Comm comm,
+                          MPI_Info info,
+                          MPI_Request *request);
+
+int PMPI_Alltoallw(const void *sendbuf,
+                   const int *sendcounts,
+                   const int *sdispls,
+                   const MPI_Datatype *sendtypes,
+                   void *recvbuf,
+                   const int *recvcounts,
+                   const int *rdispls,
+                   const MPI_Datatype *recvtypes,
+                   MPI_Comm comm);
+
+int PMPI_Alltoallw_c(const void *sendbuf,
+                     const MPI_Count *sendcounts,
+                     const MPI_Aint *sdispls,
+                     const MPI_Datatype *sendtypes,
+                     void *recvbuf,
+                     const MPI_Count *recvcounts,
+                     const MPI_Aint *rdispls,
+                     const MPI_Datatype *recvtypes,
+                     MPI_Comm comm);
+
+int PMPI_Alltoallw_init(const void *sendbuf,
+                        const int *sendcounts,
+                        const int *sdispls,
+                        const MPI_Datatype *sendtypes,
+                        void *recvbuf,
+                        const int *recvcounts,
+                        const int *rdispls,
+                        const MPI_Datatype *recvtypes,
+                        MPI_Comm comm,
+                        MPI_Info info,
+                        MPI_Request *request);
+
+int PMPI_Alltoallw_init_c(const void *sendbuf,
+                          const MPI_Count *sendcounts,
+                          const MPI_Aint *sdispls,
+                          const MPI_Datatype *sendtypes,
+                          void *recvbuf,
+                          const MPI_Count *recvcounts,
+                          const MPI_Aint *rdispls,
+                          const MPI_Datatype *recvtypes,
+                          MPI_Comm comm,
+                          MPI_Info info,
+                          MPI_Request *request);
 
 int PMPI_Attr_delete(MPI_Comm comm, int keyval);
 
 int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag);
 
 int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val);
+
+int PMPI_Barrier(MPI_Comm comm);
+
+int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request);
+
+int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
+
+int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm);
+
+int PMPI_Bcast_init(void *buffer,
+                    int count,
+                    MPI_Datatype datatype,
+                    int root,
+                    MPI_Comm comm,
+                    MPI_Info info,
+                    MPI_Request *request);
+
+int PMPI_Bcast_init_c(void *buffer,
+                      MPI_Count count,
+                      MPI_Datatype datatype,
+                      int root,
+                      MPI_Comm comm,
+                      MPI_Info info,
+                      MPI_Request *request);
+
+int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+
+int PMPI_Bsend_c(const void *buf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 int dest,
+                 int tag,
+                 MPI_Comm comm);
+
+int PMPI_Bsend_init(const void *buf,
+                    int count,
+                    MPI_Datatype datatype,
+                    int dest,
+                    int tag,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+int PMPI_Bsend_init_c(const void *buf,
+                      MPI_Count count,
+                      MPI_Datatype datatype,
+                      int dest,
+                      int tag,
+                      MPI_Comm comm,
+                      MPI_Request *request);
+
+int PMPI_Buffer_attach(void *buffer, int size);
+
+int PMPI_Buffer_attach_c(void *buffer, MPI_Count size);
+
+int PMPI_Buffer_detach(void *buffer_addr, int *size);
+
+int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size);
+
+int PMPI_Cancel(MPI_Request *request);
+
+int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int *coords);
+
+int PMPI_Cart_create(MPI_Comm comm_old,
+                     int ndims,
+                     const int *dims,
+                     const int *periods,
+                     int reorder,
+                     MPI_Comm *comm_cart);
+
+int PMPI_Cart_get(MPI_Comm comm, int maxdims, int *dims, int *periods, int *coords);
+
+int PMPI_Cart_map(MPI_Comm comm, int ndims, const int *dims, const int *periods, int *newrank);
+
+int PMPI_Cart_rank(MPI_Comm comm, const int *coords, int *rank);
+
+int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest);
+
+int PMPI_Cart_sub(MPI_Comm comm, const int *remain_dims, MPI_Comm *newcomm);
+
+int PMPI_Cartdim_get(MPI_Comm comm, int *ndims);
 
 int PMPI_Close_port(const char *port_name);
 
@@ -5955,11 +4259,20 @@ int PMPI_Comm_accept(const char *port_name,
                      MPI_Comm comm,
                      MPI_Comm *newcomm);
 
+int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
+
+int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result);
+
 int PMPI_Comm_connect(const char *port_name,
                       MPI_Info info,
                       int root,
                       MPI_Comm comm,
                       MPI_Comm *newcomm);
+
+int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
+
+int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn,
+                                MPI_Errhandler *errhandler);
 
 int PMPI_Comm_create_from_group(MPI_Group group,
                                 const char *stringtag,
@@ -5967,9 +4280,58 @@ int PMPI_Comm_create_from_group(MPI_Group group,
                                 MPI_Errhandler errhandler,
                                 MPI_Comm *newcomm);
 
+int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm);
+
+int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                            MPI_Comm_delete_attr_function *comm_delete_attr_fn,
+                            int *comm_keyval,
+                            void *extra_state);
+
+int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval);
+
 int PMPI_Comm_disconnect(MPI_Comm *comm);
 
+int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
+
+int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm);
+
+int PMPI_Comm_free(MPI_Comm *comm);
+
+int PMPI_Comm_free_keyval(int *comm_keyval);
+
+int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);
+
+int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler);
+
+int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used);
+
+int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
+
+int PMPI_Comm_get_parent(MPI_Comm *parent);
+
+int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group);
+
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
+
+int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request);
+
 int PMPI_Comm_join(int fd, MPI_Comm *intercomm);
+
+int PMPI_Comm_rank(MPI_Comm comm, int *rank);
+
+int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group);
+
+int PMPI_Comm_remote_size(MPI_Comm comm, int *size);
+
+int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val);
+
+int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
+
+int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info);
+
+int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name);
+
+int PMPI_Comm_size(MPI_Comm comm, int *size);
 
 int PMPI_Comm_spawn(const char *command,
                     char **argv,
@@ -5990,6 +4352,12 @@ int PMPI_Comm_spawn_multiple(int count,
                              MPI_Comm *intercomm,
                              int *array_of_errcodes);
 
+int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
+
+int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm);
+
+int PMPI_Comm_test_inter(MPI_Comm comm, int *flag);
+
 int PMPI_Compare_and_swap(const void *origin_addr,
                           const void *compare_addr,
                           void *result_addr,
@@ -5998,12 +4366,83 @@ int PMPI_Compare_and_swap(const void *origin_addr,
                           MPI_Aint target_disp,
                           MPI_Win win);
 
+int PMPI_Dims_create(int nnodes, int ndims, int *dims);
+
+int PMPI_Dist_graph_create(MPI_Comm comm_old,
+                           int n,
+                           const int *sources,
+                           const int *degrees,
+                           const int *destinations,
+                           const int *weights_,
+                           MPI_Info info,
+                           int reorder,
+                           MPI_Comm *comm_dist_graph);
+
+int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old,
+                                    int indegree,
+                                    const int *sources,
+                                    const int *sourceweights,
+                                    int outdegree,
+                                    const int *destinations,
+                                    const int *destweights,
+                                    MPI_Info info,
+                                    int reorder,
+                                    MPI_Comm *comm_dist_graph);
+
+int PMPI_Dist_graph_neighbors(MPI_Comm comm,
+                              int maxindegree,
+                              int *sources,
+                              int *sourceweights,
+                              int maxoutdegree,
+                              int *destinations,
+                              int *destweights);
+
+int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted);
+
 int PMPI_Errhandler_create(MPI_Comm_errhandler_function *comm_errhandler_fn,
                            MPI_Errhandler *errhandler);
+
+int PMPI_Errhandler_free(MPI_Errhandler *errhandler);
 
 int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler);
 
 int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler);
+
+int PMPI_Error_class(int errorcode, int *errorclass);
+
+int PMPI_Error_string(int errorcode, char *string, int *resultlen);
+
+int PMPI_Exscan(const void *sendbuf,
+                void *recvbuf,
+                int count,
+                MPI_Datatype datatype,
+                MPI_Op op,
+                MPI_Comm comm);
+
+int PMPI_Exscan_c(const void *sendbuf,
+                  void *recvbuf,
+                  MPI_Count count,
+                  MPI_Datatype datatype,
+                  MPI_Op op,
+                  MPI_Comm comm);
+
+int PMPI_Exscan_init(const void *sendbuf,
+                     void *recvbuf,
+                     int count,
+                     MPI_Datatype datatype,
+                     MPI_Op op,
+                     MPI_Comm comm,
+                     MPI_Info info,
+                     MPI_Request *request);
+
+int PMPI_Exscan_init_c(const void *sendbuf,
+                       void *recvbuf,
+                       MPI_Count count,
+                       MPI_Datatype datatype,
+                       MPI_Op op,
+                       MPI_Comm comm,
+                       MPI_Info info,
+                       MPI_Request *request);
 
 int PMPI_Fetch_and_op(const void *origin_addr,
                       void *result_addr,
@@ -6409,6 +4848,96 @@ int PMPI_File_write_shared_c(MPI_File fh,
                              MPI_Datatype datatype,
                              struct MPI_Status *status);
 
+int PMPI_Finalize(void);
+
+int PMPI_Finalized(int *flag);
+
+int PMPI_Free_mem(void *base);
+
+int PMPI_Gather(const void *sendbuf,
+                int sendcount,
+                MPI_Datatype sendtype,
+                void *recvbuf,
+                int recvcount,
+                MPI_Datatype recvtype,
+                int root,
+                MPI_Comm comm);
+
+int PMPI_Gather_c(const void *sendbuf,
+                  MPI_Count sendcount,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  MPI_Count recvcount,
+                  MPI_Datatype recvtype,
+                  int root,
+                  MPI_Comm comm);
+
+int PMPI_Gather_init(const void *sendbuf,
+                     int sendcount,
+                     MPI_Datatype sendtype,
+                     void *recvbuf,
+                     int recvcount,
+                     MPI_Datatype recvtype,
+                     int root,
+                     MPI_Comm comm,
+                     MPI_Info info,
+                     MPI_Request *request);
+
+int PMPI_Gather_init_c(const void *sendbuf,
+                       MPI_Count sendcount,
+                       MPI_Datatype sendtype,
+                       void *recvbuf,
+                       MPI_Count recvcount,
+                       MPI_Datatype recvtype,
+                       int root,
+                       MPI_Comm comm,
+                       MPI_Info info,
+                       MPI_Request *request);
+
+int PMPI_Gatherv(const void *sendbuf,
+                 int sendcount,
+                 MPI_Datatype sendtype,
+                 void *recvbuf,
+                 const int *recvcounts,
+                 const int *displs,
+                 MPI_Datatype recvtype,
+                 int root,
+                 MPI_Comm comm);
+
+int PMPI_Gatherv_c(const void *sendbuf,
+                   MPI_Count sendcount,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   const MPI_Count *recvcounts,
+                   const MPI_Aint *displs,
+                   MPI_Datatype recvtype,
+                   int root,
+                   MPI_Comm comm);
+
+int PMPI_Gatherv_init(const void *sendbuf,
+                      int sendcount,
+                      MPI_Datatype sendtype,
+                      void *recvbuf,
+                      const int *recvcounts,
+                      const int *displs,
+                      MPI_Datatype recvtype,
+                      int root,
+                      MPI_Comm comm,
+                      MPI_Info info,
+                      MPI_Request *request);
+
+int PMPI_Gatherv_init_c(const void *sendbuf,
+                        MPI_Count sendcount,
+                        MPI_Datatype sendtype,
+                        void *recvbuf,
+                        const MPI_Count *recvcounts,
+                        const MPI_Aint *displs,
+                        MPI_Datatype recvtype,
+                        int root,
+                        MPI_Comm comm,
+                        MPI_Info info,
+                        MPI_Request *request);
+
 int PMPI_Get(void *origin_addr,
              int origin_count,
              MPI_Datatype origin_datatype,
@@ -6444,6 +4973,8 @@ int PMPI_Get_accumulate_c(const void *origin_addr,
                           MPI_Op op,
                           MPI_Win win);
 
+int PMPI_Get_address(const void *location, MPI_Aint *address);
+
 int PMPI_Get_c(void *origin_addr,
                MPI_Count origin_count,
                MPI_Datatype origin_datatype,
@@ -6453,6 +4984,39 @@ int PMPI_Get_c(void *origin_addr,
                MPI_Datatype target_datatype,
                MPI_Win win);
 
+int PMPI_Get_count(const struct MPI_Status *status, MPI_Datatype datatype, int *count);
+
+int PMPI_Get_count_c(const struct MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
+
+int PMPI_Get_elements(const struct MPI_Status *status, MPI_Datatype datatype, int *count);
+
+int PMPI_Get_elements_c(const struct MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
+
+int PMPI_Get_elements_x(const struct MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
+
+int PMPI_Get_library_version(char *version, int *resultlen);
+
+int PMPI_Get_processor_name(char *name, int *resultlen);
+
+int PMPI_Get_version(int *version, int *subversion);
+
+int PMPI_Graph_create(MPI_Comm comm_old,
+                      int nnodes,
+                      const int *index,
+                      const int *edges,
+                      int reorder,
+                      MPI_Comm *comm_graph);
+
+int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int *index, int *edges);
+
+int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int *index, const int *edges, int *newrank);
+
+int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int *neighbors);
+
+int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors);
+
+int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges);
+
 int PMPI_Grequest_complete(MPI_Request request);
 
 int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn,
@@ -6461,9 +5025,395 @@ int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn,
                         void *extra_state,
                         MPI_Request *request);
 
+int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result);
+
+int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+
+int PMPI_Group_excl(MPI_Group group, int n, const int *ranks, MPI_Group *newgroup);
+
+int PMPI_Group_free(MPI_Group *group);
+
 int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup);
 
+int PMPI_Group_incl(MPI_Group group, int n, const int *ranks, MPI_Group *newgroup);
+
+int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+
+int PMPI_Group_range_excl(MPI_Group group, int n, int (*ranges_)[3], MPI_Group *newgroup);
+
+int PMPI_Group_range_incl(MPI_Group group, int n, int (*ranges_)[3], MPI_Group *newgroup);
+
+int PMPI_Group_rank(MPI_Group group, int *rank);
+
+int PMPI_Group_size(MPI_Group group, int *size);
+
+int PMPI_Group_translate_ranks(MPI_Group group1,
+                               int n,
+                               const int *ranks1,
+                               MPI_Group group2,
+                               int *ranks2);
+
+int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+
+int PMPI_Iallgather(const void *sendbuf,
+                    int sendcount,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    int recvcount,
+                    MPI_Datatype recvtype,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+int PMPI_Iallgather_c(const void *sendbuf,
+                      MPI_Count sendcount,
+                      MPI_Datatype sendtype,
+                      void *recvbuf,
+                      MPI_Count recvcount,
+                      MPI_Datatype recvtype,
+                      MPI_Comm comm,
+                      MPI_Request *request);
+
+int PMPI_Iallgatherv(const void *sendbuf,
+                     int sendcount,
+                     MPI_Datatype sendtype,
+                     void *recvbuf,
+                     const int *recvcounts,
+                     const int *displs,
+                     MPI_Datatype recvtype,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+int PMPI_Iallgatherv_c(const void *sendbuf,
+                       MPI_Count sendcount,
+                       MPI_Datatype sendtype,
+                       void *recvbuf,
+                       const MPI_Count *recvcounts,
+                       const MPI_Aint *displs,
+                       MPI_Datatype recvtype,
+                       MPI_Comm comm,
+                       MPI_Request *request);
+
+int PMPI_Iallreduce(const void *sendbuf,
+                    void *recvbuf,
+                    int count,
+                    MPI_Datatype datatype,
+                    MPI_Op op,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+int PMPI_Iallreduce_c(const void *sendbuf,
+                      void *recvbuf,
+                      MPI_Count count,
+                      MPI_Datatype datatype,
+                      MPI_Op op,
+                      MPI_Comm comm,
+                      MPI_Request *request);
+
+int PMPI_Ialltoall(const void *sendbuf,
+                   int sendcount,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   int recvcount,
+                   MPI_Datatype recvtype,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+int PMPI_Ialltoall_c(const void *sendbuf,
+                     MPI_Count sendcount,
+                     MPI_Datatype sendtype,
+                     void *recvbuf,
+                     MPI_Count recvcount,
+                     MPI_Datatype recvtype,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+int PMPI_Ialltoallv(const void *sendbuf,
+                    const int *sendcounts,
+                    const int *sdispls,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    const int *recvcounts,
+                    const int *rdispls,
+                    MPI_Datatype recvtype,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+int PMPI_Ialltoallv_c(const void *sendbuf,
+                      const MPI_Count *sendcounts,
+                      const MPI_Aint *sdispls,
+                      MPI_Datatype sendtype,
+                      void *recvbuf,
+                      const MPI_Count *recvcounts,
+                      const MPI_Aint *rdispls,
+                      MPI_Datatype recvtype,
+                      MPI_Comm comm,
+                      MPI_Request *request);
+
+int PMPI_Ialltoallw(const void *sendbuf,
+                    const int *sendcounts,
+                    const int *sdispls,
+                    const MPI_Datatype *sendtypes,
+                    void *recvbuf,
+                    const int *recvcounts,
+                    const int *rdispls,
+                    const MPI_Datatype *recvtypes,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+int PMPI_Ialltoallw_c(const void *sendbuf,
+                      const MPI_Count *sendcounts,
+                      const MPI_Aint *sdispls,
+                      const MPI_Datatype *sendtypes,
+                      void *recvbuf,
+                      const MPI_Count *recvcounts,
+                      const MPI_Aint *rdispls,
+                      const MPI_Datatype *recvtypes,
+                      MPI_Comm comm,
+                      MPI_Request *request);
+
+int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request);
+
+int PMPI_Ibcast(void *buffer,
+                int count,
+                MPI_Datatype datatype,
+                int root,
+                MPI_Comm comm,
+                MPI_Request *request);
+
+int PMPI_Ibcast_c(void *buffer,
+                  MPI_Count count,
+                  MPI_Datatype datatype,
+                  int root,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+int PMPI_Ibsend(const void *buf,
+                int count,
+                MPI_Datatype datatype,
+                int dest,
+                int tag,
+                MPI_Comm comm,
+                MPI_Request *request);
+
+int PMPI_Ibsend_c(const void *buf,
+                  MPI_Count count,
+                  MPI_Datatype datatype,
+                  int dest,
+                  int tag,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+int PMPI_Iexscan(const void *sendbuf,
+                 void *recvbuf,
+                 int count,
+                 MPI_Datatype datatype,
+                 MPI_Op op,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
+int PMPI_Iexscan_c(const void *sendbuf,
+                   void *recvbuf,
+                   MPI_Count count,
+                   MPI_Datatype datatype,
+                   MPI_Op op,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+int PMPI_Igather(const void *sendbuf,
+                 int sendcount,
+                 MPI_Datatype sendtype,
+                 void *recvbuf,
+                 int recvcount,
+                 MPI_Datatype recvtype,
+                 int root,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
+int PMPI_Igather_c(const void *sendbuf,
+                   MPI_Count sendcount,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   MPI_Count recvcount,
+                   MPI_Datatype recvtype,
+                   int root,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+int PMPI_Igatherv(const void *sendbuf,
+                  int sendcount,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  const int *recvcounts,
+                  const int *displs,
+                  MPI_Datatype recvtype,
+                  int root,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+int PMPI_Igatherv_c(const void *sendbuf,
+                    MPI_Count sendcount,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    const MPI_Count *recvcounts,
+                    const MPI_Aint *displs,
+                    MPI_Datatype recvtype,
+                    int root,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+int PMPI_Improbe(int source,
+                 int tag,
+                 MPI_Comm comm,
+                 int *flag,
+                 MPI_Message *message,
+                 struct MPI_Status *status);
+
+int PMPI_Imrecv(void *buf,
+                int count,
+                MPI_Datatype datatype,
+                MPI_Message *message,
+                MPI_Request *request);
+
+int PMPI_Imrecv_c(void *buf,
+                  MPI_Count count,
+                  MPI_Datatype datatype,
+                  MPI_Message *message,
+                  MPI_Request *request);
+
+int PMPI_Ineighbor_allgather(const void *sendbuf,
+                             int sendcount,
+                             MPI_Datatype sendtype,
+                             void *recvbuf,
+                             int recvcount,
+                             MPI_Datatype recvtype,
+                             MPI_Comm comm,
+                             MPI_Request *request);
+
+int PMPI_Ineighbor_allgather_c(const void *sendbuf,
+                               MPI_Count sendcount,
+                               MPI_Datatype sendtype,
+                               void *recvbuf,
+                               MPI_Count recvcount,
+                               MPI_Datatype recvtype,
+                               MPI_Comm comm,
+                               MPI_Request *request);
+
+int PMPI_Ineighbor_allgatherv(const void *sendbuf,
+                              int sendcount,
+                              MPI_Datatype sendtype,
+                              void *recvbuf,
+                              const int *recvcounts,
+                              const int *displs,
+                              MPI_Datatype recvtype,
+                              MPI_Comm comm,
+                              MPI_Request *request);
+
+int PMPI_Ineighbor_allgatherv_c(const void *sendbuf,
+                                MPI_Count sendcount,
+                                MPI_Datatype sendtype,
+                                void *recvbuf,
+                                const MPI_Count *recvcounts,
+                                const MPI_Aint *displs,
+                                MPI_Datatype recvtype,
+                                MPI_Comm comm,
+                                MPI_Request *request);
+
+int PMPI_Ineighbor_alltoall(const void *sendbuf,
+                            int sendcount,
+                            MPI_Datatype sendtype,
+                            void *recvbuf,
+                            int recvcount,
+                            MPI_Datatype recvtype,
+                            MPI_Comm comm,
+                            MPI_Request *request);
+
+int PMPI_Ineighbor_alltoall_c(const void *sendbuf,
+                              MPI_Count sendcount,
+                              MPI_Datatype sendtype,
+                              void *recvbuf,
+                              MPI_Count recvcount,
+                              MPI_Datatype recvtype,
+                              MPI_Comm comm,
+                              MPI_Request *request);
+
+int PMPI_Ineighbor_alltoallv(const void *sendbuf,
+                             const int *sendcounts,
+                             const int *sdispls,
+                             MPI_Datatype sendtype,
+                             void *recvbuf,
+                             const int *recvcounts,
+                             const int *rdispls,
+                             MPI_Datatype recvtype,
+                             MPI_Comm comm,
+                             MPI_Request *request);
+
+int PMPI_Ineighbor_alltoallv_c(const void *sendbuf,
+                               const MPI_Count *sendcounts,
+                               const MPI_Aint *sdispls,
+                               MPI_Datatype sendtype,
+                               void *recvbuf,
+                               const MPI_Count *recvcounts,
+                               const MPI_Aint *rdispls,
+                               MPI_Datatype recvtype,
+                               MPI_Comm comm,
+                               MPI_Request *request);
+
+int PMPI_Ineighbor_alltoallw(const void *sendbuf,
+                             const int *sendcounts,
+                             const MPI_Aint *sdispls,
+                             const MPI_Datatype *sendtypes,
+                             void *recvbuf,
+                             const int *recvcounts,
+                             const MPI_Aint *rdispls,
+                             const MPI_Datatype *recvtypes,
+                             MPI_Comm comm,
+                             MPI_Request *request);
+
+int PMPI_Ineighbor_alltoallw_c(const void *sendbuf,
+                               const MPI_Count *sendcounts,
+                               const MPI_Aint *sdispls,
+                               const MPI_Datatype *sendtypes,
+                               void *recvbuf,
+                               const MPI_Count *recvcounts,
+                               const MPI_Aint *rdispls,
+                               const MPI_Datatype *recvtypes,
+                               MPI_Comm comm,
+                               MPI_Request *request);
+
+int PMPI_Info_create(MPI_Info *info);
+
 int PMPI_Info_create_env(int argc, char **argv, MPI_Info *info);
+
+int PMPI_Info_delete(MPI_Info info, const char *key);
+
+int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo);
+
+int PMPI_Info_free(MPI_Info *info);
+
+int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag);
+
+int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys);
+
+int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key);
+
+int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag);
+
+int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag);
+
+int PMPI_Info_set(MPI_Info info, const char *key, const char *value);
+
+int PMPI_Init(int *argc, char ***argv);
+
+int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided);
+
+int PMPI_Initialized(int *flag);
+
+int PMPI_Intercomm_create(MPI_Comm local_comm,
+                          int local_leader,
+                          MPI_Comm peer_comm,
+                          int remote_leader,
+                          int tag,
+                          MPI_Comm *newintercomm);
 
 int PMPI_Intercomm_create_from_groups(MPI_Group local_group,
                                       int local_leader,
@@ -6473,6 +5423,168 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group,
                                       MPI_Info info,
                                       MPI_Errhandler errhandler,
                                       MPI_Comm *newintercomm);
+
+int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm);
+
+int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, struct MPI_Status *status);
+
+int PMPI_Irecv(void *buf,
+               int count,
+               MPI_Datatype datatype,
+               int source,
+               int tag,
+               MPI_Comm comm,
+               MPI_Request *request);
+
+int PMPI_Irecv_c(void *buf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 int source,
+                 int tag,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
+int PMPI_Ireduce(const void *sendbuf,
+                 void *recvbuf,
+                 int count,
+                 MPI_Datatype datatype,
+                 MPI_Op op,
+                 int root,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
+int PMPI_Ireduce_c(const void *sendbuf,
+                   void *recvbuf,
+                   MPI_Count count,
+                   MPI_Datatype datatype,
+                   MPI_Op op,
+                   int root,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+int PMPI_Ireduce_scatter(const void *sendbuf,
+                         void *recvbuf,
+                         const int *recvcounts,
+                         MPI_Datatype datatype,
+                         MPI_Op op,
+                         MPI_Comm comm,
+                         MPI_Request *request);
+
+int PMPI_Ireduce_scatter_block(const void *sendbuf,
+                               void *recvbuf,
+                               int recvcount,
+                               MPI_Datatype datatype,
+                               MPI_Op op,
+                               MPI_Comm comm,
+                               MPI_Request *request);
+
+int PMPI_Ireduce_scatter_block_c(const void *sendbuf,
+                                 void *recvbuf,
+                                 MPI_Count recvcount,
+                                 MPI_Datatype datatype,
+                                 MPI_Op op,
+                                 MPI_Comm comm,
+                                 MPI_Request *request);
+
+int PMPI_Ireduce_scatter_c(const void *sendbuf,
+                           void *recvbuf,
+                           const MPI_Count *recvcounts,
+                           MPI_Datatype datatype,
+                           MPI_Op op,
+                           MPI_Comm comm,
+                           MPI_Request *request);
+
+int PMPI_Irsend(const void *buf,
+                int count,
+                MPI_Datatype datatype,
+                int dest,
+                int tag,
+                MPI_Comm comm,
+                MPI_Request *request);
+
+int PMPI_Irsend_c(const void *buf,
+                  MPI_Count count,
+                  MPI_Datatype datatype,
+                  int dest,
+                  int tag,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+int PMPI_Is_thread_main(int *flag);
+
+int PMPI_Iscan(const void *sendbuf,
+               void *recvbuf,
+               int count,
+               MPI_Datatype datatype,
+               MPI_Op op,
+               MPI_Comm comm,
+               MPI_Request *request);
+
+int PMPI_Iscan_c(const void *sendbuf,
+                 void *recvbuf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 MPI_Op op,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
+int PMPI_Iscatter(const void *sendbuf,
+                  int sendcount,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  int recvcount,
+                  MPI_Datatype recvtype,
+                  int root,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+int PMPI_Iscatter_c(const void *sendbuf,
+                    MPI_Count sendcount,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    MPI_Count recvcount,
+                    MPI_Datatype recvtype,
+                    int root,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+int PMPI_Iscatterv(const void *sendbuf,
+                   const int *sendcounts,
+                   const int *displs,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   int recvcount,
+                   MPI_Datatype recvtype,
+                   int root,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+int PMPI_Iscatterv_c(const void *sendbuf,
+                     const MPI_Count *sendcounts,
+                     const MPI_Aint *displs,
+                     MPI_Datatype sendtype,
+                     void *recvbuf,
+                     MPI_Count recvcount,
+                     MPI_Datatype recvtype,
+                     int root,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+int PMPI_Isend(const void *buf,
+               int count,
+               MPI_Datatype datatype,
+               int dest,
+               int tag,
+               MPI_Comm comm,
+               MPI_Request *request);
+
+int PMPI_Isend_c(const void *buf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 int dest,
+                 int tag,
+                 MPI_Comm comm,
+                 MPI_Request *request);
 
 int PMPI_Isendrecv(const void *sendbuf,
                    int sendcount,
@@ -6520,6 +5632,22 @@ int PMPI_Isendrecv_replace_c(void *buf,
                              MPI_Comm comm,
                              MPI_Request *request);
 
+int PMPI_Issend(const void *buf,
+                int count,
+                MPI_Datatype datatype,
+                int dest,
+                int tag,
+                MPI_Comm comm,
+                MPI_Request *request);
+
+int PMPI_Issend_c(const void *buf,
+                  MPI_Count count,
+                  MPI_Datatype datatype,
+                  int dest,
+                  int tag,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
 int PMPI_Keyval_create(MPI_Copy_function *copy_fn,
                        MPI_Delete_function *delete_fn,
                        int *keyval,
@@ -6529,7 +5657,272 @@ int PMPI_Keyval_free(int *keyval);
 
 int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name);
 
+int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, struct MPI_Status *status);
+
+int PMPI_Mrecv(void *buf,
+               int count,
+               MPI_Datatype datatype,
+               MPI_Message *message,
+               struct MPI_Status *status);
+
+int PMPI_Mrecv_c(void *buf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 MPI_Message *message,
+                 struct MPI_Status *status);
+
+int PMPI_Neighbor_allgather(const void *sendbuf,
+                            int sendcount,
+                            MPI_Datatype sendtype,
+                            void *recvbuf,
+                            int recvcount,
+                            MPI_Datatype recvtype,
+                            MPI_Comm comm);
+
+int PMPI_Neighbor_allgather_c(const void *sendbuf,
+                              MPI_Count sendcount,
+                              MPI_Datatype sendtype,
+                              void *recvbuf,
+                              MPI_Count recvcount,
+                              MPI_Datatype recvtype,
+                              MPI_Comm comm);
+
+int PMPI_Neighbor_allgather_init(const void *sendbuf,
+                                 int sendcount,
+                                 MPI_Datatype sendtype,
+                                 void *recvbuf,
+                                 int recvcount,
+                                 MPI_Datatype recvtype,
+                                 MPI_Comm comm,
+                                 MPI_Info info,
+                                 MPI_Request *request);
+
+int PMPI_Neighbor_allgather_init_c(const void *sendbuf,
+                                   MPI_Count sendcount,
+                                   MPI_Datatype sendtype,
+                                   void *recvbuf,
+                                   MPI_Count recvcount,
+                                   MPI_Datatype recvtype,
+                                   MPI_Comm comm,
+                                   MPI_Info info,
+                                   MPI_Request *request);
+
+int PMPI_Neighbor_allgatherv(const void *sendbuf,
+                             int sendcount,
+                             MPI_Datatype sendtype,
+                             void *recvbuf,
+                             const int *recvcounts,
+                             const int *displs,
+                             MPI_Datatype recvtype,
+                             MPI_Comm comm);
+
+int PMPI_Neighbor_allgatherv_c(const void *sendbuf,
+                               MPI_Count sendcount,
+                               MPI_Datatype sendtype,
+                               void *recvbuf,
+                               const MPI_Count *recvcounts,
+                               const MPI_Aint *displs,
+                               MPI_Datatype recvtype,
+                               MPI_Comm comm);
+
+int PMPI_Neighbor_allgatherv_init(const void *sendbuf,
+                                  int sendcount,
+                                  MPI_Datatype sendtype,
+                                  void *recvbuf,
+                                  const int *recvcounts,
+                                  const int *displs,
+                                  MPI_Datatype recvtype,
+                                  MPI_Comm comm,
+                                  MPI_Info info,
+                                  MPI_Request *request);
+
+int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf,
+                                    MPI_Count sendcount,
+                                    MPI_Datatype sendtype,
+                                    void *recvbuf,
+                                    const MPI_Count *recvcounts,
+                                    const MPI_Aint *displs,
+                                    MPI_Datatype recvtype,
+                                    MPI_Comm comm,
+                                    MPI_Info info,
+                                    MPI_Request *request);
+
+int PMPI_Neighbor_alltoall(const void *sendbuf,
+                           int sendcount,
+                           MPI_Datatype sendtype,
+                           void *recvbuf,
+                           int recvcount,
+                           MPI_Datatype recvtype,
+                           MPI_Comm comm);
+
+int PMPI_Neighbor_alltoall_c(const void *sendbuf,
+                             MPI_Count sendcount,
+                             MPI_Datatype sendtype,
+                             void *recvbuf,
+                             MPI_Count recvcount,
+                             MPI_Datatype recvtype,
+                             MPI_Comm comm);
+
+int PMPI_Neighbor_alltoall_init(const void *sendbuf,
+                                int sendcount,
+                                MPI_Datatype sendtype,
+                                void *recvbuf,
+                                int recvcount,
+                                MPI_Datatype recvtype,
+                                MPI_Comm comm,
+                                MPI_Info info,
+                                MPI_Request *request);
+
+int PMPI_Neighbor_alltoall_init_c(const void *sendbuf,
+                                  MPI_Count sendcount,
+                                  MPI_Datatype sendtype,
+                                  void *recvbuf,
+                                  MPI_Count recvcount,
+                                  MPI_Datatype recvtype,
+                                  MPI_Comm comm,
+                                  MPI_Info info,
+                                  MPI_Request *request);
+
+int PMPI_Neighbor_alltoallv(const void *sendbuf,
+                            const int *sendcounts,
+                            const int *sdispls,
+                            MPI_Datatype sendtype,
+                            void *recvbuf,
+                            const int *recvcounts,
+                            const int *rdispls,
+                            MPI_Datatype recvtype,
+                            MPI_Comm comm);
+
+int PMPI_Neighbor_alltoallv_c(const void *sendbuf,
+                              const MPI_Count *sendcounts,
+                              const MPI_Aint *sdispls,
+                              MPI_Datatype sendtype,
+                              void *recvbuf,
+                              const MPI_Count *recvcounts,
+                              const MPI_Aint *rdispls,
+                              MPI_Datatype recvtype,
+                              MPI_Comm comm);
+
+int PMPI_Neighbor_alltoallv_init(const void *sendbuf,
+                                 const int *sendcounts,
+                                 const int *sdispls,
+                                 MPI_Datatype sendtype,
+                                 void *recvbuf,
+                                 const int *recvcounts,
+                                 const int *rdispls,
+                                 MPI_Datatype recvtype,
+                                 MPI_Comm comm,
+                                 MPI_Info info,
+                                 MPI_Request *request);
+
+int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf,
+                                   const MPI_Count *sendcounts,
+                                   const MPI_Aint *sdispls,
+                                   MPI_Datatype sendtype,
+                                   void *recvbuf,
+                                   const MPI_Count *recvcounts,
+                                   const MPI_Aint *rdispls,
+                                   MPI_Datatype recvtype,
+                                   MPI_Comm comm,
+                                   MPI_Info info,
+                                   MPI_Request *request);
+
+int PMPI_Neighbor_alltoallw(const void *sendbuf,
+                            const int *sendcounts,
+                            const MPI_Aint *sdispls,
+                            const MPI_Datatype *sendtypes,
+                            void *recvbuf,
+                            const int *recvcounts,
+                            const MPI_Aint *rdispls,
+                            const MPI_Datatype *recvtypes,
+                            MPI_Comm comm);
+
+int PMPI_Neighbor_alltoallw_c(const void *sendbuf,
+                              const MPI_Count *sendcounts,
+                              const MPI_Aint *sdispls,
+                              const MPI_Datatype *sendtypes,
+                              void *recvbuf,
+                              const MPI_Count *recvcounts,
+                              const MPI_Aint *rdispls,
+                              const MPI_Datatype *recvtypes,
+                              MPI_Comm comm);
+
+int PMPI_Neighbor_alltoallw_init(const void *sendbuf,
+                                 const int *sendcounts,
+                                 const MPI_Aint *sdispls,
+                                 const MPI_Datatype *sendtypes,
+                                 void *recvbuf,
+                                 const int *recvcounts,
+                                 const MPI_Aint *rdispls,
+                                 const MPI_Datatype *recvtypes,
+                                 MPI_Comm comm,
+                                 MPI_Info info,
+                                 MPI_Request *request);
+
+int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf,
+                                   const MPI_Count *sendcounts,
+                                   const MPI_Aint *sdispls,
+                                   const MPI_Datatype *sendtypes,
+                                   void *recvbuf,
+                                   const MPI_Count *recvcounts,
+                                   const MPI_Aint *rdispls,
+                                   const MPI_Datatype *recvtypes,
+                                   MPI_Comm comm,
+                                   MPI_Info info,
+                                   MPI_Request *request);
+
+int PMPI_Op_commutative(MPI_Op op, int *commute);
+
+int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
+
+int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op);
+
+int PMPI_Op_free(MPI_Op *op);
+
 int PMPI_Open_port(MPI_Info info, char *port_name);
+
+int PMPI_Pack(const void *inbuf,
+              int incount,
+              MPI_Datatype datatype,
+              void *outbuf,
+              int outsize,
+              int *position,
+              MPI_Comm comm);
+
+int PMPI_Pack_c(const void *inbuf,
+                MPI_Count incount,
+                MPI_Datatype dt,
+                void *outbuf,
+                MPI_Count outsize,
+                MPI_Count *position,
+                MPI_Comm comm);
+
+int PMPI_Pack_external(const char *datarep,
+                       const void *inbuf,
+                       int incount,
+                       MPI_Datatype datatype,
+                       void *outbuf,
+                       MPI_Aint outsize,
+                       MPI_Aint *position);
+
+int PMPI_Pack_external_c(const char *datarep,
+                         const void *inbuf,
+                         MPI_Count incount,
+                         MPI_Datatype dt,
+                         void *outbuf,
+                         MPI_Count outsize,
+                         MPI_Count *position);
+
+int PMPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype datatype, MPI_Aint *size);
+
+int PMPI_Pack_external_size_c(const char *datarep,
+                              MPI_Count incount,
+                              MPI_Datatype dt,
+                              MPI_Count *size);
+
+int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size);
+
+int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype dt, MPI_Comm comm, MPI_Count *size);
 
 int PMPI_Parrived(MPI_Request request, int partition, int *flag);
 
@@ -6548,6 +5941,8 @@ int PMPI_Precv_init(void *buf,
                     MPI_Comm comm,
                     MPI_Info info,
                     MPI_Request *request);
+
+int PMPI_Probe(int source, int tag, MPI_Comm comm, struct MPI_Status *status);
 
 int PMPI_Psend_init(const void *buf,
                     int partitions,
@@ -6579,6 +5974,8 @@ int PMPI_Put_c(const void *origin_addr,
                MPI_Datatype target_datatype,
                MPI_Win win);
 
+int PMPI_Query_thread(int *provided);
+
 int PMPI_Raccumulate(const void *origin_addr,
                      int origin_count,
                      MPI_Datatype origin_datatype,
@@ -6601,6 +5998,150 @@ int PMPI_Raccumulate_c(const void *origin_addr,
                        MPI_Win win,
                        MPI_Request *request);
 
+int PMPI_Recv(void *buf,
+              int count,
+              MPI_Datatype datatype,
+              int source,
+              int tag,
+              MPI_Comm comm,
+              struct MPI_Status *status);
+
+int PMPI_Recv_c(void *buf,
+                MPI_Count count,
+                MPI_Datatype datatype,
+                int source,
+                int tag,
+                MPI_Comm comm,
+                struct MPI_Status *status);
+
+int PMPI_Recv_init(void *buf,
+                   int count,
+                   MPI_Datatype datatype,
+                   int source,
+                   int tag,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+int PMPI_Recv_init_c(void *buf,
+                     MPI_Count count,
+                     MPI_Datatype datatype,
+                     int source,
+                     int tag,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+int PMPI_Reduce(const void *sendbuf,
+                void *recvbuf,
+                int count,
+                MPI_Datatype datatype,
+                MPI_Op op,
+                int root,
+                MPI_Comm comm);
+
+int PMPI_Reduce_c(const void *sendbuf,
+                  void *recvbuf,
+                  MPI_Count count,
+                  MPI_Datatype datatype,
+                  MPI_Op op,
+                  int root,
+                  MPI_Comm comm);
+
+int PMPI_Reduce_init(const void *sendbuf,
+                     void *recvbuf,
+                     int count,
+                     MPI_Datatype datatype,
+                     MPI_Op op,
+                     int root,
+                     MPI_Comm comm,
+                     MPI_Info info,
+                     MPI_Request *request);
+
+int PMPI_Reduce_init_c(const void *sendbuf,
+                       void *recvbuf,
+                       MPI_Count count,
+                       MPI_Datatype datatype,
+                       MPI_Op op,
+                       int root,
+                       MPI_Comm comm,
+                       MPI_Info info,
+                       MPI_Request *request);
+
+int PMPI_Reduce_local(const void *inbuf,
+                      void *inoutbuf,
+                      int count,
+                      MPI_Datatype datatype,
+                      MPI_Op op);
+
+int PMPI_Reduce_local_c(const void *inbuf,
+                        void *inoutbuf,
+                        MPI_Count count,
+                        MPI_Datatype datatype,
+                        MPI_Op op);
+
+int PMPI_Reduce_scatter(const void *sendbuf,
+                        void *recvbuf,
+                        const int *recvcounts,
+                        MPI_Datatype datatype,
+                        MPI_Op op,
+                        MPI_Comm comm);
+
+int PMPI_Reduce_scatter_block(const void *sendbuf,
+                              void *recvbuf,
+                              int recvcount,
+                              MPI_Datatype datatype,
+                              MPI_Op op,
+                              MPI_Comm comm);
+
+int PMPI_Reduce_scatter_block_c(const void *sendbuf,
+                                void *recvbuf,
+                                MPI_Count recvcount,
+                                MPI_Datatype datatype,
+                                MPI_Op op,
+                                MPI_Comm comm);
+
+int PMPI_Reduce_scatter_block_init(const void *sendbuf,
+                                   void *recvbuf,
+                                   int recvcount,
+                                   MPI_Datatype datatype,
+                                   MPI_Op op,
+                                   MPI_Comm comm,
+                                   MPI_Info info,
+                                   MPI_Request *request);
+
+int PMPI_Reduce_scatter_block_init_c(const void *sendbuf,
+                                     void *recvbuf,
+                                     MPI_Count recvcount,
+                                     MPI_Datatype datatype,
+                                     MPI_Op op,
+                                     MPI_Comm comm,
+                                     MPI_Info info,
+                                     MPI_Request *request);
+
+int PMPI_Reduce_scatter_c(const void *sendbuf,
+                          void *recvbuf,
+                          const MPI_Count *recvcounts,
+                          MPI_Datatype datatype,
+                          MPI_Op op,
+                          MPI_Comm comm);
+
+int PMPI_Reduce_scatter_init(const void *sendbuf,
+                             void *recvbuf,
+                             const int *recvcounts,
+                             MPI_Datatype datatype,
+                             MPI_Op op,
+                             MPI_Comm comm,
+                             MPI_Info info,
+                             MPI_Request *request);
+
+int PMPI_Reduce_scatter_init_c(const void *sendbuf,
+                               void *recvbuf,
+                               const MPI_Count *recvcounts,
+                               MPI_Datatype datatype,
+                               MPI_Op op,
+                               MPI_Comm comm,
+                               MPI_Info info,
+                               MPI_Request *request);
+
 int PMPI_Register_datarep(const char *datarep,
                           MPI_Datarep_conversion_function *read_conversion_fn,
                           MPI_Datarep_conversion_function *write_conversion_fn,
@@ -6612,6 +6153,10 @@ int PMPI_Register_datarep_c(const char *datarep,
                             MPI_Datarep_conversion_function_c *write_conversion_fn,
                             MPI_Datarep_extent_function *dtype_file_extent_fn,
                             void *extra_state);
+
+int PMPI_Request_free(MPI_Request *request);
+
+int PMPI_Request_get_status(MPI_Request request, int *flag, struct MPI_Status *status);
 
 int PMPI_Rget(void *origin_addr,
               int origin_count,
@@ -6681,6 +6226,218 @@ int PMPI_Rput_c(const void *origin_addr,
                 MPI_Win win,
                 MPI_Request *request);
 
+int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+
+int PMPI_Rsend_c(const void *buf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 int dest,
+                 int tag,
+                 MPI_Comm comm);
+
+int PMPI_Rsend_init(const void *buf,
+                    int count,
+                    MPI_Datatype datatype,
+                    int dest,
+                    int tag,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+int PMPI_Rsend_init_c(const void *buf,
+                      MPI_Count count,
+                      MPI_Datatype datatype,
+                      int dest,
+                      int tag,
+                      MPI_Comm comm,
+                      MPI_Request *request);
+
+int PMPI_Scan(const void *sendbuf,
+              void *recvbuf,
+              int count,
+              MPI_Datatype datatype,
+              MPI_Op op,
+              MPI_Comm comm);
+
+int PMPI_Scan_c(const void *sendbuf,
+                void *recvbuf,
+                MPI_Count count,
+                MPI_Datatype datatype,
+                MPI_Op op,
+                MPI_Comm comm);
+
+int PMPI_Scan_init(const void *sendbuf,
+                   void *recvbuf,
+                   int count,
+                   MPI_Datatype datatype,
+                   MPI_Op op,
+                   MPI_Comm comm,
+                   MPI_Info info,
+                   MPI_Request *request);
+
+int PMPI_Scan_init_c(const void *sendbuf,
+                     void *recvbuf,
+                     MPI_Count count,
+                     MPI_Datatype datatype,
+                     MPI_Op op,
+                     MPI_Comm comm,
+                     MPI_Info info,
+                     MPI_Request *request);
+
+int PMPI_Scatter(const void *sendbuf,
+                 int sendcount,
+                 MPI_Datatype sendtype,
+                 void *recvbuf,
+                 int recvcount,
+                 MPI_Datatype recvtype,
+                 int root,
+                 MPI_Comm comm);
+
+int PMPI_Scatter_c(const void *sendbuf,
+                   MPI_Count sendcount,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   MPI_Count recvcount,
+                   MPI_Datatype recvtype,
+                   int root,
+                   MPI_Comm comm);
+
+int PMPI_Scatter_init(const void *sendbuf,
+                      int sendcount,
+                      MPI_Datatype sendtype,
+                      void *recvbuf,
+                      int recvcount,
+                      MPI_Datatype recvtype,
+                      int root,
+                      MPI_Comm comm,
+                      MPI_Info info,
+                      MPI_Request *request);
+
+int PMPI_Scatter_init_c(const void *sendbuf,
+                        MPI_Count sendcount,
+                        MPI_Datatype sendtype,
+                        void *recvbuf,
+                        MPI_Count recvcount,
+                        MPI_Datatype recvtype,
+                        int root,
+                        MPI_Comm comm,
+                        MPI_Info info,
+                        MPI_Request *request);
+
+int PMPI_Scatterv(const void *sendbuf,
+                  const int *sendcounts,
+                  const int *displs,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  int recvcount,
+                  MPI_Datatype recvtype,
+                  int root,
+                  MPI_Comm comm);
+
+int PMPI_Scatterv_c(const void *sendbuf,
+                    const MPI_Count *sendcounts,
+                    const MPI_Aint *displs,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    MPI_Count recvcount,
+                    MPI_Datatype recvtype,
+                    int root,
+                    MPI_Comm comm);
+
+int PMPI_Scatterv_init(const void *sendbuf,
+                       const int *sendcounts,
+                       const int *displs,
+                       MPI_Datatype sendtype,
+                       void *recvbuf,
+                       int recvcount,
+                       MPI_Datatype recvtype,
+                       int root,
+                       MPI_Comm comm,
+                       MPI_Info info,
+                       MPI_Request *request);
+
+int PMPI_Scatterv_init_c(const void *sendbuf,
+                         const MPI_Count *sendcounts,
+                         const MPI_Aint *displs,
+                         MPI_Datatype sendtype,
+                         void *recvbuf,
+                         MPI_Count recvcount,
+                         MPI_Datatype recvtype,
+                         int root,
+                         MPI_Comm comm,
+                         MPI_Info info,
+                         MPI_Request *request);
+
+int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+
+int PMPI_Send_c(const void *buf,
+                MPI_Count count,
+                MPI_Datatype datatype,
+                int dest,
+                int tag,
+                MPI_Comm comm);
+
+int PMPI_Send_init(const void *buf,
+                   int count,
+                   MPI_Datatype datatype,
+                   int dest,
+                   int tag,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+int PMPI_Send_init_c(const void *buf,
+                     MPI_Count count,
+                     MPI_Datatype datatype,
+                     int dest,
+                     int tag,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+int PMPI_Sendrecv(const void *sendbuf,
+                  int sendcount,
+                  MPI_Datatype sendtype,
+                  int dest,
+                  int sendtag,
+                  void *recvbuf,
+                  int recvcount,
+                  MPI_Datatype recvtype,
+                  int source,
+                  int recvtag,
+                  MPI_Comm comm,
+                  struct MPI_Status *status);
+
+int PMPI_Sendrecv_c(const void *sendbuf,
+                    MPI_Count sendcount,
+                    MPI_Datatype sendtype,
+                    int dest,
+                    int sendtag,
+                    void *recvbuf,
+                    MPI_Count recvcount,
+                    MPI_Datatype recvtype,
+                    int source,
+                    int recvtag,
+                    MPI_Comm comm,
+                    struct MPI_Status *status);
+
+int PMPI_Sendrecv_replace(void *buf,
+                          int count,
+                          MPI_Datatype datatype,
+                          int dest,
+                          int sendtag,
+                          int source,
+                          int recvtag,
+                          MPI_Comm comm,
+                          struct MPI_Status *status);
+
+int PMPI_Sendrecv_replace_c(void *buf,
+                            MPI_Count count,
+                            MPI_Datatype datatype,
+                            int dest,
+                            int sendtag,
+                            int source,
+                            int recvtag,
+                            MPI_Comm comm,
+                            struct MPI_Status *status);
+
 int PMPI_Session_call_errhandler(MPI_Session session, int errorcode);
 
 int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn,
@@ -6706,9 +6463,95 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *ses
 
 int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler);
 
+int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+
+int PMPI_Ssend_c(const void *buf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 int dest,
+                 int tag,
+                 MPI_Comm comm);
+
+int PMPI_Ssend_init(const void *buf,
+                    int count,
+                    MPI_Datatype datatype,
+                    int dest,
+                    int tag,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+int PMPI_Ssend_init_c(const void *buf,
+                      MPI_Count count,
+                      MPI_Datatype datatype,
+                      int dest,
+                      int tag,
+                      MPI_Comm comm,
+                      MPI_Request *request);
+
+int PMPI_Start(MPI_Request *request);
+
+int PMPI_Startall(int count, MPI_Request *array_of_requests);
+
 int PMPI_Status_c2f(const struct MPI_Status *c_status, MPI_Fint *f_status);
 
 int PMPI_Status_f2c(const MPI_Fint *f_status, struct MPI_Status *c_status);
+
+int PMPI_Status_set_cancelled(struct MPI_Status *status, int flag);
+
+int PMPI_Status_set_elements(struct MPI_Status *status, MPI_Datatype datatype, int count);
+
+int PMPI_Status_set_elements_x(struct MPI_Status *status, MPI_Datatype datatype, MPI_Count count);
+
+int PMPI_Test(MPI_Request *request, int *flag, struct MPI_Status *status);
+
+int PMPI_Test_cancelled(const struct MPI_Status *status, int *flag);
+
+int PMPI_Testall(int count,
+                 MPI_Request *array_of_requests,
+                 int *flag,
+                 struct MPI_Status *array_of_statuses);
+
+int PMPI_Testany(int count,
+                 MPI_Request *array_of_requests,
+                 int *index,
+                 int *flag,
+                 struct MPI_Status *status);
+
+int PMPI_Testsome(int incount,
+                  MPI_Request *array_of_requests,
+                  int *outcount,
+                  int *array_of_indices,
+                  struct MPI_Status *array_of_statuses);
+
+int PMPI_Topo_test(MPI_Comm comm, int *status);
+
+int PMPI_Type_commit(MPI_Datatype *datatype);
+
+int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype);
+
+int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype);
+
+int PMPI_Type_create_darray(int size,
+                            int rank,
+                            int ndims,
+                            const int *array_of_gsizes,
+                            const int *array_of_distribs,
+                            const int *array_of_dargs,
+                            const int *array_of_psizes,
+                            int order,
+                            MPI_Datatype oldtype,
+                            MPI_Datatype *newtype);
+
+int PMPI_Type_create_darray_c(int size,
+                              int rank,
+                              int ndims,
+                              const MPI_Count *array_of_gsizes,
+                              const int *array_of_distribs,
+                              const int *array_of_dargs,
+                              const int *array_of_psizes,
+                              int order,
+                              MPI_Datatype oldtype,
+                              MPI_Datatype *newtype);
 
 int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype);
 
@@ -6716,7 +6559,153 @@ int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype);
 
 int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype);
 
+int PMPI_Type_create_hindexed(int count,
+                              const int *array_of_blocklengths,
+                              const MPI_Aint *array_of_displacements,
+                              MPI_Datatype oldtype,
+                              MPI_Datatype *newtype);
+
+int PMPI_Type_create_hindexed_block(int count,
+                                    int blocklength,
+                                    const MPI_Aint *array_of_displacements,
+                                    MPI_Datatype oldtype,
+                                    MPI_Datatype *newtype);
+
+int PMPI_Type_create_hindexed_block_c(MPI_Count count,
+                                      MPI_Count blocklength,
+                                      const MPI_Count *array_of_displacements,
+                                      MPI_Datatype oldtype,
+                                      MPI_Datatype *newtype);
+
+int PMPI_Type_create_hindexed_c(MPI_Count count,
+                                const MPI_Count *array_of_blocklengths,
+                                const MPI_Count *array_of_displacements,
+                                MPI_Datatype oldtype,
+                                MPI_Datatype *newtype);
+
+int PMPI_Type_create_hvector(int count,
+                             int blocklength,
+                             MPI_Aint stride,
+                             MPI_Datatype oldtype,
+                             MPI_Datatype *newtype);
+
+int PMPI_Type_create_hvector_c(MPI_Count count,
+                               MPI_Count blocklength,
+                               MPI_Count stride,
+                               MPI_Datatype oldtype,
+                               MPI_Datatype *newtype);
+
+int PMPI_Type_create_indexed_block(int count,
+                                   int blocklength,
+                                   const int *array_of_displacements,
+                                   MPI_Datatype oldtype,
+                                   MPI_Datatype *newtype);
+
+int PMPI_Type_create_indexed_block_c(MPI_Count count,
+                                     MPI_Count blocklength,
+                                     const MPI_Count *array_of_displacements,
+                                     MPI_Datatype oldtype,
+                                     MPI_Datatype *newtype);
+
+int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
+                            MPI_Type_delete_attr_function *type_delete_attr_fn,
+                            int *type_keyval,
+                            void *extra_state);
+
+int PMPI_Type_create_resized(MPI_Datatype oldtype,
+                             MPI_Aint lb,
+                             MPI_Aint extent,
+                             MPI_Datatype *newtype);
+
+int PMPI_Type_create_resized_c(MPI_Datatype oldtype,
+                               MPI_Count lb,
+                               MPI_Count extent,
+                               MPI_Datatype *newtype);
+
+int PMPI_Type_create_struct(int count,
+                            const int *array_of_blocklengths,
+                            const MPI_Aint *array_of_displacements,
+                            const MPI_Datatype *array_of_types,
+                            MPI_Datatype *newtype);
+
+int PMPI_Type_create_struct_c(MPI_Count count,
+                              const MPI_Count *array_of_blocklengths,
+                              const MPI_Count *array_of_displacements,
+                              const MPI_Datatype *array_of_types,
+                              MPI_Datatype *newtype);
+
+int PMPI_Type_create_subarray(int ndims,
+                              const int *array_of_sizes,
+                              const int *array_of_subsizes,
+                              const int *array_of_starts,
+                              int order,
+                              MPI_Datatype oldtype,
+                              MPI_Datatype *newtype);
+
+int PMPI_Type_create_subarray_c(int ndims,
+                                const MPI_Count *array_of_sizes,
+                                const MPI_Count *array_of_subsizes,
+                                const MPI_Count *array_of_starts,
+                                int order,
+                                MPI_Datatype oldtype,
+                                MPI_Datatype *newtype);
+
+int PMPI_Type_delete_attr(int datatype, int type_keyval);
+
+int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype);
+
 int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent);
+
+int PMPI_Type_free(MPI_Datatype *datatype);
+
+int PMPI_Type_free_keyval(int *type_keyval);
+
+int PMPI_Type_get_attr(int datatype, int type_keyval, void *attribute_val, int *flag);
+
+int PMPI_Type_get_contents(MPI_Datatype datatype,
+                           int max_integers,
+                           int max_addresses,
+                           int max_datatypes,
+                           int *array_of_integers,
+                           MPI_Aint *array_of_addresses,
+                           MPI_Datatype *array_of_datatypes);
+
+int PMPI_Type_get_contents_c(MPI_Datatype dt,
+                             MPI_Count max_integers,
+                             MPI_Count max_addresses,
+                             MPI_Count max_large_counts,
+                             MPI_Count max_datatypes,
+                             int *array_of_integers,
+                             MPI_Aint *array_of_addresses,
+                             MPI_Count *array_of_large_counts,
+                             MPI_Datatype *array_of_datatypes);
+
+int PMPI_Type_get_envelope(MPI_Datatype datatype,
+                           int *num_integers,
+                           int *num_addresses,
+                           int *num_datatypes,
+                           int *combiner);
+
+int PMPI_Type_get_envelope_c(MPI_Datatype dt,
+                             MPI_Count *num_integers,
+                             MPI_Count *num_addresses,
+                             MPI_Count *num_large_counts,
+                             MPI_Count *num_datatypes,
+                             int *combiner);
+
+int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent);
+
+int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
+
+int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
+
+int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen);
+
+int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent);
+
+int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent);
+
+int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent);
 
 int PMPI_Type_hindexed(int count,
                        int *array_of_blocklengths,
@@ -6730,7 +6719,31 @@ int PMPI_Type_hvector(int count,
                       MPI_Datatype oldtype,
                       MPI_Datatype *newtype);
 
+int PMPI_Type_indexed(int count,
+                      const int *array_of_blocklengths,
+                      const int *array_of_displacements,
+                      MPI_Datatype oldtype,
+                      MPI_Datatype *newtype);
+
+int PMPI_Type_indexed_c(MPI_Count count,
+                        const MPI_Count *array_of_blocklengths,
+                        const MPI_Count *array_of_displacements,
+                        MPI_Datatype oldtype,
+                        MPI_Datatype *newtype);
+
 int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement);
+
+int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
+
+int PMPI_Type_set_attr(int datatype, int type_keyval, void *attribute_val);
+
+int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name);
+
+int PMPI_Type_size(MPI_Datatype datatype, int *size);
+
+int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size);
+
+int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size);
 
 int PMPI_Type_struct(int count,
                      int *array_of_blocklengths,
@@ -6740,7 +6753,63 @@ int PMPI_Type_struct(int count,
 
 int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement);
 
+int PMPI_Type_vector(int count,
+                     int blocklength,
+                     int stride,
+                     MPI_Datatype oldtype,
+                     MPI_Datatype *newtype);
+
+int PMPI_Type_vector_c(MPI_Count count,
+                       MPI_Count blocklength,
+                       MPI_Count stride,
+                       MPI_Datatype oldtype,
+                       MPI_Datatype *newtype);
+
+int PMPI_Unpack(const void *inbuf,
+                int insize,
+                int *position,
+                void *outbuf,
+                int outcount,
+                MPI_Datatype datatype,
+                MPI_Comm comm);
+
+int PMPI_Unpack_c(const void *inbuf,
+                  MPI_Count insize,
+                  MPI_Count *position,
+                  void *outbuf,
+                  MPI_Count outcount,
+                  MPI_Datatype dt,
+                  MPI_Comm comm);
+
+int PMPI_Unpack_external(const char *datarep,
+                         const void *inbuf,
+                         MPI_Aint insize,
+                         MPI_Aint *position,
+                         void *outbuf,
+                         int outcount,
+                         MPI_Datatype datatype);
+
+int PMPI_Unpack_external_c(const char *datarep,
+                           const void *inbuf,
+                           MPI_Count insize,
+                           MPI_Count *position,
+                           void *outbuf,
+                           MPI_Count outcount,
+                           MPI_Datatype dt);
+
 int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name);
+
+int PMPI_Wait(MPI_Request *request, struct MPI_Status *status);
+
+int PMPI_Waitall(int count, MPI_Request *array_of_requests, struct MPI_Status *array_of_statuses);
+
+int PMPI_Waitany(int count, MPI_Request *array_of_requests, int *index, struct MPI_Status *status);
+
+int PMPI_Waitsome(int incount,
+                  MPI_Request *array_of_requests,
+                  int *outcount,
+                  int *array_of_indices,
+                  struct MPI_Status *array_of_statuses);
 
 int PMPI_Win_allocate(MPI_Aint size,
                       int disp_unit,
@@ -6862,78 +6931,9 @@ int PMPI_Win_unlock_all(MPI_Win win);
 
 int PMPI_Win_wait(MPI_Win win);
 
-int PMPI_Dims_create(int nnodes, int ndims, int *dims);
+double PMPI_Wtick(void);
 
-int PMPI_Cart_create(MPI_Comm comm_old,
-                     int ndims,
-                     const int *dims,
-                     const int *periods,
-                     int reorder,
-                     MPI_Comm *comm_cart);
-
-int PMPI_Cartdim_get(MPI_Comm comm, int *ndims);
-
-int PMPI_Cart_get(MPI_Comm comm, int maxdims, int *dims, int *periods, int *coords);
-
-int PMPI_Cart_rank(MPI_Comm comm, const int *coords, int *rank);
-
-int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int *coords);
-
-int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest);
-
-int PMPI_Cart_sub(MPI_Comm comm, const int *remain_dims, MPI_Comm *newcomm);
-
-int PMPI_Cart_map(MPI_Comm comm, int ndims, const int *dims, const int *periods, int *newrank);
-
-int PMPI_Graph_create(MPI_Comm comm_old,
-                      int nnodes,
-                      const int *index,
-                      const int *edges,
-                      int reorder,
-                      MPI_Comm *comm_graph);
-
-int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges);
-
-int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int *index, int *edges);
-
-int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors);
-
-int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int *neighbors);
-
-int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int *index, const int *edges, int *newrank);
-
-int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old,
-                                    int indegree,
-                                    const int *sources,
-                                    const int *sourceweights,
-                                    int outdegree,
-                                    const int *destinations,
-                                    const int *destweights,
-                                    MPI_Info info,
-                                    int reorder,
-                                    MPI_Comm *comm_dist_graph);
-
-int PMPI_Dist_graph_create(MPI_Comm comm_old,
-                           int n,
-                           const int *sources,
-                           const int *degrees,
-                           const int *destinations,
-                           const int *weights_,
-                           MPI_Info info,
-                           int reorder,
-                           MPI_Comm *comm_dist_graph);
-
-int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted);
-
-int PMPI_Dist_graph_neighbors(MPI_Comm comm,
-                              int maxindegree,
-                              int *sources,
-                              int *sourceweights,
-                              int maxoutdegree,
-                              int *destinations,
-                              int *destweights);
-
-int PMPI_Topo_test(MPI_Comm comm, int *status);
+double PMPI_Wtime(void);
 
 int PMPI_Pcontrol(const int level, ...);
 

@@ -24,2717 +24,27 @@ macro_rules! fsyms {
     };
 }
 
-unsafe fn f_mpi_comm_free_keyval(a0: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_mpi_abort(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::attr::MPI_Comm_free_keyval(a0 as _);
+        let rc = crate::abi::init::MPI_Abort(*(a0 as *const c_int), *(a1 as *const c_int));
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_mpi_comm_free_keyval(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_free_keyval_, mpi_comm_free_keyval__, mpi_comm_free_keyval, MPI_COMM_FREE_KEYVAL);
+fsyms!(f_mpi_abort(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_abort_, mpi_abort__, mpi_abort, MPI_ABORT);
 
-unsafe fn f_pmpi_comm_free_keyval(a0: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_pmpi_abort(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::attr::PMPI_Comm_free_keyval(a0 as _);
+        let rc = crate::abi::init::PMPI_Abort(*(a0 as *const c_int), *(a1 as *const c_int));
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_pmpi_comm_free_keyval(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_free_keyval_, pmpi_comm_free_keyval__, pmpi_comm_free_keyval, PMPI_COMM_FREE_KEYVAL);
-
-unsafe fn f_mpi_comm_delete_attr(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::attr::MPI_Comm_delete_attr(*(a0 as *const c_int), *(a1 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_comm_delete_attr(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_delete_attr_, mpi_comm_delete_attr__, mpi_comm_delete_attr, MPI_COMM_DELETE_ATTR);
-
-unsafe fn f_pmpi_comm_delete_attr(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::attr::PMPI_Comm_delete_attr(*(a0 as *const c_int), *(a1 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_comm_delete_attr(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_delete_attr_, pmpi_comm_delete_attr__, pmpi_comm_delete_attr, PMPI_COMM_DELETE_ATTR);
-
-unsafe fn f_mpi_type_free_keyval(a0: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::attr::MPI_Type_free_keyval(a0 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_type_free_keyval(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_type_free_keyval_, mpi_type_free_keyval__, mpi_type_free_keyval, MPI_TYPE_FREE_KEYVAL);
-
-unsafe fn f_pmpi_type_free_keyval(a0: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::attr::PMPI_Type_free_keyval(a0 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_type_free_keyval(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_free_keyval_, pmpi_type_free_keyval__, pmpi_type_free_keyval, PMPI_TYPE_FREE_KEYVAL);
-
-unsafe fn f_mpi_type_delete_attr(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::attr::MPI_Type_delete_attr(*(a0 as *const c_int), *(a1 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_type_delete_attr(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_type_delete_attr_, mpi_type_delete_attr__, mpi_type_delete_attr, MPI_TYPE_DELETE_ATTR);
-
-unsafe fn f_pmpi_type_delete_attr(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::attr::PMPI_Type_delete_attr(*(a0 as *const c_int), *(a1 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_type_delete_attr(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_delete_attr_, pmpi_type_delete_attr__, pmpi_type_delete_attr, PMPI_TYPE_DELETE_ATTR);
-
-unsafe fn f_mpi_barrier(a0: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Barrier(*(a0 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_barrier(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_barrier_, mpi_barrier__, mpi_barrier, MPI_BARRIER);
-
-unsafe fn f_pmpi_barrier(a0: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Barrier(*(a0 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_barrier(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_barrier_, pmpi_barrier__, pmpi_barrier, PMPI_BARRIER);
-
-unsafe fn f_mpi_ibarrier(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Ibarrier(*(a0 as *const c_int), a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_ibarrier(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_ibarrier_, mpi_ibarrier__, mpi_ibarrier, MPI_IBARRIER);
-
-unsafe fn f_pmpi_ibarrier(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Ibarrier(*(a0 as *const c_int), a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_ibarrier(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_ibarrier_, pmpi_ibarrier__, pmpi_ibarrier, PMPI_IBARRIER);
-
-unsafe fn f_mpi_bcast(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Bcast(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_bcast(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_bcast_, mpi_bcast__, mpi_bcast, MPI_BCAST);
-
-unsafe fn f_pmpi_bcast(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Bcast(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_bcast(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_bcast_, pmpi_bcast__, pmpi_bcast, PMPI_BCAST);
-
-unsafe fn f_mpi_ibcast(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Ibcast(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), a5 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_ibcast(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_ibcast_, mpi_ibcast__, mpi_ibcast, MPI_IBCAST);
-
-unsafe fn f_pmpi_ibcast(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Ibcast(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), a5 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_ibcast(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_ibcast_, pmpi_ibcast__, pmpi_ibcast, PMPI_IBCAST);
-
-unsafe fn f_mpi_reduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Reduce(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_reduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_reduce_, mpi_reduce__, mpi_reduce, MPI_REDUCE);
-
-unsafe fn f_pmpi_reduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Reduce(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_reduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_reduce_, pmpi_reduce__, pmpi_reduce, PMPI_REDUCE);
-
-unsafe fn f_mpi_ireduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Ireduce(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_ireduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_ireduce_, mpi_ireduce__, mpi_ireduce, MPI_IREDUCE);
-
-unsafe fn f_pmpi_ireduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Ireduce(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_ireduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_ireduce_, pmpi_ireduce__, pmpi_ireduce, PMPI_IREDUCE);
-
-unsafe fn f_mpi_allreduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Allreduce(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_allreduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_allreduce_, mpi_allreduce__, mpi_allreduce, MPI_ALLREDUCE);
-
-unsafe fn f_pmpi_allreduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Allreduce(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_allreduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_allreduce_, pmpi_allreduce__, pmpi_allreduce, PMPI_ALLREDUCE);
-
-unsafe fn f_mpi_iallreduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Iallreduce(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_iallreduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_iallreduce_, mpi_iallreduce__, mpi_iallreduce, MPI_IALLREDUCE);
-
-unsafe fn f_pmpi_iallreduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Iallreduce(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_iallreduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_iallreduce_, pmpi_iallreduce__, pmpi_iallreduce, PMPI_IALLREDUCE);
-
-unsafe fn f_mpi_gather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Gather(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_gather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_gather_, mpi_gather__, mpi_gather, MPI_GATHER);
-
-unsafe fn f_pmpi_gather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Gather(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_gather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_gather_, pmpi_gather__, pmpi_gather, PMPI_GATHER);
-
-unsafe fn f_mpi_igather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Igather(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_igather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_igather_, mpi_igather__, mpi_igather, MPI_IGATHER);
-
-unsafe fn f_pmpi_igather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Igather(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_igather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_igather_, pmpi_igather__, pmpi_igather, PMPI_IGATHER);
-
-unsafe fn f_mpi_gatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Gatherv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_gatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_gatherv_, mpi_gatherv__, mpi_gatherv, MPI_GATHERV);
-
-unsafe fn f_pmpi_gatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Gatherv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_gatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_gatherv_, pmpi_gatherv__, pmpi_gatherv, PMPI_GATHERV);
-
-unsafe fn f_mpi_igatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Igatherv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_igatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_igatherv_, mpi_igatherv__, mpi_igatherv, MPI_IGATHERV);
-
-unsafe fn f_pmpi_igatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Igatherv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_igatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_igatherv_, pmpi_igatherv__, pmpi_igatherv, PMPI_IGATHERV);
-
-unsafe fn f_mpi_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Scatter(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_scatter_, mpi_scatter__, mpi_scatter, MPI_SCATTER);
-
-unsafe fn f_pmpi_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Scatter(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_scatter_, pmpi_scatter__, pmpi_scatter, PMPI_SCATTER);
-
-unsafe fn f_mpi_iscatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Iscatter(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_iscatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_iscatter_, mpi_iscatter__, mpi_iscatter, MPI_ISCATTER);
-
-unsafe fn f_pmpi_iscatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Iscatter(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_iscatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_iscatter_, pmpi_iscatter__, pmpi_iscatter, PMPI_ISCATTER);
-
-unsafe fn f_mpi_scatterv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Scatterv(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_scatterv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_scatterv_, mpi_scatterv__, mpi_scatterv, MPI_SCATTERV);
-
-unsafe fn f_pmpi_scatterv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Scatterv(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_scatterv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_scatterv_, pmpi_scatterv__, pmpi_scatterv, PMPI_SCATTERV);
-
-unsafe fn f_mpi_iscatterv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Iscatterv(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_iscatterv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_iscatterv_, mpi_iscatterv__, mpi_iscatterv, MPI_ISCATTERV);
-
-unsafe fn f_pmpi_iscatterv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Iscatterv(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_iscatterv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_iscatterv_, pmpi_iscatterv__, pmpi_iscatterv, PMPI_ISCATTERV);
-
-unsafe fn f_mpi_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Allgather(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_allgather_, mpi_allgather__, mpi_allgather, MPI_ALLGATHER);
-
-unsafe fn f_pmpi_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Allgather(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_allgather_, pmpi_allgather__, pmpi_allgather, PMPI_ALLGATHER);
-
-unsafe fn f_mpi_iallgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Iallgather(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_iallgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_iallgather_, mpi_iallgather__, mpi_iallgather, MPI_IALLGATHER);
-
-unsafe fn f_pmpi_iallgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Iallgather(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_iallgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_iallgather_, pmpi_iallgather__, pmpi_iallgather, PMPI_IALLGATHER);
-
-unsafe fn f_mpi_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Allgatherv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_allgatherv_, mpi_allgatherv__, mpi_allgatherv, MPI_ALLGATHERV);
-
-unsafe fn f_pmpi_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Allgatherv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_allgatherv_, pmpi_allgatherv__, pmpi_allgatherv, PMPI_ALLGATHERV);
-
-unsafe fn f_mpi_iallgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Iallgatherv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_iallgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_iallgatherv_, mpi_iallgatherv__, mpi_iallgatherv, MPI_IALLGATHERV);
-
-unsafe fn f_pmpi_iallgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Iallgatherv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_iallgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_iallgatherv_, pmpi_iallgatherv__, pmpi_iallgatherv, PMPI_IALLGATHERV);
-
-unsafe fn f_mpi_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Alltoall(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_alltoall_, mpi_alltoall__, mpi_alltoall, MPI_ALLTOALL);
-
-unsafe fn f_pmpi_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Alltoall(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_alltoall_, pmpi_alltoall__, pmpi_alltoall, PMPI_ALLTOALL);
-
-unsafe fn f_mpi_ialltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Ialltoall(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_ialltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_ialltoall_, mpi_ialltoall__, mpi_ialltoall, MPI_IALLTOALL);
-
-unsafe fn f_pmpi_ialltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Ialltoall(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_ialltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_ialltoall_, pmpi_ialltoall__, pmpi_ialltoall, PMPI_IALLTOALL);
-
-unsafe fn f_mpi_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Alltoallv(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_alltoallv_, mpi_alltoallv__, mpi_alltoallv, MPI_ALLTOALLV);
-
-unsafe fn f_pmpi_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Alltoallv(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_alltoallv_, pmpi_alltoallv__, pmpi_alltoallv, PMPI_ALLTOALLV);
-
-unsafe fn f_mpi_ialltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Ialltoallv(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_ialltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_ialltoallv_, mpi_ialltoallv__, mpi_ialltoallv, MPI_IALLTOALLV);
-
-unsafe fn f_pmpi_ialltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Ialltoallv(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_ialltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_ialltoallv_, pmpi_ialltoallv__, pmpi_ialltoallv, PMPI_IALLTOALLV);
-
-unsafe fn f_mpi_reduce_scatter_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Reduce_scatter_block(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_reduce_scatter_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_reduce_scatter_block_, mpi_reduce_scatter_block__, mpi_reduce_scatter_block, MPI_REDUCE_SCATTER_BLOCK);
-
-unsafe fn f_pmpi_reduce_scatter_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Reduce_scatter_block(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_reduce_scatter_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_reduce_scatter_block_, pmpi_reduce_scatter_block__, pmpi_reduce_scatter_block, PMPI_REDUCE_SCATTER_BLOCK);
-
-unsafe fn f_mpi_ireduce_scatter_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Ireduce_scatter_block(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_ireduce_scatter_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_ireduce_scatter_block_, mpi_ireduce_scatter_block__, mpi_ireduce_scatter_block, MPI_IREDUCE_SCATTER_BLOCK);
-
-unsafe fn f_pmpi_ireduce_scatter_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Ireduce_scatter_block(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_ireduce_scatter_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_ireduce_scatter_block_, pmpi_ireduce_scatter_block__, pmpi_ireduce_scatter_block, PMPI_IREDUCE_SCATTER_BLOCK);
-
-unsafe fn f_mpi_reduce_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Reduce_scatter(buf(a0) as _, buf(a1) as _, a2 as _, *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_reduce_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_reduce_scatter_, mpi_reduce_scatter__, mpi_reduce_scatter, MPI_REDUCE_SCATTER);
-
-unsafe fn f_pmpi_reduce_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Reduce_scatter(buf(a0) as _, buf(a1) as _, a2 as _, *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_reduce_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_reduce_scatter_, pmpi_reduce_scatter__, pmpi_reduce_scatter, PMPI_REDUCE_SCATTER);
-
-unsafe fn f_mpi_ireduce_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Ireduce_scatter(buf(a0) as _, buf(a1) as _, a2 as _, *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_ireduce_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_ireduce_scatter_, mpi_ireduce_scatter__, mpi_ireduce_scatter, MPI_IREDUCE_SCATTER);
-
-unsafe fn f_pmpi_ireduce_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Ireduce_scatter(buf(a0) as _, buf(a1) as _, a2 as _, *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_ireduce_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_ireduce_scatter_, pmpi_ireduce_scatter__, pmpi_ireduce_scatter, PMPI_IREDUCE_SCATTER);
-
-unsafe fn f_mpi_scan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Scan(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_scan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_scan_, mpi_scan__, mpi_scan, MPI_SCAN);
-
-unsafe fn f_pmpi_scan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Scan(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_scan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_scan_, pmpi_scan__, pmpi_scan, PMPI_SCAN);
-
-unsafe fn f_mpi_iscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Iscan(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_iscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_iscan_, mpi_iscan__, mpi_iscan, MPI_ISCAN);
-
-unsafe fn f_pmpi_iscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Iscan(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_iscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_iscan_, pmpi_iscan__, pmpi_iscan, PMPI_ISCAN);
-
-unsafe fn f_mpi_exscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Exscan(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_exscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_exscan_, mpi_exscan__, mpi_exscan, MPI_EXSCAN);
-
-unsafe fn f_pmpi_exscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Exscan(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_exscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_exscan_, pmpi_exscan__, pmpi_exscan, PMPI_EXSCAN);
-
-unsafe fn f_mpi_iexscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Iexscan(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_iexscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_iexscan_, mpi_iexscan__, mpi_iexscan, MPI_IEXSCAN);
-
-unsafe fn f_pmpi_iexscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Iexscan(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_iexscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_iexscan_, pmpi_iexscan__, pmpi_iexscan, PMPI_IEXSCAN);
-
-unsafe fn f_mpi_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Alltoallw(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_alltoallw_, mpi_alltoallw__, mpi_alltoallw, MPI_ALLTOALLW);
-
-unsafe fn f_pmpi_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Alltoallw(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_alltoallw_, pmpi_alltoallw__, pmpi_alltoallw, PMPI_ALLTOALLW);
-
-unsafe fn f_mpi_ialltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Ialltoallw(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int), a9 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_ialltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_ialltoallw_, mpi_ialltoallw__, mpi_ialltoallw, MPI_IALLTOALLW);
-
-unsafe fn f_pmpi_ialltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Ialltoallw(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int), a9 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_ialltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_ialltoallw_, pmpi_ialltoallw__, pmpi_ialltoallw, PMPI_IALLTOALLW);
-
-unsafe fn f_mpi_neighbor_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Neighbor_allgather(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_neighbor_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_neighbor_allgather_, mpi_neighbor_allgather__, mpi_neighbor_allgather, MPI_NEIGHBOR_ALLGATHER);
-
-unsafe fn f_pmpi_neighbor_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Neighbor_allgather(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_neighbor_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_allgather_, pmpi_neighbor_allgather__, pmpi_neighbor_allgather, PMPI_NEIGHBOR_ALLGATHER);
-
-unsafe fn f_mpi_ineighbor_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Ineighbor_allgather(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_ineighbor_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_ineighbor_allgather_, mpi_ineighbor_allgather__, mpi_ineighbor_allgather, MPI_INEIGHBOR_ALLGATHER);
-
-unsafe fn f_pmpi_ineighbor_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Ineighbor_allgather(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_ineighbor_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_ineighbor_allgather_, pmpi_ineighbor_allgather__, pmpi_ineighbor_allgather, PMPI_INEIGHBOR_ALLGATHER);
-
-unsafe fn f_mpi_neighbor_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Neighbor_allgatherv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_neighbor_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_neighbor_allgatherv_, mpi_neighbor_allgatherv__, mpi_neighbor_allgatherv, MPI_NEIGHBOR_ALLGATHERV);
-
-unsafe fn f_pmpi_neighbor_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Neighbor_allgatherv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_neighbor_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_allgatherv_, pmpi_neighbor_allgatherv__, pmpi_neighbor_allgatherv, PMPI_NEIGHBOR_ALLGATHERV);
-
-unsafe fn f_mpi_ineighbor_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Ineighbor_allgatherv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_ineighbor_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_ineighbor_allgatherv_, mpi_ineighbor_allgatherv__, mpi_ineighbor_allgatherv, MPI_INEIGHBOR_ALLGATHERV);
-
-unsafe fn f_pmpi_ineighbor_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Ineighbor_allgatherv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_ineighbor_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_ineighbor_allgatherv_, pmpi_ineighbor_allgatherv__, pmpi_ineighbor_allgatherv, PMPI_INEIGHBOR_ALLGATHERV);
-
-unsafe fn f_mpi_neighbor_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Neighbor_alltoall(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_neighbor_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_neighbor_alltoall_, mpi_neighbor_alltoall__, mpi_neighbor_alltoall, MPI_NEIGHBOR_ALLTOALL);
-
-unsafe fn f_pmpi_neighbor_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Neighbor_alltoall(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_neighbor_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_alltoall_, pmpi_neighbor_alltoall__, pmpi_neighbor_alltoall, PMPI_NEIGHBOR_ALLTOALL);
-
-unsafe fn f_mpi_ineighbor_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Ineighbor_alltoall(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_ineighbor_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_ineighbor_alltoall_, mpi_ineighbor_alltoall__, mpi_ineighbor_alltoall, MPI_INEIGHBOR_ALLTOALL);
-
-unsafe fn f_pmpi_ineighbor_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Ineighbor_alltoall(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_ineighbor_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_ineighbor_alltoall_, pmpi_ineighbor_alltoall__, pmpi_ineighbor_alltoall, PMPI_INEIGHBOR_ALLTOALL);
-
-unsafe fn f_mpi_neighbor_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Neighbor_alltoallv(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_neighbor_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_neighbor_alltoallv_, mpi_neighbor_alltoallv__, mpi_neighbor_alltoallv, MPI_NEIGHBOR_ALLTOALLV);
-
-unsafe fn f_pmpi_neighbor_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Neighbor_alltoallv(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_neighbor_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_alltoallv_, pmpi_neighbor_alltoallv__, pmpi_neighbor_alltoallv, PMPI_NEIGHBOR_ALLTOALLV);
-
-unsafe fn f_mpi_ineighbor_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Ineighbor_alltoallv(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_ineighbor_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_ineighbor_alltoallv_, mpi_ineighbor_alltoallv__, mpi_ineighbor_alltoallv, MPI_INEIGHBOR_ALLTOALLV);
-
-unsafe fn f_pmpi_ineighbor_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Ineighbor_alltoallv(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_ineighbor_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_ineighbor_alltoallv_, pmpi_ineighbor_alltoallv__, pmpi_ineighbor_alltoallv, PMPI_INEIGHBOR_ALLTOALLV);
-
-unsafe fn f_mpi_neighbor_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Neighbor_alltoallw(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_neighbor_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_neighbor_alltoallw_, mpi_neighbor_alltoallw__, mpi_neighbor_alltoallw, MPI_NEIGHBOR_ALLTOALLW);
-
-unsafe fn f_pmpi_neighbor_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Neighbor_alltoallw(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_neighbor_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_alltoallw_, pmpi_neighbor_alltoallw__, pmpi_neighbor_alltoallw, PMPI_NEIGHBOR_ALLTOALLW);
-
-unsafe fn f_mpi_ineighbor_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Ineighbor_alltoallw(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int), a9 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_ineighbor_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_ineighbor_alltoallw_, mpi_ineighbor_alltoallw__, mpi_ineighbor_alltoallw, MPI_INEIGHBOR_ALLTOALLW);
-
-unsafe fn f_pmpi_ineighbor_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Ineighbor_alltoallw(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int), a9 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_ineighbor_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_ineighbor_alltoallw_, pmpi_ineighbor_alltoallw__, pmpi_ineighbor_alltoallw, PMPI_INEIGHBOR_ALLTOALLW);
-
-unsafe fn f_mpi_barrier_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Barrier_init(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_barrier_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_barrier_init_, mpi_barrier_init__, mpi_barrier_init, MPI_BARRIER_INIT);
-
-unsafe fn f_pmpi_barrier_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Barrier_init(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_barrier_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_barrier_init_, pmpi_barrier_init__, pmpi_barrier_init, PMPI_BARRIER_INIT);
-
-unsafe fn f_mpi_bcast_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Bcast_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_bcast_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_bcast_init_, mpi_bcast_init__, mpi_bcast_init, MPI_BCAST_INIT);
-
-unsafe fn f_pmpi_bcast_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Bcast_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_bcast_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_bcast_init_, pmpi_bcast_init__, pmpi_bcast_init, PMPI_BCAST_INIT);
-
-unsafe fn f_mpi_reduce_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Reduce_init(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_reduce_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_reduce_init_, mpi_reduce_init__, mpi_reduce_init, MPI_REDUCE_INIT);
-
-unsafe fn f_pmpi_reduce_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Reduce_init(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_reduce_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_reduce_init_, pmpi_reduce_init__, pmpi_reduce_init, PMPI_REDUCE_INIT);
-
-unsafe fn f_mpi_allreduce_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Allreduce_init(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_allreduce_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_allreduce_init_, mpi_allreduce_init__, mpi_allreduce_init, MPI_ALLREDUCE_INIT);
-
-unsafe fn f_pmpi_allreduce_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Allreduce_init(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_allreduce_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_allreduce_init_, pmpi_allreduce_init__, pmpi_allreduce_init, PMPI_ALLREDUCE_INIT);
-
-unsafe fn f_mpi_gather_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Gather_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_gather_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_gather_init_, mpi_gather_init__, mpi_gather_init, MPI_GATHER_INIT);
-
-unsafe fn f_pmpi_gather_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Gather_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_gather_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_gather_init_, pmpi_gather_init__, pmpi_gather_init, PMPI_GATHER_INIT);
-
-unsafe fn f_mpi_gatherv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Gatherv_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_gatherv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); mpi_gatherv_init_, mpi_gatherv_init__, mpi_gatherv_init, MPI_GATHERV_INIT);
-
-unsafe fn f_pmpi_gatherv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Gatherv_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_gatherv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); pmpi_gatherv_init_, pmpi_gatherv_init__, pmpi_gatherv_init, PMPI_GATHERV_INIT);
-
-unsafe fn f_mpi_scatter_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Scatter_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_scatter_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_scatter_init_, mpi_scatter_init__, mpi_scatter_init, MPI_SCATTER_INIT);
-
-unsafe fn f_pmpi_scatter_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Scatter_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_scatter_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_scatter_init_, pmpi_scatter_init__, pmpi_scatter_init, PMPI_SCATTER_INIT);
-
-unsafe fn f_mpi_scatterv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Scatterv_init(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_scatterv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); mpi_scatterv_init_, mpi_scatterv_init__, mpi_scatterv_init, MPI_SCATTERV_INIT);
-
-unsafe fn f_pmpi_scatterv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Scatterv_init(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_scatterv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); pmpi_scatterv_init_, pmpi_scatterv_init__, pmpi_scatterv_init, PMPI_SCATTERV_INIT);
-
-unsafe fn f_mpi_allgather_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Allgather_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_allgather_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_allgather_init_, mpi_allgather_init__, mpi_allgather_init, MPI_ALLGATHER_INIT);
-
-unsafe fn f_pmpi_allgather_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Allgather_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_allgather_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_allgather_init_, pmpi_allgather_init__, pmpi_allgather_init, PMPI_ALLGATHER_INIT);
-
-unsafe fn f_mpi_allgatherv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Allgatherv_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_allgatherv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_allgatherv_init_, mpi_allgatherv_init__, mpi_allgatherv_init, MPI_ALLGATHERV_INIT);
-
-unsafe fn f_pmpi_allgatherv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Allgatherv_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_allgatherv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_allgatherv_init_, pmpi_allgatherv_init__, pmpi_allgatherv_init, PMPI_ALLGATHERV_INIT);
-
-unsafe fn f_mpi_alltoall_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Alltoall_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_alltoall_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_alltoall_init_, mpi_alltoall_init__, mpi_alltoall_init, MPI_ALLTOALL_INIT);
-
-unsafe fn f_pmpi_alltoall_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Alltoall_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_alltoall_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_alltoall_init_, pmpi_alltoall_init__, pmpi_alltoall_init, PMPI_ALLTOALL_INIT);
-
-unsafe fn f_mpi_alltoallv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Alltoallv_init(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_alltoallv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); mpi_alltoallv_init_, mpi_alltoallv_init__, mpi_alltoallv_init, MPI_ALLTOALLV_INIT);
-
-unsafe fn f_pmpi_alltoallv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Alltoallv_init(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_alltoallv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); pmpi_alltoallv_init_, pmpi_alltoallv_init__, pmpi_alltoallv_init, PMPI_ALLTOALLV_INIT);
-
-unsafe fn f_mpi_reduce_scatter_block_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Reduce_scatter_block_init(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_reduce_scatter_block_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_reduce_scatter_block_init_, mpi_reduce_scatter_block_init__, mpi_reduce_scatter_block_init, MPI_REDUCE_SCATTER_BLOCK_INIT);
-
-unsafe fn f_pmpi_reduce_scatter_block_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Reduce_scatter_block_init(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_reduce_scatter_block_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_reduce_scatter_block_init_, pmpi_reduce_scatter_block_init__, pmpi_reduce_scatter_block_init, PMPI_REDUCE_SCATTER_BLOCK_INIT);
-
-unsafe fn f_mpi_reduce_scatter_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Reduce_scatter_init(buf(a0) as _, buf(a1) as _, a2 as _, *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_reduce_scatter_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_reduce_scatter_init_, mpi_reduce_scatter_init__, mpi_reduce_scatter_init, MPI_REDUCE_SCATTER_INIT);
-
-unsafe fn f_pmpi_reduce_scatter_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Reduce_scatter_init(buf(a0) as _, buf(a1) as _, a2 as _, *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_reduce_scatter_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_reduce_scatter_init_, pmpi_reduce_scatter_init__, pmpi_reduce_scatter_init, PMPI_REDUCE_SCATTER_INIT);
-
-unsafe fn f_mpi_scan_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Scan_init(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_scan_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_scan_init_, mpi_scan_init__, mpi_scan_init, MPI_SCAN_INIT);
-
-unsafe fn f_pmpi_scan_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Scan_init(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_scan_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_scan_init_, pmpi_scan_init__, pmpi_scan_init, PMPI_SCAN_INIT);
-
-unsafe fn f_mpi_exscan_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Exscan_init(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_exscan_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_exscan_init_, mpi_exscan_init__, mpi_exscan_init, MPI_EXSCAN_INIT);
-
-unsafe fn f_pmpi_exscan_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Exscan_init(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_exscan_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_exscan_init_, pmpi_exscan_init__, pmpi_exscan_init, PMPI_EXSCAN_INIT);
-
-unsafe fn f_mpi_alltoallw_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Alltoallw_init(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_alltoallw_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); mpi_alltoallw_init_, mpi_alltoallw_init__, mpi_alltoallw_init, MPI_ALLTOALLW_INIT);
-
-unsafe fn f_pmpi_alltoallw_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Alltoallw_init(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_alltoallw_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); pmpi_alltoallw_init_, pmpi_alltoallw_init__, pmpi_alltoallw_init, PMPI_ALLTOALLW_INIT);
-
-unsafe fn f_mpi_neighbor_allgather_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Neighbor_allgather_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_neighbor_allgather_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_neighbor_allgather_init_, mpi_neighbor_allgather_init__, mpi_neighbor_allgather_init, MPI_NEIGHBOR_ALLGATHER_INIT);
-
-unsafe fn f_pmpi_neighbor_allgather_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Neighbor_allgather_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_neighbor_allgather_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_allgather_init_, pmpi_neighbor_allgather_init__, pmpi_neighbor_allgather_init, PMPI_NEIGHBOR_ALLGATHER_INIT);
-
-unsafe fn f_mpi_neighbor_alltoall_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Neighbor_alltoall_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_neighbor_alltoall_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_neighbor_alltoall_init_, mpi_neighbor_alltoall_init__, mpi_neighbor_alltoall_init, MPI_NEIGHBOR_ALLTOALL_INIT);
-
-unsafe fn f_pmpi_neighbor_alltoall_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Neighbor_alltoall_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_neighbor_alltoall_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_alltoall_init_, pmpi_neighbor_alltoall_init__, pmpi_neighbor_alltoall_init, PMPI_NEIGHBOR_ALLTOALL_INIT);
-
-unsafe fn f_mpi_neighbor_allgatherv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Neighbor_allgatherv_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_neighbor_allgatherv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_neighbor_allgatherv_init_, mpi_neighbor_allgatherv_init__, mpi_neighbor_allgatherv_init, MPI_NEIGHBOR_ALLGATHERV_INIT);
-
-unsafe fn f_pmpi_neighbor_allgatherv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Neighbor_allgatherv_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_neighbor_allgatherv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_allgatherv_init_, pmpi_neighbor_allgatherv_init__, pmpi_neighbor_allgatherv_init, PMPI_NEIGHBOR_ALLGATHERV_INIT);
-
-unsafe fn f_mpi_neighbor_alltoallv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Neighbor_alltoallv_init(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_neighbor_alltoallv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); mpi_neighbor_alltoallv_init_, mpi_neighbor_alltoallv_init__, mpi_neighbor_alltoallv_init, MPI_NEIGHBOR_ALLTOALLV_INIT);
-
-unsafe fn f_pmpi_neighbor_alltoallv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Neighbor_alltoallv_init(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_neighbor_alltoallv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_alltoallv_init_, pmpi_neighbor_alltoallv_init__, pmpi_neighbor_alltoallv_init, PMPI_NEIGHBOR_ALLTOALLV_INIT);
-
-unsafe fn f_mpi_neighbor_alltoallw_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::MPI_Neighbor_alltoallw_init(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_neighbor_alltoallw_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); mpi_neighbor_alltoallw_init_, mpi_neighbor_alltoallw_init__, mpi_neighbor_alltoallw_init, MPI_NEIGHBOR_ALLTOALLW_INIT);
-
-unsafe fn f_pmpi_neighbor_alltoallw_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::coll::PMPI_Neighbor_alltoallw_init(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_neighbor_alltoallw_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_alltoallw_init_, pmpi_neighbor_alltoallw_init__, pmpi_neighbor_alltoallw_init, PMPI_NEIGHBOR_ALLTOALLW_INIT);
-
-unsafe fn f_mpi_comm_dup(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::comm::MPI_Comm_dup(*(a0 as *const c_int), a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_comm_dup(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_dup_, mpi_comm_dup__, mpi_comm_dup, MPI_COMM_DUP);
-
-unsafe fn f_pmpi_comm_dup(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::comm::PMPI_Comm_dup(*(a0 as *const c_int), a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_comm_dup(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_dup_, pmpi_comm_dup__, pmpi_comm_dup, PMPI_COMM_DUP);
-
-unsafe fn f_mpi_comm_dup_with_info(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::comm::MPI_Comm_dup_with_info(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_comm_dup_with_info(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_dup_with_info_, mpi_comm_dup_with_info__, mpi_comm_dup_with_info, MPI_COMM_DUP_WITH_INFO);
-
-unsafe fn f_pmpi_comm_dup_with_info(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::comm::PMPI_Comm_dup_with_info(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_comm_dup_with_info(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_dup_with_info_, pmpi_comm_dup_with_info__, pmpi_comm_dup_with_info, PMPI_COMM_DUP_WITH_INFO);
-
-unsafe fn f_mpi_comm_idup(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::comm::MPI_Comm_idup(*(a0 as *const c_int), a1 as _, a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_comm_idup(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_idup_, mpi_comm_idup__, mpi_comm_idup, MPI_COMM_IDUP);
-
-unsafe fn f_pmpi_comm_idup(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::comm::PMPI_Comm_idup(*(a0 as *const c_int), a1 as _, a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_comm_idup(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_idup_, pmpi_comm_idup__, pmpi_comm_idup, PMPI_COMM_IDUP);
-
-unsafe fn f_mpi_comm_idup_with_info(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::comm::MPI_Comm_idup_with_info(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_comm_idup_with_info(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_idup_with_info_, mpi_comm_idup_with_info__, mpi_comm_idup_with_info, MPI_COMM_IDUP_WITH_INFO);
-
-unsafe fn f_pmpi_comm_idup_with_info(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::comm::PMPI_Comm_idup_with_info(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_comm_idup_with_info(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_idup_with_info_, pmpi_comm_idup_with_info__, pmpi_comm_idup_with_info, PMPI_COMM_IDUP_WITH_INFO);
-
-unsafe fn f_mpi_comm_split(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::comm::MPI_Comm_split(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_comm_split(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_split_, mpi_comm_split__, mpi_comm_split, MPI_COMM_SPLIT);
-
-unsafe fn f_pmpi_comm_split(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::comm::PMPI_Comm_split(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_comm_split(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_split_, pmpi_comm_split__, pmpi_comm_split, PMPI_COMM_SPLIT);
-
-unsafe fn f_mpi_comm_split_type(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::comm::MPI_Comm_split_type(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), a4 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_comm_split_type(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_split_type_, mpi_comm_split_type__, mpi_comm_split_type, MPI_COMM_SPLIT_TYPE);
-
-unsafe fn f_pmpi_comm_split_type(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::comm::PMPI_Comm_split_type(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), a4 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_comm_split_type(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_split_type_, pmpi_comm_split_type__, pmpi_comm_split_type, PMPI_COMM_SPLIT_TYPE);
-
-unsafe fn f_mpi_comm_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::comm::MPI_Comm_create(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_comm_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_create_, mpi_comm_create__, mpi_comm_create, MPI_COMM_CREATE);
-
-unsafe fn f_pmpi_comm_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::comm::PMPI_Comm_create(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_comm_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_create_, pmpi_comm_create__, pmpi_comm_create, PMPI_COMM_CREATE);
-
-unsafe fn f_mpi_comm_create_group(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::comm::MPI_Comm_create_group(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_comm_create_group(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_create_group_, mpi_comm_create_group__, mpi_comm_create_group, MPI_COMM_CREATE_GROUP);
-
-unsafe fn f_pmpi_comm_create_group(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::comm::PMPI_Comm_create_group(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_comm_create_group(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_create_group_, pmpi_comm_create_group__, pmpi_comm_create_group, PMPI_COMM_CREATE_GROUP);
-
-unsafe fn f_mpi_comm_free(a0: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::comm::MPI_Comm_free(a0 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_comm_free(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_free_, mpi_comm_free__, mpi_comm_free, MPI_COMM_FREE);
-
-unsafe fn f_pmpi_comm_free(a0: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::comm::PMPI_Comm_free(a0 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_comm_free(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_free_, pmpi_comm_free__, pmpi_comm_free, PMPI_COMM_FREE);
-
-unsafe fn f_mpi_comm_compare(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::comm::MPI_Comm_compare(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_comm_compare(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_compare_, mpi_comm_compare__, mpi_comm_compare, MPI_COMM_COMPARE);
-
-unsafe fn f_pmpi_comm_compare(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::comm::PMPI_Comm_compare(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_comm_compare(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_compare_, pmpi_comm_compare__, pmpi_comm_compare, PMPI_COMM_COMPARE);
-
-unsafe fn f_mpi_comm_test_inter(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::comm::MPI_Comm_test_inter(*(a0 as *const c_int), a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_comm_test_inter(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_test_inter_, mpi_comm_test_inter__, mpi_comm_test_inter, MPI_COMM_TEST_INTER);
-
-unsafe fn f_pmpi_comm_test_inter(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::comm::PMPI_Comm_test_inter(*(a0 as *const c_int), a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_comm_test_inter(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_test_inter_, pmpi_comm_test_inter__, pmpi_comm_test_inter, PMPI_COMM_TEST_INTER);
-
-unsafe fn f_mpi_comm_set_name(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let s1 = fstring(a1 as *const c_char, l1);
-        let rc = crate::abi::comm::MPI_Comm_set_name(*(a0 as *const c_int), s1.as_ptr() as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_comm_set_name(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l1: usize) -> (); mpi_comm_set_name_, mpi_comm_set_name__, mpi_comm_set_name, MPI_COMM_SET_NAME);
-
-unsafe fn f_pmpi_comm_set_name(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let s1 = fstring(a1 as *const c_char, l1);
-        let rc = crate::abi::comm::PMPI_Comm_set_name(*(a0 as *const c_int), s1.as_ptr() as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_comm_set_name(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l1: usize) -> (); pmpi_comm_set_name_, pmpi_comm_set_name__, pmpi_comm_set_name, PMPI_COMM_SET_NAME);
-
-unsafe fn f_mpi_comm_get_name(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let mut s1 = vec![0 as c_char; l1.max(8192) + 1];
-        let rc = crate::abi::comm::MPI_Comm_get_name(*(a0 as *const c_int), s1.as_mut_ptr() as _, a2 as _);
-        fstring_out(&s1, a1 as *mut c_char, l1);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_comm_get_name(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize) -> (); mpi_comm_get_name_, mpi_comm_get_name__, mpi_comm_get_name, MPI_COMM_GET_NAME);
-
-unsafe fn f_pmpi_comm_get_name(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let mut s1 = vec![0 as c_char; l1.max(8192) + 1];
-        let rc = crate::abi::comm::PMPI_Comm_get_name(*(a0 as *const c_int), s1.as_mut_ptr() as _, a2 as _);
-        fstring_out(&s1, a1 as *mut c_char, l1);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_comm_get_name(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize) -> (); pmpi_comm_get_name_, pmpi_comm_get_name__, pmpi_comm_get_name, PMPI_COMM_GET_NAME);
-
-unsafe fn f_mpi_comm_set_info(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::comm::MPI_Comm_set_info(*(a0 as *const c_int), *(a1 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_comm_set_info(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_set_info_, mpi_comm_set_info__, mpi_comm_set_info, MPI_COMM_SET_INFO);
-
-unsafe fn f_pmpi_comm_set_info(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::comm::PMPI_Comm_set_info(*(a0 as *const c_int), *(a1 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_comm_set_info(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_set_info_, pmpi_comm_set_info__, pmpi_comm_set_info, PMPI_COMM_SET_INFO);
-
-unsafe fn f_mpi_comm_get_info(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::comm::MPI_Comm_get_info(*(a0 as *const c_int), a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_comm_get_info(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_get_info_, mpi_comm_get_info__, mpi_comm_get_info, MPI_COMM_GET_INFO);
-
-unsafe fn f_pmpi_comm_get_info(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::comm::PMPI_Comm_get_info(*(a0 as *const c_int), a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_comm_get_info(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_get_info_, pmpi_comm_get_info__, pmpi_comm_get_info, PMPI_COMM_GET_INFO);
-
-unsafe fn f_mpi_comm_group(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::comm::MPI_Comm_group(*(a0 as *const c_int), a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_comm_group(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_group_, mpi_comm_group__, mpi_comm_group, MPI_COMM_GROUP);
-
-unsafe fn f_pmpi_comm_group(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::comm::PMPI_Comm_group(*(a0 as *const c_int), a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_comm_group(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_group_, pmpi_comm_group__, pmpi_comm_group, PMPI_COMM_GROUP);
-
-unsafe fn f_mpi_comm_remote_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::comm::MPI_Comm_remote_size(*(a0 as *const c_int), a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_comm_remote_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_remote_size_, mpi_comm_remote_size__, mpi_comm_remote_size, MPI_COMM_REMOTE_SIZE);
-
-unsafe fn f_pmpi_comm_remote_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::comm::PMPI_Comm_remote_size(*(a0 as *const c_int), a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_comm_remote_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_remote_size_, pmpi_comm_remote_size__, pmpi_comm_remote_size, PMPI_COMM_REMOTE_SIZE);
-
-unsafe fn f_mpi_comm_remote_group(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::comm::MPI_Comm_remote_group(*(a0 as *const c_int), a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_comm_remote_group(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_remote_group_, mpi_comm_remote_group__, mpi_comm_remote_group, MPI_COMM_REMOTE_GROUP);
-
-unsafe fn f_pmpi_comm_remote_group(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::comm::PMPI_Comm_remote_group(*(a0 as *const c_int), a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_comm_remote_group(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_remote_group_, pmpi_comm_remote_group__, pmpi_comm_remote_group, PMPI_COMM_REMOTE_GROUP);
-
-unsafe fn f_mpi_intercomm_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::comm::MPI_Intercomm_create(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), a5 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_intercomm_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_intercomm_create_, mpi_intercomm_create__, mpi_intercomm_create, MPI_INTERCOMM_CREATE);
-
-unsafe fn f_pmpi_intercomm_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::comm::PMPI_Intercomm_create(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), a5 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_intercomm_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_intercomm_create_, pmpi_intercomm_create__, pmpi_intercomm_create, PMPI_INTERCOMM_CREATE);
-
-unsafe fn f_mpi_intercomm_merge(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::comm::MPI_Intercomm_merge(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_intercomm_merge(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_intercomm_merge_, mpi_intercomm_merge__, mpi_intercomm_merge, MPI_INTERCOMM_MERGE);
-
-unsafe fn f_pmpi_intercomm_merge(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::comm::PMPI_Intercomm_merge(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_intercomm_merge(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_intercomm_merge_, pmpi_intercomm_merge__, pmpi_intercomm_merge, PMPI_INTERCOMM_MERGE);
-
-unsafe fn f_mpi_type_contiguous(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::MPI_Type_contiguous(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_type_contiguous(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_type_contiguous_, mpi_type_contiguous__, mpi_type_contiguous, MPI_TYPE_CONTIGUOUS);
-
-unsafe fn f_pmpi_type_contiguous(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::PMPI_Type_contiguous(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_type_contiguous(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_contiguous_, pmpi_type_contiguous__, pmpi_type_contiguous, PMPI_TYPE_CONTIGUOUS);
-
-unsafe fn f_mpi_type_vector(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::MPI_Type_vector(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), a4 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_type_vector(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_type_vector_, mpi_type_vector__, mpi_type_vector, MPI_TYPE_VECTOR);
-
-unsafe fn f_pmpi_type_vector(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::PMPI_Type_vector(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), a4 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_type_vector(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_vector_, pmpi_type_vector__, pmpi_type_vector, PMPI_TYPE_VECTOR);
-
-unsafe fn f_mpi_type_create_hvector(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::MPI_Type_create_hvector(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const i64), *(a3 as *const c_int), a4 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_type_create_hvector(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_type_create_hvector_, mpi_type_create_hvector__, mpi_type_create_hvector, MPI_TYPE_CREATE_HVECTOR);
-
-unsafe fn f_pmpi_type_create_hvector(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::PMPI_Type_create_hvector(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const i64), *(a3 as *const c_int), a4 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_type_create_hvector(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_create_hvector_, pmpi_type_create_hvector__, pmpi_type_create_hvector, PMPI_TYPE_CREATE_HVECTOR);
-
-unsafe fn f_mpi_type_indexed(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::MPI_Type_indexed(*(a0 as *const c_int), a1 as _, a2 as _, *(a3 as *const c_int), a4 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_type_indexed(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_type_indexed_, mpi_type_indexed__, mpi_type_indexed, MPI_TYPE_INDEXED);
-
-unsafe fn f_pmpi_type_indexed(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::PMPI_Type_indexed(*(a0 as *const c_int), a1 as _, a2 as _, *(a3 as *const c_int), a4 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_type_indexed(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_indexed_, pmpi_type_indexed__, pmpi_type_indexed, PMPI_TYPE_INDEXED);
-
-unsafe fn f_mpi_type_create_hindexed(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::MPI_Type_create_hindexed(*(a0 as *const c_int), a1 as _, a2 as _, *(a3 as *const c_int), a4 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_type_create_hindexed(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_type_create_hindexed_, mpi_type_create_hindexed__, mpi_type_create_hindexed, MPI_TYPE_CREATE_HINDEXED);
-
-unsafe fn f_pmpi_type_create_hindexed(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::PMPI_Type_create_hindexed(*(a0 as *const c_int), a1 as _, a2 as _, *(a3 as *const c_int), a4 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_type_create_hindexed(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_create_hindexed_, pmpi_type_create_hindexed__, pmpi_type_create_hindexed, PMPI_TYPE_CREATE_HINDEXED);
-
-unsafe fn f_mpi_type_create_indexed_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::MPI_Type_create_indexed_block(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, *(a3 as *const c_int), a4 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_type_create_indexed_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_type_create_indexed_block_, mpi_type_create_indexed_block__, mpi_type_create_indexed_block, MPI_TYPE_CREATE_INDEXED_BLOCK);
-
-unsafe fn f_pmpi_type_create_indexed_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::PMPI_Type_create_indexed_block(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, *(a3 as *const c_int), a4 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_type_create_indexed_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_create_indexed_block_, pmpi_type_create_indexed_block__, pmpi_type_create_indexed_block, PMPI_TYPE_CREATE_INDEXED_BLOCK);
-
-unsafe fn f_mpi_type_create_hindexed_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::MPI_Type_create_hindexed_block(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, *(a3 as *const c_int), a4 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_type_create_hindexed_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_type_create_hindexed_block_, mpi_type_create_hindexed_block__, mpi_type_create_hindexed_block, MPI_TYPE_CREATE_HINDEXED_BLOCK);
-
-unsafe fn f_pmpi_type_create_hindexed_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::PMPI_Type_create_hindexed_block(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, *(a3 as *const c_int), a4 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_type_create_hindexed_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_create_hindexed_block_, pmpi_type_create_hindexed_block__, pmpi_type_create_hindexed_block, PMPI_TYPE_CREATE_HINDEXED_BLOCK);
-
-unsafe fn f_mpi_type_create_struct(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::MPI_Type_create_struct(*(a0 as *const c_int), a1 as _, a2 as _, a3 as _, a4 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_type_create_struct(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_type_create_struct_, mpi_type_create_struct__, mpi_type_create_struct, MPI_TYPE_CREATE_STRUCT);
-
-unsafe fn f_pmpi_type_create_struct(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::PMPI_Type_create_struct(*(a0 as *const c_int), a1 as _, a2 as _, a3 as _, a4 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_type_create_struct(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_create_struct_, pmpi_type_create_struct__, pmpi_type_create_struct, PMPI_TYPE_CREATE_STRUCT);
-
-unsafe fn f_mpi_type_create_resized(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::MPI_Type_create_resized(*(a0 as *const c_int), *(a1 as *const i64), *(a2 as *const i64), a3 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_type_create_resized(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); mpi_type_create_resized_, mpi_type_create_resized__, mpi_type_create_resized, MPI_TYPE_CREATE_RESIZED);
-
-unsafe fn f_pmpi_type_create_resized(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::PMPI_Type_create_resized(*(a0 as *const c_int), *(a1 as *const i64), *(a2 as *const i64), a3 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_type_create_resized(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_create_resized_, pmpi_type_create_resized__, pmpi_type_create_resized, PMPI_TYPE_CREATE_RESIZED);
-
-unsafe fn f_mpi_type_create_subarray(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::MPI_Type_create_subarray(*(a0 as *const c_int), a1 as _, a2 as _, a3 as _, *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_type_create_subarray(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_type_create_subarray_, mpi_type_create_subarray__, mpi_type_create_subarray, MPI_TYPE_CREATE_SUBARRAY);
-
-unsafe fn f_pmpi_type_create_subarray(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::PMPI_Type_create_subarray(*(a0 as *const c_int), a1 as _, a2 as _, a3 as _, *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_type_create_subarray(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_create_subarray_, pmpi_type_create_subarray__, pmpi_type_create_subarray, PMPI_TYPE_CREATE_SUBARRAY);
-
-unsafe fn f_mpi_type_create_darray(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::MPI_Type_create_darray(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _, a4 as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_type_create_darray(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_type_create_darray_, mpi_type_create_darray__, mpi_type_create_darray, MPI_TYPE_CREATE_DARRAY);
-
-unsafe fn f_pmpi_type_create_darray(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::PMPI_Type_create_darray(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _, a4 as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_type_create_darray(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_create_darray_, pmpi_type_create_darray__, pmpi_type_create_darray, PMPI_TYPE_CREATE_DARRAY);
-
-unsafe fn f_mpi_type_dup(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::MPI_Type_dup(*(a0 as *const c_int), a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_type_dup(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_type_dup_, mpi_type_dup__, mpi_type_dup, MPI_TYPE_DUP);
-
-unsafe fn f_pmpi_type_dup(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::PMPI_Type_dup(*(a0 as *const c_int), a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_type_dup(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_dup_, pmpi_type_dup__, pmpi_type_dup, PMPI_TYPE_DUP);
-
-unsafe fn f_mpi_type_commit(a0: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::MPI_Type_commit(a0 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_type_commit(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_type_commit_, mpi_type_commit__, mpi_type_commit, MPI_TYPE_COMMIT);
-
-unsafe fn f_pmpi_type_commit(a0: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::PMPI_Type_commit(a0 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_type_commit(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_commit_, pmpi_type_commit__, pmpi_type_commit, PMPI_TYPE_COMMIT);
-
-unsafe fn f_mpi_type_free(a0: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::MPI_Type_free(a0 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_type_free(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_type_free_, mpi_type_free__, mpi_type_free, MPI_TYPE_FREE);
-
-unsafe fn f_pmpi_type_free(a0: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::PMPI_Type_free(a0 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_type_free(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_free_, pmpi_type_free__, pmpi_type_free, PMPI_TYPE_FREE);
-
-unsafe fn f_mpi_type_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::MPI_Type_size(*(a0 as *const c_int), a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_type_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_type_size_, mpi_type_size__, mpi_type_size, MPI_TYPE_SIZE);
-
-unsafe fn f_pmpi_type_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::PMPI_Type_size(*(a0 as *const c_int), a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_type_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_size_, pmpi_type_size__, pmpi_type_size, PMPI_TYPE_SIZE);
-
-unsafe fn f_mpi_type_size_x(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::MPI_Type_size_x(*(a0 as *const c_int), a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_type_size_x(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_type_size_x_, mpi_type_size_x__, mpi_type_size_x, MPI_TYPE_SIZE_X);
-
-unsafe fn f_pmpi_type_size_x(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::PMPI_Type_size_x(*(a0 as *const c_int), a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_type_size_x(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_size_x_, pmpi_type_size_x__, pmpi_type_size_x, PMPI_TYPE_SIZE_X);
-
-unsafe fn f_mpi_type_get_extent(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::MPI_Type_get_extent(*(a0 as *const c_int), a1 as _, a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_type_get_extent(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_type_get_extent_, mpi_type_get_extent__, mpi_type_get_extent, MPI_TYPE_GET_EXTENT);
-
-unsafe fn f_pmpi_type_get_extent(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::PMPI_Type_get_extent(*(a0 as *const c_int), a1 as _, a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_type_get_extent(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_get_extent_, pmpi_type_get_extent__, pmpi_type_get_extent, PMPI_TYPE_GET_EXTENT);
-
-unsafe fn f_mpi_type_get_extent_x(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::MPI_Type_get_extent_x(*(a0 as *const c_int), a1 as _, a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_type_get_extent_x(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_type_get_extent_x_, mpi_type_get_extent_x__, mpi_type_get_extent_x, MPI_TYPE_GET_EXTENT_X);
-
-unsafe fn f_pmpi_type_get_extent_x(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::PMPI_Type_get_extent_x(*(a0 as *const c_int), a1 as _, a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_type_get_extent_x(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_get_extent_x_, pmpi_type_get_extent_x__, pmpi_type_get_extent_x, PMPI_TYPE_GET_EXTENT_X);
-
-unsafe fn f_mpi_type_get_true_extent(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::MPI_Type_get_true_extent(*(a0 as *const c_int), a1 as _, a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_type_get_true_extent(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_type_get_true_extent_, mpi_type_get_true_extent__, mpi_type_get_true_extent, MPI_TYPE_GET_TRUE_EXTENT);
-
-unsafe fn f_pmpi_type_get_true_extent(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::PMPI_Type_get_true_extent(*(a0 as *const c_int), a1 as _, a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_type_get_true_extent(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_get_true_extent_, pmpi_type_get_true_extent__, pmpi_type_get_true_extent, PMPI_TYPE_GET_TRUE_EXTENT);
-
-unsafe fn f_mpi_type_get_true_extent_x(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::MPI_Type_get_true_extent_x(*(a0 as *const c_int), a1 as _, a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_type_get_true_extent_x(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_type_get_true_extent_x_, mpi_type_get_true_extent_x__, mpi_type_get_true_extent_x, MPI_TYPE_GET_TRUE_EXTENT_X);
-
-unsafe fn f_pmpi_type_get_true_extent_x(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::PMPI_Type_get_true_extent_x(*(a0 as *const c_int), a1 as _, a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_type_get_true_extent_x(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_get_true_extent_x_, pmpi_type_get_true_extent_x__, pmpi_type_get_true_extent_x, PMPI_TYPE_GET_TRUE_EXTENT_X);
-
-unsafe fn f_mpi_type_get_envelope(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::MPI_Type_get_envelope(*(a0 as *const c_int), a1 as _, a2 as _, a3 as _, a4 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_type_get_envelope(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_type_get_envelope_, mpi_type_get_envelope__, mpi_type_get_envelope, MPI_TYPE_GET_ENVELOPE);
-
-unsafe fn f_pmpi_type_get_envelope(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::PMPI_Type_get_envelope(*(a0 as *const c_int), a1 as _, a2 as _, a3 as _, a4 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_type_get_envelope(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_get_envelope_, pmpi_type_get_envelope__, pmpi_type_get_envelope, PMPI_TYPE_GET_ENVELOPE);
-
-unsafe fn f_mpi_type_get_contents(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::MPI_Type_get_contents(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), a4 as _, a5 as _, a6 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_type_get_contents(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_type_get_contents_, mpi_type_get_contents__, mpi_type_get_contents, MPI_TYPE_GET_CONTENTS);
-
-unsafe fn f_pmpi_type_get_contents(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::PMPI_Type_get_contents(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), a4 as _, a5 as _, a6 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_type_get_contents(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_get_contents_, pmpi_type_get_contents__, pmpi_type_get_contents, PMPI_TYPE_GET_CONTENTS);
-
-unsafe fn f_mpi_type_set_name(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let s1 = fstring(a1 as *const c_char, l1);
-        let rc = crate::abi::datatype::MPI_Type_set_name(*(a0 as *const c_int), s1.as_ptr() as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_type_set_name(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l1: usize) -> (); mpi_type_set_name_, mpi_type_set_name__, mpi_type_set_name, MPI_TYPE_SET_NAME);
-
-unsafe fn f_pmpi_type_set_name(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let s1 = fstring(a1 as *const c_char, l1);
-        let rc = crate::abi::datatype::PMPI_Type_set_name(*(a0 as *const c_int), s1.as_ptr() as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_type_set_name(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l1: usize) -> (); pmpi_type_set_name_, pmpi_type_set_name__, pmpi_type_set_name, PMPI_TYPE_SET_NAME);
-
-unsafe fn f_mpi_type_get_name(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let mut s1 = vec![0 as c_char; l1.max(8192) + 1];
-        let rc = crate::abi::datatype::MPI_Type_get_name(*(a0 as *const c_int), s1.as_mut_ptr() as _, a2 as _);
-        fstring_out(&s1, a1 as *mut c_char, l1);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_type_get_name(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize) -> (); mpi_type_get_name_, mpi_type_get_name__, mpi_type_get_name, MPI_TYPE_GET_NAME);
-
-unsafe fn f_pmpi_type_get_name(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let mut s1 = vec![0 as c_char; l1.max(8192) + 1];
-        let rc = crate::abi::datatype::PMPI_Type_get_name(*(a0 as *const c_int), s1.as_mut_ptr() as _, a2 as _);
-        fstring_out(&s1, a1 as *mut c_char, l1);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_type_get_name(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize) -> (); pmpi_type_get_name_, pmpi_type_get_name__, pmpi_type_get_name, PMPI_TYPE_GET_NAME);
-
-unsafe fn f_mpi_get_address(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::MPI_Get_address(buf(a0) as _, a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_get_address(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_get_address_, mpi_get_address__, mpi_get_address, MPI_GET_ADDRESS);
-
-unsafe fn f_pmpi_get_address(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::PMPI_Get_address(buf(a0) as _, a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_get_address(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_get_address_, pmpi_get_address__, pmpi_get_address, PMPI_GET_ADDRESS);
-
-unsafe fn f_mpi_aint_add(a0: *mut c_void, a1: *mut c_void) -> i64 {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        crate::abi::datatype::MPI_Aint_add(*(a0 as *const i64), *(a1 as *const i64))
-    }
-}
-fsyms!(f_mpi_aint_add(a0: *mut c_void, a1: *mut c_void) -> i64; mpi_aint_add_, mpi_aint_add__, mpi_aint_add, MPI_AINT_ADD);
-
-unsafe fn f_pmpi_aint_add(a0: *mut c_void, a1: *mut c_void) -> i64 {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        crate::abi::datatype::PMPI_Aint_add(*(a0 as *const i64), *(a1 as *const i64))
-    }
-}
-fsyms!(f_pmpi_aint_add(a0: *mut c_void, a1: *mut c_void) -> i64; pmpi_aint_add_, pmpi_aint_add__, pmpi_aint_add, PMPI_AINT_ADD);
-
-unsafe fn f_mpi_aint_diff(a0: *mut c_void, a1: *mut c_void) -> i64 {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        crate::abi::datatype::MPI_Aint_diff(*(a0 as *const i64), *(a1 as *const i64))
-    }
-}
-fsyms!(f_mpi_aint_diff(a0: *mut c_void, a1: *mut c_void) -> i64; mpi_aint_diff_, mpi_aint_diff__, mpi_aint_diff, MPI_AINT_DIFF);
-
-unsafe fn f_pmpi_aint_diff(a0: *mut c_void, a1: *mut c_void) -> i64 {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        crate::abi::datatype::PMPI_Aint_diff(*(a0 as *const i64), *(a1 as *const i64))
-    }
-}
-fsyms!(f_pmpi_aint_diff(a0: *mut c_void, a1: *mut c_void) -> i64; pmpi_aint_diff_, pmpi_aint_diff__, pmpi_aint_diff, PMPI_AINT_DIFF);
-
-unsafe fn f_mpi_pack_size(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::MPI_Pack_size(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_pack_size(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); mpi_pack_size_, mpi_pack_size__, mpi_pack_size, MPI_PACK_SIZE);
-
-unsafe fn f_pmpi_pack_size(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::PMPI_Pack_size(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_pack_size(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_pack_size_, pmpi_pack_size__, pmpi_pack_size, PMPI_PACK_SIZE);
-
-unsafe fn f_mpi_pack(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::MPI_Pack(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), a5 as _, *(a6 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_pack(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_pack_, mpi_pack__, mpi_pack, MPI_PACK);
-
-unsafe fn f_pmpi_pack(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::PMPI_Pack(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), a5 as _, *(a6 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_pack(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_pack_, pmpi_pack__, pmpi_pack, PMPI_PACK);
-
-unsafe fn f_mpi_unpack(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::MPI_Unpack(buf(a0) as _, *(a1 as *const c_int), a2 as _, buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_unpack(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_unpack_, mpi_unpack__, mpi_unpack, MPI_UNPACK);
-
-unsafe fn f_pmpi_unpack(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::PMPI_Unpack(buf(a0) as _, *(a1 as *const c_int), a2 as _, buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_unpack(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_unpack_, pmpi_unpack__, pmpi_unpack, PMPI_UNPACK);
-
-unsafe fn f_mpi_pack_external_size(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let s0 = fstring(a0 as *const c_char, l0);
-        let rc = crate::abi::datatype::MPI_Pack_external_size(s0.as_ptr() as _, *(a1 as *const c_int), *(a2 as *const c_int), a3 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_pack_external_size(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int, l0: usize) -> (); mpi_pack_external_size_, mpi_pack_external_size__, mpi_pack_external_size, MPI_PACK_EXTERNAL_SIZE);
-
-unsafe fn f_pmpi_pack_external_size(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let s0 = fstring(a0 as *const c_char, l0);
-        let rc = crate::abi::datatype::PMPI_Pack_external_size(s0.as_ptr() as _, *(a1 as *const c_int), *(a2 as *const c_int), a3 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_pack_external_size(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int, l0: usize) -> (); pmpi_pack_external_size_, pmpi_pack_external_size__, pmpi_pack_external_size, PMPI_PACK_EXTERNAL_SIZE);
-
-unsafe fn f_mpi_pack_external(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let s0 = fstring(a0 as *const c_char, l0);
-        let rc = crate::abi::datatype::MPI_Pack_external(s0.as_ptr() as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), buf(a4) as _, *(a5 as *const i64), a6 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_pack_external(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int, l0: usize) -> (); mpi_pack_external_, mpi_pack_external__, mpi_pack_external, MPI_PACK_EXTERNAL);
-
-unsafe fn f_pmpi_pack_external(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let s0 = fstring(a0 as *const c_char, l0);
-        let rc = crate::abi::datatype::PMPI_Pack_external(s0.as_ptr() as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), buf(a4) as _, *(a5 as *const i64), a6 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_pack_external(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int, l0: usize) -> (); pmpi_pack_external_, pmpi_pack_external__, pmpi_pack_external, PMPI_PACK_EXTERNAL);
-
-unsafe fn f_mpi_unpack_external(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let s0 = fstring(a0 as *const c_char, l0);
-        let rc = crate::abi::datatype::MPI_Unpack_external(s0.as_ptr() as _, buf(a1) as _, *(a2 as *const i64), a3 as _, buf(a4) as _, *(a5 as *const c_int), *(a6 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_unpack_external(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int, l0: usize) -> (); mpi_unpack_external_, mpi_unpack_external__, mpi_unpack_external, MPI_UNPACK_EXTERNAL);
-
-unsafe fn f_pmpi_unpack_external(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let s0 = fstring(a0 as *const c_char, l0);
-        let rc = crate::abi::datatype::PMPI_Unpack_external(s0.as_ptr() as _, buf(a1) as _, *(a2 as *const i64), a3 as _, buf(a4) as _, *(a5 as *const c_int), *(a6 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_unpack_external(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int, l0: usize) -> (); pmpi_unpack_external_, pmpi_unpack_external__, pmpi_unpack_external, PMPI_UNPACK_EXTERNAL);
+fsyms!(f_pmpi_abort(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_abort_, pmpi_abort__, pmpi_abort, PMPI_ABORT);
 
 unsafe fn f_mpi_add_error_class(a0: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -2804,6 +114,1430 @@ unsafe fn f_pmpi_add_error_string(a0: *mut c_void, a1: *mut c_void, ierr: *mut c
 }
 fsyms!(f_pmpi_add_error_string(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l1: usize) -> (); pmpi_add_error_string_, pmpi_add_error_string__, pmpi_add_error_string, PMPI_ADD_ERROR_STRING);
 
+unsafe fn f_mpi_aint_add(a0: *mut c_void, a1: *mut c_void) -> i64 {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        crate::abi::datatype::MPI_Aint_add(*(a0 as *const i64), *(a1 as *const i64))
+    }
+}
+fsyms!(f_mpi_aint_add(a0: *mut c_void, a1: *mut c_void) -> i64; mpi_aint_add_, mpi_aint_add__, mpi_aint_add, MPI_AINT_ADD);
+
+unsafe fn f_pmpi_aint_add(a0: *mut c_void, a1: *mut c_void) -> i64 {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        crate::abi::datatype::PMPI_Aint_add(*(a0 as *const i64), *(a1 as *const i64))
+    }
+}
+fsyms!(f_pmpi_aint_add(a0: *mut c_void, a1: *mut c_void) -> i64; pmpi_aint_add_, pmpi_aint_add__, pmpi_aint_add, PMPI_AINT_ADD);
+
+unsafe fn f_mpi_aint_diff(a0: *mut c_void, a1: *mut c_void) -> i64 {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        crate::abi::datatype::MPI_Aint_diff(*(a0 as *const i64), *(a1 as *const i64))
+    }
+}
+fsyms!(f_mpi_aint_diff(a0: *mut c_void, a1: *mut c_void) -> i64; mpi_aint_diff_, mpi_aint_diff__, mpi_aint_diff, MPI_AINT_DIFF);
+
+unsafe fn f_pmpi_aint_diff(a0: *mut c_void, a1: *mut c_void) -> i64 {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        crate::abi::datatype::PMPI_Aint_diff(*(a0 as *const i64), *(a1 as *const i64))
+    }
+}
+fsyms!(f_pmpi_aint_diff(a0: *mut c_void, a1: *mut c_void) -> i64; pmpi_aint_diff_, pmpi_aint_diff__, pmpi_aint_diff, PMPI_AINT_DIFF);
+
+unsafe fn f_mpi_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Allgather(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_allgather_, mpi_allgather__, mpi_allgather, MPI_ALLGATHER);
+
+unsafe fn f_pmpi_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Allgather(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_allgather_, pmpi_allgather__, pmpi_allgather, PMPI_ALLGATHER);
+
+unsafe fn f_mpi_allgather_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Allgather_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_allgather_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_allgather_init_, mpi_allgather_init__, mpi_allgather_init, MPI_ALLGATHER_INIT);
+
+unsafe fn f_pmpi_allgather_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Allgather_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_allgather_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_allgather_init_, pmpi_allgather_init__, pmpi_allgather_init, PMPI_ALLGATHER_INIT);
+
+unsafe fn f_mpi_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Allgatherv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_allgatherv_, mpi_allgatherv__, mpi_allgatherv, MPI_ALLGATHERV);
+
+unsafe fn f_pmpi_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Allgatherv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_allgatherv_, pmpi_allgatherv__, pmpi_allgatherv, PMPI_ALLGATHERV);
+
+unsafe fn f_mpi_allgatherv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Allgatherv_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_allgatherv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_allgatherv_init_, mpi_allgatherv_init__, mpi_allgatherv_init, MPI_ALLGATHERV_INIT);
+
+unsafe fn f_pmpi_allgatherv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Allgatherv_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_allgatherv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_allgatherv_init_, pmpi_allgatherv_init__, pmpi_allgatherv_init, PMPI_ALLGATHERV_INIT);
+
+unsafe fn f_mpi_alloc_mem(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::misc::MPI_Alloc_mem(*(a0 as *const i64), *(a1 as *const c_int), buf(a2) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_alloc_mem(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_alloc_mem_, mpi_alloc_mem__, mpi_alloc_mem, MPI_ALLOC_MEM);
+
+unsafe fn f_pmpi_alloc_mem(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::misc::PMPI_Alloc_mem(*(a0 as *const i64), *(a1 as *const c_int), buf(a2) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_alloc_mem(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_alloc_mem_, pmpi_alloc_mem__, pmpi_alloc_mem, PMPI_ALLOC_MEM);
+
+unsafe fn f_mpi_allreduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Allreduce(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_allreduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_allreduce_, mpi_allreduce__, mpi_allreduce, MPI_ALLREDUCE);
+
+unsafe fn f_pmpi_allreduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Allreduce(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_allreduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_allreduce_, pmpi_allreduce__, pmpi_allreduce, PMPI_ALLREDUCE);
+
+unsafe fn f_mpi_allreduce_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Allreduce_init(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_allreduce_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_allreduce_init_, mpi_allreduce_init__, mpi_allreduce_init, MPI_ALLREDUCE_INIT);
+
+unsafe fn f_pmpi_allreduce_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Allreduce_init(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_allreduce_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_allreduce_init_, pmpi_allreduce_init__, pmpi_allreduce_init, PMPI_ALLREDUCE_INIT);
+
+unsafe fn f_mpi_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Alltoall(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_alltoall_, mpi_alltoall__, mpi_alltoall, MPI_ALLTOALL);
+
+unsafe fn f_pmpi_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Alltoall(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_alltoall_, pmpi_alltoall__, pmpi_alltoall, PMPI_ALLTOALL);
+
+unsafe fn f_mpi_alltoall_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Alltoall_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_alltoall_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_alltoall_init_, mpi_alltoall_init__, mpi_alltoall_init, MPI_ALLTOALL_INIT);
+
+unsafe fn f_pmpi_alltoall_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Alltoall_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_alltoall_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_alltoall_init_, pmpi_alltoall_init__, pmpi_alltoall_init, PMPI_ALLTOALL_INIT);
+
+unsafe fn f_mpi_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Alltoallv(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_alltoallv_, mpi_alltoallv__, mpi_alltoallv, MPI_ALLTOALLV);
+
+unsafe fn f_pmpi_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Alltoallv(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_alltoallv_, pmpi_alltoallv__, pmpi_alltoallv, PMPI_ALLTOALLV);
+
+unsafe fn f_mpi_alltoallv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Alltoallv_init(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_alltoallv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); mpi_alltoallv_init_, mpi_alltoallv_init__, mpi_alltoallv_init, MPI_ALLTOALLV_INIT);
+
+unsafe fn f_pmpi_alltoallv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Alltoallv_init(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_alltoallv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); pmpi_alltoallv_init_, pmpi_alltoallv_init__, pmpi_alltoallv_init, PMPI_ALLTOALLV_INIT);
+
+unsafe fn f_mpi_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Alltoallw(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_alltoallw_, mpi_alltoallw__, mpi_alltoallw, MPI_ALLTOALLW);
+
+unsafe fn f_pmpi_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Alltoallw(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_alltoallw_, pmpi_alltoallw__, pmpi_alltoallw, PMPI_ALLTOALLW);
+
+unsafe fn f_mpi_alltoallw_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Alltoallw_init(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_alltoallw_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); mpi_alltoallw_init_, mpi_alltoallw_init__, mpi_alltoallw_init, MPI_ALLTOALLW_INIT);
+
+unsafe fn f_pmpi_alltoallw_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Alltoallw_init(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_alltoallw_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); pmpi_alltoallw_init_, pmpi_alltoallw_init__, pmpi_alltoallw_init, PMPI_ALLTOALLW_INIT);
+
+unsafe fn f_mpi_barrier(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Barrier(*(a0 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_barrier(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_barrier_, mpi_barrier__, mpi_barrier, MPI_BARRIER);
+
+unsafe fn f_pmpi_barrier(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Barrier(*(a0 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_barrier(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_barrier_, pmpi_barrier__, pmpi_barrier, PMPI_BARRIER);
+
+unsafe fn f_mpi_barrier_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Barrier_init(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_barrier_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_barrier_init_, mpi_barrier_init__, mpi_barrier_init, MPI_BARRIER_INIT);
+
+unsafe fn f_pmpi_barrier_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Barrier_init(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_barrier_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_barrier_init_, pmpi_barrier_init__, pmpi_barrier_init, PMPI_BARRIER_INIT);
+
+unsafe fn f_mpi_bcast(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Bcast(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_bcast(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_bcast_, mpi_bcast__, mpi_bcast, MPI_BCAST);
+
+unsafe fn f_pmpi_bcast(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Bcast(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_bcast(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_bcast_, pmpi_bcast__, pmpi_bcast, PMPI_BCAST);
+
+unsafe fn f_mpi_bcast_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Bcast_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_bcast_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_bcast_init_, mpi_bcast_init__, mpi_bcast_init, MPI_BCAST_INIT);
+
+unsafe fn f_pmpi_bcast_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Bcast_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_bcast_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_bcast_init_, pmpi_bcast_init__, pmpi_bcast_init, PMPI_BCAST_INIT);
+
+unsafe fn f_mpi_bsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::MPI_Bsend(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_bsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_bsend_, mpi_bsend__, mpi_bsend, MPI_BSEND);
+
+unsafe fn f_pmpi_bsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::PMPI_Bsend(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_bsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_bsend_, pmpi_bsend__, pmpi_bsend, PMPI_BSEND);
+
+unsafe fn f_mpi_bsend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::MPI_Bsend_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_bsend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_bsend_init_, mpi_bsend_init__, mpi_bsend_init, MPI_BSEND_INIT);
+
+unsafe fn f_pmpi_bsend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::PMPI_Bsend_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_bsend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_bsend_init_, pmpi_bsend_init__, pmpi_bsend_init, PMPI_BSEND_INIT);
+
+unsafe fn f_mpi_buffer_attach(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::MPI_Buffer_attach(buf(a0) as _, *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_buffer_attach(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_buffer_attach_, mpi_buffer_attach__, mpi_buffer_attach, MPI_BUFFER_ATTACH);
+
+unsafe fn f_pmpi_buffer_attach(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::PMPI_Buffer_attach(buf(a0) as _, *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_buffer_attach(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_buffer_attach_, pmpi_buffer_attach__, pmpi_buffer_attach, PMPI_BUFFER_ATTACH);
+
+unsafe fn f_mpi_buffer_detach(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::MPI_Buffer_detach(buf(a0) as _, a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_buffer_detach(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_buffer_detach_, mpi_buffer_detach__, mpi_buffer_detach, MPI_BUFFER_DETACH);
+
+unsafe fn f_pmpi_buffer_detach(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::PMPI_Buffer_detach(buf(a0) as _, a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_buffer_detach(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_buffer_detach_, pmpi_buffer_detach__, pmpi_buffer_detach, PMPI_BUFFER_DETACH);
+
+unsafe fn f_mpi_cancel(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::request::MPI_Cancel(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_cancel(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_cancel_, mpi_cancel__, mpi_cancel, MPI_CANCEL);
+
+unsafe fn f_pmpi_cancel(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::request::PMPI_Cancel(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_cancel(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_cancel_, pmpi_cancel__, pmpi_cancel, PMPI_CANCEL);
+
+unsafe fn f_mpi_cart_coords(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::topo::MPI_Cart_coords(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_cart_coords(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); mpi_cart_coords_, mpi_cart_coords__, mpi_cart_coords, MPI_CART_COORDS);
+
+unsafe fn f_pmpi_cart_coords(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::topo::PMPI_Cart_coords(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_cart_coords(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_cart_coords_, pmpi_cart_coords__, pmpi_cart_coords, PMPI_CART_COORDS);
+
+unsafe fn f_mpi_cart_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::topo::MPI_Cart_create(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _, *(a4 as *const c_int), a5 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_cart_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_cart_create_, mpi_cart_create__, mpi_cart_create, MPI_CART_CREATE);
+
+unsafe fn f_pmpi_cart_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::topo::PMPI_Cart_create(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _, *(a4 as *const c_int), a5 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_cart_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_cart_create_, pmpi_cart_create__, pmpi_cart_create, PMPI_CART_CREATE);
+
+unsafe fn f_mpi_cart_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::topo::MPI_Cart_get(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _, a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_cart_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_cart_get_, mpi_cart_get__, mpi_cart_get, MPI_CART_GET);
+
+unsafe fn f_pmpi_cart_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::topo::PMPI_Cart_get(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _, a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_cart_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_cart_get_, pmpi_cart_get__, pmpi_cart_get, PMPI_CART_GET);
+
+unsafe fn f_mpi_cart_map(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::topo::MPI_Cart_map(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _, a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_cart_map(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_cart_map_, mpi_cart_map__, mpi_cart_map, MPI_CART_MAP);
+
+unsafe fn f_pmpi_cart_map(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::topo::PMPI_Cart_map(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _, a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_cart_map(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_cart_map_, pmpi_cart_map__, pmpi_cart_map, PMPI_CART_MAP);
+
+unsafe fn f_mpi_cart_rank(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::topo::MPI_Cart_rank(*(a0 as *const c_int), a1 as _, a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_cart_rank(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_cart_rank_, mpi_cart_rank__, mpi_cart_rank, MPI_CART_RANK);
+
+unsafe fn f_pmpi_cart_rank(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::topo::PMPI_Cart_rank(*(a0 as *const c_int), a1 as _, a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_cart_rank(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_cart_rank_, pmpi_cart_rank__, pmpi_cart_rank, PMPI_CART_RANK);
+
+unsafe fn f_mpi_cart_shift(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::topo::MPI_Cart_shift(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _, a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_cart_shift(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_cart_shift_, mpi_cart_shift__, mpi_cart_shift, MPI_CART_SHIFT);
+
+unsafe fn f_pmpi_cart_shift(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::topo::PMPI_Cart_shift(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _, a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_cart_shift(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_cart_shift_, pmpi_cart_shift__, pmpi_cart_shift, PMPI_CART_SHIFT);
+
+unsafe fn f_mpi_cart_sub(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::topo::MPI_Cart_sub(*(a0 as *const c_int), a1 as _, a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_cart_sub(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_cart_sub_, mpi_cart_sub__, mpi_cart_sub, MPI_CART_SUB);
+
+unsafe fn f_pmpi_cart_sub(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::topo::PMPI_Cart_sub(*(a0 as *const c_int), a1 as _, a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_cart_sub(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_cart_sub_, pmpi_cart_sub__, pmpi_cart_sub, PMPI_CART_SUB);
+
+unsafe fn f_mpi_cartdim_get(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::topo::MPI_Cartdim_get(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_cartdim_get(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_cartdim_get_, mpi_cartdim_get__, mpi_cartdim_get, MPI_CARTDIM_GET);
+
+unsafe fn f_pmpi_cartdim_get(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::topo::PMPI_Cartdim_get(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_cartdim_get(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_cartdim_get_, pmpi_cartdim_get__, pmpi_cartdim_get, PMPI_CARTDIM_GET);
+
+unsafe fn f_mpi_comm_call_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::errh::MPI_Comm_call_errhandler(*(a0 as *const c_int), *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_comm_call_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_call_errhandler_, mpi_comm_call_errhandler__, mpi_comm_call_errhandler, MPI_COMM_CALL_ERRHANDLER);
+
+unsafe fn f_pmpi_comm_call_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::errh::PMPI_Comm_call_errhandler(*(a0 as *const c_int), *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_comm_call_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_call_errhandler_, pmpi_comm_call_errhandler__, pmpi_comm_call_errhandler, PMPI_COMM_CALL_ERRHANDLER);
+
+unsafe fn f_mpi_comm_compare(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::comm::MPI_Comm_compare(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_comm_compare(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_compare_, mpi_comm_compare__, mpi_comm_compare, MPI_COMM_COMPARE);
+
+unsafe fn f_pmpi_comm_compare(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::comm::PMPI_Comm_compare(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_comm_compare(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_compare_, pmpi_comm_compare__, pmpi_comm_compare, PMPI_COMM_COMPARE);
+
+unsafe fn f_mpi_comm_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::comm::MPI_Comm_create(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_comm_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_create_, mpi_comm_create__, mpi_comm_create, MPI_COMM_CREATE);
+
+unsafe fn f_pmpi_comm_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::comm::PMPI_Comm_create(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_comm_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_create_, pmpi_comm_create__, pmpi_comm_create, PMPI_COMM_CREATE);
+
+unsafe fn f_mpi_comm_create_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::errh::MPI_Comm_create_errhandler(a0 as _, a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_comm_create_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_create_errhandler_, mpi_comm_create_errhandler__, mpi_comm_create_errhandler, MPI_COMM_CREATE_ERRHANDLER);
+
+unsafe fn f_pmpi_comm_create_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::errh::PMPI_Comm_create_errhandler(a0 as _, a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_comm_create_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_create_errhandler_, pmpi_comm_create_errhandler__, pmpi_comm_create_errhandler, PMPI_COMM_CREATE_ERRHANDLER);
+
+unsafe fn f_mpi_comm_create_group(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::comm::MPI_Comm_create_group(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_comm_create_group(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_create_group_, mpi_comm_create_group__, mpi_comm_create_group, MPI_COMM_CREATE_GROUP);
+
+unsafe fn f_pmpi_comm_create_group(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::comm::PMPI_Comm_create_group(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_comm_create_group(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_create_group_, pmpi_comm_create_group__, pmpi_comm_create_group, PMPI_COMM_CREATE_GROUP);
+
+unsafe fn f_mpi_comm_delete_attr(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::attr::MPI_Comm_delete_attr(*(a0 as *const c_int), *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_comm_delete_attr(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_delete_attr_, mpi_comm_delete_attr__, mpi_comm_delete_attr, MPI_COMM_DELETE_ATTR);
+
+unsafe fn f_pmpi_comm_delete_attr(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::attr::PMPI_Comm_delete_attr(*(a0 as *const c_int), *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_comm_delete_attr(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_delete_attr_, pmpi_comm_delete_attr__, pmpi_comm_delete_attr, PMPI_COMM_DELETE_ATTR);
+
+unsafe fn f_mpi_comm_dup(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::comm::MPI_Comm_dup(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_comm_dup(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_dup_, mpi_comm_dup__, mpi_comm_dup, MPI_COMM_DUP);
+
+unsafe fn f_pmpi_comm_dup(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::comm::PMPI_Comm_dup(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_comm_dup(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_dup_, pmpi_comm_dup__, pmpi_comm_dup, PMPI_COMM_DUP);
+
+unsafe fn f_mpi_comm_dup_with_info(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::comm::MPI_Comm_dup_with_info(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_comm_dup_with_info(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_dup_with_info_, mpi_comm_dup_with_info__, mpi_comm_dup_with_info, MPI_COMM_DUP_WITH_INFO);
+
+unsafe fn f_pmpi_comm_dup_with_info(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::comm::PMPI_Comm_dup_with_info(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_comm_dup_with_info(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_dup_with_info_, pmpi_comm_dup_with_info__, pmpi_comm_dup_with_info, PMPI_COMM_DUP_WITH_INFO);
+
+unsafe fn f_mpi_comm_free(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::comm::MPI_Comm_free(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_comm_free(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_free_, mpi_comm_free__, mpi_comm_free, MPI_COMM_FREE);
+
+unsafe fn f_pmpi_comm_free(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::comm::PMPI_Comm_free(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_comm_free(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_free_, pmpi_comm_free__, pmpi_comm_free, PMPI_COMM_FREE);
+
+unsafe fn f_mpi_comm_free_keyval(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::attr::MPI_Comm_free_keyval(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_comm_free_keyval(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_free_keyval_, mpi_comm_free_keyval__, mpi_comm_free_keyval, MPI_COMM_FREE_KEYVAL);
+
+unsafe fn f_pmpi_comm_free_keyval(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::attr::PMPI_Comm_free_keyval(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_comm_free_keyval(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_free_keyval_, pmpi_comm_free_keyval__, pmpi_comm_free_keyval, PMPI_COMM_FREE_KEYVAL);
+
+unsafe fn f_mpi_comm_get_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::errh::MPI_Comm_get_errhandler(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_comm_get_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_get_errhandler_, mpi_comm_get_errhandler__, mpi_comm_get_errhandler, MPI_COMM_GET_ERRHANDLER);
+
+unsafe fn f_pmpi_comm_get_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::errh::PMPI_Comm_get_errhandler(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_comm_get_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_get_errhandler_, pmpi_comm_get_errhandler__, pmpi_comm_get_errhandler, PMPI_COMM_GET_ERRHANDLER);
+
+unsafe fn f_mpi_comm_get_info(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::comm::MPI_Comm_get_info(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_comm_get_info(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_get_info_, mpi_comm_get_info__, mpi_comm_get_info, MPI_COMM_GET_INFO);
+
+unsafe fn f_pmpi_comm_get_info(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::comm::PMPI_Comm_get_info(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_comm_get_info(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_get_info_, pmpi_comm_get_info__, pmpi_comm_get_info, PMPI_COMM_GET_INFO);
+
+unsafe fn f_mpi_comm_get_name(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let mut s1 = vec![0 as c_char; l1.max(8192) + 1];
+        let rc = crate::abi::comm::MPI_Comm_get_name(*(a0 as *const c_int), s1.as_mut_ptr() as _, a2 as _);
+        fstring_out(&s1, a1 as *mut c_char, l1);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_comm_get_name(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize) -> (); mpi_comm_get_name_, mpi_comm_get_name__, mpi_comm_get_name, MPI_COMM_GET_NAME);
+
+unsafe fn f_pmpi_comm_get_name(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let mut s1 = vec![0 as c_char; l1.max(8192) + 1];
+        let rc = crate::abi::comm::PMPI_Comm_get_name(*(a0 as *const c_int), s1.as_mut_ptr() as _, a2 as _);
+        fstring_out(&s1, a1 as *mut c_char, l1);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_comm_get_name(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize) -> (); pmpi_comm_get_name_, pmpi_comm_get_name__, pmpi_comm_get_name, PMPI_COMM_GET_NAME);
+
+unsafe fn f_mpi_comm_get_parent(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::misc::MPI_Comm_get_parent(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_comm_get_parent(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_get_parent_, mpi_comm_get_parent__, mpi_comm_get_parent, MPI_COMM_GET_PARENT);
+
+unsafe fn f_pmpi_comm_get_parent(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::misc::PMPI_Comm_get_parent(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_comm_get_parent(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_get_parent_, pmpi_comm_get_parent__, pmpi_comm_get_parent, PMPI_COMM_GET_PARENT);
+
+unsafe fn f_mpi_comm_group(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::comm::MPI_Comm_group(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_comm_group(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_group_, mpi_comm_group__, mpi_comm_group, MPI_COMM_GROUP);
+
+unsafe fn f_pmpi_comm_group(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::comm::PMPI_Comm_group(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_comm_group(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_group_, pmpi_comm_group__, pmpi_comm_group, PMPI_COMM_GROUP);
+
+unsafe fn f_mpi_comm_idup(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::comm::MPI_Comm_idup(*(a0 as *const c_int), a1 as _, a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_comm_idup(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_idup_, mpi_comm_idup__, mpi_comm_idup, MPI_COMM_IDUP);
+
+unsafe fn f_pmpi_comm_idup(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::comm::PMPI_Comm_idup(*(a0 as *const c_int), a1 as _, a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_comm_idup(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_idup_, pmpi_comm_idup__, pmpi_comm_idup, PMPI_COMM_IDUP);
+
+unsafe fn f_mpi_comm_idup_with_info(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::comm::MPI_Comm_idup_with_info(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_comm_idup_with_info(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_idup_with_info_, mpi_comm_idup_with_info__, mpi_comm_idup_with_info, MPI_COMM_IDUP_WITH_INFO);
+
+unsafe fn f_pmpi_comm_idup_with_info(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::comm::PMPI_Comm_idup_with_info(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_comm_idup_with_info(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_idup_with_info_, pmpi_comm_idup_with_info__, pmpi_comm_idup_with_info, PMPI_COMM_IDUP_WITH_INFO);
+
+unsafe fn f_mpi_comm_rank(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::init::MPI_Comm_rank(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_comm_rank(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_rank_, mpi_comm_rank__, mpi_comm_rank, MPI_COMM_RANK);
+
+unsafe fn f_pmpi_comm_rank(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::init::PMPI_Comm_rank(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_comm_rank(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_rank_, pmpi_comm_rank__, pmpi_comm_rank, PMPI_COMM_RANK);
+
+unsafe fn f_mpi_comm_remote_group(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::comm::MPI_Comm_remote_group(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_comm_remote_group(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_remote_group_, mpi_comm_remote_group__, mpi_comm_remote_group, MPI_COMM_REMOTE_GROUP);
+
+unsafe fn f_pmpi_comm_remote_group(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::comm::PMPI_Comm_remote_group(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_comm_remote_group(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_remote_group_, pmpi_comm_remote_group__, pmpi_comm_remote_group, PMPI_COMM_REMOTE_GROUP);
+
+unsafe fn f_mpi_comm_remote_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::comm::MPI_Comm_remote_size(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_comm_remote_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_remote_size_, mpi_comm_remote_size__, mpi_comm_remote_size, MPI_COMM_REMOTE_SIZE);
+
+unsafe fn f_pmpi_comm_remote_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::comm::PMPI_Comm_remote_size(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_comm_remote_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_remote_size_, pmpi_comm_remote_size__, pmpi_comm_remote_size, PMPI_COMM_REMOTE_SIZE);
+
+unsafe fn f_mpi_comm_set_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::errh::MPI_Comm_set_errhandler(*(a0 as *const c_int), *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_comm_set_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_set_errhandler_, mpi_comm_set_errhandler__, mpi_comm_set_errhandler, MPI_COMM_SET_ERRHANDLER);
+
+unsafe fn f_pmpi_comm_set_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::errh::PMPI_Comm_set_errhandler(*(a0 as *const c_int), *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_comm_set_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_set_errhandler_, pmpi_comm_set_errhandler__, pmpi_comm_set_errhandler, PMPI_COMM_SET_ERRHANDLER);
+
+unsafe fn f_mpi_comm_set_info(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::comm::MPI_Comm_set_info(*(a0 as *const c_int), *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_comm_set_info(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_set_info_, mpi_comm_set_info__, mpi_comm_set_info, MPI_COMM_SET_INFO);
+
+unsafe fn f_pmpi_comm_set_info(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::comm::PMPI_Comm_set_info(*(a0 as *const c_int), *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_comm_set_info(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_set_info_, pmpi_comm_set_info__, pmpi_comm_set_info, PMPI_COMM_SET_INFO);
+
+unsafe fn f_mpi_comm_set_name(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s1 = fstring(a1 as *const c_char, l1);
+        let rc = crate::abi::comm::MPI_Comm_set_name(*(a0 as *const c_int), s1.as_ptr() as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_comm_set_name(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l1: usize) -> (); mpi_comm_set_name_, mpi_comm_set_name__, mpi_comm_set_name, MPI_COMM_SET_NAME);
+
+unsafe fn f_pmpi_comm_set_name(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s1 = fstring(a1 as *const c_char, l1);
+        let rc = crate::abi::comm::PMPI_Comm_set_name(*(a0 as *const c_int), s1.as_ptr() as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_comm_set_name(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l1: usize) -> (); pmpi_comm_set_name_, pmpi_comm_set_name__, pmpi_comm_set_name, PMPI_COMM_SET_NAME);
+
+unsafe fn f_mpi_comm_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::init::MPI_Comm_size(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_comm_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_size_, mpi_comm_size__, mpi_comm_size, MPI_COMM_SIZE);
+
+unsafe fn f_pmpi_comm_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::init::PMPI_Comm_size(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_comm_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_size_, pmpi_comm_size__, pmpi_comm_size, PMPI_COMM_SIZE);
+
+unsafe fn f_mpi_comm_split(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::comm::MPI_Comm_split(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_comm_split(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_split_, mpi_comm_split__, mpi_comm_split, MPI_COMM_SPLIT);
+
+unsafe fn f_pmpi_comm_split(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::comm::PMPI_Comm_split(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_comm_split(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_split_, pmpi_comm_split__, pmpi_comm_split, PMPI_COMM_SPLIT);
+
+unsafe fn f_mpi_comm_split_type(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::comm::MPI_Comm_split_type(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_comm_split_type(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_split_type_, mpi_comm_split_type__, mpi_comm_split_type, MPI_COMM_SPLIT_TYPE);
+
+unsafe fn f_pmpi_comm_split_type(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::comm::PMPI_Comm_split_type(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_comm_split_type(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_split_type_, pmpi_comm_split_type__, pmpi_comm_split_type, PMPI_COMM_SPLIT_TYPE);
+
+unsafe fn f_mpi_comm_test_inter(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::comm::MPI_Comm_test_inter(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_comm_test_inter(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_test_inter_, mpi_comm_test_inter__, mpi_comm_test_inter, MPI_COMM_TEST_INTER);
+
+unsafe fn f_pmpi_comm_test_inter(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::comm::PMPI_Comm_test_inter(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_comm_test_inter(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_test_inter_, pmpi_comm_test_inter__, pmpi_comm_test_inter, PMPI_COMM_TEST_INTER);
+
+unsafe fn f_mpi_dims_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::topo::MPI_Dims_create(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_dims_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_dims_create_, mpi_dims_create__, mpi_dims_create, MPI_DIMS_CREATE);
+
+unsafe fn f_pmpi_dims_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::topo::PMPI_Dims_create(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_dims_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_dims_create_, pmpi_dims_create__, pmpi_dims_create, PMPI_DIMS_CREATE);
+
+unsafe fn f_mpi_dist_graph_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::topo::MPI_Dist_graph_create(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _, a4 as _, weights(a5) as _, *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_dist_graph_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_dist_graph_create_, mpi_dist_graph_create__, mpi_dist_graph_create, MPI_DIST_GRAPH_CREATE);
+
+unsafe fn f_pmpi_dist_graph_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::topo::PMPI_Dist_graph_create(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _, a4 as _, weights(a5) as _, *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_dist_graph_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_dist_graph_create_, pmpi_dist_graph_create__, pmpi_dist_graph_create, PMPI_DIST_GRAPH_CREATE);
+
+unsafe fn f_mpi_dist_graph_create_adjacent(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::topo::MPI_Dist_graph_create_adjacent(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, weights(a3) as _, *(a4 as *const c_int), a5 as _, weights(a6) as _, *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_dist_graph_create_adjacent(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_dist_graph_create_adjacent_, mpi_dist_graph_create_adjacent__, mpi_dist_graph_create_adjacent, MPI_DIST_GRAPH_CREATE_ADJACENT);
+
+unsafe fn f_pmpi_dist_graph_create_adjacent(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::topo::PMPI_Dist_graph_create_adjacent(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, weights(a3) as _, *(a4 as *const c_int), a5 as _, weights(a6) as _, *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_dist_graph_create_adjacent(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_dist_graph_create_adjacent_, pmpi_dist_graph_create_adjacent__, pmpi_dist_graph_create_adjacent, PMPI_DIST_GRAPH_CREATE_ADJACENT);
+
+unsafe fn f_mpi_dist_graph_neighbors(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::topo::MPI_Dist_graph_neighbors(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, weights(a3) as _, *(a4 as *const c_int), a5 as _, weights(a6) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_dist_graph_neighbors(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_dist_graph_neighbors_, mpi_dist_graph_neighbors__, mpi_dist_graph_neighbors, MPI_DIST_GRAPH_NEIGHBORS);
+
+unsafe fn f_pmpi_dist_graph_neighbors(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::topo::PMPI_Dist_graph_neighbors(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, weights(a3) as _, *(a4 as *const c_int), a5 as _, weights(a6) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_dist_graph_neighbors(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_dist_graph_neighbors_, pmpi_dist_graph_neighbors__, pmpi_dist_graph_neighbors, PMPI_DIST_GRAPH_NEIGHBORS);
+
+unsafe fn f_mpi_dist_graph_neighbors_count(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::topo::MPI_Dist_graph_neighbors_count(*(a0 as *const c_int), a1 as _, a2 as _, a3 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_dist_graph_neighbors_count(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); mpi_dist_graph_neighbors_count_, mpi_dist_graph_neighbors_count__, mpi_dist_graph_neighbors_count, MPI_DIST_GRAPH_NEIGHBORS_COUNT);
+
+unsafe fn f_pmpi_dist_graph_neighbors_count(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::topo::PMPI_Dist_graph_neighbors_count(*(a0 as *const c_int), a1 as _, a2 as _, a3 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_dist_graph_neighbors_count(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_dist_graph_neighbors_count_, pmpi_dist_graph_neighbors_count__, pmpi_dist_graph_neighbors_count, PMPI_DIST_GRAPH_NEIGHBORS_COUNT);
+
+unsafe fn f_mpi_errhandler_free(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::errh::MPI_Errhandler_free(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_errhandler_free(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_errhandler_free_, mpi_errhandler_free__, mpi_errhandler_free, MPI_ERRHANDLER_FREE);
+
+unsafe fn f_pmpi_errhandler_free(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::errh::PMPI_Errhandler_free(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_errhandler_free(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_errhandler_free_, pmpi_errhandler_free__, pmpi_errhandler_free, PMPI_ERRHANDLER_FREE);
+
 unsafe fn f_mpi_error_class(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -2852,203 +1586,497 @@ unsafe fn f_pmpi_error_string(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void,
 }
 fsyms!(f_pmpi_error_string(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize) -> (); pmpi_error_string_, pmpi_error_string__, pmpi_error_string, PMPI_ERROR_STRING);
 
-unsafe fn f_mpi_comm_set_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_mpi_exscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::errh::MPI_Comm_set_errhandler(*(a0 as *const c_int), *(a1 as *const c_int));
+        let rc = crate::abi::coll::MPI_Exscan(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_mpi_comm_set_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_set_errhandler_, mpi_comm_set_errhandler__, mpi_comm_set_errhandler, MPI_COMM_SET_ERRHANDLER);
+fsyms!(f_mpi_exscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_exscan_, mpi_exscan__, mpi_exscan, MPI_EXSCAN);
 
-unsafe fn f_pmpi_comm_set_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_pmpi_exscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::errh::PMPI_Comm_set_errhandler(*(a0 as *const c_int), *(a1 as *const c_int));
+        let rc = crate::abi::coll::PMPI_Exscan(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_pmpi_comm_set_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_set_errhandler_, pmpi_comm_set_errhandler__, pmpi_comm_set_errhandler, PMPI_COMM_SET_ERRHANDLER);
+fsyms!(f_pmpi_exscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_exscan_, pmpi_exscan__, pmpi_exscan, PMPI_EXSCAN);
 
-unsafe fn f_mpi_comm_get_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_mpi_exscan_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::errh::MPI_Comm_get_errhandler(*(a0 as *const c_int), a1 as _);
+        let rc = crate::abi::coll::MPI_Exscan_init(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_mpi_comm_get_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_get_errhandler_, mpi_comm_get_errhandler__, mpi_comm_get_errhandler, MPI_COMM_GET_ERRHANDLER);
+fsyms!(f_mpi_exscan_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_exscan_init_, mpi_exscan_init__, mpi_exscan_init, MPI_EXSCAN_INIT);
 
-unsafe fn f_pmpi_comm_get_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_pmpi_exscan_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::errh::PMPI_Comm_get_errhandler(*(a0 as *const c_int), a1 as _);
+        let rc = crate::abi::coll::PMPI_Exscan_init(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_pmpi_comm_get_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_get_errhandler_, pmpi_comm_get_errhandler__, pmpi_comm_get_errhandler, PMPI_COMM_GET_ERRHANDLER);
+fsyms!(f_pmpi_exscan_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_exscan_init_, pmpi_exscan_init__, pmpi_exscan_init, PMPI_EXSCAN_INIT);
 
-unsafe fn f_mpi_comm_create_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_mpi_finalize(ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::errh::MPI_Comm_create_errhandler(a0 as _, a1 as _);
+        let rc = crate::abi::init::MPI_Finalize();
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_mpi_comm_create_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_create_errhandler_, mpi_comm_create_errhandler__, mpi_comm_create_errhandler, MPI_COMM_CREATE_ERRHANDLER);
+fsyms!(f_mpi_finalize(ierr: *mut c_int) -> (); mpi_finalize_, mpi_finalize__, mpi_finalize, MPI_FINALIZE);
 
-unsafe fn f_pmpi_comm_create_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_pmpi_finalize(ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::errh::PMPI_Comm_create_errhandler(a0 as _, a1 as _);
+        let rc = crate::abi::init::PMPI_Finalize();
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_pmpi_comm_create_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_create_errhandler_, pmpi_comm_create_errhandler__, pmpi_comm_create_errhandler, PMPI_COMM_CREATE_ERRHANDLER);
+fsyms!(f_pmpi_finalize(ierr: *mut c_int) -> (); pmpi_finalize_, pmpi_finalize__, pmpi_finalize, PMPI_FINALIZE);
 
-unsafe fn f_mpi_errhandler_free(a0: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_mpi_finalized(a0: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::errh::MPI_Errhandler_free(a0 as _);
+        let rc = crate::abi::init::MPI_Finalized(a0 as _);
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_mpi_errhandler_free(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_errhandler_free_, mpi_errhandler_free__, mpi_errhandler_free, MPI_ERRHANDLER_FREE);
+fsyms!(f_mpi_finalized(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_finalized_, mpi_finalized__, mpi_finalized, MPI_FINALIZED);
 
-unsafe fn f_pmpi_errhandler_free(a0: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_pmpi_finalized(a0: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::errh::PMPI_Errhandler_free(a0 as _);
+        let rc = crate::abi::init::PMPI_Finalized(a0 as _);
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_pmpi_errhandler_free(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_errhandler_free_, pmpi_errhandler_free__, pmpi_errhandler_free, PMPI_ERRHANDLER_FREE);
+fsyms!(f_pmpi_finalized(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_finalized_, pmpi_finalized__, pmpi_finalized, PMPI_FINALIZED);
 
-unsafe fn f_mpi_comm_call_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_mpi_free_mem(a0: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::errh::MPI_Comm_call_errhandler(*(a0 as *const c_int), *(a1 as *const c_int));
+        let rc = crate::abi::misc::MPI_Free_mem(buf(a0) as _);
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_mpi_comm_call_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_call_errhandler_, mpi_comm_call_errhandler__, mpi_comm_call_errhandler, MPI_COMM_CALL_ERRHANDLER);
+fsyms!(f_mpi_free_mem(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_free_mem_, mpi_free_mem__, mpi_free_mem, MPI_FREE_MEM);
 
-unsafe fn f_pmpi_comm_call_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_pmpi_free_mem(a0: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::errh::PMPI_Comm_call_errhandler(*(a0 as *const c_int), *(a1 as *const c_int));
+        let rc = crate::abi::misc::PMPI_Free_mem(buf(a0) as _);
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_pmpi_comm_call_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_call_errhandler_, pmpi_comm_call_errhandler__, pmpi_comm_call_errhandler, PMPI_COMM_CALL_ERRHANDLER);
+fsyms!(f_pmpi_free_mem(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_free_mem_, pmpi_free_mem__, pmpi_free_mem, PMPI_FREE_MEM);
 
-unsafe fn f_mpi_group_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_mpi_gather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::group::MPI_Group_size(*(a0 as *const c_int), a1 as _);
+        let rc = crate::abi::coll::MPI_Gather(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int));
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_mpi_group_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_group_size_, mpi_group_size__, mpi_group_size, MPI_GROUP_SIZE);
+fsyms!(f_mpi_gather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_gather_, mpi_gather__, mpi_gather, MPI_GATHER);
 
-unsafe fn f_pmpi_group_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_pmpi_gather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::group::PMPI_Group_size(*(a0 as *const c_int), a1 as _);
+        let rc = crate::abi::coll::PMPI_Gather(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int));
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_pmpi_group_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_group_size_, pmpi_group_size__, pmpi_group_size, PMPI_GROUP_SIZE);
+fsyms!(f_pmpi_gather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_gather_, pmpi_gather__, pmpi_gather, PMPI_GATHER);
 
-unsafe fn f_mpi_group_rank(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_mpi_gather_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::group::MPI_Group_rank(*(a0 as *const c_int), a1 as _);
+        let rc = crate::abi::coll::MPI_Gather_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_mpi_group_rank(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_group_rank_, mpi_group_rank__, mpi_group_rank, MPI_GROUP_RANK);
+fsyms!(f_mpi_gather_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_gather_init_, mpi_gather_init__, mpi_gather_init, MPI_GATHER_INIT);
 
-unsafe fn f_pmpi_group_rank(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_pmpi_gather_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::group::PMPI_Group_rank(*(a0 as *const c_int), a1 as _);
+        let rc = crate::abi::coll::PMPI_Gather_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_pmpi_group_rank(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_group_rank_, pmpi_group_rank__, pmpi_group_rank, PMPI_GROUP_RANK);
+fsyms!(f_pmpi_gather_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_gather_init_, pmpi_gather_init__, pmpi_gather_init, PMPI_GATHER_INIT);
 
-unsafe fn f_mpi_group_free(a0: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_mpi_gatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::group::MPI_Group_free(a0 as _);
+        let rc = crate::abi::coll::MPI_Gatherv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int));
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_mpi_group_free(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_group_free_, mpi_group_free__, mpi_group_free, MPI_GROUP_FREE);
+fsyms!(f_mpi_gatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_gatherv_, mpi_gatherv__, mpi_gatherv, MPI_GATHERV);
 
-unsafe fn f_pmpi_group_free(a0: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_pmpi_gatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::group::PMPI_Group_free(a0 as _);
+        let rc = crate::abi::coll::PMPI_Gatherv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int));
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_pmpi_group_free(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_group_free_, pmpi_group_free__, pmpi_group_free, PMPI_GROUP_FREE);
+fsyms!(f_pmpi_gatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_gatherv_, pmpi_gatherv__, pmpi_gatherv, PMPI_GATHERV);
 
-unsafe fn f_mpi_group_translate_ranks(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_mpi_gatherv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::group::MPI_Group_translate_ranks(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, *(a3 as *const c_int), a4 as _);
+        let rc = crate::abi::coll::MPI_Gatherv_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_mpi_group_translate_ranks(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_group_translate_ranks_, mpi_group_translate_ranks__, mpi_group_translate_ranks, MPI_GROUP_TRANSLATE_RANKS);
+fsyms!(f_mpi_gatherv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); mpi_gatherv_init_, mpi_gatherv_init__, mpi_gatherv_init, MPI_GATHERV_INIT);
 
-unsafe fn f_pmpi_group_translate_ranks(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_pmpi_gatherv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::group::PMPI_Group_translate_ranks(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, *(a3 as *const c_int), a4 as _);
+        let rc = crate::abi::coll::PMPI_Gatherv_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_pmpi_group_translate_ranks(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_group_translate_ranks_, pmpi_group_translate_ranks__, pmpi_group_translate_ranks, PMPI_GROUP_TRANSLATE_RANKS);
+fsyms!(f_pmpi_gatherv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); pmpi_gatherv_init_, pmpi_gatherv_init__, pmpi_gatherv_init, PMPI_GATHERV_INIT);
+
+unsafe fn f_mpi_get_address(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::MPI_Get_address(buf(a0) as _, a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_get_address(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_get_address_, mpi_get_address__, mpi_get_address, MPI_GET_ADDRESS);
+
+unsafe fn f_pmpi_get_address(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::PMPI_Get_address(buf(a0) as _, a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_get_address(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_get_address_, pmpi_get_address__, pmpi_get_address, PMPI_GET_ADDRESS);
+
+unsafe fn f_mpi_get_count(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::request::MPI_Get_count(status(a0) as _, *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_get_count(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_get_count_, mpi_get_count__, mpi_get_count, MPI_GET_COUNT);
+
+unsafe fn f_pmpi_get_count(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::request::PMPI_Get_count(status(a0) as _, *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_get_count(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_get_count_, pmpi_get_count__, pmpi_get_count, PMPI_GET_COUNT);
+
+unsafe fn f_mpi_get_elements(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::request::MPI_Get_elements(status(a0) as _, *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_get_elements(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_get_elements_, mpi_get_elements__, mpi_get_elements, MPI_GET_ELEMENTS);
+
+unsafe fn f_pmpi_get_elements(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::request::PMPI_Get_elements(status(a0) as _, *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_get_elements(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_get_elements_, pmpi_get_elements__, pmpi_get_elements, PMPI_GET_ELEMENTS);
+
+unsafe fn f_mpi_get_elements_x(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::request::MPI_Get_elements_x(status(a0) as _, *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_get_elements_x(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_get_elements_x_, mpi_get_elements_x__, mpi_get_elements_x, MPI_GET_ELEMENTS_X);
+
+unsafe fn f_pmpi_get_elements_x(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::request::PMPI_Get_elements_x(status(a0) as _, *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_get_elements_x(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_get_elements_x_, pmpi_get_elements_x__, pmpi_get_elements_x, PMPI_GET_ELEMENTS_X);
+
+unsafe fn f_mpi_get_library_version(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let mut s0 = vec![0 as c_char; l0.max(8192) + 1];
+        let rc = crate::abi::init::MPI_Get_library_version(s0.as_mut_ptr() as _, a1 as _);
+        fstring_out(&s0, a0 as *mut c_char, l0);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_get_library_version(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l0: usize) -> (); mpi_get_library_version_, mpi_get_library_version__, mpi_get_library_version, MPI_GET_LIBRARY_VERSION);
+
+unsafe fn f_pmpi_get_library_version(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let mut s0 = vec![0 as c_char; l0.max(8192) + 1];
+        let rc = crate::abi::init::PMPI_Get_library_version(s0.as_mut_ptr() as _, a1 as _);
+        fstring_out(&s0, a0 as *mut c_char, l0);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_get_library_version(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l0: usize) -> (); pmpi_get_library_version_, pmpi_get_library_version__, pmpi_get_library_version, PMPI_GET_LIBRARY_VERSION);
+
+unsafe fn f_mpi_get_processor_name(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let mut s0 = vec![0 as c_char; l0.max(8192) + 1];
+        let rc = crate::abi::init::MPI_Get_processor_name(s0.as_mut_ptr() as _, a1 as _);
+        fstring_out(&s0, a0 as *mut c_char, l0);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_get_processor_name(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l0: usize) -> (); mpi_get_processor_name_, mpi_get_processor_name__, mpi_get_processor_name, MPI_GET_PROCESSOR_NAME);
+
+unsafe fn f_pmpi_get_processor_name(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let mut s0 = vec![0 as c_char; l0.max(8192) + 1];
+        let rc = crate::abi::init::PMPI_Get_processor_name(s0.as_mut_ptr() as _, a1 as _);
+        fstring_out(&s0, a0 as *mut c_char, l0);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_get_processor_name(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l0: usize) -> (); pmpi_get_processor_name_, pmpi_get_processor_name__, pmpi_get_processor_name, PMPI_GET_PROCESSOR_NAME);
+
+unsafe fn f_mpi_get_version(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::init::MPI_Get_version(a0 as _, a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_get_version(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_get_version_, mpi_get_version__, mpi_get_version, MPI_GET_VERSION);
+
+unsafe fn f_pmpi_get_version(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::init::PMPI_Get_version(a0 as _, a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_get_version(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_get_version_, pmpi_get_version__, pmpi_get_version, PMPI_GET_VERSION);
+
+unsafe fn f_mpi_graph_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::topo::MPI_Graph_create(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _, *(a4 as *const c_int), a5 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_graph_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_graph_create_, mpi_graph_create__, mpi_graph_create, MPI_GRAPH_CREATE);
+
+unsafe fn f_pmpi_graph_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::topo::PMPI_Graph_create(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _, *(a4 as *const c_int), a5 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_graph_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_graph_create_, pmpi_graph_create__, pmpi_graph_create, PMPI_GRAPH_CREATE);
+
+unsafe fn f_mpi_graph_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::topo::MPI_Graph_get(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _, a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_graph_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_graph_get_, mpi_graph_get__, mpi_graph_get, MPI_GRAPH_GET);
+
+unsafe fn f_pmpi_graph_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::topo::PMPI_Graph_get(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _, a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_graph_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_graph_get_, pmpi_graph_get__, pmpi_graph_get, PMPI_GRAPH_GET);
+
+unsafe fn f_mpi_graph_map(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::topo::MPI_Graph_map(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _, a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_graph_map(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_graph_map_, mpi_graph_map__, mpi_graph_map, MPI_GRAPH_MAP);
+
+unsafe fn f_pmpi_graph_map(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::topo::PMPI_Graph_map(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _, a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_graph_map(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_graph_map_, pmpi_graph_map__, pmpi_graph_map, PMPI_GRAPH_MAP);
+
+unsafe fn f_mpi_graph_neighbors(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::topo::MPI_Graph_neighbors(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_graph_neighbors(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); mpi_graph_neighbors_, mpi_graph_neighbors__, mpi_graph_neighbors, MPI_GRAPH_NEIGHBORS);
+
+unsafe fn f_pmpi_graph_neighbors(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::topo::PMPI_Graph_neighbors(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_graph_neighbors(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_graph_neighbors_, pmpi_graph_neighbors__, pmpi_graph_neighbors, PMPI_GRAPH_NEIGHBORS);
+
+unsafe fn f_mpi_graph_neighbors_count(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::topo::MPI_Graph_neighbors_count(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_graph_neighbors_count(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_graph_neighbors_count_, mpi_graph_neighbors_count__, mpi_graph_neighbors_count, MPI_GRAPH_NEIGHBORS_COUNT);
+
+unsafe fn f_pmpi_graph_neighbors_count(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::topo::PMPI_Graph_neighbors_count(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_graph_neighbors_count(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_graph_neighbors_count_, pmpi_graph_neighbors_count__, pmpi_graph_neighbors_count, PMPI_GRAPH_NEIGHBORS_COUNT);
+
+unsafe fn f_mpi_graphdims_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::topo::MPI_Graphdims_get(*(a0 as *const c_int), a1 as _, a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_graphdims_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_graphdims_get_, mpi_graphdims_get__, mpi_graphdims_get, MPI_GRAPHDIMS_GET);
+
+unsafe fn f_pmpi_graphdims_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::topo::PMPI_Graphdims_get(*(a0 as *const c_int), a1 as _, a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_graphdims_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_graphdims_get_, pmpi_graphdims_get__, pmpi_graphdims_get, PMPI_GRAPHDIMS_GET);
 
 unsafe fn f_mpi_group_compare(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -3072,50 +2100,6 @@ unsafe fn f_pmpi_group_compare(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void
 }
 fsyms!(f_pmpi_group_compare(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_group_compare_, pmpi_group_compare__, pmpi_group_compare, PMPI_GROUP_COMPARE);
 
-unsafe fn f_mpi_group_union(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::group::MPI_Group_union(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_group_union(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_group_union_, mpi_group_union__, mpi_group_union, MPI_GROUP_UNION);
-
-unsafe fn f_pmpi_group_union(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::group::PMPI_Group_union(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_group_union(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_group_union_, pmpi_group_union__, pmpi_group_union, PMPI_GROUP_UNION);
-
-unsafe fn f_mpi_group_intersection(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::group::MPI_Group_intersection(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_group_intersection(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_group_intersection_, mpi_group_intersection__, mpi_group_intersection, MPI_GROUP_INTERSECTION);
-
-unsafe fn f_pmpi_group_intersection(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::group::PMPI_Group_intersection(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_group_intersection(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_group_intersection_, pmpi_group_intersection__, pmpi_group_intersection, PMPI_GROUP_INTERSECTION);
-
 unsafe fn f_mpi_group_difference(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -3137,28 +2121,6 @@ unsafe fn f_pmpi_group_difference(a0: *mut c_void, a1: *mut c_void, a2: *mut c_v
     }
 }
 fsyms!(f_pmpi_group_difference(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_group_difference_, pmpi_group_difference__, pmpi_group_difference, PMPI_GROUP_DIFFERENCE);
-
-unsafe fn f_mpi_group_incl(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::group::MPI_Group_incl(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_group_incl(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); mpi_group_incl_, mpi_group_incl__, mpi_group_incl, MPI_GROUP_INCL);
-
-unsafe fn f_pmpi_group_incl(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::group::PMPI_Group_incl(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_group_incl(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_group_incl_, pmpi_group_incl__, pmpi_group_incl, PMPI_GROUP_INCL);
 
 unsafe fn f_mpi_group_excl(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -3182,27 +2144,71 @@ unsafe fn f_pmpi_group_excl(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a
 }
 fsyms!(f_pmpi_group_excl(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_group_excl_, pmpi_group_excl__, pmpi_group_excl, PMPI_GROUP_EXCL);
 
-unsafe fn f_mpi_group_range_incl(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_mpi_group_free(a0: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::group::MPI_Group_range_incl(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _);
+        let rc = crate::abi::group::MPI_Group_free(a0 as _);
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_mpi_group_range_incl(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); mpi_group_range_incl_, mpi_group_range_incl__, mpi_group_range_incl, MPI_GROUP_RANGE_INCL);
+fsyms!(f_mpi_group_free(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_group_free_, mpi_group_free__, mpi_group_free, MPI_GROUP_FREE);
 
-unsafe fn f_pmpi_group_range_incl(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_pmpi_group_free(a0: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::group::PMPI_Group_range_incl(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _);
+        let rc = crate::abi::group::PMPI_Group_free(a0 as _);
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_pmpi_group_range_incl(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_group_range_incl_, pmpi_group_range_incl__, pmpi_group_range_incl, PMPI_GROUP_RANGE_INCL);
+fsyms!(f_pmpi_group_free(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_group_free_, pmpi_group_free__, pmpi_group_free, PMPI_GROUP_FREE);
+
+unsafe fn f_mpi_group_incl(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::group::MPI_Group_incl(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_group_incl(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); mpi_group_incl_, mpi_group_incl__, mpi_group_incl, MPI_GROUP_INCL);
+
+unsafe fn f_pmpi_group_incl(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::group::PMPI_Group_incl(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_group_incl(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_group_incl_, pmpi_group_incl__, pmpi_group_incl, PMPI_GROUP_INCL);
+
+unsafe fn f_mpi_group_intersection(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::group::MPI_Group_intersection(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_group_intersection(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_group_intersection_, mpi_group_intersection__, mpi_group_intersection, MPI_GROUP_INTERSECTION);
+
+unsafe fn f_pmpi_group_intersection(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::group::PMPI_Group_intersection(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_group_intersection(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_group_intersection_, pmpi_group_intersection__, pmpi_group_intersection, PMPI_GROUP_INTERSECTION);
 
 unsafe fn f_mpi_group_range_excl(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -3226,6 +2232,534 @@ unsafe fn f_pmpi_group_range_excl(a0: *mut c_void, a1: *mut c_void, a2: *mut c_v
 }
 fsyms!(f_pmpi_group_range_excl(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_group_range_excl_, pmpi_group_range_excl__, pmpi_group_range_excl, PMPI_GROUP_RANGE_EXCL);
 
+unsafe fn f_mpi_group_range_incl(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::group::MPI_Group_range_incl(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_group_range_incl(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); mpi_group_range_incl_, mpi_group_range_incl__, mpi_group_range_incl, MPI_GROUP_RANGE_INCL);
+
+unsafe fn f_pmpi_group_range_incl(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::group::PMPI_Group_range_incl(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_group_range_incl(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_group_range_incl_, pmpi_group_range_incl__, pmpi_group_range_incl, PMPI_GROUP_RANGE_INCL);
+
+unsafe fn f_mpi_group_rank(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::group::MPI_Group_rank(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_group_rank(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_group_rank_, mpi_group_rank__, mpi_group_rank, MPI_GROUP_RANK);
+
+unsafe fn f_pmpi_group_rank(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::group::PMPI_Group_rank(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_group_rank(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_group_rank_, pmpi_group_rank__, pmpi_group_rank, PMPI_GROUP_RANK);
+
+unsafe fn f_mpi_group_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::group::MPI_Group_size(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_group_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_group_size_, mpi_group_size__, mpi_group_size, MPI_GROUP_SIZE);
+
+unsafe fn f_pmpi_group_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::group::PMPI_Group_size(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_group_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_group_size_, pmpi_group_size__, pmpi_group_size, PMPI_GROUP_SIZE);
+
+unsafe fn f_mpi_group_translate_ranks(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::group::MPI_Group_translate_ranks(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_group_translate_ranks(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_group_translate_ranks_, mpi_group_translate_ranks__, mpi_group_translate_ranks, MPI_GROUP_TRANSLATE_RANKS);
+
+unsafe fn f_pmpi_group_translate_ranks(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::group::PMPI_Group_translate_ranks(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_group_translate_ranks(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_group_translate_ranks_, pmpi_group_translate_ranks__, pmpi_group_translate_ranks, PMPI_GROUP_TRANSLATE_RANKS);
+
+unsafe fn f_mpi_group_union(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::group::MPI_Group_union(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_group_union(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_group_union_, mpi_group_union__, mpi_group_union, MPI_GROUP_UNION);
+
+unsafe fn f_pmpi_group_union(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::group::PMPI_Group_union(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_group_union(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_group_union_, pmpi_group_union__, pmpi_group_union, PMPI_GROUP_UNION);
+
+unsafe fn f_mpi_iallgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Iallgather(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_iallgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_iallgather_, mpi_iallgather__, mpi_iallgather, MPI_IALLGATHER);
+
+unsafe fn f_pmpi_iallgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Iallgather(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_iallgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_iallgather_, pmpi_iallgather__, pmpi_iallgather, PMPI_IALLGATHER);
+
+unsafe fn f_mpi_iallgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Iallgatherv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_iallgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_iallgatherv_, mpi_iallgatherv__, mpi_iallgatherv, MPI_IALLGATHERV);
+
+unsafe fn f_pmpi_iallgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Iallgatherv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_iallgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_iallgatherv_, pmpi_iallgatherv__, pmpi_iallgatherv, PMPI_IALLGATHERV);
+
+unsafe fn f_mpi_iallreduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Iallreduce(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_iallreduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_iallreduce_, mpi_iallreduce__, mpi_iallreduce, MPI_IALLREDUCE);
+
+unsafe fn f_pmpi_iallreduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Iallreduce(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_iallreduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_iallreduce_, pmpi_iallreduce__, pmpi_iallreduce, PMPI_IALLREDUCE);
+
+unsafe fn f_mpi_ialltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Ialltoall(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ialltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_ialltoall_, mpi_ialltoall__, mpi_ialltoall, MPI_IALLTOALL);
+
+unsafe fn f_pmpi_ialltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Ialltoall(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ialltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_ialltoall_, pmpi_ialltoall__, pmpi_ialltoall, PMPI_IALLTOALL);
+
+unsafe fn f_mpi_ialltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Ialltoallv(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ialltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_ialltoallv_, mpi_ialltoallv__, mpi_ialltoallv, MPI_IALLTOALLV);
+
+unsafe fn f_pmpi_ialltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Ialltoallv(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ialltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_ialltoallv_, pmpi_ialltoallv__, pmpi_ialltoallv, PMPI_IALLTOALLV);
+
+unsafe fn f_mpi_ialltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Ialltoallw(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ialltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_ialltoallw_, mpi_ialltoallw__, mpi_ialltoallw, MPI_IALLTOALLW);
+
+unsafe fn f_pmpi_ialltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Ialltoallw(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ialltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_ialltoallw_, pmpi_ialltoallw__, pmpi_ialltoallw, PMPI_IALLTOALLW);
+
+unsafe fn f_mpi_ibarrier(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Ibarrier(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ibarrier(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_ibarrier_, mpi_ibarrier__, mpi_ibarrier, MPI_IBARRIER);
+
+unsafe fn f_pmpi_ibarrier(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Ibarrier(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ibarrier(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_ibarrier_, pmpi_ibarrier__, pmpi_ibarrier, PMPI_IBARRIER);
+
+unsafe fn f_mpi_ibcast(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Ibcast(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), a5 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ibcast(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_ibcast_, mpi_ibcast__, mpi_ibcast, MPI_IBCAST);
+
+unsafe fn f_pmpi_ibcast(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Ibcast(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), a5 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ibcast(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_ibcast_, pmpi_ibcast__, pmpi_ibcast, PMPI_IBCAST);
+
+unsafe fn f_mpi_ibsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::MPI_Ibsend(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ibsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_ibsend_, mpi_ibsend__, mpi_ibsend, MPI_IBSEND);
+
+unsafe fn f_pmpi_ibsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::PMPI_Ibsend(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ibsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_ibsend_, pmpi_ibsend__, pmpi_ibsend, PMPI_IBSEND);
+
+unsafe fn f_mpi_iexscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Iexscan(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_iexscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_iexscan_, mpi_iexscan__, mpi_iexscan, MPI_IEXSCAN);
+
+unsafe fn f_pmpi_iexscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Iexscan(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_iexscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_iexscan_, pmpi_iexscan__, pmpi_iexscan, PMPI_IEXSCAN);
+
+unsafe fn f_mpi_igather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Igather(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_igather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_igather_, mpi_igather__, mpi_igather, MPI_IGATHER);
+
+unsafe fn f_pmpi_igather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Igather(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_igather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_igather_, pmpi_igather__, pmpi_igather, PMPI_IGATHER);
+
+unsafe fn f_mpi_igatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Igatherv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_igatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_igatherv_, mpi_igatherv__, mpi_igatherv, MPI_IGATHERV);
+
+unsafe fn f_pmpi_igatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Igatherv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_igatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_igatherv_, pmpi_igatherv__, pmpi_igatherv, PMPI_IGATHERV);
+
+unsafe fn f_mpi_improbe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::MPI_Improbe(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _, a4 as _, status(a5) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_improbe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_improbe_, mpi_improbe__, mpi_improbe, MPI_IMPROBE);
+
+unsafe fn f_pmpi_improbe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::PMPI_Improbe(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _, a4 as _, status(a5) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_improbe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_improbe_, pmpi_improbe__, pmpi_improbe, PMPI_IMPROBE);
+
+unsafe fn f_mpi_imrecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::MPI_Imrecv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), a3 as _, a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_imrecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_imrecv_, mpi_imrecv__, mpi_imrecv, MPI_IMRECV);
+
+unsafe fn f_pmpi_imrecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::PMPI_Imrecv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), a3 as _, a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_imrecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_imrecv_, pmpi_imrecv__, pmpi_imrecv, PMPI_IMRECV);
+
+unsafe fn f_mpi_ineighbor_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Ineighbor_allgather(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ineighbor_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_ineighbor_allgather_, mpi_ineighbor_allgather__, mpi_ineighbor_allgather, MPI_INEIGHBOR_ALLGATHER);
+
+unsafe fn f_pmpi_ineighbor_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Ineighbor_allgather(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ineighbor_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_ineighbor_allgather_, pmpi_ineighbor_allgather__, pmpi_ineighbor_allgather, PMPI_INEIGHBOR_ALLGATHER);
+
+unsafe fn f_mpi_ineighbor_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Ineighbor_allgatherv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ineighbor_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_ineighbor_allgatherv_, mpi_ineighbor_allgatherv__, mpi_ineighbor_allgatherv, MPI_INEIGHBOR_ALLGATHERV);
+
+unsafe fn f_pmpi_ineighbor_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Ineighbor_allgatherv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ineighbor_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_ineighbor_allgatherv_, pmpi_ineighbor_allgatherv__, pmpi_ineighbor_allgatherv, PMPI_INEIGHBOR_ALLGATHERV);
+
+unsafe fn f_mpi_ineighbor_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Ineighbor_alltoall(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ineighbor_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_ineighbor_alltoall_, mpi_ineighbor_alltoall__, mpi_ineighbor_alltoall, MPI_INEIGHBOR_ALLTOALL);
+
+unsafe fn f_pmpi_ineighbor_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Ineighbor_alltoall(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ineighbor_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_ineighbor_alltoall_, pmpi_ineighbor_alltoall__, pmpi_ineighbor_alltoall, PMPI_INEIGHBOR_ALLTOALL);
+
+unsafe fn f_mpi_ineighbor_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Ineighbor_alltoallv(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ineighbor_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_ineighbor_alltoallv_, mpi_ineighbor_alltoallv__, mpi_ineighbor_alltoallv, MPI_INEIGHBOR_ALLTOALLV);
+
+unsafe fn f_pmpi_ineighbor_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Ineighbor_alltoallv(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ineighbor_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_ineighbor_alltoallv_, pmpi_ineighbor_alltoallv__, pmpi_ineighbor_alltoallv, PMPI_INEIGHBOR_ALLTOALLV);
+
+unsafe fn f_mpi_ineighbor_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Ineighbor_alltoallw(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ineighbor_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_ineighbor_alltoallw_, mpi_ineighbor_alltoallw__, mpi_ineighbor_alltoallw, MPI_INEIGHBOR_ALLTOALLW);
+
+unsafe fn f_pmpi_ineighbor_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Ineighbor_alltoallw(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ineighbor_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_ineighbor_alltoallw_, pmpi_ineighbor_alltoallw__, pmpi_ineighbor_alltoallw, PMPI_INEIGHBOR_ALLTOALLW);
+
 unsafe fn f_mpi_info_create(a0: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -3247,178 +2781,6 @@ unsafe fn f_pmpi_info_create(a0: *mut c_void, ierr: *mut c_int) -> () {
     }
 }
 fsyms!(f_pmpi_info_create(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_info_create_, pmpi_info_create__, pmpi_info_create, PMPI_INFO_CREATE);
-
-unsafe fn f_mpi_info_set(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize, l2: usize) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let s1 = fstring(a1 as *const c_char, l1);
-        let s2 = fstring(a2 as *const c_char, l2);
-        let rc = crate::abi::info::MPI_Info_set(*(a0 as *const c_int), s1.as_ptr() as _, s2.as_ptr() as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_info_set(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize, l2: usize) -> (); mpi_info_set_, mpi_info_set__, mpi_info_set, MPI_INFO_SET);
-
-unsafe fn f_pmpi_info_set(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize, l2: usize) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let s1 = fstring(a1 as *const c_char, l1);
-        let s2 = fstring(a2 as *const c_char, l2);
-        let rc = crate::abi::info::PMPI_Info_set(*(a0 as *const c_int), s1.as_ptr() as _, s2.as_ptr() as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_info_set(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize, l2: usize) -> (); pmpi_info_set_, pmpi_info_set__, pmpi_info_set, PMPI_INFO_SET);
-
-unsafe fn f_mpi_info_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l1: usize, l3: usize) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let s1 = fstring(a1 as *const c_char, l1);
-        let mut s3 = vec![0 as c_char; l3.max((*(a2 as *const c_int)).max(0) as usize).max(8192) + 1];
-        let rc = crate::abi::info::MPI_Info_get(*(a0 as *const c_int), s1.as_ptr() as _, *(a2 as *const c_int), s3.as_mut_ptr() as _, a4 as _);
-        if rc == 0 && *(a4 as *const c_int) != 0 && *(a2 as *const c_int) > 0 {
-            fstring_out(&s3, a3 as *mut c_char, l3);
-        }
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_info_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l1: usize, l3: usize) -> (); mpi_info_get_, mpi_info_get__, mpi_info_get, MPI_INFO_GET);
-
-unsafe fn f_pmpi_info_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l1: usize, l3: usize) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let s1 = fstring(a1 as *const c_char, l1);
-        let mut s3 = vec![0 as c_char; l3.max((*(a2 as *const c_int)).max(0) as usize).max(8192) + 1];
-        let rc = crate::abi::info::PMPI_Info_get(*(a0 as *const c_int), s1.as_ptr() as _, *(a2 as *const c_int), s3.as_mut_ptr() as _, a4 as _);
-        if rc == 0 && *(a4 as *const c_int) != 0 && *(a2 as *const c_int) > 0 {
-            fstring_out(&s3, a3 as *mut c_char, l3);
-        }
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_info_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l1: usize, l3: usize) -> (); pmpi_info_get_, pmpi_info_get__, pmpi_info_get, PMPI_INFO_GET);
-
-unsafe fn f_mpi_info_get_string(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l1: usize, l3: usize) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let s1 = fstring(a1 as *const c_char, l1);
-        let fl = *(a2 as *const c_int);
-        let mut cl: c_int = if fl > 0 { fl + 1 } else { 0 };
-        let mut s3 = vec![0 as c_char; l3.max(fl.max(0) as usize).max(8192) + 1];
-        let rc = crate::abi::info::MPI_Info_get_string(*(a0 as *const c_int), s1.as_ptr() as _, &mut cl as *mut c_int as _, s3.as_mut_ptr() as _, a4 as _);
-        if rc == 0 && *(a4 as *const c_int) != 0 {
-            if fl > 0 {
-                fstring_out(&s3, a3 as *mut c_char, l3);
-            }
-            *(a2 as *mut c_int) = cl - 1;
-        }
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_info_get_string(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l1: usize, l3: usize) -> (); mpi_info_get_string_, mpi_info_get_string__, mpi_info_get_string, MPI_INFO_GET_STRING);
-
-unsafe fn f_pmpi_info_get_string(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l1: usize, l3: usize) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let s1 = fstring(a1 as *const c_char, l1);
-        let fl = *(a2 as *const c_int);
-        let mut cl: c_int = if fl > 0 { fl + 1 } else { 0 };
-        let mut s3 = vec![0 as c_char; l3.max(fl.max(0) as usize).max(8192) + 1];
-        let rc = crate::abi::info::PMPI_Info_get_string(*(a0 as *const c_int), s1.as_ptr() as _, &mut cl as *mut c_int as _, s3.as_mut_ptr() as _, a4 as _);
-        if rc == 0 && *(a4 as *const c_int) != 0 {
-            if fl > 0 {
-                fstring_out(&s3, a3 as *mut c_char, l3);
-            }
-            *(a2 as *mut c_int) = cl - 1;
-        }
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_info_get_string(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l1: usize, l3: usize) -> (); pmpi_info_get_string_, pmpi_info_get_string__, pmpi_info_get_string, PMPI_INFO_GET_STRING);
-
-unsafe fn f_mpi_info_get_valuelen(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let s1 = fstring(a1 as *const c_char, l1);
-        let rc = crate::abi::info::MPI_Info_get_valuelen(*(a0 as *const c_int), s1.as_ptr() as _, a2 as _, a3 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_info_get_valuelen(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int, l1: usize) -> (); mpi_info_get_valuelen_, mpi_info_get_valuelen__, mpi_info_get_valuelen, MPI_INFO_GET_VALUELEN);
-
-unsafe fn f_pmpi_info_get_valuelen(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let s1 = fstring(a1 as *const c_char, l1);
-        let rc = crate::abi::info::PMPI_Info_get_valuelen(*(a0 as *const c_int), s1.as_ptr() as _, a2 as _, a3 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_info_get_valuelen(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int, l1: usize) -> (); pmpi_info_get_valuelen_, pmpi_info_get_valuelen__, pmpi_info_get_valuelen, PMPI_INFO_GET_VALUELEN);
-
-unsafe fn f_mpi_info_get_nkeys(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::info::MPI_Info_get_nkeys(*(a0 as *const c_int), a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_info_get_nkeys(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_info_get_nkeys_, mpi_info_get_nkeys__, mpi_info_get_nkeys, MPI_INFO_GET_NKEYS);
-
-unsafe fn f_pmpi_info_get_nkeys(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::info::PMPI_Info_get_nkeys(*(a0 as *const c_int), a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_info_get_nkeys(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_info_get_nkeys_, pmpi_info_get_nkeys__, pmpi_info_get_nkeys, PMPI_INFO_GET_NKEYS);
-
-unsafe fn f_mpi_info_get_nthkey(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l2: usize) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let mut s2 = vec![0 as c_char; l2.max(8192) + 1];
-        let rc = crate::abi::info::MPI_Info_get_nthkey(*(a0 as *const c_int), *(a1 as *const c_int), s2.as_mut_ptr() as _);
-        fstring_out(&s2, a2 as *mut c_char, l2);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_info_get_nthkey(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l2: usize) -> (); mpi_info_get_nthkey_, mpi_info_get_nthkey__, mpi_info_get_nthkey, MPI_INFO_GET_NTHKEY);
-
-unsafe fn f_pmpi_info_get_nthkey(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l2: usize) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let mut s2 = vec![0 as c_char; l2.max(8192) + 1];
-        let rc = crate::abi::info::PMPI_Info_get_nthkey(*(a0 as *const c_int), *(a1 as *const c_int), s2.as_mut_ptr() as _);
-        fstring_out(&s2, a2 as *mut c_char, l2);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_info_get_nthkey(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l2: usize) -> (); pmpi_info_get_nthkey_, pmpi_info_get_nthkey__, pmpi_info_get_nthkey, PMPI_INFO_GET_NTHKEY);
 
 unsafe fn f_mpi_info_delete(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -3488,27 +2850,177 @@ unsafe fn f_pmpi_info_free(a0: *mut c_void, ierr: *mut c_int) -> () {
 }
 fsyms!(f_pmpi_info_free(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_info_free_, pmpi_info_free__, pmpi_info_free, PMPI_INFO_FREE);
 
-unsafe fn f_mpi_finalize(ierr: *mut c_int) -> () {
+unsafe fn f_mpi_info_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l1: usize, l3: usize) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::init::MPI_Finalize();
+        let s1 = fstring(a1 as *const c_char, l1);
+        let mut s3 = vec![0 as c_char; l3.max((*(a2 as *const c_int)).max(0) as usize).max(8192) + 1];
+        let rc = crate::abi::info::MPI_Info_get(*(a0 as *const c_int), s1.as_ptr() as _, *(a2 as *const c_int), s3.as_mut_ptr() as _, a4 as _);
+        if rc == 0 && *(a4 as *const c_int) != 0 && *(a2 as *const c_int) > 0 {
+            fstring_out(&s3, a3 as *mut c_char, l3);
+        }
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_mpi_finalize(ierr: *mut c_int) -> (); mpi_finalize_, mpi_finalize__, mpi_finalize, MPI_FINALIZE);
+fsyms!(f_mpi_info_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l1: usize, l3: usize) -> (); mpi_info_get_, mpi_info_get__, mpi_info_get, MPI_INFO_GET);
 
-unsafe fn f_pmpi_finalize(ierr: *mut c_int) -> () {
+unsafe fn f_pmpi_info_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l1: usize, l3: usize) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::init::PMPI_Finalize();
+        let s1 = fstring(a1 as *const c_char, l1);
+        let mut s3 = vec![0 as c_char; l3.max((*(a2 as *const c_int)).max(0) as usize).max(8192) + 1];
+        let rc = crate::abi::info::PMPI_Info_get(*(a0 as *const c_int), s1.as_ptr() as _, *(a2 as *const c_int), s3.as_mut_ptr() as _, a4 as _);
+        if rc == 0 && *(a4 as *const c_int) != 0 && *(a2 as *const c_int) > 0 {
+            fstring_out(&s3, a3 as *mut c_char, l3);
+        }
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_pmpi_finalize(ierr: *mut c_int) -> (); pmpi_finalize_, pmpi_finalize__, pmpi_finalize, PMPI_FINALIZE);
+fsyms!(f_pmpi_info_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l1: usize, l3: usize) -> (); pmpi_info_get_, pmpi_info_get__, pmpi_info_get, PMPI_INFO_GET);
+
+unsafe fn f_mpi_info_get_nkeys(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::info::MPI_Info_get_nkeys(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_info_get_nkeys(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_info_get_nkeys_, mpi_info_get_nkeys__, mpi_info_get_nkeys, MPI_INFO_GET_NKEYS);
+
+unsafe fn f_pmpi_info_get_nkeys(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::info::PMPI_Info_get_nkeys(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_info_get_nkeys(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_info_get_nkeys_, pmpi_info_get_nkeys__, pmpi_info_get_nkeys, PMPI_INFO_GET_NKEYS);
+
+unsafe fn f_mpi_info_get_nthkey(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l2: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let mut s2 = vec![0 as c_char; l2.max(8192) + 1];
+        let rc = crate::abi::info::MPI_Info_get_nthkey(*(a0 as *const c_int), *(a1 as *const c_int), s2.as_mut_ptr() as _);
+        fstring_out(&s2, a2 as *mut c_char, l2);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_info_get_nthkey(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l2: usize) -> (); mpi_info_get_nthkey_, mpi_info_get_nthkey__, mpi_info_get_nthkey, MPI_INFO_GET_NTHKEY);
+
+unsafe fn f_pmpi_info_get_nthkey(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l2: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let mut s2 = vec![0 as c_char; l2.max(8192) + 1];
+        let rc = crate::abi::info::PMPI_Info_get_nthkey(*(a0 as *const c_int), *(a1 as *const c_int), s2.as_mut_ptr() as _);
+        fstring_out(&s2, a2 as *mut c_char, l2);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_info_get_nthkey(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l2: usize) -> (); pmpi_info_get_nthkey_, pmpi_info_get_nthkey__, pmpi_info_get_nthkey, PMPI_INFO_GET_NTHKEY);
+
+unsafe fn f_mpi_info_get_string(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l1: usize, l3: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s1 = fstring(a1 as *const c_char, l1);
+        let fl = *(a2 as *const c_int);
+        let mut cl: c_int = if fl > 0 { fl + 1 } else { 0 };
+        let mut s3 = vec![0 as c_char; l3.max(fl.max(0) as usize).max(8192) + 1];
+        let rc = crate::abi::info::MPI_Info_get_string(*(a0 as *const c_int), s1.as_ptr() as _, &mut cl as *mut c_int as _, s3.as_mut_ptr() as _, a4 as _);
+        if rc == 0 && *(a4 as *const c_int) != 0 {
+            if fl > 0 {
+                fstring_out(&s3, a3 as *mut c_char, l3);
+            }
+            *(a2 as *mut c_int) = cl - 1;
+        }
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_info_get_string(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l1: usize, l3: usize) -> (); mpi_info_get_string_, mpi_info_get_string__, mpi_info_get_string, MPI_INFO_GET_STRING);
+
+unsafe fn f_pmpi_info_get_string(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l1: usize, l3: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s1 = fstring(a1 as *const c_char, l1);
+        let fl = *(a2 as *const c_int);
+        let mut cl: c_int = if fl > 0 { fl + 1 } else { 0 };
+        let mut s3 = vec![0 as c_char; l3.max(fl.max(0) as usize).max(8192) + 1];
+        let rc = crate::abi::info::PMPI_Info_get_string(*(a0 as *const c_int), s1.as_ptr() as _, &mut cl as *mut c_int as _, s3.as_mut_ptr() as _, a4 as _);
+        if rc == 0 && *(a4 as *const c_int) != 0 {
+            if fl > 0 {
+                fstring_out(&s3, a3 as *mut c_char, l3);
+            }
+            *(a2 as *mut c_int) = cl - 1;
+        }
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_info_get_string(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l1: usize, l3: usize) -> (); pmpi_info_get_string_, pmpi_info_get_string__, pmpi_info_get_string, PMPI_INFO_GET_STRING);
+
+unsafe fn f_mpi_info_get_valuelen(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s1 = fstring(a1 as *const c_char, l1);
+        let rc = crate::abi::info::MPI_Info_get_valuelen(*(a0 as *const c_int), s1.as_ptr() as _, a2 as _, a3 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_info_get_valuelen(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int, l1: usize) -> (); mpi_info_get_valuelen_, mpi_info_get_valuelen__, mpi_info_get_valuelen, MPI_INFO_GET_VALUELEN);
+
+unsafe fn f_pmpi_info_get_valuelen(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s1 = fstring(a1 as *const c_char, l1);
+        let rc = crate::abi::info::PMPI_Info_get_valuelen(*(a0 as *const c_int), s1.as_ptr() as _, a2 as _, a3 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_info_get_valuelen(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int, l1: usize) -> (); pmpi_info_get_valuelen_, pmpi_info_get_valuelen__, pmpi_info_get_valuelen, PMPI_INFO_GET_VALUELEN);
+
+unsafe fn f_mpi_info_set(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize, l2: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s1 = fstring(a1 as *const c_char, l1);
+        let s2 = fstring(a2 as *const c_char, l2);
+        let rc = crate::abi::info::MPI_Info_set(*(a0 as *const c_int), s1.as_ptr() as _, s2.as_ptr() as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_info_set(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize, l2: usize) -> (); mpi_info_set_, mpi_info_set__, mpi_info_set, MPI_INFO_SET);
+
+unsafe fn f_pmpi_info_set(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize, l2: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s1 = fstring(a1 as *const c_char, l1);
+        let s2 = fstring(a2 as *const c_char, l2);
+        let rc = crate::abi::info::PMPI_Info_set(*(a0 as *const c_int), s1.as_ptr() as _, s2.as_ptr() as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_info_set(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize, l2: usize) -> (); pmpi_info_set_, pmpi_info_set__, pmpi_info_set, PMPI_INFO_SET);
 
 unsafe fn f_mpi_initialized(a0: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -3532,49 +3044,181 @@ unsafe fn f_pmpi_initialized(a0: *mut c_void, ierr: *mut c_int) -> () {
 }
 fsyms!(f_pmpi_initialized(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_initialized_, pmpi_initialized__, pmpi_initialized, PMPI_INITIALIZED);
 
-unsafe fn f_mpi_finalized(a0: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_mpi_intercomm_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::init::MPI_Finalized(a0 as _);
+        let rc = crate::abi::comm::MPI_Intercomm_create(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), a5 as _);
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_mpi_finalized(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_finalized_, mpi_finalized__, mpi_finalized, MPI_FINALIZED);
+fsyms!(f_mpi_intercomm_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_intercomm_create_, mpi_intercomm_create__, mpi_intercomm_create, MPI_INTERCOMM_CREATE);
 
-unsafe fn f_pmpi_finalized(a0: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_pmpi_intercomm_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::init::PMPI_Finalized(a0 as _);
+        let rc = crate::abi::comm::PMPI_Intercomm_create(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), a5 as _);
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_pmpi_finalized(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_finalized_, pmpi_finalized__, pmpi_finalized, PMPI_FINALIZED);
+fsyms!(f_pmpi_intercomm_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_intercomm_create_, pmpi_intercomm_create__, pmpi_intercomm_create, PMPI_INTERCOMM_CREATE);
 
-unsafe fn f_mpi_query_thread(a0: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_mpi_intercomm_merge(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::init::MPI_Query_thread(a0 as _);
+        let rc = crate::abi::comm::MPI_Intercomm_merge(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_mpi_query_thread(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_query_thread_, mpi_query_thread__, mpi_query_thread, MPI_QUERY_THREAD);
+fsyms!(f_mpi_intercomm_merge(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_intercomm_merge_, mpi_intercomm_merge__, mpi_intercomm_merge, MPI_INTERCOMM_MERGE);
 
-unsafe fn f_pmpi_query_thread(a0: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_pmpi_intercomm_merge(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::init::PMPI_Query_thread(a0 as _);
+        let rc = crate::abi::comm::PMPI_Intercomm_merge(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_pmpi_query_thread(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_query_thread_, pmpi_query_thread__, pmpi_query_thread, PMPI_QUERY_THREAD);
+fsyms!(f_pmpi_intercomm_merge(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_intercomm_merge_, pmpi_intercomm_merge__, pmpi_intercomm_merge, PMPI_INTERCOMM_MERGE);
+
+unsafe fn f_mpi_iprobe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::MPI_Iprobe(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _, status(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_iprobe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_iprobe_, mpi_iprobe__, mpi_iprobe, MPI_IPROBE);
+
+unsafe fn f_pmpi_iprobe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::PMPI_Iprobe(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _, status(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_iprobe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_iprobe_, pmpi_iprobe__, pmpi_iprobe, PMPI_IPROBE);
+
+unsafe fn f_mpi_irecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::MPI_Irecv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_irecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_irecv_, mpi_irecv__, mpi_irecv, MPI_IRECV);
+
+unsafe fn f_pmpi_irecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::PMPI_Irecv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_irecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_irecv_, pmpi_irecv__, pmpi_irecv, PMPI_IRECV);
+
+unsafe fn f_mpi_ireduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Ireduce(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ireduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_ireduce_, mpi_ireduce__, mpi_ireduce, MPI_IREDUCE);
+
+unsafe fn f_pmpi_ireduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Ireduce(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ireduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_ireduce_, pmpi_ireduce__, pmpi_ireduce, PMPI_IREDUCE);
+
+unsafe fn f_mpi_ireduce_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Ireduce_scatter(buf(a0) as _, buf(a1) as _, a2 as _, *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ireduce_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_ireduce_scatter_, mpi_ireduce_scatter__, mpi_ireduce_scatter, MPI_IREDUCE_SCATTER);
+
+unsafe fn f_pmpi_ireduce_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Ireduce_scatter(buf(a0) as _, buf(a1) as _, a2 as _, *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ireduce_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_ireduce_scatter_, pmpi_ireduce_scatter__, pmpi_ireduce_scatter, PMPI_IREDUCE_SCATTER);
+
+unsafe fn f_mpi_ireduce_scatter_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Ireduce_scatter_block(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ireduce_scatter_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_ireduce_scatter_block_, mpi_ireduce_scatter_block__, mpi_ireduce_scatter_block, MPI_IREDUCE_SCATTER_BLOCK);
+
+unsafe fn f_pmpi_ireduce_scatter_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Ireduce_scatter_block(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ireduce_scatter_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_ireduce_scatter_block_, pmpi_ireduce_scatter_block__, pmpi_ireduce_scatter_block, PMPI_IREDUCE_SCATTER_BLOCK);
+
+unsafe fn f_mpi_irsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::MPI_Irsend(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_irsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_irsend_, mpi_irsend__, mpi_irsend, MPI_IRSEND);
+
+unsafe fn f_pmpi_irsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::PMPI_Irsend(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_irsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_irsend_, pmpi_irsend__, pmpi_irsend, PMPI_IRSEND);
 
 unsafe fn f_mpi_is_thread_main(a0: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -3598,221 +3242,1175 @@ unsafe fn f_pmpi_is_thread_main(a0: *mut c_void, ierr: *mut c_int) -> () {
 }
 fsyms!(f_pmpi_is_thread_main(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_is_thread_main_, pmpi_is_thread_main__, pmpi_is_thread_main, PMPI_IS_THREAD_MAIN);
 
-unsafe fn f_mpi_abort(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_mpi_iscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::init::MPI_Abort(*(a0 as *const c_int), *(a1 as *const c_int));
+        let rc = crate::abi::coll::MPI_Iscan(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_mpi_abort(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_abort_, mpi_abort__, mpi_abort, MPI_ABORT);
+fsyms!(f_mpi_iscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_iscan_, mpi_iscan__, mpi_iscan, MPI_ISCAN);
 
-unsafe fn f_pmpi_abort(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_pmpi_iscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::init::PMPI_Abort(*(a0 as *const c_int), *(a1 as *const c_int));
+        let rc = crate::abi::coll::PMPI_Iscan(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_pmpi_abort(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_abort_, pmpi_abort__, pmpi_abort, PMPI_ABORT);
+fsyms!(f_pmpi_iscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_iscan_, pmpi_iscan__, pmpi_iscan, PMPI_ISCAN);
 
-unsafe fn f_mpi_get_version(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_mpi_iscatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::init::MPI_Get_version(a0 as _, a1 as _);
+        let rc = crate::abi::coll::MPI_Iscatter(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_mpi_get_version(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_get_version_, mpi_get_version__, mpi_get_version, MPI_GET_VERSION);
+fsyms!(f_mpi_iscatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_iscatter_, mpi_iscatter__, mpi_iscatter, MPI_ISCATTER);
 
-unsafe fn f_pmpi_get_version(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_pmpi_iscatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::init::PMPI_Get_version(a0 as _, a1 as _);
+        let rc = crate::abi::coll::PMPI_Iscatter(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_pmpi_get_version(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_get_version_, pmpi_get_version__, pmpi_get_version, PMPI_GET_VERSION);
+fsyms!(f_pmpi_iscatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_iscatter_, pmpi_iscatter__, pmpi_iscatter, PMPI_ISCATTER);
 
-unsafe fn f_mpi_get_library_version(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
+unsafe fn f_mpi_iscatterv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let mut s0 = vec![0 as c_char; l0.max(8192) + 1];
-        let rc = crate::abi::init::MPI_Get_library_version(s0.as_mut_ptr() as _, a1 as _);
-        fstring_out(&s0, a0 as *mut c_char, l0);
+        let rc = crate::abi::coll::MPI_Iscatterv(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_mpi_get_library_version(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l0: usize) -> (); mpi_get_library_version_, mpi_get_library_version__, mpi_get_library_version, MPI_GET_LIBRARY_VERSION);
+fsyms!(f_mpi_iscatterv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_iscatterv_, mpi_iscatterv__, mpi_iscatterv, MPI_ISCATTERV);
 
-unsafe fn f_pmpi_get_library_version(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
+unsafe fn f_pmpi_iscatterv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let mut s0 = vec![0 as c_char; l0.max(8192) + 1];
-        let rc = crate::abi::init::PMPI_Get_library_version(s0.as_mut_ptr() as _, a1 as _);
-        fstring_out(&s0, a0 as *mut c_char, l0);
+        let rc = crate::abi::coll::PMPI_Iscatterv(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_pmpi_get_library_version(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l0: usize) -> (); pmpi_get_library_version_, pmpi_get_library_version__, pmpi_get_library_version, PMPI_GET_LIBRARY_VERSION);
+fsyms!(f_pmpi_iscatterv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_iscatterv_, pmpi_iscatterv__, pmpi_iscatterv, PMPI_ISCATTERV);
 
-unsafe fn f_mpi_get_processor_name(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
+unsafe fn f_mpi_isend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let mut s0 = vec![0 as c_char; l0.max(8192) + 1];
-        let rc = crate::abi::init::MPI_Get_processor_name(s0.as_mut_ptr() as _, a1 as _);
-        fstring_out(&s0, a0 as *mut c_char, l0);
+        let rc = crate::abi::p2p::MPI_Isend(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_mpi_get_processor_name(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l0: usize) -> (); mpi_get_processor_name_, mpi_get_processor_name__, mpi_get_processor_name, MPI_GET_PROCESSOR_NAME);
+fsyms!(f_mpi_isend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_isend_, mpi_isend__, mpi_isend, MPI_ISEND);
 
-unsafe fn f_pmpi_get_processor_name(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
+unsafe fn f_pmpi_isend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let mut s0 = vec![0 as c_char; l0.max(8192) + 1];
-        let rc = crate::abi::init::PMPI_Get_processor_name(s0.as_mut_ptr() as _, a1 as _);
-        fstring_out(&s0, a0 as *mut c_char, l0);
+        let rc = crate::abi::p2p::PMPI_Isend(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_pmpi_get_processor_name(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l0: usize) -> (); pmpi_get_processor_name_, pmpi_get_processor_name__, pmpi_get_processor_name, PMPI_GET_PROCESSOR_NAME);
+fsyms!(f_pmpi_isend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_isend_, pmpi_isend__, pmpi_isend, PMPI_ISEND);
 
-unsafe fn f_mpi_wtime() -> f64 {
+unsafe fn f_mpi_issend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        crate::abi::init::MPI_Wtime()
-    }
-}
-fsyms!(f_mpi_wtime() -> f64; mpi_wtime_, mpi_wtime__, mpi_wtime, MPI_WTIME);
-
-unsafe fn f_pmpi_wtime() -> f64 {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        crate::abi::init::PMPI_Wtime()
-    }
-}
-fsyms!(f_pmpi_wtime() -> f64; pmpi_wtime_, pmpi_wtime__, pmpi_wtime, PMPI_WTIME);
-
-unsafe fn f_mpi_wtick() -> f64 {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        crate::abi::init::MPI_Wtick()
-    }
-}
-fsyms!(f_mpi_wtick() -> f64; mpi_wtick_, mpi_wtick__, mpi_wtick, MPI_WTICK);
-
-unsafe fn f_pmpi_wtick() -> f64 {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        crate::abi::init::PMPI_Wtick()
-    }
-}
-fsyms!(f_pmpi_wtick() -> f64; pmpi_wtick_, pmpi_wtick__, pmpi_wtick, PMPI_WTICK);
-
-unsafe fn f_mpi_comm_rank(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::init::MPI_Comm_rank(*(a0 as *const c_int), a1 as _);
+        let rc = crate::abi::p2p::MPI_Issend(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_mpi_comm_rank(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_rank_, mpi_comm_rank__, mpi_comm_rank, MPI_COMM_RANK);
+fsyms!(f_mpi_issend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_issend_, mpi_issend__, mpi_issend, MPI_ISSEND);
 
-unsafe fn f_pmpi_comm_rank(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_pmpi_issend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::init::PMPI_Comm_rank(*(a0 as *const c_int), a1 as _);
+        let rc = crate::abi::p2p::PMPI_Issend(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_pmpi_comm_rank(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_rank_, pmpi_comm_rank__, pmpi_comm_rank, PMPI_COMM_RANK);
+fsyms!(f_pmpi_issend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_issend_, pmpi_issend__, pmpi_issend, PMPI_ISSEND);
 
-unsafe fn f_mpi_comm_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_mpi_mprobe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::init::MPI_Comm_size(*(a0 as *const c_int), a1 as _);
+        let rc = crate::abi::p2p::MPI_Mprobe(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _, status(a4) as _);
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_mpi_comm_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_size_, mpi_comm_size__, mpi_comm_size, MPI_COMM_SIZE);
+fsyms!(f_mpi_mprobe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_mprobe_, mpi_mprobe__, mpi_mprobe, MPI_MPROBE);
 
-unsafe fn f_pmpi_comm_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_pmpi_mprobe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::init::PMPI_Comm_size(*(a0 as *const c_int), a1 as _);
+        let rc = crate::abi::p2p::PMPI_Mprobe(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _, status(a4) as _);
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_pmpi_comm_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_size_, pmpi_comm_size__, pmpi_comm_size, PMPI_COMM_SIZE);
+fsyms!(f_pmpi_mprobe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_mprobe_, pmpi_mprobe__, pmpi_mprobe, PMPI_MPROBE);
 
-unsafe fn f_mpi_alloc_mem(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_mpi_mrecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::misc::MPI_Alloc_mem(*(a0 as *const i64), *(a1 as *const c_int), buf(a2) as _);
+        let rc = crate::abi::p2p::MPI_Mrecv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), a3 as _, status(a4) as _);
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_mpi_alloc_mem(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_alloc_mem_, mpi_alloc_mem__, mpi_alloc_mem, MPI_ALLOC_MEM);
+fsyms!(f_mpi_mrecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_mrecv_, mpi_mrecv__, mpi_mrecv, MPI_MRECV);
 
-unsafe fn f_pmpi_alloc_mem(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_pmpi_mrecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::misc::PMPI_Alloc_mem(*(a0 as *const i64), *(a1 as *const c_int), buf(a2) as _);
+        let rc = crate::abi::p2p::PMPI_Mrecv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), a3 as _, status(a4) as _);
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_pmpi_alloc_mem(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_alloc_mem_, pmpi_alloc_mem__, pmpi_alloc_mem, PMPI_ALLOC_MEM);
+fsyms!(f_pmpi_mrecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_mrecv_, pmpi_mrecv__, pmpi_mrecv, PMPI_MRECV);
 
-unsafe fn f_mpi_free_mem(a0: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_mpi_neighbor_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::misc::MPI_Free_mem(buf(a0) as _);
+        let rc = crate::abi::coll::MPI_Neighbor_allgather(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int));
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_mpi_free_mem(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_free_mem_, mpi_free_mem__, mpi_free_mem, MPI_FREE_MEM);
+fsyms!(f_mpi_neighbor_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_neighbor_allgather_, mpi_neighbor_allgather__, mpi_neighbor_allgather, MPI_NEIGHBOR_ALLGATHER);
 
-unsafe fn f_pmpi_free_mem(a0: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_pmpi_neighbor_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::misc::PMPI_Free_mem(buf(a0) as _);
+        let rc = crate::abi::coll::PMPI_Neighbor_allgather(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int));
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_pmpi_free_mem(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_free_mem_, pmpi_free_mem__, pmpi_free_mem, PMPI_FREE_MEM);
+fsyms!(f_pmpi_neighbor_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_allgather_, pmpi_neighbor_allgather__, pmpi_neighbor_allgather, PMPI_NEIGHBOR_ALLGATHER);
+
+unsafe fn f_mpi_neighbor_allgather_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Neighbor_allgather_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_neighbor_allgather_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_neighbor_allgather_init_, mpi_neighbor_allgather_init__, mpi_neighbor_allgather_init, MPI_NEIGHBOR_ALLGATHER_INIT);
+
+unsafe fn f_pmpi_neighbor_allgather_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Neighbor_allgather_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_neighbor_allgather_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_allgather_init_, pmpi_neighbor_allgather_init__, pmpi_neighbor_allgather_init, PMPI_NEIGHBOR_ALLGATHER_INIT);
+
+unsafe fn f_mpi_neighbor_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Neighbor_allgatherv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_neighbor_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_neighbor_allgatherv_, mpi_neighbor_allgatherv__, mpi_neighbor_allgatherv, MPI_NEIGHBOR_ALLGATHERV);
+
+unsafe fn f_pmpi_neighbor_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Neighbor_allgatherv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_neighbor_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_allgatherv_, pmpi_neighbor_allgatherv__, pmpi_neighbor_allgatherv, PMPI_NEIGHBOR_ALLGATHERV);
+
+unsafe fn f_mpi_neighbor_allgatherv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Neighbor_allgatherv_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_neighbor_allgatherv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_neighbor_allgatherv_init_, mpi_neighbor_allgatherv_init__, mpi_neighbor_allgatherv_init, MPI_NEIGHBOR_ALLGATHERV_INIT);
+
+unsafe fn f_pmpi_neighbor_allgatherv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Neighbor_allgatherv_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_neighbor_allgatherv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_allgatherv_init_, pmpi_neighbor_allgatherv_init__, pmpi_neighbor_allgatherv_init, PMPI_NEIGHBOR_ALLGATHERV_INIT);
+
+unsafe fn f_mpi_neighbor_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Neighbor_alltoall(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_neighbor_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_neighbor_alltoall_, mpi_neighbor_alltoall__, mpi_neighbor_alltoall, MPI_NEIGHBOR_ALLTOALL);
+
+unsafe fn f_pmpi_neighbor_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Neighbor_alltoall(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_neighbor_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_alltoall_, pmpi_neighbor_alltoall__, pmpi_neighbor_alltoall, PMPI_NEIGHBOR_ALLTOALL);
+
+unsafe fn f_mpi_neighbor_alltoall_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Neighbor_alltoall_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_neighbor_alltoall_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_neighbor_alltoall_init_, mpi_neighbor_alltoall_init__, mpi_neighbor_alltoall_init, MPI_NEIGHBOR_ALLTOALL_INIT);
+
+unsafe fn f_pmpi_neighbor_alltoall_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Neighbor_alltoall_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_neighbor_alltoall_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_alltoall_init_, pmpi_neighbor_alltoall_init__, pmpi_neighbor_alltoall_init, PMPI_NEIGHBOR_ALLTOALL_INIT);
+
+unsafe fn f_mpi_neighbor_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Neighbor_alltoallv(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_neighbor_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_neighbor_alltoallv_, mpi_neighbor_alltoallv__, mpi_neighbor_alltoallv, MPI_NEIGHBOR_ALLTOALLV);
+
+unsafe fn f_pmpi_neighbor_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Neighbor_alltoallv(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_neighbor_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_alltoallv_, pmpi_neighbor_alltoallv__, pmpi_neighbor_alltoallv, PMPI_NEIGHBOR_ALLTOALLV);
+
+unsafe fn f_mpi_neighbor_alltoallv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Neighbor_alltoallv_init(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_neighbor_alltoallv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); mpi_neighbor_alltoallv_init_, mpi_neighbor_alltoallv_init__, mpi_neighbor_alltoallv_init, MPI_NEIGHBOR_ALLTOALLV_INIT);
+
+unsafe fn f_pmpi_neighbor_alltoallv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Neighbor_alltoallv_init(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_neighbor_alltoallv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_alltoallv_init_, pmpi_neighbor_alltoallv_init__, pmpi_neighbor_alltoallv_init, PMPI_NEIGHBOR_ALLTOALLV_INIT);
+
+unsafe fn f_mpi_neighbor_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Neighbor_alltoallw(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_neighbor_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_neighbor_alltoallw_, mpi_neighbor_alltoallw__, mpi_neighbor_alltoallw, MPI_NEIGHBOR_ALLTOALLW);
+
+unsafe fn f_pmpi_neighbor_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Neighbor_alltoallw(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_neighbor_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_alltoallw_, pmpi_neighbor_alltoallw__, pmpi_neighbor_alltoallw, PMPI_NEIGHBOR_ALLTOALLW);
+
+unsafe fn f_mpi_neighbor_alltoallw_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Neighbor_alltoallw_init(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_neighbor_alltoallw_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); mpi_neighbor_alltoallw_init_, mpi_neighbor_alltoallw_init__, mpi_neighbor_alltoallw_init, MPI_NEIGHBOR_ALLTOALLW_INIT);
+
+unsafe fn f_pmpi_neighbor_alltoallw_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Neighbor_alltoallw_init(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_neighbor_alltoallw_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_alltoallw_init_, pmpi_neighbor_alltoallw_init__, pmpi_neighbor_alltoallw_init, PMPI_NEIGHBOR_ALLTOALLW_INIT);
+
+unsafe fn f_mpi_op_commutative(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::op::MPI_Op_commutative(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_op_commutative(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_op_commutative_, mpi_op_commutative__, mpi_op_commutative, MPI_OP_COMMUTATIVE);
+
+unsafe fn f_pmpi_op_commutative(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::op::PMPI_Op_commutative(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_op_commutative(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_op_commutative_, pmpi_op_commutative__, pmpi_op_commutative, PMPI_OP_COMMUTATIVE);
+
+unsafe fn f_mpi_op_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::op::MPI_Op_create(a0 as _, *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_op_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_op_create_, mpi_op_create__, mpi_op_create, MPI_OP_CREATE);
+
+unsafe fn f_pmpi_op_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::op::PMPI_Op_create(a0 as _, *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_op_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_op_create_, pmpi_op_create__, pmpi_op_create, PMPI_OP_CREATE);
+
+unsafe fn f_mpi_op_free(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::op::MPI_Op_free(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_op_free(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_op_free_, mpi_op_free__, mpi_op_free, MPI_OP_FREE);
+
+unsafe fn f_pmpi_op_free(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::op::PMPI_Op_free(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_op_free(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_op_free_, pmpi_op_free__, pmpi_op_free, PMPI_OP_FREE);
+
+unsafe fn f_mpi_pack(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::MPI_Pack(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), a5 as _, *(a6 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_pack(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_pack_, mpi_pack__, mpi_pack, MPI_PACK);
+
+unsafe fn f_pmpi_pack(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::PMPI_Pack(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), a5 as _, *(a6 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_pack(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_pack_, pmpi_pack__, pmpi_pack, PMPI_PACK);
+
+unsafe fn f_mpi_pack_external(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s0 = fstring(a0 as *const c_char, l0);
+        let rc = crate::abi::datatype::MPI_Pack_external(s0.as_ptr() as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), buf(a4) as _, *(a5 as *const i64), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_pack_external(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int, l0: usize) -> (); mpi_pack_external_, mpi_pack_external__, mpi_pack_external, MPI_PACK_EXTERNAL);
+
+unsafe fn f_pmpi_pack_external(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s0 = fstring(a0 as *const c_char, l0);
+        let rc = crate::abi::datatype::PMPI_Pack_external(s0.as_ptr() as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), buf(a4) as _, *(a5 as *const i64), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_pack_external(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int, l0: usize) -> (); pmpi_pack_external_, pmpi_pack_external__, pmpi_pack_external, PMPI_PACK_EXTERNAL);
+
+unsafe fn f_mpi_pack_external_size(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s0 = fstring(a0 as *const c_char, l0);
+        let rc = crate::abi::datatype::MPI_Pack_external_size(s0.as_ptr() as _, *(a1 as *const c_int), *(a2 as *const c_int), a3 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_pack_external_size(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int, l0: usize) -> (); mpi_pack_external_size_, mpi_pack_external_size__, mpi_pack_external_size, MPI_PACK_EXTERNAL_SIZE);
+
+unsafe fn f_pmpi_pack_external_size(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s0 = fstring(a0 as *const c_char, l0);
+        let rc = crate::abi::datatype::PMPI_Pack_external_size(s0.as_ptr() as _, *(a1 as *const c_int), *(a2 as *const c_int), a3 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_pack_external_size(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int, l0: usize) -> (); pmpi_pack_external_size_, pmpi_pack_external_size__, pmpi_pack_external_size, PMPI_PACK_EXTERNAL_SIZE);
+
+unsafe fn f_mpi_pack_size(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::MPI_Pack_size(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_pack_size(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); mpi_pack_size_, mpi_pack_size__, mpi_pack_size, MPI_PACK_SIZE);
+
+unsafe fn f_pmpi_pack_size(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::PMPI_Pack_size(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_pack_size(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_pack_size_, pmpi_pack_size__, pmpi_pack_size, PMPI_PACK_SIZE);
+
+unsafe fn f_mpi_probe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::MPI_Probe(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), status(a3) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_probe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); mpi_probe_, mpi_probe__, mpi_probe, MPI_PROBE);
+
+unsafe fn f_pmpi_probe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::PMPI_Probe(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), status(a3) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_probe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_probe_, pmpi_probe__, pmpi_probe, PMPI_PROBE);
+
+unsafe fn f_mpi_query_thread(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::init::MPI_Query_thread(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_query_thread(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_query_thread_, mpi_query_thread__, mpi_query_thread, MPI_QUERY_THREAD);
+
+unsafe fn f_pmpi_query_thread(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::init::PMPI_Query_thread(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_query_thread(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_query_thread_, pmpi_query_thread__, pmpi_query_thread, PMPI_QUERY_THREAD);
+
+unsafe fn f_mpi_recv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::MPI_Recv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), status(a6) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_recv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_recv_, mpi_recv__, mpi_recv, MPI_RECV);
+
+unsafe fn f_pmpi_recv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::PMPI_Recv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), status(a6) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_recv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_recv_, pmpi_recv__, pmpi_recv, PMPI_RECV);
+
+unsafe fn f_mpi_recv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::MPI_Recv_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_recv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_recv_init_, mpi_recv_init__, mpi_recv_init, MPI_RECV_INIT);
+
+unsafe fn f_pmpi_recv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::PMPI_Recv_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_recv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_recv_init_, pmpi_recv_init__, pmpi_recv_init, PMPI_RECV_INIT);
+
+unsafe fn f_mpi_reduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Reduce(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_reduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_reduce_, mpi_reduce__, mpi_reduce, MPI_REDUCE);
+
+unsafe fn f_pmpi_reduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Reduce(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_reduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_reduce_, pmpi_reduce__, pmpi_reduce, PMPI_REDUCE);
+
+unsafe fn f_mpi_reduce_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Reduce_init(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_reduce_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_reduce_init_, mpi_reduce_init__, mpi_reduce_init, MPI_REDUCE_INIT);
+
+unsafe fn f_pmpi_reduce_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Reduce_init(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_reduce_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_reduce_init_, pmpi_reduce_init__, pmpi_reduce_init, PMPI_REDUCE_INIT);
+
+unsafe fn f_mpi_reduce_local(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::op::MPI_Reduce_local(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_reduce_local(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_reduce_local_, mpi_reduce_local__, mpi_reduce_local, MPI_REDUCE_LOCAL);
+
+unsafe fn f_pmpi_reduce_local(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::op::PMPI_Reduce_local(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_reduce_local(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_reduce_local_, pmpi_reduce_local__, pmpi_reduce_local, PMPI_REDUCE_LOCAL);
+
+unsafe fn f_mpi_reduce_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Reduce_scatter(buf(a0) as _, buf(a1) as _, a2 as _, *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_reduce_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_reduce_scatter_, mpi_reduce_scatter__, mpi_reduce_scatter, MPI_REDUCE_SCATTER);
+
+unsafe fn f_pmpi_reduce_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Reduce_scatter(buf(a0) as _, buf(a1) as _, a2 as _, *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_reduce_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_reduce_scatter_, pmpi_reduce_scatter__, pmpi_reduce_scatter, PMPI_REDUCE_SCATTER);
+
+unsafe fn f_mpi_reduce_scatter_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Reduce_scatter_block(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_reduce_scatter_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_reduce_scatter_block_, mpi_reduce_scatter_block__, mpi_reduce_scatter_block, MPI_REDUCE_SCATTER_BLOCK);
+
+unsafe fn f_pmpi_reduce_scatter_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Reduce_scatter_block(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_reduce_scatter_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_reduce_scatter_block_, pmpi_reduce_scatter_block__, pmpi_reduce_scatter_block, PMPI_REDUCE_SCATTER_BLOCK);
+
+unsafe fn f_mpi_reduce_scatter_block_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Reduce_scatter_block_init(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_reduce_scatter_block_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_reduce_scatter_block_init_, mpi_reduce_scatter_block_init__, mpi_reduce_scatter_block_init, MPI_REDUCE_SCATTER_BLOCK_INIT);
+
+unsafe fn f_pmpi_reduce_scatter_block_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Reduce_scatter_block_init(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_reduce_scatter_block_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_reduce_scatter_block_init_, pmpi_reduce_scatter_block_init__, pmpi_reduce_scatter_block_init, PMPI_REDUCE_SCATTER_BLOCK_INIT);
+
+unsafe fn f_mpi_reduce_scatter_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Reduce_scatter_init(buf(a0) as _, buf(a1) as _, a2 as _, *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_reduce_scatter_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_reduce_scatter_init_, mpi_reduce_scatter_init__, mpi_reduce_scatter_init, MPI_REDUCE_SCATTER_INIT);
+
+unsafe fn f_pmpi_reduce_scatter_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Reduce_scatter_init(buf(a0) as _, buf(a1) as _, a2 as _, *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_reduce_scatter_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_reduce_scatter_init_, pmpi_reduce_scatter_init__, pmpi_reduce_scatter_init, PMPI_REDUCE_SCATTER_INIT);
+
+unsafe fn f_mpi_request_free(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::request::MPI_Request_free(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_request_free(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_request_free_, mpi_request_free__, mpi_request_free, MPI_REQUEST_FREE);
+
+unsafe fn f_pmpi_request_free(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::request::PMPI_Request_free(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_request_free(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_request_free_, pmpi_request_free__, pmpi_request_free, PMPI_REQUEST_FREE);
+
+unsafe fn f_mpi_request_get_status(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::request::MPI_Request_get_status(*(a0 as *const c_int), a1 as _, status(a2) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_request_get_status(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_request_get_status_, mpi_request_get_status__, mpi_request_get_status, MPI_REQUEST_GET_STATUS);
+
+unsafe fn f_pmpi_request_get_status(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::request::PMPI_Request_get_status(*(a0 as *const c_int), a1 as _, status(a2) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_request_get_status(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_request_get_status_, pmpi_request_get_status__, pmpi_request_get_status, PMPI_REQUEST_GET_STATUS);
+
+unsafe fn f_mpi_rsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::MPI_Rsend(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_rsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_rsend_, mpi_rsend__, mpi_rsend, MPI_RSEND);
+
+unsafe fn f_pmpi_rsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::PMPI_Rsend(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_rsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_rsend_, pmpi_rsend__, pmpi_rsend, PMPI_RSEND);
+
+unsafe fn f_mpi_rsend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::MPI_Rsend_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_rsend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_rsend_init_, mpi_rsend_init__, mpi_rsend_init, MPI_RSEND_INIT);
+
+unsafe fn f_pmpi_rsend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::PMPI_Rsend_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_rsend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_rsend_init_, pmpi_rsend_init__, pmpi_rsend_init, PMPI_RSEND_INIT);
+
+unsafe fn f_mpi_scan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Scan(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_scan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_scan_, mpi_scan__, mpi_scan, MPI_SCAN);
+
+unsafe fn f_pmpi_scan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Scan(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_scan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_scan_, pmpi_scan__, pmpi_scan, PMPI_SCAN);
+
+unsafe fn f_mpi_scan_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Scan_init(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_scan_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_scan_init_, mpi_scan_init__, mpi_scan_init, MPI_SCAN_INIT);
+
+unsafe fn f_pmpi_scan_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Scan_init(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_scan_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_scan_init_, pmpi_scan_init__, pmpi_scan_init, PMPI_SCAN_INIT);
+
+unsafe fn f_mpi_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Scatter(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_scatter_, mpi_scatter__, mpi_scatter, MPI_SCATTER);
+
+unsafe fn f_pmpi_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Scatter(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_scatter_, pmpi_scatter__, pmpi_scatter, PMPI_SCATTER);
+
+unsafe fn f_mpi_scatter_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Scatter_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_scatter_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_scatter_init_, mpi_scatter_init__, mpi_scatter_init, MPI_SCATTER_INIT);
+
+unsafe fn f_pmpi_scatter_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Scatter_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_scatter_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_scatter_init_, pmpi_scatter_init__, pmpi_scatter_init, PMPI_SCATTER_INIT);
+
+unsafe fn f_mpi_scatterv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Scatterv(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_scatterv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_scatterv_, mpi_scatterv__, mpi_scatterv, MPI_SCATTERV);
+
+unsafe fn f_pmpi_scatterv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Scatterv(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_scatterv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_scatterv_, pmpi_scatterv__, pmpi_scatterv, PMPI_SCATTERV);
+
+unsafe fn f_mpi_scatterv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Scatterv_init(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_scatterv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); mpi_scatterv_init_, mpi_scatterv_init__, mpi_scatterv_init, MPI_SCATTERV_INIT);
+
+unsafe fn f_pmpi_scatterv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Scatterv_init(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_scatterv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); pmpi_scatterv_init_, pmpi_scatterv_init__, pmpi_scatterv_init, PMPI_SCATTERV_INIT);
+
+unsafe fn f_mpi_send(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::MPI_Send(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_send(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_send_, mpi_send__, mpi_send, MPI_SEND);
+
+unsafe fn f_pmpi_send(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::PMPI_Send(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_send(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_send_, pmpi_send__, pmpi_send, PMPI_SEND);
+
+unsafe fn f_mpi_send_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::MPI_Send_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_send_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_send_init_, mpi_send_init__, mpi_send_init, MPI_SEND_INIT);
+
+unsafe fn f_pmpi_send_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::PMPI_Send_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_send_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_send_init_, pmpi_send_init__, pmpi_send_init, PMPI_SEND_INIT);
+
+unsafe fn f_mpi_sendrecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::MPI_Sendrecv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), buf(a5) as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), *(a9 as *const c_int), *(a10 as *const c_int), status(a11) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_sendrecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, ierr: *mut c_int) -> (); mpi_sendrecv_, mpi_sendrecv__, mpi_sendrecv, MPI_SENDRECV);
+
+unsafe fn f_pmpi_sendrecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::PMPI_Sendrecv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), buf(a5) as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), *(a9 as *const c_int), *(a10 as *const c_int), status(a11) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_sendrecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, ierr: *mut c_int) -> (); pmpi_sendrecv_, pmpi_sendrecv__, pmpi_sendrecv, PMPI_SENDRECV);
+
+unsafe fn f_mpi_sendrecv_replace(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::MPI_Sendrecv_replace(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), status(a8) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_sendrecv_replace(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_sendrecv_replace_, mpi_sendrecv_replace__, mpi_sendrecv_replace, MPI_SENDRECV_REPLACE);
+
+unsafe fn f_pmpi_sendrecv_replace(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::PMPI_Sendrecv_replace(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), status(a8) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_sendrecv_replace(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_sendrecv_replace_, pmpi_sendrecv_replace__, pmpi_sendrecv_replace, PMPI_SENDRECV_REPLACE);
+
+unsafe fn f_mpi_ssend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::MPI_Ssend(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ssend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_ssend_, mpi_ssend__, mpi_ssend, MPI_SSEND);
+
+unsafe fn f_pmpi_ssend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::PMPI_Ssend(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ssend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_ssend_, pmpi_ssend__, pmpi_ssend, PMPI_SSEND);
+
+unsafe fn f_mpi_ssend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::MPI_Ssend_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ssend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_ssend_init_, mpi_ssend_init__, mpi_ssend_init, MPI_SSEND_INIT);
+
+unsafe fn f_pmpi_ssend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::PMPI_Ssend_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ssend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_ssend_init_, pmpi_ssend_init__, pmpi_ssend_init, PMPI_SSEND_INIT);
+
+unsafe fn f_mpi_start(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::request::MPI_Start(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_start(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_start_, mpi_start__, mpi_start, MPI_START);
+
+unsafe fn f_pmpi_start(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::request::PMPI_Start(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_start(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_start_, pmpi_start__, pmpi_start, PMPI_START);
+
+unsafe fn f_mpi_startall(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::request::MPI_Startall(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_startall(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_startall_, mpi_startall__, mpi_startall, MPI_STARTALL);
+
+unsafe fn f_pmpi_startall(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::request::PMPI_Startall(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_startall(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_startall_, pmpi_startall__, pmpi_startall, PMPI_STARTALL);
 
 unsafe fn f_mpi_status_set_cancelled(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -3880,710 +4478,6 @@ unsafe fn f_pmpi_status_set_elements_x(a0: *mut c_void, a1: *mut c_void, a2: *mu
 }
 fsyms!(f_pmpi_status_set_elements_x(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_status_set_elements_x_, pmpi_status_set_elements_x__, pmpi_status_set_elements_x, PMPI_STATUS_SET_ELEMENTS_X);
 
-unsafe fn f_mpi_type_match_size(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::misc::MPI_Type_match_size(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_type_match_size(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_type_match_size_, mpi_type_match_size__, mpi_type_match_size, MPI_TYPE_MATCH_SIZE);
-
-unsafe fn f_pmpi_type_match_size(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::misc::PMPI_Type_match_size(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_type_match_size(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_match_size_, pmpi_type_match_size__, pmpi_type_match_size, PMPI_TYPE_MATCH_SIZE);
-
-unsafe fn f_mpi_comm_get_parent(a0: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::misc::MPI_Comm_get_parent(a0 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_comm_get_parent(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_get_parent_, mpi_comm_get_parent__, mpi_comm_get_parent, MPI_COMM_GET_PARENT);
-
-unsafe fn f_pmpi_comm_get_parent(a0: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::misc::PMPI_Comm_get_parent(a0 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_comm_get_parent(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_get_parent_, pmpi_comm_get_parent__, pmpi_comm_get_parent, PMPI_COMM_GET_PARENT);
-
-unsafe fn f_mpi_op_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::op::MPI_Op_create(a0 as _, *(a1 as *const c_int), a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_op_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_op_create_, mpi_op_create__, mpi_op_create, MPI_OP_CREATE);
-
-unsafe fn f_pmpi_op_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::op::PMPI_Op_create(a0 as _, *(a1 as *const c_int), a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_op_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_op_create_, pmpi_op_create__, pmpi_op_create, PMPI_OP_CREATE);
-
-unsafe fn f_mpi_op_free(a0: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::op::MPI_Op_free(a0 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_op_free(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_op_free_, mpi_op_free__, mpi_op_free, MPI_OP_FREE);
-
-unsafe fn f_pmpi_op_free(a0: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::op::PMPI_Op_free(a0 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_op_free(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_op_free_, pmpi_op_free__, pmpi_op_free, PMPI_OP_FREE);
-
-unsafe fn f_mpi_op_commutative(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::op::MPI_Op_commutative(*(a0 as *const c_int), a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_op_commutative(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_op_commutative_, mpi_op_commutative__, mpi_op_commutative, MPI_OP_COMMUTATIVE);
-
-unsafe fn f_pmpi_op_commutative(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::op::PMPI_Op_commutative(*(a0 as *const c_int), a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_op_commutative(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_op_commutative_, pmpi_op_commutative__, pmpi_op_commutative, PMPI_OP_COMMUTATIVE);
-
-unsafe fn f_mpi_reduce_local(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::op::MPI_Reduce_local(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_reduce_local(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_reduce_local_, mpi_reduce_local__, mpi_reduce_local, MPI_REDUCE_LOCAL);
-
-unsafe fn f_pmpi_reduce_local(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::op::PMPI_Reduce_local(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_reduce_local(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_reduce_local_, pmpi_reduce_local__, pmpi_reduce_local, PMPI_REDUCE_LOCAL);
-
-unsafe fn f_mpi_send(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::MPI_Send(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_send(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_send_, mpi_send__, mpi_send, MPI_SEND);
-
-unsafe fn f_pmpi_send(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::PMPI_Send(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_send(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_send_, pmpi_send__, pmpi_send, PMPI_SEND);
-
-unsafe fn f_mpi_ssend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::MPI_Ssend(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_ssend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_ssend_, mpi_ssend__, mpi_ssend, MPI_SSEND);
-
-unsafe fn f_pmpi_ssend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::PMPI_Ssend(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_ssend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_ssend_, pmpi_ssend__, pmpi_ssend, PMPI_SSEND);
-
-unsafe fn f_mpi_rsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::MPI_Rsend(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_rsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_rsend_, mpi_rsend__, mpi_rsend, MPI_RSEND);
-
-unsafe fn f_pmpi_rsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::PMPI_Rsend(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_rsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_rsend_, pmpi_rsend__, pmpi_rsend, PMPI_RSEND);
-
-unsafe fn f_mpi_bsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::MPI_Bsend(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_bsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_bsend_, mpi_bsend__, mpi_bsend, MPI_BSEND);
-
-unsafe fn f_pmpi_bsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::PMPI_Bsend(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_bsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_bsend_, pmpi_bsend__, pmpi_bsend, PMPI_BSEND);
-
-unsafe fn f_mpi_isend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::MPI_Isend(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_isend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_isend_, mpi_isend__, mpi_isend, MPI_ISEND);
-
-unsafe fn f_pmpi_isend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::PMPI_Isend(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_isend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_isend_, pmpi_isend__, pmpi_isend, PMPI_ISEND);
-
-unsafe fn f_mpi_issend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::MPI_Issend(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_issend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_issend_, mpi_issend__, mpi_issend, MPI_ISSEND);
-
-unsafe fn f_pmpi_issend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::PMPI_Issend(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_issend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_issend_, pmpi_issend__, pmpi_issend, PMPI_ISSEND);
-
-unsafe fn f_mpi_irsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::MPI_Irsend(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_irsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_irsend_, mpi_irsend__, mpi_irsend, MPI_IRSEND);
-
-unsafe fn f_pmpi_irsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::PMPI_Irsend(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_irsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_irsend_, pmpi_irsend__, pmpi_irsend, PMPI_IRSEND);
-
-unsafe fn f_mpi_ibsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::MPI_Ibsend(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_ibsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_ibsend_, mpi_ibsend__, mpi_ibsend, MPI_IBSEND);
-
-unsafe fn f_pmpi_ibsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::PMPI_Ibsend(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_ibsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_ibsend_, pmpi_ibsend__, pmpi_ibsend, PMPI_IBSEND);
-
-unsafe fn f_mpi_send_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::MPI_Send_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_send_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_send_init_, mpi_send_init__, mpi_send_init, MPI_SEND_INIT);
-
-unsafe fn f_pmpi_send_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::PMPI_Send_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_send_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_send_init_, pmpi_send_init__, pmpi_send_init, PMPI_SEND_INIT);
-
-unsafe fn f_mpi_ssend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::MPI_Ssend_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_ssend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_ssend_init_, mpi_ssend_init__, mpi_ssend_init, MPI_SSEND_INIT);
-
-unsafe fn f_pmpi_ssend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::PMPI_Ssend_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_ssend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_ssend_init_, pmpi_ssend_init__, pmpi_ssend_init, PMPI_SSEND_INIT);
-
-unsafe fn f_mpi_rsend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::MPI_Rsend_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_rsend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_rsend_init_, mpi_rsend_init__, mpi_rsend_init, MPI_RSEND_INIT);
-
-unsafe fn f_pmpi_rsend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::PMPI_Rsend_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_rsend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_rsend_init_, pmpi_rsend_init__, pmpi_rsend_init, PMPI_RSEND_INIT);
-
-unsafe fn f_mpi_bsend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::MPI_Bsend_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_bsend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_bsend_init_, mpi_bsend_init__, mpi_bsend_init, MPI_BSEND_INIT);
-
-unsafe fn f_pmpi_bsend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::PMPI_Bsend_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_bsend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_bsend_init_, pmpi_bsend_init__, pmpi_bsend_init, PMPI_BSEND_INIT);
-
-unsafe fn f_mpi_recv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::MPI_Recv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), status(a6) as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_recv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_recv_, mpi_recv__, mpi_recv, MPI_RECV);
-
-unsafe fn f_pmpi_recv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::PMPI_Recv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), status(a6) as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_recv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_recv_, pmpi_recv__, pmpi_recv, PMPI_RECV);
-
-unsafe fn f_mpi_irecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::MPI_Irecv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_irecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_irecv_, mpi_irecv__, mpi_irecv, MPI_IRECV);
-
-unsafe fn f_pmpi_irecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::PMPI_Irecv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_irecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_irecv_, pmpi_irecv__, pmpi_irecv, PMPI_IRECV);
-
-unsafe fn f_mpi_recv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::MPI_Recv_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_recv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_recv_init_, mpi_recv_init__, mpi_recv_init, MPI_RECV_INIT);
-
-unsafe fn f_pmpi_recv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::PMPI_Recv_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_recv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_recv_init_, pmpi_recv_init__, pmpi_recv_init, PMPI_RECV_INIT);
-
-unsafe fn f_mpi_sendrecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::MPI_Sendrecv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), buf(a5) as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), *(a9 as *const c_int), *(a10 as *const c_int), status(a11) as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_sendrecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, ierr: *mut c_int) -> (); mpi_sendrecv_, mpi_sendrecv__, mpi_sendrecv, MPI_SENDRECV);
-
-unsafe fn f_pmpi_sendrecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::PMPI_Sendrecv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), buf(a5) as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), *(a9 as *const c_int), *(a10 as *const c_int), status(a11) as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_sendrecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, ierr: *mut c_int) -> (); pmpi_sendrecv_, pmpi_sendrecv__, pmpi_sendrecv, PMPI_SENDRECV);
-
-unsafe fn f_mpi_sendrecv_replace(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::MPI_Sendrecv_replace(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), status(a8) as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_sendrecv_replace(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_sendrecv_replace_, mpi_sendrecv_replace__, mpi_sendrecv_replace, MPI_SENDRECV_REPLACE);
-
-unsafe fn f_pmpi_sendrecv_replace(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::PMPI_Sendrecv_replace(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), status(a8) as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_sendrecv_replace(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_sendrecv_replace_, pmpi_sendrecv_replace__, pmpi_sendrecv_replace, PMPI_SENDRECV_REPLACE);
-
-unsafe fn f_mpi_probe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::MPI_Probe(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), status(a3) as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_probe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); mpi_probe_, mpi_probe__, mpi_probe, MPI_PROBE);
-
-unsafe fn f_pmpi_probe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::PMPI_Probe(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), status(a3) as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_probe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_probe_, pmpi_probe__, pmpi_probe, PMPI_PROBE);
-
-unsafe fn f_mpi_iprobe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::MPI_Iprobe(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _, status(a4) as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_iprobe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_iprobe_, mpi_iprobe__, mpi_iprobe, MPI_IPROBE);
-
-unsafe fn f_pmpi_iprobe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::PMPI_Iprobe(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _, status(a4) as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_iprobe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_iprobe_, pmpi_iprobe__, pmpi_iprobe, PMPI_IPROBE);
-
-unsafe fn f_mpi_mprobe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::MPI_Mprobe(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _, status(a4) as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_mprobe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_mprobe_, mpi_mprobe__, mpi_mprobe, MPI_MPROBE);
-
-unsafe fn f_pmpi_mprobe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::PMPI_Mprobe(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _, status(a4) as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_mprobe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_mprobe_, pmpi_mprobe__, pmpi_mprobe, PMPI_MPROBE);
-
-unsafe fn f_mpi_improbe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::MPI_Improbe(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _, a4 as _, status(a5) as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_improbe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_improbe_, mpi_improbe__, mpi_improbe, MPI_IMPROBE);
-
-unsafe fn f_pmpi_improbe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::PMPI_Improbe(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _, a4 as _, status(a5) as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_improbe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_improbe_, pmpi_improbe__, pmpi_improbe, PMPI_IMPROBE);
-
-unsafe fn f_mpi_mrecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::MPI_Mrecv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), a3 as _, status(a4) as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_mrecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_mrecv_, mpi_mrecv__, mpi_mrecv, MPI_MRECV);
-
-unsafe fn f_pmpi_mrecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::PMPI_Mrecv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), a3 as _, status(a4) as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_mrecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_mrecv_, pmpi_mrecv__, pmpi_mrecv, PMPI_MRECV);
-
-unsafe fn f_mpi_imrecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::MPI_Imrecv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), a3 as _, a4 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_imrecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_imrecv_, mpi_imrecv__, mpi_imrecv, MPI_IMRECV);
-
-unsafe fn f_pmpi_imrecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::PMPI_Imrecv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), a3 as _, a4 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_imrecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_imrecv_, pmpi_imrecv__, pmpi_imrecv, PMPI_IMRECV);
-
-unsafe fn f_mpi_buffer_attach(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::MPI_Buffer_attach(buf(a0) as _, *(a1 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_buffer_attach(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_buffer_attach_, mpi_buffer_attach__, mpi_buffer_attach, MPI_BUFFER_ATTACH);
-
-unsafe fn f_pmpi_buffer_attach(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::PMPI_Buffer_attach(buf(a0) as _, *(a1 as *const c_int));
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_buffer_attach(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_buffer_attach_, pmpi_buffer_attach__, pmpi_buffer_attach, PMPI_BUFFER_ATTACH);
-
-unsafe fn f_mpi_buffer_detach(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::MPI_Buffer_detach(buf(a0) as _, a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_buffer_detach(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_buffer_detach_, mpi_buffer_detach__, mpi_buffer_detach, MPI_BUFFER_DETACH);
-
-unsafe fn f_pmpi_buffer_detach(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::p2p::PMPI_Buffer_detach(buf(a0) as _, a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_buffer_detach(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_buffer_detach_, pmpi_buffer_detach__, pmpi_buffer_detach, PMPI_BUFFER_DETACH);
-
-unsafe fn f_mpi_wait(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::request::MPI_Wait(a0 as _, status(a1) as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_wait(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_wait_, mpi_wait__, mpi_wait, MPI_WAIT);
-
-unsafe fn f_pmpi_wait(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::request::PMPI_Wait(a0 as _, status(a1) as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_wait(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_wait_, pmpi_wait__, pmpi_wait, PMPI_WAIT);
-
 unsafe fn f_mpi_test(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -4606,27 +4500,27 @@ unsafe fn f_pmpi_test(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *
 }
 fsyms!(f_pmpi_test(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_test_, pmpi_test__, pmpi_test, PMPI_TEST);
 
-unsafe fn f_mpi_waitall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_mpi_test_cancelled(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::request::MPI_Waitall(*(a0 as *const c_int), a1 as _, statuses(a2) as _);
+        let rc = crate::abi::request::MPI_Test_cancelled(status(a0) as _, a1 as _);
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_mpi_waitall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_waitall_, mpi_waitall__, mpi_waitall, MPI_WAITALL);
+fsyms!(f_mpi_test_cancelled(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_test_cancelled_, mpi_test_cancelled__, mpi_test_cancelled, MPI_TEST_CANCELLED);
 
-unsafe fn f_pmpi_waitall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+unsafe fn f_pmpi_test_cancelled(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
-        let rc = crate::abi::request::PMPI_Waitall(*(a0 as *const c_int), a1 as _, statuses(a2) as _);
+        let rc = crate::abi::request::PMPI_Test_cancelled(status(a0) as _, a1 as _);
         if !ierr.is_null() {
             *ierr = rc;
         }
     }
 }
-fsyms!(f_pmpi_waitall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_waitall_, pmpi_waitall__, pmpi_waitall, PMPI_WAITALL);
+fsyms!(f_pmpi_test_cancelled(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_test_cancelled_, pmpi_test_cancelled__, pmpi_test_cancelled, PMPI_TEST_CANCELLED);
 
 unsafe fn f_mpi_testall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -4649,34 +4543,6 @@ unsafe fn f_pmpi_testall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: 
     }
 }
 fsyms!(f_pmpi_testall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_testall_, pmpi_testall__, pmpi_testall, PMPI_TESTALL);
-
-unsafe fn f_mpi_waitany(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::request::MPI_Waitany(*(a0 as *const c_int), a1 as _, a2 as _, status(a3) as _);
-        if (rc == 0 || rc == crate::abi::consts::MPI_ERR_IN_STATUS) && *(a2 as *const c_int) >= 0 {
-            *(a2 as *mut c_int) += 1;
-        }
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_waitany(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); mpi_waitany_, mpi_waitany__, mpi_waitany, MPI_WAITANY);
-
-unsafe fn f_pmpi_waitany(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::request::PMPI_Waitany(*(a0 as *const c_int), a1 as _, a2 as _, status(a3) as _);
-        if (rc == 0 || rc == crate::abi::consts::MPI_ERR_IN_STATUS) && *(a2 as *const c_int) >= 0 {
-            *(a2 as *mut c_int) += 1;
-        }
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_waitany(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_waitany_, pmpi_waitany__, pmpi_waitany, PMPI_WAITANY);
 
 unsafe fn f_mpi_testany(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -4705,40 +4571,6 @@ unsafe fn f_pmpi_testany(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: 
     }
 }
 fsyms!(f_pmpi_testany(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_testany_, pmpi_testany__, pmpi_testany, PMPI_TESTANY);
-
-unsafe fn f_mpi_waitsome(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::request::MPI_Waitsome(*(a0 as *const c_int), a1 as _, a2 as _, a3 as _, statuses(a4) as _);
-        if rc == 0 || rc == crate::abi::consts::MPI_ERR_IN_STATUS {
-            let n = *(a2 as *const c_int);
-            for k in 0..n.max(0) as usize {
-                *(a3 as *mut c_int).add(k) += 1;
-            }
-        }
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_waitsome(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_waitsome_, mpi_waitsome__, mpi_waitsome, MPI_WAITSOME);
-
-unsafe fn f_pmpi_waitsome(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::request::PMPI_Waitsome(*(a0 as *const c_int), a1 as _, a2 as _, a3 as _, statuses(a4) as _);
-        if rc == 0 || rc == crate::abi::consts::MPI_ERR_IN_STATUS {
-            let n = *(a2 as *const c_int);
-            for k in 0..n.max(0) as usize {
-                *(a3 as *mut c_int).add(k) += 1;
-            }
-        }
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_waitsome(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_waitsome_, pmpi_waitsome__, pmpi_waitsome, PMPI_WAITSOME);
 
 unsafe fn f_mpi_testsome(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -4774,622 +4606,6 @@ unsafe fn f_pmpi_testsome(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3:
 }
 fsyms!(f_pmpi_testsome(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_testsome_, pmpi_testsome__, pmpi_testsome, PMPI_TESTSOME);
 
-unsafe fn f_mpi_request_get_status(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::request::MPI_Request_get_status(*(a0 as *const c_int), a1 as _, status(a2) as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_request_get_status(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_request_get_status_, mpi_request_get_status__, mpi_request_get_status, MPI_REQUEST_GET_STATUS);
-
-unsafe fn f_pmpi_request_get_status(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::request::PMPI_Request_get_status(*(a0 as *const c_int), a1 as _, status(a2) as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_request_get_status(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_request_get_status_, pmpi_request_get_status__, pmpi_request_get_status, PMPI_REQUEST_GET_STATUS);
-
-unsafe fn f_mpi_request_free(a0: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::request::MPI_Request_free(a0 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_request_free(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_request_free_, mpi_request_free__, mpi_request_free, MPI_REQUEST_FREE);
-
-unsafe fn f_pmpi_request_free(a0: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::request::PMPI_Request_free(a0 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_request_free(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_request_free_, pmpi_request_free__, pmpi_request_free, PMPI_REQUEST_FREE);
-
-unsafe fn f_mpi_cancel(a0: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::request::MPI_Cancel(a0 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_cancel(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_cancel_, mpi_cancel__, mpi_cancel, MPI_CANCEL);
-
-unsafe fn f_pmpi_cancel(a0: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::request::PMPI_Cancel(a0 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_cancel(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_cancel_, pmpi_cancel__, pmpi_cancel, PMPI_CANCEL);
-
-unsafe fn f_mpi_test_cancelled(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::request::MPI_Test_cancelled(status(a0) as _, a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_test_cancelled(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_test_cancelled_, mpi_test_cancelled__, mpi_test_cancelled, MPI_TEST_CANCELLED);
-
-unsafe fn f_pmpi_test_cancelled(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::request::PMPI_Test_cancelled(status(a0) as _, a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_test_cancelled(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_test_cancelled_, pmpi_test_cancelled__, pmpi_test_cancelled, PMPI_TEST_CANCELLED);
-
-unsafe fn f_mpi_get_count(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::request::MPI_Get_count(status(a0) as _, *(a1 as *const c_int), a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_get_count(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_get_count_, mpi_get_count__, mpi_get_count, MPI_GET_COUNT);
-
-unsafe fn f_pmpi_get_count(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::request::PMPI_Get_count(status(a0) as _, *(a1 as *const c_int), a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_get_count(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_get_count_, pmpi_get_count__, pmpi_get_count, PMPI_GET_COUNT);
-
-unsafe fn f_mpi_get_elements(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::request::MPI_Get_elements(status(a0) as _, *(a1 as *const c_int), a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_get_elements(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_get_elements_, mpi_get_elements__, mpi_get_elements, MPI_GET_ELEMENTS);
-
-unsafe fn f_pmpi_get_elements(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::request::PMPI_Get_elements(status(a0) as _, *(a1 as *const c_int), a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_get_elements(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_get_elements_, pmpi_get_elements__, pmpi_get_elements, PMPI_GET_ELEMENTS);
-
-unsafe fn f_mpi_get_elements_x(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::request::MPI_Get_elements_x(status(a0) as _, *(a1 as *const c_int), a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_get_elements_x(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_get_elements_x_, mpi_get_elements_x__, mpi_get_elements_x, MPI_GET_ELEMENTS_X);
-
-unsafe fn f_pmpi_get_elements_x(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::request::PMPI_Get_elements_x(status(a0) as _, *(a1 as *const c_int), a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_get_elements_x(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_get_elements_x_, pmpi_get_elements_x__, pmpi_get_elements_x, PMPI_GET_ELEMENTS_X);
-
-unsafe fn f_mpi_start(a0: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::request::MPI_Start(a0 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_start(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_start_, mpi_start__, mpi_start, MPI_START);
-
-unsafe fn f_pmpi_start(a0: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::request::PMPI_Start(a0 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_start(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_start_, pmpi_start__, pmpi_start, PMPI_START);
-
-unsafe fn f_mpi_startall(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::request::MPI_Startall(*(a0 as *const c_int), a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_startall(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_startall_, mpi_startall__, mpi_startall, MPI_STARTALL);
-
-unsafe fn f_pmpi_startall(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::request::PMPI_Startall(*(a0 as *const c_int), a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_startall(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_startall_, pmpi_startall__, pmpi_startall, PMPI_STARTALL);
-
-unsafe fn f_mpi_dims_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::topo::MPI_Dims_create(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_dims_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_dims_create_, mpi_dims_create__, mpi_dims_create, MPI_DIMS_CREATE);
-
-unsafe fn f_pmpi_dims_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::topo::PMPI_Dims_create(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_dims_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_dims_create_, pmpi_dims_create__, pmpi_dims_create, PMPI_DIMS_CREATE);
-
-unsafe fn f_mpi_cart_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::topo::MPI_Cart_create(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _, *(a4 as *const c_int), a5 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_cart_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_cart_create_, mpi_cart_create__, mpi_cart_create, MPI_CART_CREATE);
-
-unsafe fn f_pmpi_cart_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::topo::PMPI_Cart_create(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _, *(a4 as *const c_int), a5 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_cart_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_cart_create_, pmpi_cart_create__, pmpi_cart_create, PMPI_CART_CREATE);
-
-unsafe fn f_mpi_cartdim_get(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::topo::MPI_Cartdim_get(*(a0 as *const c_int), a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_cartdim_get(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_cartdim_get_, mpi_cartdim_get__, mpi_cartdim_get, MPI_CARTDIM_GET);
-
-unsafe fn f_pmpi_cartdim_get(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::topo::PMPI_Cartdim_get(*(a0 as *const c_int), a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_cartdim_get(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_cartdim_get_, pmpi_cartdim_get__, pmpi_cartdim_get, PMPI_CARTDIM_GET);
-
-unsafe fn f_mpi_cart_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::topo::MPI_Cart_get(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _, a4 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_cart_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_cart_get_, mpi_cart_get__, mpi_cart_get, MPI_CART_GET);
-
-unsafe fn f_pmpi_cart_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::topo::PMPI_Cart_get(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _, a4 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_cart_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_cart_get_, pmpi_cart_get__, pmpi_cart_get, PMPI_CART_GET);
-
-unsafe fn f_mpi_cart_rank(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::topo::MPI_Cart_rank(*(a0 as *const c_int), a1 as _, a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_cart_rank(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_cart_rank_, mpi_cart_rank__, mpi_cart_rank, MPI_CART_RANK);
-
-unsafe fn f_pmpi_cart_rank(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::topo::PMPI_Cart_rank(*(a0 as *const c_int), a1 as _, a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_cart_rank(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_cart_rank_, pmpi_cart_rank__, pmpi_cart_rank, PMPI_CART_RANK);
-
-unsafe fn f_mpi_cart_coords(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::topo::MPI_Cart_coords(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_cart_coords(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); mpi_cart_coords_, mpi_cart_coords__, mpi_cart_coords, MPI_CART_COORDS);
-
-unsafe fn f_pmpi_cart_coords(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::topo::PMPI_Cart_coords(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_cart_coords(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_cart_coords_, pmpi_cart_coords__, pmpi_cart_coords, PMPI_CART_COORDS);
-
-unsafe fn f_mpi_cart_shift(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::topo::MPI_Cart_shift(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _, a4 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_cart_shift(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_cart_shift_, mpi_cart_shift__, mpi_cart_shift, MPI_CART_SHIFT);
-
-unsafe fn f_pmpi_cart_shift(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::topo::PMPI_Cart_shift(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _, a4 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_cart_shift(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_cart_shift_, pmpi_cart_shift__, pmpi_cart_shift, PMPI_CART_SHIFT);
-
-unsafe fn f_mpi_cart_sub(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::topo::MPI_Cart_sub(*(a0 as *const c_int), a1 as _, a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_cart_sub(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_cart_sub_, mpi_cart_sub__, mpi_cart_sub, MPI_CART_SUB);
-
-unsafe fn f_pmpi_cart_sub(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::topo::PMPI_Cart_sub(*(a0 as *const c_int), a1 as _, a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_cart_sub(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_cart_sub_, pmpi_cart_sub__, pmpi_cart_sub, PMPI_CART_SUB);
-
-unsafe fn f_mpi_cart_map(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::topo::MPI_Cart_map(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _, a4 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_cart_map(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_cart_map_, mpi_cart_map__, mpi_cart_map, MPI_CART_MAP);
-
-unsafe fn f_pmpi_cart_map(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::topo::PMPI_Cart_map(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _, a4 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_cart_map(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_cart_map_, pmpi_cart_map__, pmpi_cart_map, PMPI_CART_MAP);
-
-unsafe fn f_mpi_graph_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::topo::MPI_Graph_create(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _, *(a4 as *const c_int), a5 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_graph_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_graph_create_, mpi_graph_create__, mpi_graph_create, MPI_GRAPH_CREATE);
-
-unsafe fn f_pmpi_graph_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::topo::PMPI_Graph_create(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _, *(a4 as *const c_int), a5 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_graph_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_graph_create_, pmpi_graph_create__, pmpi_graph_create, PMPI_GRAPH_CREATE);
-
-unsafe fn f_mpi_graphdims_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::topo::MPI_Graphdims_get(*(a0 as *const c_int), a1 as _, a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_graphdims_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_graphdims_get_, mpi_graphdims_get__, mpi_graphdims_get, MPI_GRAPHDIMS_GET);
-
-unsafe fn f_pmpi_graphdims_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::topo::PMPI_Graphdims_get(*(a0 as *const c_int), a1 as _, a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_graphdims_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_graphdims_get_, pmpi_graphdims_get__, pmpi_graphdims_get, PMPI_GRAPHDIMS_GET);
-
-unsafe fn f_mpi_graph_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::topo::MPI_Graph_get(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _, a4 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_graph_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_graph_get_, mpi_graph_get__, mpi_graph_get, MPI_GRAPH_GET);
-
-unsafe fn f_pmpi_graph_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::topo::PMPI_Graph_get(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _, a4 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_graph_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_graph_get_, pmpi_graph_get__, pmpi_graph_get, PMPI_GRAPH_GET);
-
-unsafe fn f_mpi_graph_neighbors_count(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::topo::MPI_Graph_neighbors_count(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_graph_neighbors_count(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_graph_neighbors_count_, mpi_graph_neighbors_count__, mpi_graph_neighbors_count, MPI_GRAPH_NEIGHBORS_COUNT);
-
-unsafe fn f_pmpi_graph_neighbors_count(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::topo::PMPI_Graph_neighbors_count(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_graph_neighbors_count(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_graph_neighbors_count_, pmpi_graph_neighbors_count__, pmpi_graph_neighbors_count, PMPI_GRAPH_NEIGHBORS_COUNT);
-
-unsafe fn f_mpi_graph_neighbors(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::topo::MPI_Graph_neighbors(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_graph_neighbors(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); mpi_graph_neighbors_, mpi_graph_neighbors__, mpi_graph_neighbors, MPI_GRAPH_NEIGHBORS);
-
-unsafe fn f_pmpi_graph_neighbors(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::topo::PMPI_Graph_neighbors(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_graph_neighbors(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_graph_neighbors_, pmpi_graph_neighbors__, pmpi_graph_neighbors, PMPI_GRAPH_NEIGHBORS);
-
-unsafe fn f_mpi_graph_map(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::topo::MPI_Graph_map(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _, a4 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_graph_map(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_graph_map_, mpi_graph_map__, mpi_graph_map, MPI_GRAPH_MAP);
-
-unsafe fn f_pmpi_graph_map(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::topo::PMPI_Graph_map(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _, a4 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_graph_map(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_graph_map_, pmpi_graph_map__, pmpi_graph_map, PMPI_GRAPH_MAP);
-
-unsafe fn f_mpi_dist_graph_create_adjacent(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::topo::MPI_Dist_graph_create_adjacent(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, weights(a3) as _, *(a4 as *const c_int), a5 as _, weights(a6) as _, *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_dist_graph_create_adjacent(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_dist_graph_create_adjacent_, mpi_dist_graph_create_adjacent__, mpi_dist_graph_create_adjacent, MPI_DIST_GRAPH_CREATE_ADJACENT);
-
-unsafe fn f_pmpi_dist_graph_create_adjacent(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::topo::PMPI_Dist_graph_create_adjacent(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, weights(a3) as _, *(a4 as *const c_int), a5 as _, weights(a6) as _, *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_dist_graph_create_adjacent(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_dist_graph_create_adjacent_, pmpi_dist_graph_create_adjacent__, pmpi_dist_graph_create_adjacent, PMPI_DIST_GRAPH_CREATE_ADJACENT);
-
-unsafe fn f_mpi_dist_graph_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::topo::MPI_Dist_graph_create(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _, a4 as _, weights(a5) as _, *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_dist_graph_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_dist_graph_create_, mpi_dist_graph_create__, mpi_dist_graph_create, MPI_DIST_GRAPH_CREATE);
-
-unsafe fn f_pmpi_dist_graph_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::topo::PMPI_Dist_graph_create(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _, a4 as _, weights(a5) as _, *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_dist_graph_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_dist_graph_create_, pmpi_dist_graph_create__, pmpi_dist_graph_create, PMPI_DIST_GRAPH_CREATE);
-
-unsafe fn f_mpi_dist_graph_neighbors_count(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::topo::MPI_Dist_graph_neighbors_count(*(a0 as *const c_int), a1 as _, a2 as _, a3 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_dist_graph_neighbors_count(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); mpi_dist_graph_neighbors_count_, mpi_dist_graph_neighbors_count__, mpi_dist_graph_neighbors_count, MPI_DIST_GRAPH_NEIGHBORS_COUNT);
-
-unsafe fn f_pmpi_dist_graph_neighbors_count(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::topo::PMPI_Dist_graph_neighbors_count(*(a0 as *const c_int), a1 as _, a2 as _, a3 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_dist_graph_neighbors_count(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_dist_graph_neighbors_count_, pmpi_dist_graph_neighbors_count__, pmpi_dist_graph_neighbors_count, PMPI_DIST_GRAPH_NEIGHBORS_COUNT);
-
-unsafe fn f_mpi_dist_graph_neighbors(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::topo::MPI_Dist_graph_neighbors(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, weights(a3) as _, *(a4 as *const c_int), a5 as _, weights(a6) as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_dist_graph_neighbors(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_dist_graph_neighbors_, mpi_dist_graph_neighbors__, mpi_dist_graph_neighbors, MPI_DIST_GRAPH_NEIGHBORS);
-
-unsafe fn f_pmpi_dist_graph_neighbors(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::topo::PMPI_Dist_graph_neighbors(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, weights(a3) as _, *(a4 as *const c_int), a5 as _, weights(a6) as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_dist_graph_neighbors(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_dist_graph_neighbors_, pmpi_dist_graph_neighbors__, pmpi_dist_graph_neighbors, PMPI_DIST_GRAPH_NEIGHBORS);
-
 unsafe fn f_mpi_topo_test(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -5411,4 +4627,788 @@ unsafe fn f_pmpi_topo_test(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -
     }
 }
 fsyms!(f_pmpi_topo_test(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_topo_test_, pmpi_topo_test__, pmpi_topo_test, PMPI_TOPO_TEST);
+
+unsafe fn f_mpi_type_commit(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::MPI_Type_commit(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_commit(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_type_commit_, mpi_type_commit__, mpi_type_commit, MPI_TYPE_COMMIT);
+
+unsafe fn f_pmpi_type_commit(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::PMPI_Type_commit(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_commit(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_commit_, pmpi_type_commit__, pmpi_type_commit, PMPI_TYPE_COMMIT);
+
+unsafe fn f_mpi_type_contiguous(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::MPI_Type_contiguous(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_contiguous(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_type_contiguous_, mpi_type_contiguous__, mpi_type_contiguous, MPI_TYPE_CONTIGUOUS);
+
+unsafe fn f_pmpi_type_contiguous(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::PMPI_Type_contiguous(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_contiguous(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_contiguous_, pmpi_type_contiguous__, pmpi_type_contiguous, PMPI_TYPE_CONTIGUOUS);
+
+unsafe fn f_mpi_type_create_darray(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::MPI_Type_create_darray(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _, a4 as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_create_darray(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_type_create_darray_, mpi_type_create_darray__, mpi_type_create_darray, MPI_TYPE_CREATE_DARRAY);
+
+unsafe fn f_pmpi_type_create_darray(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::PMPI_Type_create_darray(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _, a4 as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_create_darray(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_create_darray_, pmpi_type_create_darray__, pmpi_type_create_darray, PMPI_TYPE_CREATE_DARRAY);
+
+unsafe fn f_mpi_type_create_hindexed(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::MPI_Type_create_hindexed(*(a0 as *const c_int), a1 as _, a2 as _, *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_create_hindexed(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_type_create_hindexed_, mpi_type_create_hindexed__, mpi_type_create_hindexed, MPI_TYPE_CREATE_HINDEXED);
+
+unsafe fn f_pmpi_type_create_hindexed(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::PMPI_Type_create_hindexed(*(a0 as *const c_int), a1 as _, a2 as _, *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_create_hindexed(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_create_hindexed_, pmpi_type_create_hindexed__, pmpi_type_create_hindexed, PMPI_TYPE_CREATE_HINDEXED);
+
+unsafe fn f_mpi_type_create_hindexed_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::MPI_Type_create_hindexed_block(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_create_hindexed_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_type_create_hindexed_block_, mpi_type_create_hindexed_block__, mpi_type_create_hindexed_block, MPI_TYPE_CREATE_HINDEXED_BLOCK);
+
+unsafe fn f_pmpi_type_create_hindexed_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::PMPI_Type_create_hindexed_block(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_create_hindexed_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_create_hindexed_block_, pmpi_type_create_hindexed_block__, pmpi_type_create_hindexed_block, PMPI_TYPE_CREATE_HINDEXED_BLOCK);
+
+unsafe fn f_mpi_type_create_hvector(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::MPI_Type_create_hvector(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const i64), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_create_hvector(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_type_create_hvector_, mpi_type_create_hvector__, mpi_type_create_hvector, MPI_TYPE_CREATE_HVECTOR);
+
+unsafe fn f_pmpi_type_create_hvector(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::PMPI_Type_create_hvector(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const i64), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_create_hvector(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_create_hvector_, pmpi_type_create_hvector__, pmpi_type_create_hvector, PMPI_TYPE_CREATE_HVECTOR);
+
+unsafe fn f_mpi_type_create_indexed_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::MPI_Type_create_indexed_block(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_create_indexed_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_type_create_indexed_block_, mpi_type_create_indexed_block__, mpi_type_create_indexed_block, MPI_TYPE_CREATE_INDEXED_BLOCK);
+
+unsafe fn f_pmpi_type_create_indexed_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::PMPI_Type_create_indexed_block(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_create_indexed_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_create_indexed_block_, pmpi_type_create_indexed_block__, pmpi_type_create_indexed_block, PMPI_TYPE_CREATE_INDEXED_BLOCK);
+
+unsafe fn f_mpi_type_create_resized(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::MPI_Type_create_resized(*(a0 as *const c_int), *(a1 as *const i64), *(a2 as *const i64), a3 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_create_resized(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); mpi_type_create_resized_, mpi_type_create_resized__, mpi_type_create_resized, MPI_TYPE_CREATE_RESIZED);
+
+unsafe fn f_pmpi_type_create_resized(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::PMPI_Type_create_resized(*(a0 as *const c_int), *(a1 as *const i64), *(a2 as *const i64), a3 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_create_resized(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_create_resized_, pmpi_type_create_resized__, pmpi_type_create_resized, PMPI_TYPE_CREATE_RESIZED);
+
+unsafe fn f_mpi_type_create_struct(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::MPI_Type_create_struct(*(a0 as *const c_int), a1 as _, a2 as _, a3 as _, a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_create_struct(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_type_create_struct_, mpi_type_create_struct__, mpi_type_create_struct, MPI_TYPE_CREATE_STRUCT);
+
+unsafe fn f_pmpi_type_create_struct(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::PMPI_Type_create_struct(*(a0 as *const c_int), a1 as _, a2 as _, a3 as _, a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_create_struct(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_create_struct_, pmpi_type_create_struct__, pmpi_type_create_struct, PMPI_TYPE_CREATE_STRUCT);
+
+unsafe fn f_mpi_type_create_subarray(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::MPI_Type_create_subarray(*(a0 as *const c_int), a1 as _, a2 as _, a3 as _, *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_create_subarray(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_type_create_subarray_, mpi_type_create_subarray__, mpi_type_create_subarray, MPI_TYPE_CREATE_SUBARRAY);
+
+unsafe fn f_pmpi_type_create_subarray(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::PMPI_Type_create_subarray(*(a0 as *const c_int), a1 as _, a2 as _, a3 as _, *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_create_subarray(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_create_subarray_, pmpi_type_create_subarray__, pmpi_type_create_subarray, PMPI_TYPE_CREATE_SUBARRAY);
+
+unsafe fn f_mpi_type_delete_attr(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::attr::MPI_Type_delete_attr(*(a0 as *const c_int), *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_delete_attr(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_type_delete_attr_, mpi_type_delete_attr__, mpi_type_delete_attr, MPI_TYPE_DELETE_ATTR);
+
+unsafe fn f_pmpi_type_delete_attr(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::attr::PMPI_Type_delete_attr(*(a0 as *const c_int), *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_delete_attr(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_delete_attr_, pmpi_type_delete_attr__, pmpi_type_delete_attr, PMPI_TYPE_DELETE_ATTR);
+
+unsafe fn f_mpi_type_dup(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::MPI_Type_dup(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_dup(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_type_dup_, mpi_type_dup__, mpi_type_dup, MPI_TYPE_DUP);
+
+unsafe fn f_pmpi_type_dup(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::PMPI_Type_dup(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_dup(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_dup_, pmpi_type_dup__, pmpi_type_dup, PMPI_TYPE_DUP);
+
+unsafe fn f_mpi_type_free(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::MPI_Type_free(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_free(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_type_free_, mpi_type_free__, mpi_type_free, MPI_TYPE_FREE);
+
+unsafe fn f_pmpi_type_free(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::PMPI_Type_free(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_free(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_free_, pmpi_type_free__, pmpi_type_free, PMPI_TYPE_FREE);
+
+unsafe fn f_mpi_type_free_keyval(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::attr::MPI_Type_free_keyval(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_free_keyval(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_type_free_keyval_, mpi_type_free_keyval__, mpi_type_free_keyval, MPI_TYPE_FREE_KEYVAL);
+
+unsafe fn f_pmpi_type_free_keyval(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::attr::PMPI_Type_free_keyval(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_free_keyval(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_free_keyval_, pmpi_type_free_keyval__, pmpi_type_free_keyval, PMPI_TYPE_FREE_KEYVAL);
+
+unsafe fn f_mpi_type_get_contents(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::MPI_Type_get_contents(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), a4 as _, a5 as _, a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_get_contents(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_type_get_contents_, mpi_type_get_contents__, mpi_type_get_contents, MPI_TYPE_GET_CONTENTS);
+
+unsafe fn f_pmpi_type_get_contents(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::PMPI_Type_get_contents(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), a4 as _, a5 as _, a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_get_contents(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_get_contents_, pmpi_type_get_contents__, pmpi_type_get_contents, PMPI_TYPE_GET_CONTENTS);
+
+unsafe fn f_mpi_type_get_envelope(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::MPI_Type_get_envelope(*(a0 as *const c_int), a1 as _, a2 as _, a3 as _, a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_get_envelope(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_type_get_envelope_, mpi_type_get_envelope__, mpi_type_get_envelope, MPI_TYPE_GET_ENVELOPE);
+
+unsafe fn f_pmpi_type_get_envelope(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::PMPI_Type_get_envelope(*(a0 as *const c_int), a1 as _, a2 as _, a3 as _, a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_get_envelope(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_get_envelope_, pmpi_type_get_envelope__, pmpi_type_get_envelope, PMPI_TYPE_GET_ENVELOPE);
+
+unsafe fn f_mpi_type_get_extent(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::MPI_Type_get_extent(*(a0 as *const c_int), a1 as _, a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_get_extent(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_type_get_extent_, mpi_type_get_extent__, mpi_type_get_extent, MPI_TYPE_GET_EXTENT);
+
+unsafe fn f_pmpi_type_get_extent(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::PMPI_Type_get_extent(*(a0 as *const c_int), a1 as _, a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_get_extent(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_get_extent_, pmpi_type_get_extent__, pmpi_type_get_extent, PMPI_TYPE_GET_EXTENT);
+
+unsafe fn f_mpi_type_get_extent_x(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::MPI_Type_get_extent_x(*(a0 as *const c_int), a1 as _, a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_get_extent_x(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_type_get_extent_x_, mpi_type_get_extent_x__, mpi_type_get_extent_x, MPI_TYPE_GET_EXTENT_X);
+
+unsafe fn f_pmpi_type_get_extent_x(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::PMPI_Type_get_extent_x(*(a0 as *const c_int), a1 as _, a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_get_extent_x(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_get_extent_x_, pmpi_type_get_extent_x__, pmpi_type_get_extent_x, PMPI_TYPE_GET_EXTENT_X);
+
+unsafe fn f_mpi_type_get_name(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let mut s1 = vec![0 as c_char; l1.max(8192) + 1];
+        let rc = crate::abi::datatype::MPI_Type_get_name(*(a0 as *const c_int), s1.as_mut_ptr() as _, a2 as _);
+        fstring_out(&s1, a1 as *mut c_char, l1);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_get_name(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize) -> (); mpi_type_get_name_, mpi_type_get_name__, mpi_type_get_name, MPI_TYPE_GET_NAME);
+
+unsafe fn f_pmpi_type_get_name(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let mut s1 = vec![0 as c_char; l1.max(8192) + 1];
+        let rc = crate::abi::datatype::PMPI_Type_get_name(*(a0 as *const c_int), s1.as_mut_ptr() as _, a2 as _);
+        fstring_out(&s1, a1 as *mut c_char, l1);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_get_name(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize) -> (); pmpi_type_get_name_, pmpi_type_get_name__, pmpi_type_get_name, PMPI_TYPE_GET_NAME);
+
+unsafe fn f_mpi_type_get_true_extent(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::MPI_Type_get_true_extent(*(a0 as *const c_int), a1 as _, a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_get_true_extent(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_type_get_true_extent_, mpi_type_get_true_extent__, mpi_type_get_true_extent, MPI_TYPE_GET_TRUE_EXTENT);
+
+unsafe fn f_pmpi_type_get_true_extent(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::PMPI_Type_get_true_extent(*(a0 as *const c_int), a1 as _, a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_get_true_extent(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_get_true_extent_, pmpi_type_get_true_extent__, pmpi_type_get_true_extent, PMPI_TYPE_GET_TRUE_EXTENT);
+
+unsafe fn f_mpi_type_get_true_extent_x(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::MPI_Type_get_true_extent_x(*(a0 as *const c_int), a1 as _, a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_get_true_extent_x(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_type_get_true_extent_x_, mpi_type_get_true_extent_x__, mpi_type_get_true_extent_x, MPI_TYPE_GET_TRUE_EXTENT_X);
+
+unsafe fn f_pmpi_type_get_true_extent_x(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::PMPI_Type_get_true_extent_x(*(a0 as *const c_int), a1 as _, a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_get_true_extent_x(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_get_true_extent_x_, pmpi_type_get_true_extent_x__, pmpi_type_get_true_extent_x, PMPI_TYPE_GET_TRUE_EXTENT_X);
+
+unsafe fn f_mpi_type_indexed(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::MPI_Type_indexed(*(a0 as *const c_int), a1 as _, a2 as _, *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_indexed(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_type_indexed_, mpi_type_indexed__, mpi_type_indexed, MPI_TYPE_INDEXED);
+
+unsafe fn f_pmpi_type_indexed(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::PMPI_Type_indexed(*(a0 as *const c_int), a1 as _, a2 as _, *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_indexed(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_indexed_, pmpi_type_indexed__, pmpi_type_indexed, PMPI_TYPE_INDEXED);
+
+unsafe fn f_mpi_type_match_size(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::misc::MPI_Type_match_size(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_match_size(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_type_match_size_, mpi_type_match_size__, mpi_type_match_size, MPI_TYPE_MATCH_SIZE);
+
+unsafe fn f_pmpi_type_match_size(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::misc::PMPI_Type_match_size(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_match_size(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_match_size_, pmpi_type_match_size__, pmpi_type_match_size, PMPI_TYPE_MATCH_SIZE);
+
+unsafe fn f_mpi_type_set_name(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s1 = fstring(a1 as *const c_char, l1);
+        let rc = crate::abi::datatype::MPI_Type_set_name(*(a0 as *const c_int), s1.as_ptr() as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_set_name(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l1: usize) -> (); mpi_type_set_name_, mpi_type_set_name__, mpi_type_set_name, MPI_TYPE_SET_NAME);
+
+unsafe fn f_pmpi_type_set_name(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s1 = fstring(a1 as *const c_char, l1);
+        let rc = crate::abi::datatype::PMPI_Type_set_name(*(a0 as *const c_int), s1.as_ptr() as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_set_name(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l1: usize) -> (); pmpi_type_set_name_, pmpi_type_set_name__, pmpi_type_set_name, PMPI_TYPE_SET_NAME);
+
+unsafe fn f_mpi_type_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::MPI_Type_size(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_type_size_, mpi_type_size__, mpi_type_size, MPI_TYPE_SIZE);
+
+unsafe fn f_pmpi_type_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::PMPI_Type_size(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_size_, pmpi_type_size__, pmpi_type_size, PMPI_TYPE_SIZE);
+
+unsafe fn f_mpi_type_size_x(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::MPI_Type_size_x(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_size_x(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_type_size_x_, mpi_type_size_x__, mpi_type_size_x, MPI_TYPE_SIZE_X);
+
+unsafe fn f_pmpi_type_size_x(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::PMPI_Type_size_x(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_size_x(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_size_x_, pmpi_type_size_x__, pmpi_type_size_x, PMPI_TYPE_SIZE_X);
+
+unsafe fn f_mpi_type_vector(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::MPI_Type_vector(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_vector(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_type_vector_, mpi_type_vector__, mpi_type_vector, MPI_TYPE_VECTOR);
+
+unsafe fn f_pmpi_type_vector(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::PMPI_Type_vector(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_vector(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_vector_, pmpi_type_vector__, pmpi_type_vector, PMPI_TYPE_VECTOR);
+
+unsafe fn f_mpi_unpack(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::MPI_Unpack(buf(a0) as _, *(a1 as *const c_int), a2 as _, buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_unpack(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_unpack_, mpi_unpack__, mpi_unpack, MPI_UNPACK);
+
+unsafe fn f_pmpi_unpack(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::datatype::PMPI_Unpack(buf(a0) as _, *(a1 as *const c_int), a2 as _, buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_unpack(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_unpack_, pmpi_unpack__, pmpi_unpack, PMPI_UNPACK);
+
+unsafe fn f_mpi_unpack_external(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s0 = fstring(a0 as *const c_char, l0);
+        let rc = crate::abi::datatype::MPI_Unpack_external(s0.as_ptr() as _, buf(a1) as _, *(a2 as *const i64), a3 as _, buf(a4) as _, *(a5 as *const c_int), *(a6 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_unpack_external(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int, l0: usize) -> (); mpi_unpack_external_, mpi_unpack_external__, mpi_unpack_external, MPI_UNPACK_EXTERNAL);
+
+unsafe fn f_pmpi_unpack_external(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s0 = fstring(a0 as *const c_char, l0);
+        let rc = crate::abi::datatype::PMPI_Unpack_external(s0.as_ptr() as _, buf(a1) as _, *(a2 as *const i64), a3 as _, buf(a4) as _, *(a5 as *const c_int), *(a6 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_unpack_external(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int, l0: usize) -> (); pmpi_unpack_external_, pmpi_unpack_external__, pmpi_unpack_external, PMPI_UNPACK_EXTERNAL);
+
+unsafe fn f_mpi_wait(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::request::MPI_Wait(a0 as _, status(a1) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_wait(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_wait_, mpi_wait__, mpi_wait, MPI_WAIT);
+
+unsafe fn f_pmpi_wait(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::request::PMPI_Wait(a0 as _, status(a1) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_wait(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_wait_, pmpi_wait__, pmpi_wait, PMPI_WAIT);
+
+unsafe fn f_mpi_waitall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::request::MPI_Waitall(*(a0 as *const c_int), a1 as _, statuses(a2) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_waitall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_waitall_, mpi_waitall__, mpi_waitall, MPI_WAITALL);
+
+unsafe fn f_pmpi_waitall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::request::PMPI_Waitall(*(a0 as *const c_int), a1 as _, statuses(a2) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_waitall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_waitall_, pmpi_waitall__, pmpi_waitall, PMPI_WAITALL);
+
+unsafe fn f_mpi_waitany(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::request::MPI_Waitany(*(a0 as *const c_int), a1 as _, a2 as _, status(a3) as _);
+        if (rc == 0 || rc == crate::abi::consts::MPI_ERR_IN_STATUS) && *(a2 as *const c_int) >= 0 {
+            *(a2 as *mut c_int) += 1;
+        }
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_waitany(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); mpi_waitany_, mpi_waitany__, mpi_waitany, MPI_WAITANY);
+
+unsafe fn f_pmpi_waitany(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::request::PMPI_Waitany(*(a0 as *const c_int), a1 as _, a2 as _, status(a3) as _);
+        if (rc == 0 || rc == crate::abi::consts::MPI_ERR_IN_STATUS) && *(a2 as *const c_int) >= 0 {
+            *(a2 as *mut c_int) += 1;
+        }
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_waitany(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_waitany_, pmpi_waitany__, pmpi_waitany, PMPI_WAITANY);
+
+unsafe fn f_mpi_waitsome(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::request::MPI_Waitsome(*(a0 as *const c_int), a1 as _, a2 as _, a3 as _, statuses(a4) as _);
+        if rc == 0 || rc == crate::abi::consts::MPI_ERR_IN_STATUS {
+            let n = *(a2 as *const c_int);
+            for k in 0..n.max(0) as usize {
+                *(a3 as *mut c_int).add(k) += 1;
+            }
+        }
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_waitsome(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_waitsome_, mpi_waitsome__, mpi_waitsome, MPI_WAITSOME);
+
+unsafe fn f_pmpi_waitsome(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::request::PMPI_Waitsome(*(a0 as *const c_int), a1 as _, a2 as _, a3 as _, statuses(a4) as _);
+        if rc == 0 || rc == crate::abi::consts::MPI_ERR_IN_STATUS {
+            let n = *(a2 as *const c_int);
+            for k in 0..n.max(0) as usize {
+                *(a3 as *mut c_int).add(k) += 1;
+            }
+        }
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_waitsome(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_waitsome_, pmpi_waitsome__, pmpi_waitsome, PMPI_WAITSOME);
+
+unsafe fn f_mpi_wtick() -> f64 {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        crate::abi::init::MPI_Wtick()
+    }
+}
+fsyms!(f_mpi_wtick() -> f64; mpi_wtick_, mpi_wtick__, mpi_wtick, MPI_WTICK);
+
+unsafe fn f_pmpi_wtick() -> f64 {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        crate::abi::init::PMPI_Wtick()
+    }
+}
+fsyms!(f_pmpi_wtick() -> f64; pmpi_wtick_, pmpi_wtick__, pmpi_wtick, PMPI_WTICK);
+
+unsafe fn f_mpi_wtime() -> f64 {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        crate::abi::init::MPI_Wtime()
+    }
+}
+fsyms!(f_mpi_wtime() -> f64; mpi_wtime_, mpi_wtime__, mpi_wtime, MPI_WTIME);
+
+unsafe fn f_pmpi_wtime() -> f64 {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        crate::abi::init::PMPI_Wtime()
+    }
+}
+fsyms!(f_pmpi_wtime() -> f64; pmpi_wtime_, pmpi_wtime__, pmpi_wtime, PMPI_WTIME);
 

@@ -30,7 +30,9 @@ mod forms;
 mod inter;
 pub use forms::*;
 mod large;
+mod large_forms;
 pub(crate) use large::{convert, int_count, Ints};
+pub use large_forms::*;
 
 fn in_place(p: *const c_void) -> bool {
     p as isize == -1
