@@ -8,9 +8,10 @@
 //!
 //! Protocol. Blocking collectives on one communicator are called in the
 //! same order by every rank, so each call gets the same generation number g
-//! (1, 2, ...) on all ranks. Slot i belongs to rank i of the communicator:
-//! `done` (g once it has finished reading for call g), 64 call lines of 128
-//! bytes, and `COLL_DATA` bytes of data. Call g uses call line g % 64: its
+//! (1, 2, ...) on all ranks. Slot i belongs to rank i of the communicator
+//! (its layout is `transport::shm::layout::SlotHeader`): `done` (g once it
+//! has finished reading for call g), 64 call lines of 128 bytes
+//! (`CallLine`), and `COLL_DATA` bytes of data. Call g uses call line g % 64: its
 //! `seq` word (g once the rank's input is in), the communicator's context
 //! id, and a payload of up to `INLINE` (112) bytes, so a small call's reader
 //! finds all it needs in one pair of cache lines, which the adjacent-line
@@ -55,7 +56,7 @@ use crate::core::comm::{AreaClock, CollArea};
 use crate::core::runtime::{wait_for, with};
 use crate::op::user::{apply, OpKind};
 use crate::transport::shm::{
-    COLL_DATA, COLL_HALF, COLL_HDR, COLL_LINES, COLL_LINE_BYTES, COLL_SLOT,
+    CallLine, SlotHeader, COLL_DATA, COLL_HALF, COLL_HDR, COLL_LINES, COLL_LINE_BYTES, COLL_SLOT,
 };
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -216,36 +217,39 @@ struct Area {
 }
 
 impl Area {
-    fn slot(&self, i: usize) -> usize {
-        self.base + i * COLL_SLOT
+    /// Rank i's slot header (`transport::shm::layout::SlotHeader`).
+    fn header(&self, i: usize) -> *mut SlotHeader {
+        (self.base + i * COLL_SLOT) as *mut SlotHeader
     }
     /// Rank i's call line for this call (line g % 64 of its slot).
-    fn line(&self, i: usize) -> usize {
-        self.slot(i) + 128 + COLL_LINE_BYTES * (self.g % DEPTH) as usize
+    fn line(&self, i: usize) -> *mut CallLine {
+        // SAFETY: a place projection inside the slot header (no reference
+        // made); the mapping lives until MPI_Finalize, after every collective.
+        unsafe { std::ptr::addr_of_mut!((*self.header(i)).lines[(self.g % DEPTH) as usize]) }
     }
     /// Rank i's `seq` word for this call: g once its payload is in.
     fn seq(&self, i: usize) -> &AtomicU64 {
-        // SAFETY: call lines are 64-byte aligned inside the slot header and
-        // start with this word; the mapping lives until MPI_Finalize, after
-        // every collective.
-        unsafe { &*(self.line(i) as *const AtomicU64) }
+        // SAFETY: the line lies in the mapping (see `line`); an atomic is
+        // shared by reference.
+        unsafe { &(*self.line(i)).seq }
     }
     /// Context id of the communicator rank i published this call on.
     fn ctx_of(&self, i: usize) -> &AtomicU32 {
-        // SAFETY: as for `seq`; bytes 8..12 of the call line are this word.
-        unsafe { &*((self.line(i) + 8) as *const AtomicU32) }
+        // SAFETY: as for `seq`.
+        unsafe { &(*self.line(i)).ctx }
     }
     fn done(&self, i: usize) -> &AtomicU64 {
-        // SAFETY: as for `seq`; `done` is at byte 64 of the slot.
-        unsafe { &*((self.slot(i) + 64) as *const AtomicU64) }
+        // SAFETY: as for `seq`; `done` sits on the header's second cache line.
+        unsafe { &(*self.header(i)).done }
     }
     /// This call's payload in rank i's slot: in its call line, or its
-    /// region of the data.
+    /// region of the data (after the header).
     fn half(&self, i: usize) -> *mut u8 {
         if self.inline {
-            (self.line(i) + 16) as *mut u8
+            // SAFETY: a place projection, as in `line`.
+            unsafe { std::ptr::addr_of_mut!((*self.line(i)).payload) as *mut u8 }
         } else {
-            (self.slot(i) + COLL_HDR + self.off) as *mut u8
+            (self.header(i) as usize + COLL_HDR + self.off) as *mut u8
         }
     }
     /// Waits until `f(i)` holds for every i in `who`: polls the counters

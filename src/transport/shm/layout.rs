@@ -6,11 +6,51 @@
 //! |---|---|
 //! | `SegHeader` | 4096 bytes |
 //! | one ring per ordered pair of local ranks: `RingCtl`, then a `CellHeader` per cell, then the cells' payload areas | `ring::ring_bytes` each |
-//! | world's collective area: one slot per local rank (`coll::shm`) | `COLL_SLOT` each |
+//! | world's collective area: one slot per local rank (`coll::shm`): a `SlotHeader` (with its `CallLine`s), then `COLL_DATA` bytes of data | `COLL_SLOT` each |
 //! | split-copy slots: `SplitSlot`, `SPLIT_SLOTS` per ordered pair | 64 bytes each |
 //! | the pool table: `PoolEntry`, `POOL_AREAS` of them, then their areas | 64 bytes + `nlocal * COLL_SLOT` each |
 
+use super::{COLL_HDR, COLL_LINES, COLL_LINE_BYTES};
 use std::sync::atomic::{AtomicU32, AtomicU64};
+
+/// One call line of a collective slot: one per call in flight (call g uses
+/// line g % `COLL_LINES`). Two cache lines, which the adjacent-line
+/// prefetcher fetches together.
+#[repr(C, align(64))]
+pub struct CallLine {
+    /// g once this rank's payload of call g is in (Release store).
+    pub seq: AtomicU64,
+    /// Context id of the communicator the call was made on.
+    pub ctx: AtomicU32,
+    pub spare: u32,
+    /// Small payloads travel here (`coll::shm`'s `INLINE` bytes).
+    pub payload: [u8; COLL_LINE_BYTES - 16],
+}
+
+/// The header of one rank's collective slot; `COLL_DATA` bytes of data
+/// (a ring of regions for larger payloads) follow it.
+#[repr(C, align(64))]
+pub struct SlotHeader {
+    pub spare0: u64,
+    /// World's slots: the rank's CMA probe result (1 every read worked,
+    /// 2 one was refused), written once during MPI_Init.
+    pub cma_probe: AtomicU64,
+    /// World's slots: where the rank mapped the segment, for the others'
+    /// CMA probe.
+    pub base: AtomicU64,
+    pub spare1: [u64; 5],
+    /// The last call this rank has finished with (on its own line).
+    pub done: AtomicU64,
+    pub spare2: [u64; 7],
+    pub lines: [CallLine; COLL_LINES],
+}
+
+const _: () = assert!(std::mem::size_of::<CallLine>() == COLL_LINE_BYTES);
+const _: () = assert!(std::mem::size_of::<SlotHeader>() == COLL_HDR);
+const _: () = assert!(std::mem::offset_of!(SlotHeader, done) == 64);
+const _: () = assert!(std::mem::offset_of!(SlotHeader, lines) == 128);
+const _: () = assert!(std::mem::offset_of!(SlotHeader, cma_probe) == 8);
+const _: () = assert!(std::mem::offset_of!(SlotHeader, base) == 16);
 
 /// Table entry of a pool area. `#[repr(C)]`, atomics only, one cache line.
 #[repr(C, align(64))]

@@ -27,10 +27,10 @@ pub mod split;
 use super::hdr::Hdr;
 use crate::sys::ShmMap;
 use layout::SegHeader;
-pub use layout::{PoolEntry, SplitSlot};
+pub use layout::{CallLine, PoolEntry, SlotHeader, SplitSlot};
 use ring::{CellHeader, Consumer, Producer};
 use std::io;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
 const MAGIC: u64 = 0x4f78_4d50_4953_484d; // "OxMPISHM"
 const VERSION: u32 = 5;
@@ -311,12 +311,13 @@ impl Shm {
         unsafe { &*(self.map.base().add(at) as *const SplitSlot) }
     }
 
-    /// Local rank `li`'s probe word `k` in world's collective slot: 1 the
-    /// CMA probe result, 2 the address of its mapping (see `COLL_HDR`).
-    fn probe_word(&self, li: usize, k: usize) -> &AtomicU64 {
-        // SAFETY: bytes 8..24 of the slot are two 8-byte aligned words inside
-        // the mapping, beside `seq` on its line, used only as these words.
-        unsafe { &*(self.coll_slot(li).add(8 * k) as *const AtomicU64) }
+    /// The header of local rank `li`'s slot in world's collective area.
+    pub fn slot_header(&self, li: usize) -> &SlotHeader {
+        // SAFETY: the slot starts 64-byte aligned inside the mapping (every
+        // area before it is a multiple of 64 bytes) with a SlotHeader, which
+        // holds atomics and plain bytes only, zeroed at creation; shared by
+        // every local rank for the life of the mapping.
+        unsafe { &*(self.coll_slot(li) as *const SlotHeader) }
     }
 
     /// Writes where this rank mapped the segment, for the others' CMA probe
@@ -324,7 +325,8 @@ impl Shm {
     pub fn publish_base(&self) {
         // Release: pairs with the Acquire load in `probe_cma`, which runs
         // after the barrier (the barrier alone already orders it).
-        self.probe_word(self.me, 2)
+        self.slot_header(self.me)
+            .base
             .store(self.map.base() as u64, Ordering::Release);
     }
 
@@ -340,8 +342,9 @@ impl Shm {
                 continue;
             }
             // Acquire: pairs with `publish_base` of rank li.
-            let base = self.probe_word(li, 2).load(Ordering::Acquire);
-            let at = base as usize + self.coll + li * COLL_SLOT + 16;
+            let base = self.slot_header(li).base.load(Ordering::Acquire);
+            let at =
+                base as usize + self.coll + li * COLL_SLOT + std::mem::offset_of!(SlotHeader, base);
             let mut got = 0u64;
             // SAFETY: `got` is a writable 8-byte local; the remote address is
             // rank li's own base word in its mapping.
@@ -349,7 +352,8 @@ impl Shm {
             ok = r.is_ok() && got == base;
         }
         // Release: pairs with the Acquire loads in `cma_agreed`.
-        self.probe_word(self.me, 1)
+        self.slot_header(self.me)
+            .cma_probe
             .store(if ok { 1 } else { 2 }, Ordering::Release);
     }
 
@@ -359,7 +363,7 @@ impl Shm {
         let mut all = true;
         for li in 0..self.nlocal {
             // Acquire: pairs with the Release store in `probe_cma`.
-            match self.probe_word(li, 1).load(Ordering::Acquire) {
+            match self.slot_header(li).cma_probe.load(Ordering::Acquire) {
                 0 => return None,
                 v => all &= v == 1,
             }
