@@ -308,8 +308,8 @@ impl State {
             ));
         }
         let c = self.comms[i].take().unwrap();
-        if let (CollArea::Pool(k), Some(shm)) = (c.coll_area, self.net.shm.as_ref()) {
-            shm.pool_release(k, c.size as usize);
+        if let CollArea::Pool(k) = c.coll_area {
+            self.net.release_area(k, c.size as usize);
         }
         Ok(c)
     }

@@ -163,6 +163,14 @@ impl Net {
         })
     }
 
+    /// A communicator that held collective area `k` of the node's pool,
+    /// with `n` members, is freed here (`coll::shm` claims the areas).
+    pub fn release_area(&self, k: usize, n: usize) {
+        if let Some(s) = self.shm.as_ref() {
+            s.pool_release(k, n);
+        }
+    }
+
     /// The link to world rank `w`.
     #[inline]
     pub fn link(&self, w: usize) -> Link {
