@@ -78,7 +78,7 @@ pub struct Desc {
 /// Validates and describes a communication buffer. Device memory is
 /// refused here, where every buffer is described, not at a copy deep below
 /// (no transport of this build moves it).
-#[inline]
+#[inline(always)]
 pub fn describe(buf: *const c_void, count: c_int, dt: MPI_Datatype, name: &str) -> Result<Desc> {
     // The common case first: a builtin type whose size sits in its handle, a
     // real buffer and a valid count. Anything else takes the checks below.
@@ -99,6 +99,18 @@ pub fn describe(buf: *const c_void, count: c_int, dt: MPI_Datatype, name: &str) 
             });
         }
     }
+    describe_general(buf, count, dt, name)
+}
+
+/// `describe` of everything but the common case, kept out of line so that
+/// the common case stays small where it is inlined.
+#[inline(never)]
+fn describe_general(
+    buf: *const c_void,
+    count: c_int,
+    dt: MPI_Datatype,
+    name: &str,
+) -> Result<Desc> {
     let d = describe_checked(buf, count, dt, name)?;
     crate::gpu::host_only(d.kind, "buffer")?;
     Ok(d)
