@@ -22,7 +22,6 @@ use crate::base::error::Result;
 use crate::bootstrap::pmi::Pmi;
 use crate::config::Config;
 use crate::err;
-use crate::gpu::MemKind;
 use hdr::Hdr;
 use loopback::Loopback;
 use shm::copy::Copier;
@@ -57,15 +56,9 @@ pub struct Caps {
     pub vectored: bool,
     /// Receiver and sender can share the copy of one message (split copy).
     pub coop: bool,
-    /// Memory the link's copies can serve.
+    /// The link's copies serve device memory as it is (none yet: device
+    /// buffers are refused where they are described).
     pub device: bool,
-}
-
-impl Caps {
-    /// The link moves `kind` without staging.
-    pub fn serves(&self, kind: MemKind) -> bool {
-        kind == MemKind::Host || self.device
-    }
 }
 
 /// Where a link delivers what arrives: the core's point-to-point engine.
@@ -181,7 +174,7 @@ impl Net {
     pub fn caps(&self, w: usize) -> Caps {
         match self.links[w] {
             Link::Shm(_) => Caps {
-                frag: self.shm.as_ref().map_or(0, |s| s.payload()),
+                frag: self.frag(w),
                 inline: shm::ring::INLINE_BYTES,
                 get: self.copy.usable(w),
                 vectored: self.copy.usable(w),
@@ -189,7 +182,7 @@ impl Net {
                 device: false,
             },
             Link::Loopback => Caps {
-                frag: loopback::FRAG_BYTES,
+                frag: self.frag(w),
                 inline: 0,
                 get: self.copy.usable(w),
                 vectored: self.copy.usable(w),

@@ -28,6 +28,7 @@ impl State {
         }
         let n = total.min(r.cap);
         let buf = r.buf;
+        let caps = self.net.caps(w);
         // The single copies below are the kernel's copies of host memory.
         debug_assert!(crate::gpu::host_only(r.mem, "single copy").is_ok());
         // A streamed receive (no landing area) reads a contiguous sender's
@@ -35,7 +36,7 @@ impl State {
         // streams (addr 0: nothing contiguous to read) or sends vectored, it
         // takes the cells the CTS below asks for.
         if r.streamed() {
-            if self.net.caps(w).get && addr != 0 && niov == 0 {
+            if caps.get && addr != 0 && niov == 0 {
                 let mut bounce = crate::core::pool::take(STREAM_CHUNK.min(n));
                 let mut off = 0;
                 let mut res = Ok(());
@@ -75,7 +76,7 @@ impl State {
                     }
                 }
             }
-        } else if (addr != 0 && self.net.caps(w).get) || (niov != 0 && self.net.caps(w).vectored) {
+        } else if (addr != 0 && caps.get) || (niov != 0 && caps.vectored) {
             let local = r
                 .staged
                 .as_mut()

@@ -149,6 +149,12 @@ impl Net {
         });
     }
 
+    /// A request whose split copy `split_poll` found complete, and whether
+    /// one of its copies failed.
+    pub fn split_take_done(&mut self) -> Option<(u32, bool)> {
+        self.split.done.pop_front()
+    }
+
     /// Split copies are in flight.
     #[inline]
     pub fn split_busy(&self) -> bool {
@@ -207,14 +213,6 @@ impl Net {
             }
         }
         did
-    }
-}
-
-impl Net {
-    /// A request whose split copy `split_poll` found complete, and whether
-    /// one of its copies failed.
-    pub fn split_take_done(&mut self) -> Option<(u32, bool)> {
-        self.split.done.pop_front()
     }
 }
 
