@@ -54,6 +54,111 @@ pub const ANY_TAG: i32 = -1;
 
 type Key = (u32, i32, i32);
 
+/// A key no envelope has (sources are ranks, never `i32::MIN`): the mark of
+/// a free slot in `ExactQueues`.
+const NO_KEY: Key = (u32::MAX, i32::MIN, i32::MIN);
+
+/// The exact-envelope receive queues, one per (context, source, tag) key,
+/// found through a hash index. The slot used last is remembered (`hot`):
+/// a stream of receives and messages with one envelope, the common case,
+/// checks one key instead of hashing twice per message.
+struct ExactQueues<P> {
+    index: HashMap<Key, u32, BuildHasherDefault<KeyHasher>>,
+    qs: Vec<(Key, VecDeque<(u64, P)>)>,
+    free: Vec<u32>,
+    hot: usize,
+    /// Receives queued in all slots.
+    len: usize,
+}
+
+impl<P> Default for ExactQueues<P> {
+    fn default() -> Self {
+        ExactQueues {
+            index: HashMap::default(),
+            qs: Vec::new(),
+            free: Vec::new(),
+            hot: 0,
+            len: 0,
+        }
+    }
+}
+
+impl<P> ExactQueues<P> {
+    /// The slot of `key`, if it has one.
+    #[inline]
+    fn slot(&self, key: Key) -> Option<usize> {
+        match self.qs.get(self.hot) {
+            Some(q) if q.0 == key => Some(self.hot),
+            _ => self.index.get(&key).map(|&i| i as usize),
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, key: Key, seq: u64, p: P) {
+        let i = match self.slot(key) {
+            Some(i) => i,
+            None => {
+                let i = match self.free.pop() {
+                    Some(i) => {
+                        self.qs[i as usize].0 = key;
+                        i as usize
+                    }
+                    None => {
+                        self.qs.push((key, VecDeque::new()));
+                        self.qs.len() - 1
+                    }
+                };
+                self.index.insert(key, i as u32);
+                i
+            }
+        };
+        self.hot = i;
+        self.qs[i].1.push_back((seq, p));
+        self.len += 1;
+    }
+
+    /// Sequence number of the earliest receive queued for `key`.
+    #[inline]
+    fn front_seq(&self, key: Key) -> Option<u64> {
+        self.slot(key)
+            .and_then(|i| self.qs[i].1.front())
+            .map(|e| e.0)
+    }
+
+    /// Takes the earliest receive queued for `key`. Empty slots are kept
+    /// (their queue's allocation serves the next receive with that key)
+    /// until `KEEP_EMPTY_BUCKETS` keys exist.
+    #[inline]
+    fn pop(&mut self, key: Key) -> Option<P> {
+        let i = self.slot(key)?;
+        self.hot = i;
+        let q = &mut self.qs[i].1;
+        let p = q.pop_front()?.1;
+        self.len -= 1;
+        if q.is_empty() && self.index.len() > KEEP_EMPTY_BUCKETS {
+            self.index.remove(&key);
+            self.qs[i].0 = NO_KEY;
+            self.free.push(i as u32);
+        }
+        Some(p)
+    }
+
+    /// Removes the first receive for which `pred` holds. True if found.
+    fn remove_first(&mut self, mut pred: impl FnMut(&P) -> bool) -> bool {
+        for (key, q) in self.qs.iter_mut() {
+            if *key == NO_KEY {
+                continue;
+            }
+            if let Some(i) = q.iter().position(|e| pred(&e.1)) {
+                q.remove(i);
+                self.len -= 1;
+                return true;
+            }
+        }
+        false
+    }
+}
+
 #[inline]
 fn accepts(ctx: u32, src: i32, tag: i32, m: Key) -> bool {
     ctx == m.0 && (src == ANY_SOURCE || src == m.1) && (tag == ANY_TAG || tag == m.2)
@@ -62,9 +167,7 @@ fn accepts(ctx: u32, src: i32, tag: i32, m: Key) -> bool {
 /// P: what a posted receive carries (a request id); U: what an unexpected message carries.
 pub struct Matcher<P, U> {
     seq: u64,
-    /// Receives in `posted_exact` (its empty buckets are kept).
-    nexact: usize,
-    posted_exact: Buckets<(u64, P)>,
+    posted_exact: ExactQueues<P>,
     posted_wild: VecDeque<(u64, Key, P)>,
     unexp: Buckets<(u64, U)>,
     unexp_order: BTreeMap<u64, Key>,
@@ -74,8 +177,7 @@ impl<P, U> Default for Matcher<P, U> {
     fn default() -> Self {
         Matcher {
             seq: 0,
-            nexact: 0,
-            posted_exact: Buckets::default(),
+            posted_exact: ExactQueues::default(),
             posted_wild: VecDeque::new(),
             unexp: Buckets::default(),
             unexp_order: BTreeMap::new(),
@@ -109,39 +211,18 @@ impl<P, U> Matcher<P, U> {
     pub fn take_posted(&mut self, ctx: u32, src: i32, tag: i32) -> Option<P> {
         let key = (ctx, src, tag);
         if self.posted_wild.is_empty() {
-            // Only exact receives: one bucket lookup.
-            let q = self.posted_exact.get_mut(&key)?;
-            let p = q.pop_front()?.1;
-            self.nexact -= 1;
-            if q.is_empty() && self.posted_exact.len() > KEEP_EMPTY_BUCKETS {
-                self.posted_exact.remove(&key);
-            }
-            return Some(p);
+            // Only exact receives: one queue.
+            return self.posted_exact.pop(key);
         }
-        let exact_seq = self
-            .posted_exact
-            .get(&key)
-            .and_then(|q| q.front())
-            .map(|e| e.0);
-        let wild = if self.posted_wild.is_empty() {
-            None
-        } else {
-            self.posted_wild
-                .iter()
-                .position(|(_, k, _)| accepts(k.0, k.1, k.2, key))
-        };
+        let exact_seq = self.posted_exact.front_seq(key);
+        let wild = self
+            .posted_wild
+            .iter()
+            .position(|(_, k, _)| accepts(k.0, k.1, k.2, key));
         let wild_seq = wild.map(|i| self.posted_wild[i].0);
         match (exact_seq, wild_seq) {
             (None, None) => None,
-            (Some(e), w) if w.is_none_or(|w| e < w) => {
-                let q = self.posted_exact.get_mut(&key).unwrap();
-                let p = q.pop_front().unwrap().1;
-                self.nexact -= 1;
-                if q.is_empty() && self.posted_exact.len() > KEEP_EMPTY_BUCKETS {
-                    self.posted_exact.remove(&key);
-                }
-                Some(p)
-            }
+            (Some(e), w) if w.is_none_or(|w| e < w) => self.posted_exact.pop(key),
             _ => self.posted_wild.remove(wild.unwrap()).map(|e| e.2),
         }
     }
@@ -160,11 +241,7 @@ impl<P, U> Matcher<P, U> {
             self.posted_wild
                 .push_back((self.seq, (ctx, src, tag), item));
         } else {
-            self.posted_exact
-                .entry((ctx, src, tag))
-                .or_default()
-                .push_back((self.seq, item));
-            self.nexact += 1;
+            self.posted_exact.push((ctx, src, tag), self.seq, item);
         }
         None
     }
@@ -221,31 +298,18 @@ impl<P, U> Matcher<P, U> {
             self.posted_wild.remove(i);
             return true;
         }
-        let mut hit = None;
-        for (k, q) in self.posted_exact.iter() {
-            if let Some(i) = q.iter().position(|e| pred(&e.1)) {
-                hit = Some((*k, i));
-                break;
-            }
-        }
-        if let Some((k, i)) = hit {
-            let q = self.posted_exact.get_mut(&k).unwrap();
-            q.remove(i);
-            self.nexact -= 1;
-            return true;
-        }
-        false
+        self.posted_exact.remove_first(pred)
     }
 
     pub fn posted_len(&self) -> usize {
-        self.nexact + self.posted_wild.len()
+        self.posted_exact.len + self.posted_wild.len()
     }
 
     /// No receive posted and no message waiting: the next arriving message
     /// that a receive accepts belongs to that receive.
     #[inline]
     pub fn is_idle(&self) -> bool {
-        self.nexact == 0 && self.posted_wild.is_empty() && self.unexp_order.is_empty()
+        self.posted_exact.len == 0 && self.posted_wild.is_empty() && self.unexp_order.is_empty()
     }
 
     pub fn unexpected_len(&self) -> usize {
@@ -385,6 +449,36 @@ mod tests {
                 assert_eq!(fast.unexpected_len(), slow.unexp.len());
             }
         }
+    }
+
+    /// Past `KEEP_EMPTY_BUCKETS` keys, emptied queues give their slots back
+    /// and later keys reuse them; matching stays exact throughout.
+    #[test]
+    fn many_keys_free_and_reuse_slots() {
+        let mut m: Matcher<u64, u64> = Matcher::new();
+        let n = KEEP_EMPTY_BUCKETS as i32 + 500;
+        let mut most = 0;
+        for round in 0..3u64 {
+            for t in 0..n {
+                assert!(m
+                    .post(7, 1, t + round as i32, round * 100_000 + t as u64)
+                    .is_none());
+            }
+            most = most.max(m.posted_exact.qs.len());
+            for t in (0..n).rev() {
+                let got = m.arrive(7, 1, t + round as i32, 0);
+                assert_eq!(
+                    got,
+                    Some(round * 100_000 + t as u64),
+                    "round {round} tag {t}"
+                );
+            }
+            assert!(m.is_idle());
+            // A message with a key that has no receive is unexpected.
+            assert!(m.arrive(7, 1, -5, 9).is_none());
+            assert_eq!(m.post(7, 1, -5, 1), Some(9));
+        }
+        assert!(most <= n as usize + 2, "{most} slots for {n} keys");
     }
 
     #[test]
