@@ -5,7 +5,7 @@ use super::consts::*;
 use super::datatype::{describe, Desc};
 use super::handles::{self, KIND_REQUEST};
 use super::ptr::{inp, out, write_status};
-use super::request::req_index;
+use super::request::{req_index, DONE_SEND};
 use super::{MPI_Comm, MPI_Datatype, MPI_Message, MPI_Request, MPI_Status};
 use crate::core::error::Result;
 use crate::core::runtime::{wait_for, with};
@@ -141,6 +141,26 @@ fn isend(
         return Ok(rid);
     }
     isend_queued(d, buf, count, dest, tag, comm, mode)
+}
+
+/// `isend` for the entry points: the handle of the request, or
+/// `DONE_SEND` for a send that completed on the fast path (no request).
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn isend_handle(
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    mode: SendMode,
+) -> Result<MPI_Request> {
+    let d = describe(buf, count, datatype, "buf")?;
+    if let Fast::Sent(_) = send_now(&d, dest, tag, comm, mode, false)? {
+        return Ok(DONE_SEND);
+    }
+    isend_queued(d, buf, count, dest, tag, comm, mode).map(new_handle)
 }
 
 /// A send through the general path (request, rendezvous, queueing) of a
@@ -367,8 +387,8 @@ pub unsafe extern "C" fn MPI_Isend(
     if request.is_null() {
         return Err(err!(MPI_ERR_ARG, "request=NULL"));
     }
-    let rid = isend(buf, count, datatype, dest, tag, comm, SendMode::Standard)?;
-    out(request, "request", new_handle(rid))
+    let h = isend_handle(buf, count, datatype, dest, tag, comm, SendMode::Standard)?;
+    out(request, "request", h)
 }
 
 #[mpi_fn]
@@ -403,8 +423,8 @@ pub unsafe extern "C" fn MPI_Irsend(
     if request.is_null() {
         return Err(err!(MPI_ERR_ARG, "request=NULL"));
     }
-    let rid = isend(buf, count, datatype, dest, tag, comm, SendMode::Ready)?;
-    out(request, "request", new_handle(rid))
+    let h = isend_handle(buf, count, datatype, dest, tag, comm, SendMode::Ready)?;
+    out(request, "request", h)
 }
 
 #[mpi_fn]

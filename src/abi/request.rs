@@ -12,6 +12,16 @@ use crate::err;
 use oxmpi_macros::mpi_fn;
 use std::os::raw::c_int;
 
+/// The handle of a send that completed in the call that started it (a
+/// small message pushed whole by `MPI_Isend` or `MPI_Irsend`): a builtin
+/// request, as MPICH hands out for such sends, so the common small send
+/// takes no request from the table. Waiting on it, testing it and freeing
+/// it report the empty status and set the handle to MPI_REQUEST_NULL;
+/// `MPI_Request_get_status` reports it complete; cancelling it does nothing
+/// (the send is complete: `MPI_Test_cancelled` says false); it is not
+/// persistent, so `MPI_Start` refuses it.
+pub const DONE_SEND: MPI_Request = handles::builtin(KIND_REQUEST, 1);
+
 pub fn req_index(h: MPI_Request) -> Option<ReqId> {
     handles::index(h, KIND_REQUEST)
 }
@@ -44,6 +54,9 @@ fn poll(st: &State, h: MPI_Request) -> Result<Poll> {
     if h == MPI_REQUEST_NULL {
         return Ok(Poll::Null);
     }
+    if h == DONE_SEND {
+        return Ok(Poll::Done(Status::empty(), MPI_COMM_WORLD));
+    }
     let r = st.reqs.get(lookup(st, h)?).unwrap();
     Ok(if !r.active {
         Poll::Null
@@ -57,6 +70,10 @@ fn poll(st: &State, h: MPI_Request) -> Result<Poll> {
 /// Releases a completed request: a persistent one becomes inactive, others are freed
 /// and the caller's handle becomes MPI_REQUEST_NULL.
 fn retire(st: &mut State, h: &mut MPI_Request) {
+    if *h == DONE_SEND {
+        *h = MPI_REQUEST_NULL;
+        return;
+    }
     if let Some(rid) = req_index(*h).filter(|&rid| st.reqs.get(rid).is_some()) {
         retire_rid(st, rid, h);
     }
@@ -82,6 +99,10 @@ fn take_if_done(st: &mut State, h: &mut MPI_Request) -> Result<Option<(Status, c
     if *h == MPI_REQUEST_NULL {
         return Ok(Some((Status::empty(), MPI_COMM_WORLD)));
     }
+    if *h == DONE_SEND {
+        *h = MPI_REQUEST_NULL;
+        return Ok(Some((Status::empty(), MPI_COMM_WORLD)));
+    }
     let rid = lookup(st, *h)?;
     let r = st.reqs.get_mut(rid).unwrap();
     if !r.active {
@@ -99,6 +120,10 @@ fn take_if_done(st: &mut State, h: &mut MPI_Request) -> Result<Option<(Status, c
 /// returns its status and communicator.
 #[inline]
 fn take_done(st: &mut State, h: &mut MPI_Request) -> (Status, c_int) {
+    if *h == DONE_SEND {
+        *h = MPI_REQUEST_NULL;
+        return (Status::empty(), MPI_COMM_WORLD);
+    }
     let got = req_index(*h).and_then(|rid| {
         let r = st.reqs.get(rid).filter(|r| r.active)?;
         Some((rid, r.status, r.comm))
@@ -541,6 +566,9 @@ pub unsafe extern "C" fn MPI_Request_free(request: *mut MPI_Request) -> c_int {
             "request=MPI_REQUEST_NULL cannot be freed"
         ));
     }
+    if h == DONE_SEND {
+        return out(request, "request", MPI_REQUEST_NULL);
+    }
     with(|st| {
         let rid = lookup(st, h)?;
         let r = st.reqs.get_mut(rid).unwrap();
@@ -564,6 +592,10 @@ pub unsafe extern "C" fn MPI_Cancel(request: *mut MPI_Request) -> c_int {
             MPI_ERR_REQUEST,
             "request=MPI_REQUEST_NULL cannot be cancelled"
         ));
+    }
+    if h == DONE_SEND {
+        // Complete already: nothing to cancel.
+        return Ok(());
     }
     with(|st| {
         let rid = lookup(st, h)?;

@@ -27,6 +27,11 @@ pub fn make(kind: u32, idx: u32) -> c_int {
     (DIRECT | (kind << 26) | (idx & 0x03ff_ffff)) as c_int
 }
 
+/// Builtin handle `idx` of `kind` (kind bits 01, as MPICH's predefined objects).
+pub const fn builtin(kind: u32, idx: u32) -> c_int {
+    (0x4000_0000 | (kind << 26) | (idx & 0x03ff_ffff)) as c_int
+}
+
 /// Index of a user handle of `kind`, if `h` is one.
 pub fn index(h: c_int, kind: u32) -> Option<u32> {
     let u = h as u32;
@@ -140,5 +145,7 @@ mod tests {
         assert_eq!(index(make(KIND_REQUEST, 7), KIND_REQUEST), Some(7));
         assert_eq!(index(make(KIND_REQUEST, 7), KIND_COMM), None);
         assert_eq!(make(KIND_REQUEST, 0) as u32, 0xac00_0000);
+        assert_eq!(builtin(KIND_REQUEST, 1) as u32, 0x6c00_0001);
+        assert_eq!(index(builtin(KIND_REQUEST, 1), KIND_REQUEST), None);
     }
 }
