@@ -85,7 +85,7 @@ impl<P> Default for ExactQueues<P> {
 
 impl<P> ExactQueues<P> {
     /// The slot of `key`, if it has one.
-    #[inline]
+    #[inline(always)]
     fn slot(&self, key: Key) -> Option<usize> {
         match self.qs.get(self.hot) {
             Some(q) if q.0 == key => Some(self.hot),
@@ -128,7 +128,7 @@ impl<P> ExactQueues<P> {
     /// Takes the earliest receive queued for `key`. Empty slots are kept
     /// (their queue's allocation serves the next receive with that key)
     /// until `KEEP_EMPTY_BUCKETS` keys exist.
-    #[inline]
+    #[inline(always)]
     fn pop(&mut self, key: Key) -> Option<P> {
         let i = self.slot(key)?;
         self.hot = i;
@@ -136,11 +136,16 @@ impl<P> ExactQueues<P> {
         let p = q.pop_front()?.1;
         self.len -= 1;
         if q.is_empty() && self.index.len() > KEEP_EMPTY_BUCKETS {
-            self.index.remove(&key);
-            self.qs[i].0 = NO_KEY;
-            self.free.push(i as u32);
+            self.free_slot(i);
         }
         Some(p)
+    }
+
+    #[cold]
+    fn free_slot(&mut self, i: usize) {
+        self.index.remove(&self.qs[i].0);
+        self.qs[i].0 = NO_KEY;
+        self.free.push(i as u32);
     }
 
     /// Removes the first receive for which `pred` holds. True if found.

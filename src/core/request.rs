@@ -222,6 +222,7 @@ impl Request {
     /// Writes bytes [off, off + len) of the incoming message into the
     /// receive buffer, or unpacks them into the typed buffer of a streamed
     /// receive; what lies beyond the buffer is dropped.
+    #[inline]
     pub(crate) fn store(&mut self, off: usize, payload: &[u8]) {
         if let Some(s) = self.staged.as_mut().and_then(|s| s.stream.as_mut()) {
             s.unpack(off, payload);

@@ -276,11 +276,23 @@ impl State {
         }
     }
 
+    #[inline]
     pub fn complete(&mut self, rid: ReqId) {
         let Some(r) = self.reqs.get_mut(rid) else {
             return;
         };
         r.done = true;
+        if r.rndv_peer.is_some() || r.staged.is_some() || r.bsend_region.is_some() || r.user_freed {
+            self.complete_rest(rid);
+        }
+    }
+
+    /// What completing request `rid` (marked done) takes beyond that: the
+    /// rendezvous count, unpacking, the buffered-send region, a request
+    /// the user freed already.
+    #[inline(never)]
+    fn complete_rest(&mut self, rid: ReqId) {
+        let r = self.reqs.get_mut(rid).unwrap();
         if let Some(w) = r.rndv_peer.take() {
             self.rndv_out[w as usize] -= 1;
         }
