@@ -231,10 +231,11 @@ fn irecv_desc(
                 None
             }
         };
-        let mut req = Request::new(ReqKind::Recv, comm, ptr, bytes);
-        req.staged = staged;
-        req.mem = mem;
-        let rid = st.reqs.insert(req);
+        let rid = st.reqs.insert_with(|| Request {
+            staged,
+            mem,
+            ..Request::new(ReqKind::Recv, comm, ptr, bytes)
+        });
         match ctx {
             Some(ctx) => st.start_recv_ctx(rid, ctx, source, tag),
             None => st.start_recv(rid, comm, source, tag)?,

@@ -18,13 +18,22 @@ impl<T> Default for Slab<T> {
 impl<T> Slab<T> {
     #[inline]
     pub fn insert(&mut self, v: T) -> u32 {
+        self.insert_with(|| v)
+    }
+
+    /// Inserts the value `make` returns, built straight into the free slot
+    /// (inlined, the compiler writes its fields there instead of building
+    /// it elsewhere and copying it over, which for a large value costs
+    /// stalls on reading back the just-written pieces).
+    #[inline(always)]
+    pub fn insert_with(&mut self, make: impl FnOnce() -> T) -> u32 {
         if let Some(i) = self.free.pop() {
             let e = &mut self.items[i as usize];
             e.0 = e.0.wrapping_add(1);
-            e.1 = Some(v);
+            e.1 = Some(make());
             i
         } else {
-            self.items.push((0, Some(v)));
+            self.items.push((0, Some(make())));
             (self.items.len() - 1) as u32
         }
     }
