@@ -49,6 +49,16 @@ int main(int argc, char **argv) {
     EXPECT(MPI_Allgather(cv, -1, MPI_INT, cw, -1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_COUNT);
     EXPECT(MPI_Alltoall(cv, -1, MPI_INT, cw, -1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_COUNT);
     EXPECT(MPI_Scan(cv, cw, -1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_COUNT);
+    /* NULL output arrays where entries are to be written. */
+    EXPECT(MPI_Dims_create(4, 2, NULL), MPI_ERR_ARG);
+    {
+        MPI_Datatype vt;
+        MPI_Type_vector(2, 1, 3, MPI_INT, &vt);
+        MPI_Aint aints[1];
+        MPI_Datatype types[1];
+        EXPECT(MPI_Type_get_contents(vt, 3, 0, 1, NULL, aints, types), MPI_ERR_ARG);
+        MPI_Type_free(&vt);
+    }
     /* a send buffer that is the receive buffer, without MPI_IN_PLACE */
     EXPECT(MPI_Allreduce(cv, cv, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_BUFFER);
     EXPECT(MPI_Reduce_scatter_block(cv, cv, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_BUFFER);

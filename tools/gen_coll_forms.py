@@ -70,8 +70,8 @@ def render(es):
             "    // Validated when first started; each MPI_Start builds the schedule from these arguments.\n"
             "    let factory: crate::core::state::CollFactory =\n"
             "        std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {\n"
-            "            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).\n"
-            f"            let s = unsafe {{ {expr}? }};\n"
+            "            // The arguments of a persistent collective stay valid until the request is freed (MPI's rule).\n"
+            f"            let s = {expr}?;\n"
             "            Ok(Box::new(s))\n        });\n"
             "    persistent(comm, factory, request)\n}\n")
     text = "\n".join(src)

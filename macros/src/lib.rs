@@ -84,20 +84,22 @@ pub fn mpi_fn(_attr: TokenStream, item: TokenStream) -> TokenStream {
         unsafe fn #inner(#inputs) -> ::std::os::raw::c_int {
             let __comm: Option<::std::os::raw::c_int> = #comm_expr;
             crate::abi::guard::enter(#name_str, __comm, move || -> crate::core::error::Result<()> {
-                // SAFETY: same contract as the caller's.
-                unsafe { #body_fn(#(#args),*) }
+                #body_fn(#(#args),*)
             })
         }
         /// The entry point's body, for another entry point that takes the
         /// same path (the large-count `_c` forms) and reports its errors
         /// under its own name.
-        #[allow(non_snake_case, clippy::too_many_arguments, unused_unsafe, unused_mut, dead_code)]
+        ///
+        /// Safe code: the pointer arguments are the C caller's and are read
+        /// and written only through the boundary helpers (`abi::ptr` and
+        /// the array readers beside the entry points), which check NULL and
+        /// the sentinels and rely on MPI's rules for the rest; anything
+        /// else unsafe sits in its own block with its reason.
+        #[allow(non_snake_case, clippy::too_many_arguments, unused_mut, dead_code)]
         #[inline(always)]
-        pub(crate) unsafe fn #body_fn(#inputs) -> crate::core::error::Result<()> {
-            // SAFETY: an MPI entry point's pointer arguments are valid as
-            // the MPI standard requires of the caller (docs/abi.md);
-            // NULL and sentinels are checked by the helpers in abi::ptr.
-            unsafe { #body }
+        pub(crate) fn #body_fn(#inputs) -> crate::core::error::Result<()> {
+            #body
         }
         #(#attrs)*
         #[no_mangle]

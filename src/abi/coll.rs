@@ -47,7 +47,7 @@ fn in_place(p: *const c_void) -> bool {
 /// unpacked by the returned steps (`preload` lists receive blocks whose
 /// current contents are read, as with MPI_IN_PLACE).
 #[allow(clippy::type_complexity, clippy::too_many_arguments)]
-unsafe fn block_array(
+fn block_array(
     s: &mut Sched,
     p: *const c_void,
     counts: &[c_int],
@@ -70,11 +70,9 @@ unsafe fn block_array(
         _ => {
             let (bl, end) = blocks(counts, displs, size)?;
             let loc = if recv {
-                // SAFETY: the caller's buffers are valid as MPI requires.
-                Loc::User(unsafe { bytes_mut(p as *mut c_void, end, name)? }.as_mut_ptr())
+                Loc::User(bytes_mut(p as *mut c_void, end, name)?.as_mut_ptr())
             } else {
-                // SAFETY: as above.
-                Loc::User(unsafe { bytes(p, end, name)? }.as_ptr() as *mut u8)
+                Loc::User(bytes(p, end, name)?.as_ptr() as *mut u8)
             };
             return Ok((loc, bl, end, Vec::new()));
         }
@@ -129,7 +127,7 @@ unsafe fn block_array(
 }
 
 /// A byte view of a user buffer; NULL is allowed for zero bytes.
-unsafe fn bytes<'a>(p: *const c_void, n: usize, name: &str) -> Result<&'a [u8]> {
+fn bytes<'a>(p: *const c_void, n: usize, name: &str) -> Result<&'a [u8]> {
     if n == 0 {
         return Ok(&[]);
     }
@@ -144,7 +142,7 @@ unsafe fn bytes<'a>(p: *const c_void, n: usize, name: &str) -> Result<&'a [u8]> 
     Ok(unsafe { std::slice::from_raw_parts(p as *const u8, n) })
 }
 
-unsafe fn bytes_mut<'a>(p: *mut c_void, n: usize, name: &str) -> Result<&'a mut [u8]> {
+fn bytes_mut<'a>(p: *mut c_void, n: usize, name: &str) -> Result<&'a mut [u8]> {
     if n == 0 {
         return Ok(&mut []);
     }
@@ -170,7 +168,7 @@ fn check_root(v: &View, root: c_int) -> Result<usize> {
     Ok(root as usize)
 }
 
-unsafe fn ints<'a>(p: *const c_int, n: usize, name: &str) -> Result<&'a [c_int]> {
+fn ints<'a>(p: *const c_int, n: usize, name: &str) -> Result<&'a [c_int]> {
     if n == 0 {
         return Ok(&[]);
     }
@@ -219,7 +217,7 @@ fn blocks(
 
 /// Where `count` elements of `dt` at `p` are read from: the user buffer when
 /// contiguous (it may not change until the collective completes), else a packed copy.
-unsafe fn input(
+fn input(
     s: &mut Sched,
     p: *const c_void,
     count: c_int,
@@ -247,7 +245,7 @@ unsafe fn input(
 /// Where results for `count` elements of `dt` at `p` go; the step to run last
 /// (unpacking) when the type is not contiguous. The area starts with the
 /// buffer's current contents (in-place operations read them).
-unsafe fn output(
+fn output(
     s: &mut Sched,
     p: *mut c_void,
     count: c_int,
@@ -320,7 +318,7 @@ fn aliased(
     ))
 }
 
-unsafe fn shm_reduce(
+fn shm_reduce(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
     count: c_int,
@@ -387,12 +385,10 @@ unsafe fn shm_reduce(
     let input = if in_place(sendbuf) && gets {
         recvbuf as *const u8
     } else {
-        // SAFETY: the caller's buffer holds `len` bytes.
-        unsafe { bytes(sendbuf, len, "sendbuf")? }.as_ptr()
+        bytes(sendbuf, len, "sendbuf")?.as_ptr()
     };
     let out = if gets {
-        // SAFETY: as above.
-        unsafe { bytes_mut(recvbuf, len, "recvbuf")? }.as_mut_ptr()
+        bytes_mut(recvbuf, len, "recvbuf")?.as_mut_ptr()
     } else {
         std::ptr::null_mut()
     };
@@ -420,7 +416,7 @@ unsafe fn shm_reduce(
 
 /// Contiguous bytes of `count` elements of `dt` at `p`: the user's memory,
 /// or a packed copy (kept alive in the returned vector).
-unsafe fn contiguous_in(
+fn contiguous_in(
     p: *const c_void,
     count: c_int,
     dt: MPI_Datatype,
@@ -441,7 +437,7 @@ unsafe fn contiguous_in(
 /// Where `count` elements of `dt` at `p` are produced as contiguous bytes:
 /// the user's memory, or a landing area that `contiguous_flush` unpacks.
 type Landing = Option<(Vec<u8>, std::sync::Arc<crate::datatype::Type>)>;
-unsafe fn contiguous_out(
+fn contiguous_out(
     p: *mut c_void,
     count: c_int,
     dt: MPI_Datatype,
@@ -457,7 +453,7 @@ unsafe fn contiguous_out(
     })
 }
 
-unsafe fn contiguous_flush(p: *mut c_void, count: c_int, l: Landing) {
+fn contiguous_flush(p: *mut c_void, count: c_int, l: Landing) {
     if let Some((v, t)) = l {
         // SAFETY: the buffer holds `count` elements of `t` (MPI's rule).
         unsafe { crate::datatype::unpack(&t, count as usize, &v, p as *mut u8) };
@@ -518,7 +514,7 @@ enum AreaForm {
 /// Blocking allgather through the shared-memory area; false when the call
 /// must use a schedule.
 #[allow(clippy::too_many_arguments)]
-unsafe fn shm_allgather(
+fn shm_allgather(
     sendbuf: *const c_void,
     sendcount: c_int,
     sendtype: MPI_Datatype,
@@ -545,11 +541,9 @@ unsafe fn shm_allgather(
     let (mine, len, _keep) = if in_place(sendbuf) {
         let ext = rt.as_ref().map(|t| t.extent()).unwrap_or(rsize as isize);
         let at = (recvbuf as *const u8).wrapping_offset(me as isize * recvcount as isize * ext);
-        // SAFETY: my block of the receive buffer (MPI_IN_PLACE).
-        unsafe { contiguous_in(at as *const c_void, recvcount, recvtype, "recvbuf")? }
+        contiguous_in(at as *const c_void, recvcount, recvtype, "recvbuf")?
     } else {
-        // SAFETY: the caller's buffer.
-        unsafe { contiguous_in(sendbuf, sendcount, sendtype, "sendbuf")? }
+        contiguous_in(sendbuf, sendcount, sendtype, "sendbuf")?
     };
     if len != blk {
         return Err(err!(
@@ -558,7 +552,7 @@ unsafe fn shm_allgather(
         ));
     }
     // SAFETY: the caller's receive buffer holds n * recvcount elements.
-    let (out, land) = unsafe { contiguous_out(recvbuf, n * recvcount, recvtype, "recvbuf")? };
+    let (out, land) = contiguous_out(recvbuf, n * recvcount, recvtype, "recvbuf")?;
     // SAFETY: `mine` holds blk bytes, `out` n * blk; area_form checked
     // cma_all for the single-copy form.
     unsafe {
@@ -568,15 +562,14 @@ unsafe fn shm_allgather(
             shm::allgather_cma(comm, mine, out, blk)?
         }
     };
-    // SAFETY: as above.
-    unsafe { contiguous_flush(recvbuf, n * recvcount, land) };
+    contiguous_flush(recvbuf, n * recvcount, land);
     Ok(true)
 }
 
 /// Blocking alltoall through the shared-memory area; false when the call
 /// must use a schedule.
 #[allow(clippy::too_many_arguments)]
-unsafe fn shm_alltoall(
+fn shm_alltoall(
     sendbuf: *const c_void,
     sendcount: c_int,
     sendtype: MPI_Datatype,
@@ -601,11 +594,9 @@ unsafe fn shm_alltoall(
         return Ok(false);
     };
     let (send, len, _keep) = if in_place(sendbuf) {
-        // SAFETY: the receive buffer holds n * recvcount elements (MPI_IN_PLACE).
-        unsafe { contiguous_in(recvbuf, n * recvcount, recvtype, "recvbuf")? }
+        contiguous_in(recvbuf, n * recvcount, recvtype, "recvbuf")?
     } else {
-        // SAFETY: the caller's buffer.
-        unsafe { contiguous_in(sendbuf, n * sendcount, sendtype, "sendbuf")? }
+        contiguous_in(sendbuf, n * sendcount, sendtype, "sendbuf")?
     };
     if len != blk * n as usize {
         return Err(err!(
@@ -615,7 +606,7 @@ unsafe fn shm_alltoall(
         ));
     }
     // SAFETY: as above.
-    let (out, land) = unsafe { contiguous_out(recvbuf, n * recvcount, recvtype, "recvbuf")? };
+    let (out, land) = contiguous_out(recvbuf, n * recvcount, recvtype, "recvbuf")?;
     // SAFETY: `send` and `out` hold n * blk bytes; for the single copy they
     // are distinct buffers (not in place) and cma_all holds (area_form).
     unsafe {
@@ -625,13 +616,12 @@ unsafe fn shm_alltoall(
             shm::alltoall_cma(comm, send, out, blk)?
         }
     };
-    // SAFETY: as above.
-    unsafe { contiguous_flush(recvbuf, n * recvcount, land) };
+    contiguous_flush(recvbuf, n * recvcount, land);
     Ok(true)
 }
 
 /// Blocking reduce_scatter_block through the shared-memory area.
-unsafe fn shm_reduce_scatter_block(
+fn shm_reduce_scatter_block(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
     recvcount: c_int,
@@ -667,9 +657,9 @@ unsafe fn shm_reduce_scatter_block(
         sendbuf
     };
     // SAFETY: the input holds n * recvcount elements.
-    let (input, _, _keep) = unsafe { contiguous_in(src, n * recvcount, datatype, "sendbuf")? };
+    let (input, _, _keep) = contiguous_in(src, n * recvcount, datatype, "sendbuf")?;
     // SAFETY: the receive buffer holds recvcount elements.
-    let (out, land) = unsafe { contiguous_out(recvbuf, recvcount, datatype, "recvbuf")? };
+    let (out, land) = contiguous_out(recvbuf, recvcount, datatype, "recvbuf")?;
     // SAFETY: `input` holds n * blk bytes, `out` blk (and area_form
     // established cma_all() for the single copy).
     unsafe {
@@ -679,8 +669,7 @@ unsafe fn shm_reduce_scatter_block(
             shm::reduce_scatter_block(comm, input, out, blk, ne, &et, &k)?
         }
     };
-    // SAFETY: as above.
-    unsafe { contiguous_flush(recvbuf, recvcount, land) };
+    contiguous_flush(recvbuf, recvcount, land);
     Ok(true)
 }
 
@@ -711,7 +700,7 @@ fn finish(s: &mut Sched, unpack: Option<Step>) {
 }
 
 /// Runs the schedule (blocking form) or starts it and returns its request.
-unsafe fn launch(comm: MPI_Comm, s: Sched, request: Option<*mut MPI_Request>) -> Result<()> {
+fn launch(comm: MPI_Comm, s: Sched, request: Option<*mut MPI_Request>) -> Result<()> {
     match request {
         None => sched::run(comm, s),
         Some(r) => {
@@ -723,14 +712,11 @@ unsafe fn launch(comm: MPI_Comm, s: Sched, request: Option<*mut MPI_Request>) ->
                 st.progress();
                 Ok(rid)
             })?;
-            // SAFETY: checked non-NULL.
-            unsafe {
-                out(
-                    r,
-                    "request",
-                    super::handles::make(super::handles::KIND_REQUEST, rid),
-                )
-            }
+            out(
+                r,
+                "request",
+                super::handles::make(super::handles::KIND_REQUEST, rid),
+            )
         }
     }
 }
@@ -751,7 +737,7 @@ fn reduction_setup(
 
 // ------------------------------------------------------------------ builders per call
 
-unsafe fn barrier_s(comm: MPI_Comm) -> Result<Sched> {
+fn barrier_s(comm: MPI_Comm) -> Result<Sched> {
     if let Some(iv) = inter::view(comm)? {
         return Ok(inter::barrier(&iv));
     }
@@ -761,7 +747,7 @@ unsafe fn barrier_s(comm: MPI_Comm) -> Result<Sched> {
     Ok(s)
 }
 
-unsafe fn bcast_s(
+fn bcast_s(
     buffer: *mut c_void,
     count: c_int,
     datatype: MPI_Datatype,
@@ -769,14 +755,12 @@ unsafe fn bcast_s(
     comm: MPI_Comm,
 ) -> Result<Sched> {
     if let Some(iv) = inter::view(comm)? {
-        // SAFETY: forwarded caller's contract.
-        return unsafe { inter::bcast(&iv, buffer, count, datatype, root) };
+        return inter::bcast(&iv, buffer, count, datatype, root);
     }
     let v = basic::view(comm)?;
     let root = check_root(&v, root)?;
     let mut s = basic::sched(&v);
-    // SAFETY: the caller's buffers and arrays are valid as MPI requires.
-    let (b, len, unpack) = unsafe { output(&mut s, buffer, count, datatype, "buffer")? };
+    let (b, len, unpack) = output(&mut s, buffer, count, datatype, "buffer")?;
     let ids = hier::nodes(&v.world);
     let algo = select::select(
         &select::BCAST,
@@ -805,7 +789,7 @@ unsafe fn bcast_s(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn reduce_s(
+fn reduce_s(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
     count: c_int,
@@ -817,13 +801,10 @@ unsafe fn reduce_s(
 ) -> Result<Sched> {
     aliased(sendbuf, recvbuf, count > 0, (!all).then_some(root), comm)?;
     if let Some(iv) = inter::view(comm)? {
-        // SAFETY: forwarded caller's contract.
-        return unsafe {
-            if all {
-                inter::allreduce(&iv, sendbuf, recvbuf, count, datatype, op)
-            } else {
-                inter::reduce(&iv, sendbuf, recvbuf, count, datatype, op, root)
-            }
+        return if all {
+            inter::allreduce(&iv, sendbuf, recvbuf, count, datatype, op)
+        } else {
+            inter::reduce(&iv, sendbuf, recvbuf, count, datatype, op, root)
         };
     }
     let v = basic::view(comm)?;
@@ -832,17 +813,14 @@ unsafe fn reduce_s(
     let (ne, commutative) = reduction_setup(&mut s, op, datatype, count)?;
     let gets = all || v.rank == root;
     let (src, len) = if gets && in_place(sendbuf) {
-        // SAFETY: the caller's buffers and arrays are valid as MPI requires.
-        let (l, n, _) = unsafe { output(&mut s, recvbuf, count, datatype, "recvbuf")? };
+        let (l, n, _) = output(&mut s, recvbuf, count, datatype, "recvbuf")?;
         (l, n)
     } else {
-        // SAFETY: the caller's buffers and arrays are valid as MPI requires.
-        unsafe { input(&mut s, sendbuf, count, datatype, "sendbuf")? }
+        input(&mut s, sendbuf, count, datatype, "sendbuf")?
     };
     // Reduce straight in a contiguous receive buffer; otherwise in a scratch accumulator.
     let out = if gets {
-        // SAFETY: the caller's buffers and arrays are valid as MPI requires.
-        Some(unsafe { output(&mut s, recvbuf, count, datatype, "recvbuf")? })
+        Some(output(&mut s, recvbuf, count, datatype, "recvbuf")?)
     } else {
         None
     };
@@ -908,7 +886,7 @@ unsafe fn reduce_s(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn gather_s(
+fn gather_s(
     sendbuf: *const c_void,
     sendcount: c_int,
     sendtype: MPI_Datatype,
@@ -920,12 +898,9 @@ unsafe fn gather_s(
     comm: MPI_Comm,
 ) -> Result<Sched> {
     if let Some(iv) = inter::view(comm)? {
-        // SAFETY: forwarded caller's contract.
-        return unsafe {
-            inter::gather(
-                &iv, sendbuf, sendcount, sendtype, recvbuf, counts, displs, recvtype, root,
-            )
-        };
+        return inter::gather(
+            &iv, sendbuf, sendcount, sendtype, recvbuf, counts, displs, recvtype, root,
+        );
     }
     let v = basic::view(comm)?;
     let root = check_root(&v, root)?;
@@ -934,19 +909,16 @@ unsafe fn gather_s(
     let inplace = me_root && in_place(sendbuf);
     let (rbuf, bl, _, unpacks) = if me_root {
         let pre: &[usize] = if inplace { &[root] } else { &[] };
-        // SAFETY: the caller's buffers and arrays are valid as MPI requires.
-        unsafe {
-            block_array(
-                &mut s,
-                recvbuf,
-                counts.unwrap(),
-                displs,
-                recvtype,
-                "recvbuf",
-                true,
-                pre,
-            )?
-        }
+        block_array(
+            &mut s,
+            recvbuf,
+            counts.unwrap(),
+            displs,
+            recvtype,
+            "recvbuf",
+            true,
+            pre,
+        )?
     } else {
         (
             Loc::User(std::ptr::null_mut()),
@@ -958,8 +930,7 @@ unsafe fn gather_s(
     let mine = if inplace {
         None
     } else {
-        // SAFETY: the caller's buffers and arrays are valid as MPI requires.
-        Some(unsafe { input(&mut s, sendbuf, sendcount, sendtype, "sendbuf")? })
+        Some(input(&mut s, sendbuf, sendcount, sendtype, "sendbuf")?)
     };
     // Only the root knows the layout; the choice must not depend on it.
     let algo = select::select(&select::GATHER, &select::Call::default());
@@ -978,7 +949,7 @@ unsafe fn gather_s(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn scatter_s(
+fn scatter_s(
     sendbuf: *const c_void,
     counts: Option<&[c_int]>,
     displs: Option<&[c_int]>,
@@ -990,31 +961,25 @@ unsafe fn scatter_s(
     comm: MPI_Comm,
 ) -> Result<Sched> {
     if let Some(iv) = inter::view(comm)? {
-        // SAFETY: forwarded caller's contract.
-        return unsafe {
-            inter::scatter(
-                &iv, sendbuf, counts, displs, sendtype, recvbuf, recvcount, recvtype, root,
-            )
-        };
+        return inter::scatter(
+            &iv, sendbuf, counts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+        );
     }
     let v = basic::view(comm)?;
     let root = check_root(&v, root)?;
     let me_root = v.rank == root;
     let mut s = basic::sched(&v);
     let (sbuf, bl, _, _) = if me_root {
-        // SAFETY: the caller's buffers and arrays are valid as MPI requires.
-        unsafe {
-            block_array(
-                &mut s,
-                sendbuf,
-                counts.unwrap(),
-                displs,
-                sendtype,
-                "sendbuf",
-                false,
-                &[],
-            )?
-        }
+        block_array(
+            &mut s,
+            sendbuf,
+            counts.unwrap(),
+            displs,
+            sendtype,
+            "sendbuf",
+            false,
+            &[],
+        )?
     } else {
         (
             Loc::User(std::ptr::null_mut()),
@@ -1026,8 +991,7 @@ unsafe fn scatter_s(
     let (outb, unpack) = if me_root && in_place(recvbuf) {
         (None, None)
     } else {
-        // SAFETY: the caller's buffers and arrays are valid as MPI requires.
-        let (l, n, u) = unsafe { output(&mut s, recvbuf, recvcount, recvtype, "recvbuf")? };
+        let (l, n, u) = output(&mut s, recvbuf, recvcount, recvtype, "recvbuf")?;
         (Some((l, n)), u)
     };
     let algo = select::select(&select::SCATTER, &select::Call::default());
@@ -1046,7 +1010,7 @@ unsafe fn scatter_s(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn allgather_s(
+fn allgather_s(
     sendbuf: *const c_void,
     sendcount: c_int,
     sendtype: MPI_Datatype,
@@ -1057,26 +1021,19 @@ unsafe fn allgather_s(
     comm: MPI_Comm,
 ) -> Result<Sched> {
     if let Some(iv) = inter::view(comm)? {
-        // SAFETY: forwarded caller's contract.
-        return unsafe {
-            inter::allgather(
-                &iv, sendbuf, sendcount, sendtype, recvbuf, counts, displs, recvtype,
-            )
-        };
+        return inter::allgather(
+            &iv, sendbuf, sendcount, sendtype, recvbuf, counts, displs, recvtype,
+        );
     }
     let v = basic::view(comm)?;
     let mut s = basic::sched(&v);
     let pre: &[usize] = if in_place(sendbuf) { &[v.rank] } else { &[] };
-    // SAFETY: the caller's buffers and arrays are valid as MPI requires.
-    let (rbuf, bl, end, unpacks) = unsafe {
-        block_array(
-            &mut s, recvbuf, counts, displs, recvtype, "recvbuf", true, pre,
-        )?
-    };
+    let (rbuf, bl, end, unpacks) = block_array(
+        &mut s, recvbuf, counts, displs, recvtype, "recvbuf", true, pre,
+    )?;
     let mut mine = None;
     if !in_place(sendbuf) {
-        // SAFETY: the caller's buffers and arrays are valid as MPI requires.
-        let (m, n) = unsafe { input(&mut s, sendbuf, sendcount, sendtype, "sendbuf")? };
+        let (m, n) = input(&mut s, sendbuf, sendcount, sendtype, "sendbuf")?;
         let (o, l) = bl[v.rank];
         if n != l {
             return Err(err!(
@@ -1124,7 +1081,7 @@ unsafe fn allgather_s(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn alltoall_s(
+fn alltoall_s(
     sendbuf: *const c_void,
     scounts: &[c_int],
     sdispls: Option<&[c_int]>,
@@ -1136,12 +1093,9 @@ unsafe fn alltoall_s(
     comm: MPI_Comm,
 ) -> Result<Sched> {
     if let Some(iv) = inter::view(comm)? {
-        // SAFETY: forwarded caller's contract.
-        return unsafe {
-            inter::alltoall(
-                &iv, sendbuf, scounts, sdispls, sendtype, recvbuf, rcounts, rdispls, recvtype,
-            )
-        };
+        return inter::alltoall(
+            &iv, sendbuf, scounts, sdispls, sendtype, recvbuf, rcounts, rdispls, recvtype,
+        );
     }
     let v = basic::view(comm)?;
     let mut s = basic::sched(&v);
@@ -1150,28 +1104,22 @@ unsafe fn alltoall_s(
     } else {
         Vec::new()
     };
-    // SAFETY: the caller's buffers and arrays are valid as MPI requires.
-    let (rbuf, rbl, rend, unpacks) = unsafe {
-        block_array(
-            &mut s, recvbuf, rcounts, rdispls, recvtype, "recvbuf", true, &all,
-        )?
-    };
+    let (rbuf, rbl, rend, unpacks) = block_array(
+        &mut s, recvbuf, rcounts, rdispls, recvtype, "recvbuf", true, &all,
+    )?;
     let (sbl, sloc) = if in_place(sendbuf) {
         (rbl.clone(), scratch_copy(&mut s, rbuf, rend))
     } else {
-        // SAFETY: the caller's buffers and arrays are valid as MPI requires.
-        let (sloc, sbl, _, _) = unsafe {
-            block_array(
-                &mut s,
-                sendbuf,
-                scounts,
-                sdispls,
-                sendtype,
-                "sendbuf",
-                false,
-                &[],
-            )?
-        };
+        let (sloc, sbl, _, _) = block_array(
+            &mut s,
+            sendbuf,
+            scounts,
+            sdispls,
+            sendtype,
+            "sendbuf",
+            false,
+            &[],
+        )?;
         (sbl, sloc)
     };
     let blk = equal_blocks(&sbl).filter(|b| equal_blocks(&rbl) == Some(*b));
@@ -1209,7 +1157,7 @@ fn scatter_layout(
     Ok((bl, end, counts.iter().map(|&c| c.max(0)).sum()))
 }
 
-unsafe fn reduce_scatter_s(
+fn reduce_scatter_s(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
     counts: &[c_int],
@@ -1219,8 +1167,7 @@ unsafe fn reduce_scatter_s(
 ) -> Result<Sched> {
     aliased(sendbuf, recvbuf, counts.iter().any(|&c| c > 0), None, comm)?;
     if let Some(iv) = inter::view(comm)? {
-        // SAFETY: forwarded caller's contract.
-        return unsafe { inter::reduce_scatter(&iv, sendbuf, recvbuf, counts, datatype, op) };
+        return inter::reduce_scatter(&iv, sendbuf, recvbuf, counts, datatype, op);
     }
     let v = basic::view(comm)?;
     let mut s = basic::sched(&v);
@@ -1229,12 +1176,10 @@ unsafe fn reduce_scatter_s(
     // The whole input (in place: the receive buffer holds all of it), packed
     // if the type is not contiguous.
     let (src, _) = if in_place(sendbuf) {
-        // SAFETY: the caller's buffers and arrays are valid as MPI requires.
-        let (l, n, _) = unsafe { output(&mut s, recvbuf, total, datatype, "recvbuf")? };
+        let (l, n, _) = output(&mut s, recvbuf, total, datatype, "recvbuf")?;
         (l, n)
     } else {
-        // SAFETY: the caller's buffers and arrays are valid as MPI requires.
-        unsafe { input(&mut s, sendbuf, total, datatype, "sendbuf")? }
+        input(&mut s, sendbuf, total, datatype, "sendbuf")?
     };
     let pow2 = v.size.is_power_of_two();
     let algo = select::select(
@@ -1249,9 +1194,7 @@ unsafe fn reduce_scatter_s(
     );
     let esize = end.checked_div(ne).unwrap_or(1);
     if algo == "linear" && ne > 0 && v.size > 1 {
-        // SAFETY: the caller's buffers and arrays are valid as MPI requires.
-        let (out, _, unpack) =
-            unsafe { output(&mut s, recvbuf, counts[v.rank], datatype, "recvbuf")? };
+        let (out, _, unpack) = output(&mut s, recvbuf, counts[v.rank], datatype, "recvbuf")?;
         reduce_scatter::reduce_scatter_linear(&mut s, v.size, v.rank, src, out, &bl, esize);
         finish(&mut s, unpack);
         return Ok(s);
@@ -1264,17 +1207,13 @@ unsafe fn reduce_scatter_s(
         } else {
             src
         };
-        // SAFETY: the caller's buffers and arrays are valid as MPI requires.
-        let (out, _, unpack) =
-            unsafe { output(&mut s, recvbuf, counts[v.rank], datatype, "recvbuf")? };
+        let (out, _, unpack) = output(&mut s, recvbuf, counts[v.rank], datatype, "recvbuf")?;
         reduce_scatter::reduce_scatter_ring(&mut s, v.size, v.rank, input, tmp, out, &bl, esize);
         finish(&mut s, unpack);
         return Ok(s);
     }
     let acc = scratch_copy(&mut s, src, end);
-    // SAFETY: the caller's buffers and arrays are valid as MPI requires.
-    let (out, mylen, unpack) =
-        unsafe { output(&mut s, recvbuf, counts[v.rank], datatype, "recvbuf")? };
+    let (out, mylen, unpack) = output(&mut s, recvbuf, counts[v.rank], datatype, "recvbuf")?;
     match algo {
         "pairwise" if commutative => {
             reduce_scatter::reduce_scatter_pairwise(&mut s, v.size, v.rank, acc, tmp, &bl, esize)
@@ -1299,7 +1238,7 @@ unsafe fn reduce_scatter_s(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn scan_s(
+fn scan_s(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
     count: c_int,
@@ -1313,12 +1252,10 @@ unsafe fn scan_s(
     let mut s = basic::sched(&v);
     let (ne, _) = reduction_setup(&mut s, op, datatype, count)?;
     let (src, len) = if in_place(sendbuf) {
-        // SAFETY: the caller's buffers and arrays are valid as MPI requires.
-        let (l, n, _) = unsafe { output(&mut s, recvbuf, count, datatype, "recvbuf")? };
+        let (l, n, _) = output(&mut s, recvbuf, count, datatype, "recvbuf")?;
         (l, n)
     } else {
-        // SAFETY: the caller's buffers and arrays are valid as MPI requires.
-        unsafe { input(&mut s, sendbuf, count, datatype, "sendbuf")? }
+        input(&mut s, sendbuf, count, datatype, "sendbuf")?
     };
     let acc = scratch_copy(&mut s, src, len);
     let tmp = Loc::Scratch(s.buffer_reused(len), 0);
@@ -1333,8 +1270,7 @@ unsafe fn scan_s(
         scan::b_scan(&mut s, v.size, v.rank, acc, tmp, pre, len, ne, exclusive);
     }
     if !(exclusive && v.rank == 0) {
-        // SAFETY: the caller's buffers and arrays are valid as MPI requires.
-        let (dst, _, unpack) = unsafe { output(&mut s, recvbuf, count, datatype, "recvbuf")? };
+        let (dst, _, unpack) = output(&mut s, recvbuf, count, datatype, "recvbuf")?;
         s.stage().push(Step::Copy { src: acc, dst, len });
         finish(&mut s, unpack);
     }
@@ -1457,8 +1393,7 @@ pub unsafe extern "C" fn MPI_Reduce(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    // SAFETY: the caller's buffers are valid as MPI requires.
-    if unsafe { shm_reduce(sendbuf, recvbuf, count, datatype, op, Some(root), comm)? } {
+    if shm_reduce(sendbuf, recvbuf, count, datatype, op, Some(root), comm)? {
         return Ok(());
     }
     let s = reduce_s(sendbuf, recvbuf, count, datatype, op, root, comm, false)?;
@@ -1475,8 +1410,7 @@ pub unsafe extern "C" fn MPI_Allreduce(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> c_int {
-    // SAFETY: the caller's buffers are valid as MPI requires.
-    if unsafe { shm_reduce(sendbuf, recvbuf, count, datatype, op, None, comm)? } {
+    if shm_reduce(sendbuf, recvbuf, count, datatype, op, None, comm)? {
         return Ok(());
     }
     let s = reduce_s(sendbuf, recvbuf, count, datatype, op, 0, comm, true)?;
@@ -1628,12 +1562,9 @@ pub unsafe extern "C" fn MPI_Allgather(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> c_int {
-    // SAFETY: the caller's buffers are valid as MPI requires.
-    if unsafe {
-        shm_allgather(
-            sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-        )?
-    } {
+    if shm_allgather(
+        sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+    )? {
         return Ok(());
     }
     let s = {
@@ -1693,12 +1624,9 @@ pub unsafe extern "C" fn MPI_Alltoall(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> c_int {
-    // SAFETY: the caller's buffers are valid as MPI requires.
-    if unsafe {
-        shm_alltoall(
-            sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-        )?
-    } {
+    if shm_alltoall(
+        sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+    )? {
         return Ok(());
     }
     let s = {
@@ -1768,8 +1696,7 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> c_int {
-    // SAFETY: the caller's buffers are valid as MPI requires.
-    if unsafe { shm_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm)? } {
+    if shm_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm)? {
         return Ok(());
     }
     let s = {
@@ -1898,7 +1825,7 @@ fn neighbors(comm: MPI_Comm) -> Result<(Vec<i32>, Vec<i32>)> {
 
 /// Per-block (count, datatype, byte displacement) descriptions → schedule locations.
 #[allow(clippy::type_complexity)]
-unsafe fn typed_blocks(
+fn typed_blocks(
     s: &mut Sched,
     base: *mut c_void,
     blocks: &[(c_int, MPI_Datatype, isize)],
@@ -1910,13 +1837,11 @@ unsafe fn typed_blocks(
     for &(count, dt, disp) in blocks {
         let p = (base as *mut u8).wrapping_offset(disp) as *mut c_void;
         if recv {
-            // SAFETY: the caller's buffers are valid as MPI requires.
-            let (l, n, u) = unsafe { output(s, p, count, dt, name)? };
+            let (l, n, u) = output(s, p, count, dt, name)?;
             locs.push((l, n));
             unpacks.extend(u);
         } else {
-            // SAFETY: as above.
-            let (l, n) = unsafe { input(s, p, count, dt, name)? };
+            let (l, n) = input(s, p, count, dt, name)?;
             locs.push((l, n));
         }
     }
@@ -1924,7 +1849,7 @@ unsafe fn typed_blocks(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn alltoallw_s(
+fn alltoallw_s(
     sendbuf: *const c_void,
     sblocks: &[(c_int, MPI_Datatype, isize)],
     recvbuf: *mut c_void,
@@ -1970,16 +1895,14 @@ unsafe fn alltoallw_s(
         },
     };
     let mut s = basic::sched(&v);
-    // SAFETY: the caller's buffers are valid as MPI requires.
-    let (rl, unpacks) = unsafe { typed_blocks(&mut s, recvbuf, rblocks, true, "recvbuf")? };
+    let (rl, unpacks) = typed_blocks(&mut s, recvbuf, rblocks, true, "recvbuf")?;
     let sl = if in_place(sendbuf) {
         // In place: send from a snapshot of the receive blocks.
         rl.iter()
             .map(|&(l, n)| (scratch_copy(&mut s, l, n), n))
             .collect()
     } else {
-        // SAFETY: as above.
-        unsafe { typed_blocks(&mut s, sendbuf as *mut c_void, sblocks, false, "sendbuf")?.0 }
+        typed_blocks(&mut s, sendbuf as *mut c_void, sblocks, false, "sendbuf")?.0
     };
     if sl.len() != dsts.len() || rl.len() != srcs.len() {
         return Err(err!(
@@ -2040,7 +1963,7 @@ fn extent_blocks(
     Ok(v)
 }
 
-unsafe fn byte_blocks(
+fn byte_blocks(
     counts: *const c_int,
     displs: *const c_int,
     types: *const MPI_Datatype,
@@ -2058,7 +1981,7 @@ unsafe fn byte_blocks(
     Ok((0..n).map(|i| (c[i], t[i], d[i] as isize)).collect())
 }
 
-unsafe fn byte_blocks_aint(
+fn byte_blocks_aint(
     counts: *const c_int,
     displs: *const super::MPI_Aint,
     types: *const MPI_Datatype,
@@ -2217,7 +2140,7 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoallw(
 }
 
 /// Registers an inactive persistent collective request.
-unsafe fn persistent(
+fn persistent(
     comm: MPI_Comm,
     factory: crate::core::state::CollFactory,
     request: *mut MPI_Request,
@@ -2237,12 +2160,9 @@ unsafe fn persistent(
         r.coll_tag = tag;
         Ok(st.reqs.insert(r))
     })?;
-    // SAFETY: checked non-NULL by the caller.
-    unsafe {
-        out(
-            request,
-            "request",
-            super::handles::make(super::handles::KIND_REQUEST, rid),
-        )
-    }
+    out(
+        request,
+        "request",
+        super::handles::make(super::handles::KIND_REQUEST, rid),
+    )
 }

@@ -1,7 +1,7 @@
 //! Communicator management: dup, split, create, free, compare, names, info.
 
 use super::consts::*;
-use super::ptr::{inp, out, write_cstr};
+use super::ptr::{cstr, inp, out, write_cstr};
 use super::{MPI_Comm, MPI_Group, MPI_Info, MPI_Request};
 use crate::coll::create::{self, agree_ctx, TAG_AGREE, TAG_CREATE_GROUP, TAG_INTER, TAG_SPLIT};
 use crate::core::comm::Comm;
@@ -100,7 +100,7 @@ fn info_pairs(info: MPI_Info) -> Result<Vec<(String, String)>> {
 /// Starts a nonblocking duplicate: the context id is agreed on by the
 /// progress engine (`coll::create::Idup`); `newcomm` is written when the
 /// request completes.
-unsafe fn idup(
+fn idup(
     comm: MPI_Comm,
     info: Option<Vec<(String, String)>>,
     newcomm: *mut MPI_Comm,
@@ -132,14 +132,11 @@ unsafe fn idup(
         st.progress();
         Ok(rid)
     })?;
-    // SAFETY: `request` is non-NULL (checked above) and the caller's OUT argument.
-    unsafe {
-        out(
-            request,
-            "request",
-            super::handles::make(super::handles::KIND_REQUEST, rid),
-        )
-    }
+    out(
+        request,
+        "request",
+        super::handles::make(super::handles::KIND_REQUEST, rid),
+    )
 }
 
 #[mpi_fn]
@@ -176,7 +173,7 @@ pub unsafe extern "C" fn MPI_Comm_idup(
     request: *mut MPI_Request,
 ) -> c_int {
     // SAFETY: forwarded OUT pointers (checked for NULL inside).
-    unsafe { idup(comm, None, newcomm, request) }
+    idup(comm, None, newcomm, request)
 }
 
 #[mpi_fn]
@@ -188,8 +185,7 @@ pub unsafe extern "C" fn MPI_Comm_idup_with_info(
     request: *mut MPI_Request,
 ) -> c_int {
     let kv = info_pairs(info)?;
-    // SAFETY: forwarded OUT pointers (checked for NULL inside).
-    unsafe { idup(comm, Some(kv), newcomm, request) }
+    idup(comm, Some(kv), newcomm, request)
 }
 
 /// Splits `comm` by (color, key); returns the new handle or MPI_COMM_NULL.
@@ -533,11 +529,7 @@ pub unsafe extern "C" fn MPI_Comm_test_inter(comm: MPI_Comm, flag: *mut c_int) -
 #[mpi_fn]
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_set_name(comm: MPI_Comm, comm_name: *const c_char) -> c_int {
-    if comm_name.is_null() {
-        return Err(err!(MPI_ERR_ARG, "comm_name=NULL"));
-    }
-    let name = std::ffi::CStr::from_ptr(comm_name).to_string_lossy();
-    let name: String = name
+    let name: String = cstr(comm_name, "comm_name")?
         .chars()
         .take(MPI_MAX_OBJECT_NAME as usize - 1)
         .collect();

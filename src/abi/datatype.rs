@@ -4,7 +4,7 @@
 
 use super::consts::*;
 use super::handles::{self, KIND_DATATYPE};
-use super::ptr::{inp, out, write_cstr};
+use super::ptr::{bytes_at, cstr, inp, out, out_slice, write_cstr};
 use super::{MPI_Aint, MPI_Count, MPI_Datatype};
 use crate::core::error::Result;
 use crate::core::runtime::with;
@@ -195,7 +195,7 @@ pub fn size_and_type(dt: MPI_Datatype) -> Result<(usize, Option<Arc<Type>>)> {
     Ok((t.size, Some(t)))
 }
 
-unsafe fn arr<'a, T>(p: *const T, n: usize, name: &str) -> Result<&'a [T]> {
+fn arr<'a, T>(p: *const T, n: usize, name: &str) -> Result<&'a [T]> {
     if n == 0 {
         return Ok(&[]);
     }
@@ -704,19 +704,19 @@ pub unsafe extern "C" fn MPI_Type_get_contents(
     {
         return Err(err!(MPI_ERR_ARG, "max_integers/max_addresses/max_datatypes are smaller than MPI_Type_get_envelope's counts"));
     }
-    for (i, &v) in e.ints.iter().enumerate() {
-        *array_of_integers.add(i) = v;
+    let ints = out_slice(array_of_integers, e.ints.len(), "array_of_integers")?;
+    let aints = out_slice(array_of_addresses, e.aints.len(), "array_of_addresses")?;
+    let types = out_slice(array_of_datatypes, e.types.len(), "array_of_datatypes")?;
+    ints.copy_from_slice(&e.ints);
+    for (a, &v) in aints.iter_mut().zip(&e.aints) {
+        *a = v as MPI_Aint;
     }
-    for (i, &v) in e.aints.iter().enumerate() {
-        *array_of_addresses.add(i) = v as MPI_Aint;
-    }
-    for (i, tr) in e.types.iter().enumerate() {
-        let h = match tr {
+    for (slot, tr) in types.iter_mut().zip(&e.types) {
+        *slot = match tr {
             TypeRef::Builtin(h) => *h,
             // A derived component comes back as a new handle the caller frees.
             TypeRef::Derived(d) => add((**d).clone())?,
         };
-        *array_of_datatypes.add(i) = h;
     }
     Ok(())
 }
@@ -727,11 +727,7 @@ pub unsafe extern "C" fn MPI_Type_set_name(
     datatype: MPI_Datatype,
     type_name: *const c_char,
 ) -> c_int {
-    if type_name.is_null() {
-        return Err(err!(MPI_ERR_ARG, "type_name=NULL"));
-    }
-    let name: String = std::ffi::CStr::from_ptr(type_name)
-        .to_string_lossy()
+    let name: String = cstr(type_name, "type_name")?
         .chars()
         .take(MPI_MAX_OBJECT_NAME as usize - 1)
         .collect();
@@ -829,8 +825,9 @@ pub unsafe extern "C" fn MPI_Pack(
         ));
     }
     if need > 0 {
-        let dst = std::slice::from_raw_parts_mut((outbuf as *mut u8).add(pos as usize), need);
-        dtm::pack(&t, n, inbuf as *const u8, dst);
+        let dst = bytes_at(outbuf, pos as usize, need);
+        // SAFETY: `inbuf` holds `n` elements of `t` (the caller's contract).
+        unsafe { dtm::pack(&t, n, inbuf as *const u8, dst) };
     }
     out(position, "position", pos + need as c_int)
 }
@@ -858,8 +855,9 @@ pub unsafe extern "C" fn MPI_Unpack(
         ));
     }
     if need > 0 {
-        let src = std::slice::from_raw_parts((inbuf as *const u8).add(pos as usize), need);
-        dtm::unpack(&t, n, src, outbuf as *mut u8);
+        let src = bytes_at(inbuf as *mut c_void, pos as usize, need);
+        // SAFETY: `outbuf` holds `n` elements of `t` (the caller's contract).
+        unsafe { dtm::unpack(&t, n, src, outbuf as *mut u8) };
     }
     out(position, "position", pos + need as c_int)
 }
@@ -916,8 +914,9 @@ pub unsafe extern "C" fn MPI_Pack_external(
         ));
     }
     if need > 0 {
-        let dst = std::slice::from_raw_parts_mut((outbuf as *mut u8).add(pos as usize), need);
-        external32::pack(&t, n, inbuf as *const u8, dst)?;
+        let dst = bytes_at(outbuf, pos as usize, need);
+        // SAFETY: `inbuf` holds `n` elements of `t` (the caller's contract).
+        unsafe { external32::pack(&t, n, inbuf as *const u8, dst) }?;
     }
     out(position, "position", pos + need as MPI_Aint)
 }
@@ -945,8 +944,9 @@ pub unsafe extern "C" fn MPI_Unpack_external(
         ));
     }
     if need > 0 {
-        let src = std::slice::from_raw_parts((inbuf as *const u8).add(pos as usize), need);
-        external32::unpack(&t, n, src, outbuf as *mut u8)?;
+        let src = bytes_at(inbuf as *mut c_void, pos as usize, need);
+        // SAFETY: `outbuf` holds `n` elements of `t` (the caller's contract).
+        unsafe { external32::unpack(&t, n, src, outbuf as *mut u8) }?;
     }
     out(position, "position", pos + need as MPI_Aint)
 }

@@ -211,8 +211,9 @@ pub unsafe extern "C" fn MPI_Comm_create_errhandler(
     }
     // SAFETY: a non-NULL MPI_Comm_errhandler_function pointer is a C function
     // taking (MPI_Comm *, int *, ...); the first two arguments are all it reads.
-    let f: ErrhFn =
-        std::mem::transmute::<*mut MPI_Comm_errhandler_function, ErrhFn>(comm_errhandler_fn);
+    let f: ErrhFn = unsafe {
+        std::mem::transmute::<*mut MPI_Comm_errhandler_function, ErrhFn>(comm_errhandler_fn)
+    };
     let idx = with(|st| Ok(st.errhandlers.insert(f)))?;
     out(
         errhandler,

@@ -2,7 +2,7 @@
 
 use super::consts::*;
 use super::handles::{self, KIND_GROUP};
-use super::ptr::{inp, out};
+use super::ptr::{inp, out, out_slice};
 use super::MPI_Group;
 use crate::core::error::Result;
 use crate::core::runtime::with;
@@ -10,7 +10,7 @@ use crate::err;
 use oxmpi_macros::mpi_fn;
 use std::os::raw::c_int;
 
-unsafe fn ints<'a>(p: *const c_int, n: c_int, name: &str) -> Result<&'a [c_int]> {
+fn ints<'a>(p: *const c_int, n: c_int, name: &str) -> Result<&'a [c_int]> {
     if n < 0 {
         return Err(err!(MPI_ERR_ARG, "n={n} must be non-negative"));
     }
@@ -95,10 +95,7 @@ pub unsafe extern "C" fn MPI_Group_translate_ranks(
                 .unwrap_or(MPI_UNDEFINED),
         );
     }
-    if n > 0 && ranks2.is_null() {
-        return Err(err!(MPI_ERR_ARG, "ranks2=NULL"));
-    }
-    std::ptr::copy_nonoverlapping(res.as_ptr(), ranks2, res.len());
+    out_slice(ranks2, res.len(), "ranks2")?.copy_from_slice(&res);
     Ok(())
 }
 
@@ -219,7 +216,7 @@ pub unsafe extern "C" fn MPI_Group_excl(
 }
 
 /// Expands (first, last, stride) triplets into ranks.
-unsafe fn ranges(g: &[i32], n: c_int, r: *const [c_int; 3]) -> Result<Vec<c_int>> {
+fn ranges(g: &[i32], n: c_int, r: *const [c_int; 3]) -> Result<Vec<c_int>> {
     if n < 0 {
         return Err(err!(MPI_ERR_ARG, "n={n} must be non-negative"));
     }

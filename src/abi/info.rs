@@ -2,7 +2,7 @@
 
 use super::consts::*;
 use super::handles::{self, KIND_INFO};
-use super::ptr::{inp, out, write_cstr};
+use super::ptr::{cstr, inp, out, write_cstr};
 use super::MPI_Info;
 use crate::core::error::Result;
 use crate::core::runtime::with;
@@ -10,7 +10,7 @@ use crate::err;
 use oxmpi_macros::mpi_fn;
 use std::os::raw::{c_char, c_int};
 
-unsafe fn key_arg(key: *const c_char) -> Result<String> {
+fn key_arg(key: *const c_char) -> Result<String> {
     if key.is_null() {
         return Err(err!(MPI_ERR_INFO_KEY, "key=NULL"));
     }
@@ -45,9 +45,7 @@ pub unsafe extern "C" fn MPI_Info_set(
     if value.is_null() {
         return Err(err!(MPI_ERR_INFO_VALUE, "value=NULL"));
     }
-    let v = std::ffi::CStr::from_ptr(value)
-        .to_string_lossy()
-        .into_owned();
+    let v = cstr(value, "value")?;
     if v.len() > MPI_MAX_INFO_VAL as usize {
         return Err(err!(
             MPI_ERR_INFO_VALUE,

@@ -33,14 +33,13 @@ fn int_value(v: MPI_Count, name: &str) -> Result<c_int> {
 
 /// `n` large counts at `p` as ints (`signed`: displacements may be
 /// negative); NULL stays NULL for the int path to report.
-unsafe fn ints(p: *const MPI_Count, n: usize, name: &str, signed: bool) -> Result<Ints> {
+fn ints(p: *const MPI_Count, n: usize, name: &str, signed: bool) -> Result<Ints> {
     let conv: fn(MPI_Count, &str) -> Result<c_int> = if signed { int_value } else { int_count };
-    // SAFETY: the caller's contract.
-    unsafe { convert(p, n, name, conv) }
+    convert(p, n, name, conv)
 }
 
 /// `n` large counts at `p` as addresses (the same width).
-unsafe fn aints(p: *const MPI_Count, n: usize, name: &str) -> Result<Vec<MPI_Aint>> {
+fn aints(p: *const MPI_Count, n: usize, name: &str) -> Result<Vec<MPI_Aint>> {
     if n == 0 {
         return Ok(Vec::new());
     }
@@ -55,7 +54,7 @@ unsafe fn aints(p: *const MPI_Count, n: usize, name: &str) -> Result<Vec<MPI_Ain
 }
 
 /// Marks the type just made at `*newtype` as built by a large-count constructor.
-unsafe fn mark_large(newtype: *mut MPI_Datatype) -> Result<()> {
+fn mark_large(newtype: *mut MPI_Datatype) -> Result<()> {
     // SAFETY: written by the int form's body just before.
     let h = unsafe { *newtype };
     let i = handles::index(h, KIND_DATATYPE)
@@ -456,7 +455,7 @@ pub unsafe extern "C" fn MPI_Pack_size_c(
 }
 
 /// A large-count position, read for an int path.
-unsafe fn position_in(position: *mut MPI_Count) -> Result<c_int> {
+fn position_in(position: *mut MPI_Count) -> Result<c_int> {
     if position.is_null() {
         return Err(err!(MPI_ERR_ARG, "position=NULL"));
     }

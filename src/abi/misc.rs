@@ -67,13 +67,9 @@ pub unsafe extern "C" fn MPI_Status_set_cancelled(status: *mut MPI_Status, flag:
 /// does), so that MPI_Get_count gives `count` and MPI_Get_elements the
 /// basic elements in them.
 ///
-/// # Safety
+/// # Boundary
 /// `status` is NULL, a sentinel (both refused) or writable.
-unsafe fn set_elements(
-    status: *mut MPI_Status,
-    datatype: MPI_Datatype,
-    count: MPI_Count,
-) -> Result<()> {
+fn set_elements(status: *mut MPI_Status, datatype: MPI_Datatype, count: MPI_Count) -> Result<()> {
     if status.is_null() || status_ignored(status) {
         return Err(err!(MPI_ERR_ARG, "status={status:p} is not a status"));
     }
@@ -152,8 +148,7 @@ pub unsafe extern "C" fn MPI_Type_match_size(
             ))
         }
     };
-    // SAFETY: an output argument (NULL checked by `out`).
-    unsafe { out(datatype, "datatype", t) }
+    out(datatype, "datatype", t)
 }
 
 /// The communicator to the parent of a spawned process: MPI_COMM_NULL, as no
@@ -162,8 +157,7 @@ pub unsafe extern "C" fn MPI_Type_match_size(
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_get_parent(parent: *mut MPI_Comm) -> c_int {
     crate::core::runtime::with(|_| Ok(()))?;
-    // SAFETY: an output argument (NULL checked by `out`).
-    unsafe { out(parent, "parent", MPI_COMM_NULL) }
+    out(parent, "parent", MPI_COMM_NULL)
 }
 
 /// Profiling control: OxMPI has no profiling levels of its own, so every

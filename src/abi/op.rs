@@ -107,7 +107,7 @@ pub unsafe extern "C" fn MPI_Op_create(
         return Err(err!(MPI_ERR_ARG, "user_fn=NULL"));
     }
     // SAFETY: a non-NULL MPI_User_function pointer is a C function of that type.
-    let f = std::mem::transmute::<*mut c_void, UserFn>(user_fn);
+    let f = unsafe { std::mem::transmute::<*mut c_void, UserFn>(user_fn) };
     let h = with(|st| {
         Ok(handles::make(
             KIND_OP,
@@ -134,7 +134,7 @@ pub unsafe extern "C" fn MPI_Op_create_c(
     }
     // SAFETY: a non-NULL MPI_User_function_c pointer is a C function of that
     // type; it is called as one (`UserOp::call`, `big`).
-    let f = std::mem::transmute::<*mut c_void, UserFn>(user_fn as *mut c_void);
+    let f = unsafe { std::mem::transmute::<*mut c_void, UserFn>(user_fn as *mut c_void) };
     let h = with(|st| {
         Ok(handles::make(
             KIND_OP,

@@ -4,7 +4,7 @@
 use super::consts::*;
 use super::datatype::{describe, Desc};
 use super::handles::{self, KIND_REQUEST};
-use super::ptr::{inp, out, write_status};
+use super::ptr::{inp, out, out_slice, write_status};
 use super::request::{req_index, DONE_SEND};
 use super::{MPI_Comm, MPI_Datatype, MPI_Message, MPI_Request, MPI_Status};
 use crate::core::error::Result;
@@ -766,8 +766,12 @@ pub unsafe extern "C" fn MPI_Sendrecv_replace(
     let st = wait_rid(r)?;
     let n = (st.bytes as usize).min(d.bytes);
     match d.staged {
-        Some(t) => crate::datatype::unpack(&t, count as usize, &tmp[..n], buf as *mut u8),
-        None => std::ptr::copy_nonoverlapping(tmp.as_ptr(), d.ptr, n),
+        // SAFETY: `buf` holds `count` elements of `t` (`describe` checked
+        // the arguments; the buffer is the caller's).
+        Some(t) => unsafe {
+            crate::datatype::unpack(&t, count as usize, &tmp[..n], buf as *mut u8)
+        },
+        None => out_slice(d.ptr, n, "buf")?.copy_from_slice(&tmp[..n]),
     }
     write_status(status, &st, false);
     Ok(())
@@ -893,14 +897,13 @@ pub unsafe extern "C" fn MPI_Improbe(
 }
 
 /// Turns a message handle into a receive request on `buf`.
-unsafe fn mrecv_start(
+fn mrecv_start(
     buf: *mut c_void,
     count: c_int,
     datatype: MPI_Datatype,
     message: *mut MPI_Message,
 ) -> Result<Option<ReqId>> {
-    // SAFETY: message is a valid pointer (caller's contract).
-    let m = unsafe { inp(message, "message")? };
+    let m = inp(message, "message")?;
     let (ptr, bytes, staged) = prepare(buf, count, datatype, true)?;
     if m == MPI_MESSAGE_NO_PROC {
         return Ok(None);
@@ -945,11 +948,11 @@ pub unsafe extern "C" fn MPI_Mrecv(
     let s = match mrecv_start(buf, count, datatype, message)? {
         None => Status::proc_null(),
         Some(rid) => {
-            *message = MPI_MESSAGE_NULL;
+            out(message, "message", MPI_MESSAGE_NULL)?;
             wait_rid(rid)?
         }
     };
-    *message = MPI_MESSAGE_NULL;
+    out(message, "message", MPI_MESSAGE_NULL)?;
     write_status(status, &s, false);
     Ok(())
 }
@@ -980,7 +983,7 @@ pub unsafe extern "C" fn MPI_Imrecv(
             Ok(rid)
         })?,
     };
-    *message = MPI_MESSAGE_NULL;
+    out(message, "message", MPI_MESSAGE_NULL)?;
     out(request, "request", new_handle(rid))
 }
 

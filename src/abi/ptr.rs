@@ -1,5 +1,19 @@
 //! Raw-pointer helpers of the C boundary; sentinels are resolved here and
 //! nowhere else (MPI_STATUS_IGNORE, MPI_STATUSES_IGNORE, MPI_IN_PLACE, MPI_BOTTOM).
+//!
+//! The boundary's contract. Every raw pointer an entry point receives is the
+//! C caller's, and MPI's rules for that argument say what it may be: NULL
+//! where the standard allows it, a sentinel, or valid for what the argument
+//! describes (one status, an array of `count` ints, a string) for the
+//! duration the standard gives. The helpers here, and the array readers and
+//! launchers beside the entry points in `abi`, take such pointers as safe
+//! functions (as the C libraries written in Rust do at their boundary): they
+//! check NULL and the sentinels, and each dereference sits in one `unsafe`
+//! block that relies on the contract ("# Boundary" in their docs). Entry-point
+//! bodies are safe code built on them (`#[mpi_fn]` adds no `unsafe`); what
+//! else they do that is unsafe (a call into the core with a user buffer, a C
+//! function pointer taken from an argument) is in its own block with its
+//! reason. Nothing outside `abi` takes a C caller's pointer this way.
 
 use super::consts::*;
 use super::MPI_Status;
@@ -16,9 +30,9 @@ pub fn status_ignored(p: *const MPI_Status) -> bool {
 /// Writes `s` to `p` unless `p` is MPI_STATUS_IGNORE. The MPI_ERROR field is
 /// written only when `with_error` (multi-request calls).
 ///
-/// # Safety
+/// # Boundary
 /// `p` is MPI_STATUS_IGNORE or valid for writes of one MPI_Status.
-pub unsafe fn write_status(p: *mut MPI_Status, s: &Status, with_error: bool) {
+pub fn write_status(p: *mut MPI_Status, s: &Status, with_error: bool) {
     if status_ignored(p) {
         return;
     }
@@ -35,9 +49,9 @@ pub unsafe fn write_status(p: *mut MPI_Status, s: &Status, with_error: bool) {
 
 /// Sets the MPI_ERROR field of `*p` unless `p` is MPI_STATUS_IGNORE.
 ///
-/// # Safety
+/// # Boundary
 /// As for `write_status`.
-pub unsafe fn set_status_error(p: *mut MPI_Status, error: c_int) {
+pub fn set_status_error(p: *mut MPI_Status, error: c_int) {
     if !status_ignored(p) {
         // SAFETY: per the contract, p is a writable status.
         unsafe { (*p).MPI_ERROR = error };
@@ -46,9 +60,9 @@ pub unsafe fn set_status_error(p: *mut MPI_Status, error: c_int) {
 
 /// Element `i` of a status array, or MPI_STATUSES_IGNORE.
 ///
-/// # Safety
+/// # Boundary
 /// `p` is MPI_STATUSES_IGNORE or an array of more than `i` statuses.
-pub unsafe fn status_at(p: *mut MPI_Status, i: usize) -> *mut MPI_Status {
+pub fn status_at(p: *mut MPI_Status, i: usize) -> *mut MPI_Status {
     if status_ignored(p) {
         // MPI_STATUSES_IGNORE is the address 1 in the MPICH ABI.
         #[allow(clippy::manual_dangling_ptr)]
@@ -71,9 +85,9 @@ pub fn read_status(st: &MPI_Status) -> (u64, bool) {
 
 /// Writes an output argument, failing with MPI_ERR_ARG on NULL.
 ///
-/// # Safety
+/// # Boundary
 /// `p` is NULL or valid for writes of one T.
-pub unsafe fn out<T>(p: *mut T, name: &str, v: T) -> Result<()> {
+pub fn out<T>(p: *mut T, name: &str, v: T) -> Result<()> {
     if p.is_null() {
         return Err(err!(
             MPI_ERR_ARG,
@@ -87,9 +101,9 @@ pub unsafe fn out<T>(p: *mut T, name: &str, v: T) -> Result<()> {
 
 /// Reads an input argument, failing with MPI_ERR_ARG on NULL.
 ///
-/// # Safety
+/// # Boundary
 /// `p` is NULL or valid for reads of one T.
-pub unsafe fn inp<T: Copy>(p: *const T, name: &str) -> Result<T> {
+pub fn inp<T: Copy>(p: *const T, name: &str) -> Result<T> {
     if p.is_null() {
         return Err(err!(MPI_ERR_ARG, "{name}=NULL"));
     }
@@ -112,11 +126,56 @@ pub fn check_buf(buf: *const u8, count: c_int, name: &str) -> Result<()> {
     Ok(())
 }
 
+/// Reads a NUL-terminated C string argument (bytes that are not UTF-8 are
+/// replaced), failing with MPI_ERR_ARG on NULL.
+///
+/// # Boundary
+/// `p` is NULL or a NUL-terminated string.
+pub fn cstr(p: *const std::os::raw::c_char, name: &str) -> Result<String> {
+    if p.is_null() {
+        return Err(err!(MPI_ERR_ARG, "{name}=NULL"));
+    }
+    // SAFETY: non-null and NUL-terminated per the contract.
+    Ok(unsafe { std::ffi::CStr::from_ptr(p) }
+        .to_string_lossy()
+        .into_owned())
+}
+
+/// An output array argument of `n` elements as a slice, failing with
+/// MPI_ERR_ARG on NULL when `n` > 0.
+///
+/// # Boundary
+/// `p` is NULL or valid for reads and writes of `n` elements, not used
+/// through another reference while the slice lives.
+pub fn out_slice<'a, T>(p: *mut T, n: usize, name: &str) -> Result<&'a mut [T]> {
+    if n == 0 {
+        return Ok(&mut []);
+    }
+    if p.is_null() {
+        return Err(err!(MPI_ERR_ARG, "{name}=NULL with {n} entries to write"));
+    }
+    // SAFETY: non-null and valid for n elements per the contract.
+    Ok(unsafe { std::slice::from_raw_parts_mut(p, n) })
+}
+
+/// Bytes [at, at + n) of a buffer argument as a slice (`MPI_Pack` and
+/// `MPI_Unpack`'s packed buffer, whose bounds the caller checked).
+///
+/// # Boundary
+/// `p` is valid for `at + n` bytes; nothing else uses them while the slice lives.
+pub fn bytes_at<'a>(p: *mut std::os::raw::c_void, at: usize, n: usize) -> &'a mut [u8] {
+    if n == 0 {
+        return &mut [];
+    }
+    // SAFETY: per the contract, [at, at + n) lies in the caller's buffer.
+    unsafe { std::slice::from_raw_parts_mut((p as *mut u8).add(at), n) }
+}
+
 /// Copies a Rust string into a C buffer of `max` bytes, NUL-terminated; returns the length.
 ///
-/// # Safety
+/// # Boundary
 /// `dst` is valid for writes of `max` bytes.
-pub unsafe fn write_cstr(dst: *mut std::os::raw::c_char, max: usize, s: &str) -> Result<c_int> {
+pub fn write_cstr(dst: *mut std::os::raw::c_char, max: usize, s: &str) -> Result<c_int> {
     if dst.is_null() {
         return Err(err!(MPI_ERR_ARG, "string buffer=NULL"));
     }
@@ -149,8 +208,7 @@ mod tests {
                 bytes,
                 cancelled: c,
             };
-            // SAFETY: st is a valid status.
-            unsafe { write_status(&mut st, &s, false) };
+            write_status(&mut st, &s, false);
             assert_eq!(read_status(&st), (bytes, c));
             assert_eq!((st.MPI_SOURCE, st.MPI_TAG), (3, 9));
         }

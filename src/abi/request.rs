@@ -146,11 +146,10 @@ fn status_error(s: &Status, comm: c_int) -> Result<()> {
 
 /// Waits for one request; retires it; returns its status.
 ///
-/// # Safety
+/// # Boundary
 /// `request` is valid for reads and writes.
-pub unsafe fn finish_wait(request: *mut MPI_Request) -> Result<(Status, c_int)> {
-    // SAFETY: request is valid for reads (caller's contract).
-    let mut h = unsafe { inp(request, "request")? };
+pub fn finish_wait(request: *mut MPI_Request) -> Result<(Status, c_int)> {
+    let mut h = inp(request, "request")?;
     let r = wait_for(|st| {
         Ok(match poll(st, h)? {
             Poll::Null => Some((Status::empty(), MPI_COMM_WORLD)),
@@ -200,11 +199,11 @@ pub unsafe extern "C" fn MPI_Test(
             }
         })
     })?;
-    *request = h;
+    out(request, "request", h)?;
     match r {
         Some((s, c)) => {
             write_status(status, &s, false);
-            *flag = 1;
+            out(flag, "flag", 1)?;
             status_error(&s, c)
         }
         None => out(flag, "flag", 0),
@@ -228,7 +227,7 @@ fn retire_all(st: &mut State, reqs: &mut [MPI_Request]) -> Result<Option<Vec<(St
     Ok(Some(v))
 }
 
-unsafe fn req_slice<'a>(count: c_int, reqs: *mut MPI_Request) -> Result<&'a mut [MPI_Request]> {
+fn req_slice<'a>(count: c_int, reqs: *mut MPI_Request) -> Result<&'a mut [MPI_Request]> {
     if count < 0 {
         return Err(err!(MPI_ERR_COUNT, "count={count} must be non-negative"));
     }
@@ -247,15 +246,10 @@ unsafe fn req_slice<'a>(count: c_int, reqs: *mut MPI_Request) -> Result<&'a mut 
 
 /// Writes the statuses of a multi-request completion; with an error among
 /// them, every MPI_ERROR field is set and MPI_ERR_IN_STATUS is returned.
-unsafe fn write_many(
-    statuses: *mut MPI_Status,
-    idx: &[usize],
-    got: &[(Status, c_int)],
-) -> Result<()> {
+fn write_many(statuses: *mut MPI_Status, idx: &[usize], got: &[(Status, c_int)]) -> Result<()> {
     let failed = got.iter().find(|(s, _)| s.error != MPI_SUCCESS);
     for (k, (s, _)) in got.iter().enumerate() {
-        // SAFETY: statuses holds an entry for every index (or is STATUSES_IGNORE).
-        unsafe { write_status(status_at(statuses, idx[k]), s, failed.is_some()) };
+        write_status(status_at(statuses, idx[k]), s, failed.is_some());
     }
     match failed {
         Some((s, c)) => Err(in_status(s, *c)),
@@ -295,8 +289,7 @@ pub unsafe extern "C" fn MPI_Waitall(
             let Some((s, c)) = take_if_done(st, &mut reqs[next])? else {
                 return Ok(None);
             };
-            // SAFETY: the status array holds `count` entries (or is IGNORE).
-            unsafe { write_status(status_at(array_of_statuses, next), &s, false) };
+            write_status(status_at(array_of_statuses, next), &s, false);
             if s.error != MPI_SUCCESS {
                 failed.push((next, s, c));
             }
@@ -317,8 +310,7 @@ pub unsafe extern "C" fn MPI_Waitall(
             }
             _ => MPI_SUCCESS,
         };
-        // SAFETY: as above.
-        unsafe { set_status_error(status_at(array_of_statuses, i), e) };
+        set_status_error(status_at(array_of_statuses, i), e);
     }
     Err(in_status(&first, comm))
 }
@@ -342,7 +334,7 @@ pub unsafe extern "C" fn MPI_Testall(
     match got {
         None => out(flag, "flag", 0),
         Some(v) => {
-            *flag = 1;
+            out(flag, "flag", 1)?;
             let idx: Vec<usize> = (0..reqs.len()).collect();
             write_many(array_of_statuses, &idx, &v)
         }
@@ -387,7 +379,7 @@ pub unsafe extern "C" fn MPI_Waitany(
         }
         Some((i, s, c)) => {
             write_status(status, &s, false);
-            *index = i as c_int;
+            out(index, "index", i as c_int)?;
             status_error(&s, c)
         }
     }
@@ -416,18 +408,18 @@ pub unsafe extern "C" fn MPI_Testany(
     })?;
     match r {
         None => {
-            *flag = 0;
+            out(flag, "flag", 0)?;
             out(index, "index", MPI_UNDEFINED)
         }
         Some(None) => {
             write_status(status, &Status::empty(), false);
-            *flag = 1;
+            out(flag, "flag", 1)?;
             out(index, "index", MPI_UNDEFINED)
         }
         Some(Some((i, s, c))) => {
             write_status(status, &s, false);
-            *flag = 1;
-            *index = i as c_int;
+            out(flag, "flag", 1)?;
+            out(index, "index", i as c_int)?;
             status_error(&s, c)
         }
     }
@@ -466,7 +458,7 @@ fn check_some_args(incount: c_int, outcount: *mut c_int, indices: *mut c_int) ->
     Ok(())
 }
 
-unsafe fn write_some(
+fn write_some(
     done: Option<Vec<(usize, Status, c_int)>>,
     outcount: *mut c_int,
     indices: *mut c_int,
@@ -474,7 +466,7 @@ unsafe fn write_some(
 ) -> Result<()> {
     match done {
         // SAFETY: outcount checked non-NULL by the caller.
-        None => unsafe { out(outcount, "outcount", MPI_UNDEFINED) },
+        None => out(outcount, "outcount", MPI_UNDEFINED),
         Some(v) => {
             for (k, (i, _, _)) in v.iter().enumerate() {
                 // SAFETY: indices has room for incount entries; k < incount.
@@ -484,8 +476,7 @@ unsafe fn write_some(
             unsafe { *outcount = v.len() as c_int };
             let idx: Vec<usize> = (0..v.len()).collect();
             let got: Vec<(Status, c_int)> = v.iter().map(|(_, s, c)| (*s, *c)).collect();
-            // SAFETY: statuses has room for incount entries.
-            unsafe { write_many(statuses, &idx, &got) }
+            write_many(statuses, &idx, &got)
         }
     }
 }
@@ -688,19 +679,17 @@ pub unsafe extern "C" fn MPI_Get_elements_x(
 
 /// The count (`elements`: of basic elements) a status holds, in full.
 ///
-/// # Safety
+/// # Boundary
 /// `status` and `count` are NULL or valid (checked).
-pub(crate) unsafe fn get_count_x(
+pub(crate) fn get_count_x(
     status: *const MPI_Status,
     datatype: MPI_Datatype,
     count: *mut MPI_Count,
     elements: bool,
 ) -> Result<()> {
-    // SAFETY: the caller's contract.
-    let s = unsafe { inp(status, "status")? };
+    let s = inp(status, "status")?;
     let n = count_of(&s, datatype, elements)?;
-    // SAFETY: as above.
-    unsafe { out(count, "count", n as MPI_Count) }
+    out(count, "count", n as MPI_Count)
 }
 
 /// Starts persistent request `h`: point-to-point under the lock; a collective's

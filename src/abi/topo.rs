@@ -2,7 +2,7 @@
 //! attached to communicators (no reordering: rank i keeps rank i).
 
 use super::consts::*;
-use super::ptr::out;
+use super::ptr::{out, out_slice};
 use super::{MPI_Comm, MPI_Info};
 use crate::coll::basic;
 use crate::core::comm::Topo;
@@ -26,7 +26,7 @@ pub static MPI_UNWEIGHTED: Sentinel = Sentinel(std::ptr::addr_of_mut!(UNWEIGHTED
 #[no_mangle]
 pub static MPI_WEIGHTS_EMPTY: Sentinel = Sentinel(std::ptr::addr_of_mut!(WEIGHTS_EMPTY_TARGET));
 
-unsafe fn ints<'a>(p: *const c_int, n: usize, name: &str) -> Result<&'a [c_int]> {
+fn ints<'a>(p: *const c_int, n: usize, name: &str) -> Result<&'a [c_int]> {
     if n == 0 {
         return Ok(&[]);
     }
@@ -37,7 +37,7 @@ unsafe fn ints<'a>(p: *const c_int, n: usize, name: &str) -> Result<&'a [c_int]>
     Ok(unsafe { std::slice::from_raw_parts(p, n) })
 }
 
-unsafe fn write_ints(p: *mut c_int, v: &[c_int], max: usize, name: &str) -> Result<()> {
+fn write_ints(p: *mut c_int, v: &[c_int], max: usize, name: &str) -> Result<()> {
     let n = v.len().min(max);
     if n > 0 && p.is_null() {
         return Err(err!(MPI_ERR_ARG, "{name}=NULL"));
@@ -94,7 +94,7 @@ pub unsafe extern "C" fn MPI_Dims_create(nnodes: c_int, ndims: c_int, dims: *mut
     if nnodes <= 0 || ndims < 0 {
         return Err(err!(MPI_ERR_ARG, "nnodes={nnodes} ndims={ndims}"));
     }
-    let d = std::slice::from_raw_parts_mut(dims, ndims as usize);
+    let d = out_slice(dims, ndims as usize, "dims")?;
     let mut rest = nnodes;
     for &x in d.iter() {
         if x < 0 {
@@ -573,7 +573,7 @@ fn is_unweighted(p: *const c_int) -> bool {
     std::ptr::eq(p, MPI_UNWEIGHTED.0)
 }
 
-unsafe fn weights(p: *const c_int, n: usize, name: &str) -> Result<Option<Vec<i32>>> {
+fn weights(p: *const c_int, n: usize, name: &str) -> Result<Option<Vec<i32>>> {
     if is_unweighted(p) {
         return Ok(None);
     }
@@ -581,7 +581,7 @@ unsafe fn weights(p: *const c_int, n: usize, name: &str) -> Result<Option<Vec<i3
         return Ok(Some(vec![1; n]));
     }
     // SAFETY: a weights array of n ints (caller's contract).
-    Ok(Some(unsafe { ints(p, n, name) }?.to_vec()))
+    Ok(Some(ints(p, n, name)?.to_vec()))
 }
 
 #[mpi_fn]

@@ -33,8 +33,8 @@ pub unsafe extern "C" fn MPI_Barrier_init(
     // Validated when first started; each MPI_Start builds the schedule from these arguments.
     let factory: crate::core::state::CollFactory =
         std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe { barrier_s(comm)? };
+            // The arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = barrier_s(comm)?;
             Ok(Box::new(s))
         });
     persistent(comm, factory, request)
@@ -75,8 +75,8 @@ pub unsafe extern "C" fn MPI_Bcast_init(
     // Validated when first started; each MPI_Start builds the schedule from these arguments.
     let factory: crate::core::state::CollFactory =
         std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe { bcast_s(buffer, count, datatype, root, comm)? };
+            // The arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = bcast_s(buffer, count, datatype, root, comm)?;
             Ok(Box::new(s))
         });
     persistent(comm, factory, request)
@@ -121,8 +121,8 @@ pub unsafe extern "C" fn MPI_Reduce_init(
     // Validated when first started; each MPI_Start builds the schedule from these arguments.
     let factory: crate::core::state::CollFactory =
         std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe { reduce_s(sendbuf, recvbuf, count, datatype, op, root, comm, false)? };
+            // The arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = reduce_s(sendbuf, recvbuf, count, datatype, op, root, comm, false)?;
             Ok(Box::new(s))
         });
     persistent(comm, factory, request)
@@ -165,8 +165,8 @@ pub unsafe extern "C" fn MPI_Allreduce_init(
     // Validated when first started; each MPI_Start builds the schedule from these arguments.
     let factory: crate::core::state::CollFactory =
         std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe { reduce_s(sendbuf, recvbuf, count, datatype, op, 0, comm, true)? };
+            // The arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = reduce_s(sendbuf, recvbuf, count, datatype, op, 0, comm, true)?;
             Ok(Box::new(s))
         });
     persistent(comm, factory, request)
@@ -226,23 +226,21 @@ pub unsafe extern "C" fn MPI_Gather_init(
     // Validated when first started; each MPI_Start builds the schedule from these arguments.
     let factory: crate::core::state::CollFactory =
         std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe {
-                {
-                    let n = basic_size(comm)?;
-                    gather_s(
-                        sendbuf,
-                        sendcount,
-                        sendtype,
-                        recvbuf,
-                        Some(&vec![recvcount; n]),
-                        None,
-                        recvtype,
-                        root,
-                        comm,
-                    )
-                }?
-            };
+            // The arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = {
+                let n = basic_size(comm)?;
+                gather_s(
+                    sendbuf,
+                    sendcount,
+                    sendtype,
+                    recvbuf,
+                    Some(&vec![recvcount; n]),
+                    None,
+                    recvtype,
+                    root,
+                    comm,
+                )
+            }?;
             Ok(Box::new(s))
         });
     persistent(comm, factory, request)
@@ -312,31 +310,29 @@ pub unsafe extern "C" fn MPI_Gatherv_init(
     // Validated when first started; each MPI_Start builds the schedule from these arguments.
     let factory: crate::core::state::CollFactory =
         std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe {
-                {
-                    let (n, me_root) = root_info(comm, root)?;
-                    let (c, d) = if me_root {
-                        (
-                            Some(ints(recvcounts, n, "recvcounts")?.to_vec()),
-                            Some(ints(displs, n, "displs")?.to_vec()),
-                        )
-                    } else {
-                        (None, None)
-                    };
-                    gather_s(
-                        sendbuf,
-                        sendcount,
-                        sendtype,
-                        recvbuf,
-                        c.as_deref(),
-                        d.as_deref(),
-                        recvtype,
-                        root,
-                        comm,
+            // The arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = {
+                let (n, me_root) = root_info(comm, root)?;
+                let (c, d) = if me_root {
+                    (
+                        Some(ints(recvcounts, n, "recvcounts")?.to_vec()),
+                        Some(ints(displs, n, "displs")?.to_vec()),
                     )
-                }?
-            };
+                } else {
+                    (None, None)
+                };
+                gather_s(
+                    sendbuf,
+                    sendcount,
+                    sendtype,
+                    recvbuf,
+                    c.as_deref(),
+                    d.as_deref(),
+                    recvtype,
+                    root,
+                    comm,
+                )
+            }?;
             Ok(Box::new(s))
         });
     persistent(comm, factory, request)
@@ -396,23 +392,21 @@ pub unsafe extern "C" fn MPI_Scatter_init(
     // Validated when first started; each MPI_Start builds the schedule from these arguments.
     let factory: crate::core::state::CollFactory =
         std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe {
-                {
-                    let n = basic_size(comm)?;
-                    scatter_s(
-                        sendbuf,
-                        Some(&vec![sendcount; n]),
-                        None,
-                        sendtype,
-                        recvbuf,
-                        recvcount,
-                        recvtype,
-                        root,
-                        comm,
-                    )
-                }?
-            };
+            // The arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = {
+                let n = basic_size(comm)?;
+                scatter_s(
+                    sendbuf,
+                    Some(&vec![sendcount; n]),
+                    None,
+                    sendtype,
+                    recvbuf,
+                    recvcount,
+                    recvtype,
+                    root,
+                    comm,
+                )
+            }?;
             Ok(Box::new(s))
         });
     persistent(comm, factory, request)
@@ -482,31 +476,29 @@ pub unsafe extern "C" fn MPI_Scatterv_init(
     // Validated when first started; each MPI_Start builds the schedule from these arguments.
     let factory: crate::core::state::CollFactory =
         std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe {
-                {
-                    let (n, me_root) = root_info(comm, root)?;
-                    let (c, d) = if me_root {
-                        (
-                            Some(ints(sendcounts, n, "sendcounts")?.to_vec()),
-                            Some(ints(displs, n, "displs")?.to_vec()),
-                        )
-                    } else {
-                        (None, None)
-                    };
-                    scatter_s(
-                        sendbuf,
-                        c.as_deref(),
-                        d.as_deref(),
-                        sendtype,
-                        recvbuf,
-                        recvcount,
-                        recvtype,
-                        root,
-                        comm,
+            // The arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = {
+                let (n, me_root) = root_info(comm, root)?;
+                let (c, d) = if me_root {
+                    (
+                        Some(ints(sendcounts, n, "sendcounts")?.to_vec()),
+                        Some(ints(displs, n, "displs")?.to_vec()),
                     )
-                }?
-            };
+                } else {
+                    (None, None)
+                };
+                scatter_s(
+                    sendbuf,
+                    c.as_deref(),
+                    d.as_deref(),
+                    sendtype,
+                    recvbuf,
+                    recvcount,
+                    recvtype,
+                    root,
+                    comm,
+                )
+            }?;
             Ok(Box::new(s))
         });
     persistent(comm, factory, request)
@@ -563,22 +555,20 @@ pub unsafe extern "C" fn MPI_Allgather_init(
     // Validated when first started; each MPI_Start builds the schedule from these arguments.
     let factory: crate::core::state::CollFactory =
         std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe {
-                {
-                    let n = basic_size(comm)?;
-                    allgather_s(
-                        sendbuf,
-                        sendcount,
-                        sendtype,
-                        recvbuf,
-                        &vec![recvcount; n],
-                        None,
-                        recvtype,
-                        comm,
-                    )
-                }?
-            };
+            // The arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = {
+                let n = basic_size(comm)?;
+                allgather_s(
+                    sendbuf,
+                    sendcount,
+                    sendtype,
+                    recvbuf,
+                    &vec![recvcount; n],
+                    None,
+                    recvtype,
+                    comm,
+                )
+            }?;
             Ok(Box::new(s))
         });
     persistent(comm, factory, request)
@@ -639,24 +629,22 @@ pub unsafe extern "C" fn MPI_Allgatherv_init(
     // Validated when first started; each MPI_Start builds the schedule from these arguments.
     let factory: crate::core::state::CollFactory =
         std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe {
-                {
-                    let n = basic_size(comm)?;
-                    let c = ints(recvcounts, n, "recvcounts")?.to_vec();
-                    let d = ints(displs, n, "displs")?.to_vec();
-                    allgather_s(
-                        sendbuf,
-                        sendcount,
-                        sendtype,
-                        recvbuf,
-                        &c,
-                        Some(&d),
-                        recvtype,
-                        comm,
-                    )
-                }?
-            };
+            // The arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = {
+                let n = basic_size(comm)?;
+                let c = ints(recvcounts, n, "recvcounts")?.to_vec();
+                let d = ints(displs, n, "displs")?.to_vec();
+                allgather_s(
+                    sendbuf,
+                    sendcount,
+                    sendtype,
+                    recvbuf,
+                    &c,
+                    Some(&d),
+                    recvtype,
+                    comm,
+                )
+            }?;
             Ok(Box::new(s))
         });
     persistent(comm, factory, request)
@@ -714,23 +702,21 @@ pub unsafe extern "C" fn MPI_Alltoall_init(
     // Validated when first started; each MPI_Start builds the schedule from these arguments.
     let factory: crate::core::state::CollFactory =
         std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe {
-                {
-                    let n = basic_size(comm)?;
-                    alltoall_s(
-                        sendbuf,
-                        &vec![sendcount; n],
-                        None,
-                        sendtype,
-                        recvbuf,
-                        &vec![recvcount; n],
-                        None,
-                        recvtype,
-                        comm,
-                    )
-                }?
-            };
+            // The arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = {
+                let n = basic_size(comm)?;
+                alltoall_s(
+                    sendbuf,
+                    &vec![sendcount; n],
+                    None,
+                    sendtype,
+                    recvbuf,
+                    &vec![recvcount; n],
+                    None,
+                    recvtype,
+                    comm,
+                )
+            }?;
             Ok(Box::new(s))
         });
     persistent(comm, factory, request)
@@ -802,33 +788,31 @@ pub unsafe extern "C" fn MPI_Alltoallv_init(
     // Validated when first started; each MPI_Start builds the schedule from these arguments.
     let factory: crate::core::state::CollFactory =
         std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe {
-                {
-                    let n = basic_size(comm)?;
-                    let rc = ints(recvcounts, n, "recvcounts")?.to_vec();
-                    let rd = ints(rdispls, n, "rdispls")?.to_vec();
-                    let (sc, sd) = if in_place(sendbuf) {
-                        (rc.clone(), rd.clone())
-                    } else {
-                        (
-                            ints(sendcounts, n, "sendcounts")?.to_vec(),
-                            ints(sdispls, n, "sdispls")?.to_vec(),
-                        )
-                    };
-                    alltoall_s(
-                        sendbuf,
-                        &sc,
-                        Some(&sd),
-                        sendtype,
-                        recvbuf,
-                        &rc,
-                        Some(&rd),
-                        recvtype,
-                        comm,
+            // The arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = {
+                let n = basic_size(comm)?;
+                let rc = ints(recvcounts, n, "recvcounts")?.to_vec();
+                let rd = ints(rdispls, n, "rdispls")?.to_vec();
+                let (sc, sd) = if in_place(sendbuf) {
+                    (rc.clone(), rd.clone())
+                } else {
+                    (
+                        ints(sendcounts, n, "sendcounts")?.to_vec(),
+                        ints(sdispls, n, "sdispls")?.to_vec(),
                     )
-                }?
-            };
+                };
+                alltoall_s(
+                    sendbuf,
+                    &sc,
+                    Some(&sd),
+                    sendtype,
+                    recvbuf,
+                    &rc,
+                    Some(&rd),
+                    recvtype,
+                    comm,
+                )
+            }?;
             Ok(Box::new(s))
         });
     persistent(comm, factory, request)
@@ -874,13 +858,11 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block_init(
     // Validated when first started; each MPI_Start builds the schedule from these arguments.
     let factory: crate::core::state::CollFactory =
         std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe {
-                {
-                    let n = local_size(comm)?;
-                    reduce_scatter_s(sendbuf, recvbuf, &vec![recvcount; n], datatype, op, comm)
-                }?
-            };
+            // The arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = {
+                let n = local_size(comm)?;
+                reduce_scatter_s(sendbuf, recvbuf, &vec![recvcount; n], datatype, op, comm)
+            }?;
             Ok(Box::new(s))
         });
     persistent(comm, factory, request)
@@ -927,14 +909,12 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_init(
     // Validated when first started; each MPI_Start builds the schedule from these arguments.
     let factory: crate::core::state::CollFactory =
         std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe {
-                {
-                    let n = local_size(comm)?;
-                    let c = ints(recvcounts, n, "recvcounts")?.to_vec();
-                    reduce_scatter_s(sendbuf, recvbuf, &c, datatype, op, comm)
-                }?
-            };
+            // The arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = {
+                let n = local_size(comm)?;
+                let c = ints(recvcounts, n, "recvcounts")?.to_vec();
+                reduce_scatter_s(sendbuf, recvbuf, &c, datatype, op, comm)
+            }?;
             Ok(Box::new(s))
         });
     persistent(comm, factory, request)
@@ -977,8 +957,8 @@ pub unsafe extern "C" fn MPI_Scan_init(
     // Validated when first started; each MPI_Start builds the schedule from these arguments.
     let factory: crate::core::state::CollFactory =
         std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe { scan_s(sendbuf, recvbuf, count, datatype, op, comm, false)? };
+            // The arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = scan_s(sendbuf, recvbuf, count, datatype, op, comm, false)?;
             Ok(Box::new(s))
         });
     persistent(comm, factory, request)
@@ -1021,8 +1001,8 @@ pub unsafe extern "C" fn MPI_Exscan_init(
     // Validated when first started; each MPI_Start builds the schedule from these arguments.
     let factory: crate::core::state::CollFactory =
         std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe { scan_s(sendbuf, recvbuf, count, datatype, op, comm, true)? };
+            // The arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = scan_s(sendbuf, recvbuf, count, datatype, op, comm, true)?;
             Ok(Box::new(s))
         });
     persistent(comm, factory, request)
@@ -1080,19 +1060,17 @@ pub unsafe extern "C" fn MPI_Alltoallw_init(
     // Validated when first started; each MPI_Start builds the schedule from these arguments.
     let factory: crate::core::state::CollFactory =
         std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe {
-                {
-                    let n = basic_size(comm)?;
-                    let rb = byte_blocks(recvcounts, rdispls, recvtypes, n, "recvcounts")?;
-                    let sb = if in_place(sendbuf) {
-                        vec![]
-                    } else {
-                        byte_blocks(sendcounts, sdispls, sendtypes, n, "sendcounts")?
-                    };
-                    alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, None)
-                }?
-            };
+            // The arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = {
+                let n = basic_size(comm)?;
+                let rb = byte_blocks(recvcounts, rdispls, recvtypes, n, "recvcounts")?;
+                let sb = if in_place(sendbuf) {
+                    vec![]
+                } else {
+                    byte_blocks(sendcounts, sdispls, sendtypes, n, "sendcounts")?
+                };
+                alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, None)
+            }?;
             Ok(Box::new(s))
         });
     persistent(comm, factory, request)
@@ -1142,15 +1120,13 @@ pub unsafe extern "C" fn MPI_Neighbor_allgather_init(
     // Validated when first started; each MPI_Start builds the schedule from these arguments.
     let factory: crate::core::state::CollFactory =
         std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe {
-                {
-                    let (si, so) = neighbors(comm)?;
-                    let sb = vec![(sendcount, sendtype, 0isize); so.len()];
-                    let rb = extent_blocks(&vec![recvcount; si.len()], None, recvtype)?;
-                    alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
-                }?
-            };
+            // The arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = {
+                let (si, so) = neighbors(comm)?;
+                let sb = vec![(sendcount, sendtype, 0isize); so.len()];
+                let rb = extent_blocks(&vec![recvcount; si.len()], None, recvtype)?;
+                alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
+            }?;
             Ok(Box::new(s))
         });
     persistent(comm, factory, request)
@@ -1204,17 +1180,15 @@ pub unsafe extern "C" fn MPI_Neighbor_allgatherv_init(
     // Validated when first started; each MPI_Start builds the schedule from these arguments.
     let factory: crate::core::state::CollFactory =
         std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe {
-                {
-                    let (si, so) = neighbors(comm)?;
-                    let sb = vec![(sendcount, sendtype, 0isize); so.len()];
-                    let rc = ints(recvcounts, si.len(), "recvcounts")?.to_vec();
-                    let rd = ints(displs, si.len(), "displs")?.to_vec();
-                    let rb = extent_blocks(&rc, Some(&rd), recvtype)?;
-                    alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
-                }?
-            };
+            // The arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = {
+                let (si, so) = neighbors(comm)?;
+                let sb = vec![(sendcount, sendtype, 0isize); so.len()];
+                let rc = ints(recvcounts, si.len(), "recvcounts")?.to_vec();
+                let rd = ints(displs, si.len(), "displs")?.to_vec();
+                let rb = extent_blocks(&rc, Some(&rd), recvtype)?;
+                alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
+            }?;
             Ok(Box::new(s))
         });
     persistent(comm, factory, request)
@@ -1264,15 +1238,13 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoall_init(
     // Validated when first started; each MPI_Start builds the schedule from these arguments.
     let factory: crate::core::state::CollFactory =
         std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe {
-                {
-                    let (si, so) = neighbors(comm)?;
-                    let sb = extent_blocks(&vec![sendcount; so.len()], None, sendtype)?;
-                    let rb = extent_blocks(&vec![recvcount; si.len()], None, recvtype)?;
-                    alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
-                }?
-            };
+            // The arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = {
+                let (si, so) = neighbors(comm)?;
+                let sb = extent_blocks(&vec![sendcount; so.len()], None, sendtype)?;
+                let rb = extent_blocks(&vec![recvcount; si.len()], None, recvtype)?;
+                alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
+            }?;
             Ok(Box::new(s))
         });
     persistent(comm, factory, request)
@@ -1330,19 +1302,17 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoallv_init(
     // Validated when first started; each MPI_Start builds the schedule from these arguments.
     let factory: crate::core::state::CollFactory =
         std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe {
-                {
-                    let (si, so) = neighbors(comm)?;
-                    let sc = ints(sendcounts, so.len(), "sendcounts")?.to_vec();
-                    let sd = ints(sdispls, so.len(), "sdispls")?.to_vec();
-                    let rc = ints(recvcounts, si.len(), "recvcounts")?.to_vec();
-                    let rd = ints(rdispls, si.len(), "rdispls")?.to_vec();
-                    let sb = extent_blocks(&sc, Some(&sd), sendtype)?;
-                    let rb = extent_blocks(&rc, Some(&rd), recvtype)?;
-                    alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
-                }?
-            };
+            // The arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = {
+                let (si, so) = neighbors(comm)?;
+                let sc = ints(sendcounts, so.len(), "sendcounts")?.to_vec();
+                let sd = ints(sdispls, so.len(), "sdispls")?.to_vec();
+                let rc = ints(recvcounts, si.len(), "recvcounts")?.to_vec();
+                let rd = ints(rdispls, si.len(), "rdispls")?.to_vec();
+                let sb = extent_blocks(&sc, Some(&sd), sendtype)?;
+                let rb = extent_blocks(&rc, Some(&rd), recvtype)?;
+                alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
+            }?;
             Ok(Box::new(s))
         });
     persistent(comm, factory, request)
@@ -1396,17 +1366,13 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoallw_init(
     // Validated when first started; each MPI_Start builds the schedule from these arguments.
     let factory: crate::core::state::CollFactory =
         std::rc::Rc::new(move || -> Result<Box<dyn crate::core::state::Progress>> {
-            // SAFETY: the arguments of a persistent collective stay valid until the request is freed (MPI's rule).
-            let s = unsafe {
-                {
-                    let (si, so) = neighbors(comm)?;
-                    let sb =
-                        byte_blocks_aint(sendcounts, sdispls, sendtypes, so.len(), "sendcounts")?;
-                    let rb =
-                        byte_blocks_aint(recvcounts, rdispls, recvtypes, si.len(), "recvcounts")?;
-                    alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
-                }?
-            };
+            // The arguments of a persistent collective stay valid until the request is freed (MPI's rule).
+            let s = {
+                let (si, so) = neighbors(comm)?;
+                let sb = byte_blocks_aint(sendcounts, sdispls, sendtypes, so.len(), "sendcounts")?;
+                let rb = byte_blocks_aint(recvcounts, rdispls, recvtypes, si.len(), "recvcounts")?;
+                alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
+            }?;
             Ok(Box::new(s))
         });
     persistent(comm, factory, request)

@@ -139,7 +139,7 @@ pub(super) fn barrier(v: &Inter) -> Sched {
     s
 }
 
-pub(super) unsafe fn bcast(
+pub(super) fn bcast(
     v: &Inter,
     buffer: *mut c_void,
     count: c_int,
@@ -150,8 +150,7 @@ pub(super) unsafe fn bcast(
     match root_role(v, root)? {
         Some(false) => {}
         Some(true) => {
-            // SAFETY: the caller's buffer is valid as MPI requires.
-            let (b, len) = unsafe { input(&mut s, buffer, count, datatype, "buffer")? };
+            let (b, len) = input(&mut s, buffer, count, datatype, "buffer")?;
             s.stage().push(Step::Send {
                 peer: v.remote(0),
                 at: b,
@@ -159,8 +158,7 @@ pub(super) unsafe fn bcast(
             });
         }
         None => {
-            // SAFETY: as above.
-            let (b, len, unpack) = unsafe { output(&mut s, buffer, count, datatype, "buffer")? };
+            let (b, len, unpack) = output(&mut s, buffer, count, datatype, "buffer")?;
             if v.lr == 0 {
                 s.stage().push(Step::Recv {
                     peer: v.remote(root as usize),
@@ -179,7 +177,7 @@ pub(super) unsafe fn bcast(
 
 /// Reduces this group's `sendbuf` to local rank 0 (into the returned
 /// accumulator, `len` bytes).
-unsafe fn reduce_group(
+fn reduce_group(
     s: &mut Sched,
     v: &Inter,
     sendbuf: *const c_void,
@@ -189,8 +187,7 @@ unsafe fn reduce_group(
 ) -> Result<(Loc, usize)> {
     no_in_place(sendbuf, "sendbuf")?;
     let (ne, commutative) = reduction_setup(s, op, datatype, count)?;
-    // SAFETY: the caller's buffer is valid as MPI requires.
-    let (src, len) = unsafe { input(s, sendbuf, count, datatype, "sendbuf")? };
+    let (src, len) = input(s, sendbuf, count, datatype, "sendbuf")?;
     let acc = scratch_copy(s, src, len);
     let tmp = Loc::Scratch(s.buffer_reused(len), 0);
     on_group(s, v.lbase, |s| {
@@ -200,7 +197,7 @@ unsafe fn reduce_group(
 }
 
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn reduce(
+pub(super) fn reduce(
     v: &Inter,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -213,8 +210,7 @@ pub(super) unsafe fn reduce(
     match root_role(v, root)? {
         Some(false) => {}
         Some(true) => {
-            // SAFETY: the caller's buffer is valid as MPI requires.
-            let (b, len, unpack) = unsafe { output(&mut s, recvbuf, count, datatype, "recvbuf")? };
+            let (b, len, unpack) = output(&mut s, recvbuf, count, datatype, "recvbuf")?;
             s.stage().push(Step::Recv {
                 peer: v.remote(0),
                 at: b,
@@ -223,8 +219,7 @@ pub(super) unsafe fn reduce(
             finish(&mut s, unpack);
         }
         None => {
-            // SAFETY: as above.
-            let (acc, len) = unsafe { reduce_group(&mut s, v, sendbuf, count, datatype, op)? };
+            let (acc, len) = reduce_group(&mut s, v, sendbuf, count, datatype, op)?;
             if v.lr == 0 {
                 s.stage().push(Step::Send {
                     peer: v.remote(root as usize),
@@ -237,7 +232,7 @@ pub(super) unsafe fn reduce(
     Ok(s)
 }
 
-pub(super) unsafe fn allreduce(
+pub(super) fn allreduce(
     v: &Inter,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -246,10 +241,8 @@ pub(super) unsafe fn allreduce(
     op: MPI_Op,
 ) -> Result<Sched> {
     let mut s = v.sched();
-    // SAFETY: the caller's buffers are valid as MPI requires.
-    let (acc, len) = unsafe { reduce_group(&mut s, v, sendbuf, count, datatype, op)? };
-    // SAFETY: as above.
-    let (res, rlen, unpack) = unsafe { output(&mut s, recvbuf, count, datatype, "recvbuf")? };
+    let (acc, len) = reduce_group(&mut s, v, sendbuf, count, datatype, op)?;
+    let (res, rlen, unpack) = output(&mut s, recvbuf, count, datatype, "recvbuf")?;
     if v.lr == 0 {
         let st = s.stage();
         st.push(Step::Recv {
@@ -272,7 +265,7 @@ pub(super) unsafe fn allreduce(
 
 /// Gather (counts given at the root) between the root and the remote group.
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn gather(
+pub(super) fn gather(
     v: &Inter,
     sendbuf: *const c_void,
     sendcount: c_int,
@@ -288,26 +281,22 @@ pub(super) unsafe fn gather(
         Some(false) => {}
         Some(true) => {
             let counts = counts.unwrap_or(&[]);
-            // SAFETY: the caller's buffers and arrays are valid as MPI requires.
-            let (rbuf, bl, _, unpacks) = unsafe {
-                block_array(
-                    &mut s,
-                    recvbuf,
-                    counts,
-                    displs,
-                    recvtype,
-                    "recvbuf",
-                    true,
-                    &[],
-                )?
-            };
+            let (rbuf, bl, _, unpacks) = block_array(
+                &mut s,
+                recvbuf,
+                counts,
+                displs,
+                recvtype,
+                "recvbuf",
+                true,
+                &[],
+            )?;
             per_remote(s.stage(), v, rbuf, &bl, false);
             finish_all(&mut s, unpacks);
         }
         None => {
             no_in_place(sendbuf, "sendbuf")?;
-            // SAFETY: as above.
-            let (m, n) = unsafe { input(&mut s, sendbuf, sendcount, sendtype, "sendbuf")? };
+            let (m, n) = input(&mut s, sendbuf, sendcount, sendtype, "sendbuf")?;
             s.stage().push(Step::Send {
                 peer: v.remote(root as usize),
                 at: m,
@@ -320,7 +309,7 @@ pub(super) unsafe fn gather(
 
 /// Scatter (counts given at the root) between the root and the remote group.
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn scatter(
+pub(super) fn scatter(
     v: &Inter,
     sendbuf: *const c_void,
     counts: Option<&[c_int]>,
@@ -336,26 +325,21 @@ pub(super) unsafe fn scatter(
         Some(false) => {}
         Some(true) => {
             let counts = counts.unwrap_or(&[]);
-            // SAFETY: the caller's buffers and arrays are valid as MPI requires.
-            let (sbuf, bl, _, _) = unsafe {
-                block_array(
-                    &mut s,
-                    sendbuf,
-                    counts,
-                    displs,
-                    sendtype,
-                    "sendbuf",
-                    false,
-                    &[],
-                )?
-            };
+            let (sbuf, bl, _, _) = block_array(
+                &mut s,
+                sendbuf,
+                counts,
+                displs,
+                sendtype,
+                "sendbuf",
+                false,
+                &[],
+            )?;
             per_remote(s.stage(), v, sbuf, &bl, true);
         }
         None => {
             no_in_place(recvbuf, "recvbuf")?;
-            // SAFETY: as above.
-            let (o, n, unpack) =
-                unsafe { output(&mut s, recvbuf, recvcount, recvtype, "recvbuf")? };
+            let (o, n, unpack) = output(&mut s, recvbuf, recvcount, recvtype, "recvbuf")?;
             s.stage().push(Step::Recv {
                 peer: v.remote(root as usize),
                 at: o,
@@ -370,7 +354,7 @@ pub(super) unsafe fn scatter(
 /// Allgather(v): this process's block to every remote process, one block
 /// from each (`counts`/`displs` index the remote group).
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn allgather(
+pub(super) fn allgather(
     v: &Inter,
     sendbuf: *const c_void,
     sendcount: c_int,
@@ -382,21 +366,17 @@ pub(super) unsafe fn allgather(
 ) -> Result<Sched> {
     no_in_place(sendbuf, "sendbuf")?;
     let mut s = v.sched();
-    // SAFETY: the caller's buffers and arrays are valid as MPI requires.
-    let (rbuf, bl, _, unpacks) = unsafe {
-        block_array(
-            &mut s,
-            recvbuf,
-            counts,
-            displs,
-            recvtype,
-            "recvbuf",
-            true,
-            &[],
-        )?
-    };
-    // SAFETY: as above.
-    let (m, n) = unsafe { input(&mut s, sendbuf, sendcount, sendtype, "sendbuf")? };
+    let (rbuf, bl, _, unpacks) = block_array(
+        &mut s,
+        recvbuf,
+        counts,
+        displs,
+        recvtype,
+        "recvbuf",
+        true,
+        &[],
+    )?;
+    let (m, n) = input(&mut s, sendbuf, sendcount, sendtype, "sendbuf")?;
     let st = s.stage();
     per_remote(st, v, rbuf, &bl, false);
     per_remote(st, v, m, &vec![(0, n); v.nr], true);
@@ -406,7 +386,7 @@ pub(super) unsafe fn allgather(
 
 /// Alltoall(v): block j to remote rank j, block j from it.
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn alltoall(
+pub(super) fn alltoall(
     v: &Inter,
     sendbuf: *const c_void,
     scounts: &[c_int],
@@ -419,32 +399,26 @@ pub(super) unsafe fn alltoall(
 ) -> Result<Sched> {
     no_in_place(sendbuf, "sendbuf")?;
     let mut s = v.sched();
-    // SAFETY: the caller's buffers and arrays are valid as MPI requires.
-    let (rbuf, rbl, _, unpacks) = unsafe {
-        block_array(
-            &mut s,
-            recvbuf,
-            rcounts,
-            rdispls,
-            recvtype,
-            "recvbuf",
-            true,
-            &[],
-        )?
-    };
-    // SAFETY: as above.
-    let (sbuf, sbl, _, _) = unsafe {
-        block_array(
-            &mut s,
-            sendbuf,
-            scounts,
-            sdispls,
-            sendtype,
-            "sendbuf",
-            false,
-            &[],
-        )?
-    };
+    let (rbuf, rbl, _, unpacks) = block_array(
+        &mut s,
+        recvbuf,
+        rcounts,
+        rdispls,
+        recvtype,
+        "recvbuf",
+        true,
+        &[],
+    )?;
+    let (sbuf, sbl, _, _) = block_array(
+        &mut s,
+        sendbuf,
+        scounts,
+        sdispls,
+        sendtype,
+        "sendbuf",
+        false,
+        &[],
+    )?;
     let st = s.stage();
     per_remote(st, v, rbuf, &rbl, false);
     per_remote(st, v, sbuf, &sbl, true);
@@ -460,7 +434,7 @@ pub(super) fn remote_peers(v: &Inter) -> Vec<i32> {
 /// Reduce_scatter(_block): each group's data reduced to its rank 0, the
 /// ranks 0 swap the results, each scatters what it got by `counts` (one
 /// entry per local rank; both groups' totals must agree).
-pub(super) unsafe fn reduce_scatter(
+pub(super) fn reduce_scatter(
     v: &Inter,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -470,8 +444,7 @@ pub(super) unsafe fn reduce_scatter(
 ) -> Result<Sched> {
     let mut s = v.sched();
     let (bl, end, total) = scatter_layout(counts, datatype)?;
-    // SAFETY: the caller's buffers are valid as MPI requires.
-    let (acc, len) = unsafe { reduce_group(&mut s, v, sendbuf, total, datatype, op)? };
+    let (acc, len) = reduce_group(&mut s, v, sendbuf, total, datatype, op)?;
     let got = Loc::Scratch(s.buffer_reused(end), 0);
     if v.lr == 0 {
         let st = s.stage();
@@ -486,9 +459,7 @@ pub(super) unsafe fn reduce_scatter(
             len,
         });
     }
-    // SAFETY: as above.
-    let (out, mylen, unpack) =
-        unsafe { output(&mut s, recvbuf, counts[v.lr], datatype, "recvbuf")? };
+    let (out, mylen, unpack) = output(&mut s, recvbuf, counts[v.lr], datatype, "recvbuf")?;
     on_group(&mut s, v.lbase, |s| {
         gather::b_scatterv(s, v.nl, v.lr, got, &bl, Some((out, mylen)), 0)
     });

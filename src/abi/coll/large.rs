@@ -42,9 +42,9 @@ impl Ints {
     }
 }
 
-/// # Safety
+/// # Boundary
 /// `p` is NULL or points to `n` entries.
-pub(crate) unsafe fn convert<T: Copy>(
+pub(crate) fn convert<T: Copy>(
     p: *const T,
     n: usize,
     name: &str,
@@ -65,38 +65,34 @@ pub(crate) unsafe fn convert<T: Copy>(
 
 /// `n` counts of an `MPI_Count` array.
 ///
-/// # Safety
+/// # Boundary
 /// `p` is NULL or points to `n` entries.
-pub(super) unsafe fn int_counts(p: *const MPI_Count, n: usize, name: &str) -> Result<Ints> {
-    // SAFETY: the caller's contract.
-    unsafe { convert(p, n, name, int_count) }
+pub(super) fn int_counts(p: *const MPI_Count, n: usize, name: &str) -> Result<Ints> {
+    convert(p, n, name, int_count)
 }
 
 /// `n` displacements of an `MPI_Aint` array.
 ///
-/// # Safety
+/// # Boundary
 /// `p` is NULL or points to `n` entries.
-pub(super) unsafe fn int_displs(p: *const MPI_Aint, n: usize, name: &str) -> Result<Ints> {
-    // SAFETY: the caller's contract.
-    unsafe {
-        convert(p, n, name, |v, name| {
-            c_int::try_from(v).map_err(|_| {
-                err!(
-                    MPI_ERR_ARG,
-                    "{name}={v}: displacements beyond {} are not supported",
-                    c_int::MAX
-                )
-            })
+pub(super) fn int_displs(p: *const MPI_Aint, n: usize, name: &str) -> Result<Ints> {
+    convert(p, n, name, |v, name| {
+        c_int::try_from(v).map_err(|_| {
+            err!(
+                MPI_ERR_ARG,
+                "{name}={v}: displacements beyond {} are not supported",
+                c_int::MAX
+            )
         })
-    }
+    })
 }
 
 /// Keeps the converted arrays of a persistent collective alive as long as
 /// its request: the int path reads them at each MPI_Start.
 ///
-/// # Safety
+/// # Boundary
 /// `request` holds the handle the int path just wrote.
-pub(super) unsafe fn keep<T: 'static>(request: *mut MPI_Request, arrays: T) -> Result<()> {
+pub(super) fn keep<T: 'static>(request: *mut MPI_Request, arrays: T) -> Result<()> {
     // SAFETY: written by the successful call before.
     let h = unsafe { *request };
     crate::core::runtime::with(|st| {
