@@ -47,12 +47,14 @@ pub unsafe extern "C" fn MPIR_Dup_fn(
     attribute_val_out: *mut c_void,
     flag: *mut c_int,
 ) -> c_int {
-    // SAFETY: the library calls copy functions with valid out-pointers.
-    unsafe {
-        *(attribute_val_out as *mut *mut c_void) = attribute_val_in;
-        *flag = 1;
+    // The library calls copy functions with valid out-pointers; a user
+    // calling this one with NULL gets MPI_ERR_ARG.
+    match super::ptr::out_ptr(attribute_val_out, "attribute_val_out", attribute_val_in)
+        .and_then(|()| out(flag, "flag", 1))
+    {
+        Ok(()) => MPI_SUCCESS,
+        Err(e) => e.class,
     }
-    MPI_SUCCESS
 }
 
 fn callback_error(what: &str, rc: c_int) -> Error {

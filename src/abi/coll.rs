@@ -10,7 +10,7 @@
 use super::consts::*;
 use super::datatype::{describe, size_and_type};
 use super::op::{check as op_check, is_commutative, lookup, operand};
-use super::ptr::out;
+use super::ptr::{in_slice, out, out_slice};
 use super::MPI_Request;
 use super::{MPI_Comm, MPI_Datatype, MPI_Op};
 use crate::coll::basic::{self, View};
@@ -138,8 +138,7 @@ fn bytes<'a>(p: *const c_void, n: usize, name: &str) -> Result<&'a [u8]> {
             if p.is_null() { "NULL" } else { "MPI_IN_PLACE" }
         ));
     }
-    // SAFETY: the caller passes a buffer of n bytes (MPI's contract).
-    Ok(unsafe { std::slice::from_raw_parts(p as *const u8, n) })
+    in_slice(p as *const u8, n, name)
 }
 
 fn bytes_mut<'a>(p: *mut c_void, n: usize, name: &str) -> Result<&'a mut [u8]> {
@@ -153,8 +152,7 @@ fn bytes_mut<'a>(p: *mut c_void, n: usize, name: &str) -> Result<&'a mut [u8]> {
             if p.is_null() { "NULL" } else { "MPI_IN_PLACE" }
         ));
     }
-    // SAFETY: as above.
-    Ok(unsafe { std::slice::from_raw_parts_mut(p as *mut u8, n) })
+    out_slice(p as *mut u8, n, name)
 }
 
 fn check_root(v: &View, root: c_int) -> Result<usize> {
@@ -169,14 +167,7 @@ fn check_root(v: &View, root: c_int) -> Result<usize> {
 }
 
 fn ints<'a>(p: *const c_int, n: usize, name: &str) -> Result<&'a [c_int]> {
-    if n == 0 {
-        return Ok(&[]);
-    }
-    if p.is_null() {
-        return Err(err!(MPI_ERR_ARG, "{name}=NULL"));
-    }
-    // SAFETY: an array of one entry per rank (caller's contract).
-    Ok(unsafe { std::slice::from_raw_parts(p, n) })
+    in_slice(p, n, name)
 }
 
 /// (offset, len) in bytes of each rank's block from counts and displacements.
@@ -1970,14 +1961,11 @@ fn byte_blocks(
     n: usize,
     name: &str,
 ) -> Result<Vec<(c_int, MPI_Datatype, isize)>> {
-    // SAFETY: arrays of n entries (caller's contract).
-    let (c, d, t) = unsafe {
-        (
-            ints(counts, n, name)?,
-            ints(displs, n, name)?,
-            std::slice::from_raw_parts(types, n),
-        )
-    };
+    let (c, d, t) = (
+        ints(counts, n, name)?,
+        ints(displs, n, name)?,
+        in_slice(types, n, name)?,
+    );
     Ok((0..n).map(|i| (c[i], t[i], d[i] as isize)).collect())
 }
 
@@ -1991,14 +1979,11 @@ fn byte_blocks_aint(
     if n > 0 && (displs.is_null() || types.is_null()) {
         return Err(err!(MPI_ERR_ARG, "{name}: NULL displacement or type array"));
     }
-    // SAFETY: arrays of n entries (caller's contract).
-    let (c, d, t) = unsafe {
-        (
-            ints(counts, n, name)?,
-            std::slice::from_raw_parts(displs, n),
-            std::slice::from_raw_parts(types, n),
-        )
-    };
+    let (c, d, t) = (
+        ints(counts, n, name)?,
+        in_slice(displs, n, name)?,
+        in_slice(types, n, name)?,
+    );
     Ok((0..n).map(|i| (c[i], t[i], d[i] as isize)).collect())
 }
 

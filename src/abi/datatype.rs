@@ -4,7 +4,7 @@
 
 use super::consts::*;
 use super::handles::{self, KIND_DATATYPE};
-use super::ptr::{bytes_at, cstr, inp, out, out_slice, write_cstr};
+use super::ptr::{bytes_at, cstr, in_slice, inp, out, out_slice, write_cstr};
 use super::{MPI_Aint, MPI_Count, MPI_Datatype};
 use crate::core::error::Result;
 use crate::core::runtime::with;
@@ -196,14 +196,7 @@ pub fn size_and_type(dt: MPI_Datatype) -> Result<(usize, Option<Arc<Type>>)> {
 }
 
 fn arr<'a, T>(p: *const T, n: usize, name: &str) -> Result<&'a [T]> {
-    if n == 0 {
-        return Ok(&[]);
-    }
-    if p.is_null() {
-        return Err(err!(MPI_ERR_ARG, "{name}=NULL"));
-    }
-    // SAFETY: the caller passes an array of n elements.
-    Ok(unsafe { std::slice::from_raw_parts(p, n) })
+    in_slice(p, n, name)
 }
 
 fn nonneg(v: c_int, name: &str) -> Result<usize> {
@@ -863,11 +856,7 @@ pub unsafe extern "C" fn MPI_Unpack(
 }
 
 fn check_datarep(datarep: *const c_char) -> Result<()> {
-    if datarep.is_null() {
-        return Err(err!(MPI_ERR_ARG, "datarep=NULL"));
-    }
-    // SAFETY: a NUL-terminated C string (caller's contract).
-    let s = unsafe { std::ffi::CStr::from_ptr(datarep) }.to_string_lossy();
+    let s = cstr(datarep, "datarep")?;
     if s != "external32" {
         return Err(err!(
             MPI_ERR_UNSUPPORTED_DATAREP,

@@ -2,7 +2,7 @@
 
 use super::consts::*;
 use super::handles::{self, KIND_ERRHANDLER};
-use super::ptr::{inp, out, write_cstr};
+use super::ptr::{cstr, inp, out, write_cstr};
 use super::{MPI_Comm, MPI_Comm_errhandler_function, MPI_Errhandler};
 use crate::core::error::{class_string, Result};
 use crate::core::runtime::with;
@@ -90,11 +90,7 @@ pub unsafe extern "C" fn MPI_Add_error_string(errorcode: c_int, string: *const c
             "errorcode={errorcode} is predefined; its string cannot change"
         ));
     }
-    if string.is_null() {
-        return Err(err!(MPI_ERR_ARG, "string=NULL"));
-    }
-    // SAFETY: a NUL-terminated C string (the caller's contract).
-    let text = unsafe { std::ffi::CStr::from_ptr(string) }.to_string_lossy();
+    let text = cstr(string, "string")?;
     if text.len() >= MPI_MAX_ERROR_STRING as usize {
         return Err(err!(
             MPI_ERR_ARG,
@@ -109,7 +105,7 @@ pub unsafe extern "C" fn MPI_Add_error_string(errorcode: c_int, string: *const c
     let mut v = USER_ERRORS.lock();
     match i.and_then(|i| v.get_mut(i)) {
         Some(e) => {
-            e.text = text.into_owned();
+            e.text = text;
             Ok(())
         }
         None => Err(err!(

@@ -2,7 +2,7 @@
 
 use super::consts::*;
 use super::handles::{self, KIND_GROUP};
-use super::ptr::{inp, out, out_slice};
+use super::ptr::{in_slice, inp, out, out_slice};
 use super::MPI_Group;
 use crate::core::error::Result;
 use crate::core::runtime::with;
@@ -14,14 +14,10 @@ fn ints<'a>(p: *const c_int, n: c_int, name: &str) -> Result<&'a [c_int]> {
     if n < 0 {
         return Err(err!(MPI_ERR_ARG, "n={n} must be non-negative"));
     }
-    if n == 0 {
-        return Ok(&[]);
-    }
-    if p.is_null() {
+    if n > 0 && p.is_null() {
         return Err(err!(MPI_ERR_ARG, "{name}=NULL with n={n}"));
     }
-    // SAFETY: the caller passes an array of n ints.
-    Ok(unsafe { std::slice::from_raw_parts(p, n as usize) })
+    in_slice(p, n as usize, name)
 }
 
 fn new_group(g: Vec<i32>) -> Result<MPI_Group> {
@@ -223,10 +219,9 @@ fn ranges(g: &[i32], n: c_int, r: *const [c_int; 3]) -> Result<Vec<c_int>> {
     if n > 0 && r.is_null() {
         return Err(err!(MPI_ERR_ARG, "ranges=NULL with n={n}"));
     }
+    let triplets = in_slice(r, n as usize, "ranges")?;
     let mut v = Vec::new();
-    for i in 0..n as usize {
-        // SAFETY: the caller passes n triplets.
-        let [first, last, stride] = unsafe { *r.add(i) };
+    for (i, &[first, last, stride]) in triplets.iter().enumerate() {
         if stride == 0 {
             return Err(err!(MPI_ERR_ARG, "ranges[{i}] has stride 0"));
         }

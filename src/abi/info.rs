@@ -14,10 +14,7 @@ fn key_arg(key: *const c_char) -> Result<String> {
     if key.is_null() {
         return Err(err!(MPI_ERR_INFO_KEY, "key=NULL"));
     }
-    // SAFETY: a NUL-terminated C string (caller's contract).
-    let k = unsafe { std::ffi::CStr::from_ptr(key) }
-        .to_string_lossy()
-        .into_owned();
+    let k = cstr(key, "key")?;
     if k.is_empty() || k.len() > MPI_MAX_INFO_KEY as usize {
         return Err(err!(
             MPI_ERR_INFO_KEY,

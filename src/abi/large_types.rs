@@ -10,7 +10,7 @@
 use super::coll::{convert, int_count, Ints};
 use super::consts::*;
 use super::handles::{self, KIND_DATATYPE};
-use super::ptr::out;
+use super::ptr::{in_slice, inp, out, out_slice};
 use super::{datatype, p2p, MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype};
 use crate::core::error::Result;
 use crate::core::runtime::with;
@@ -40,14 +40,7 @@ fn ints(p: *const MPI_Count, n: usize, name: &str, signed: bool) -> Result<Ints>
 
 /// `n` large counts at `p` as addresses (the same width).
 fn aints(p: *const MPI_Count, n: usize, name: &str) -> Result<Vec<MPI_Aint>> {
-    if n == 0 {
-        return Ok(Vec::new());
-    }
-    if p.is_null() {
-        return Err(err!(MPI_ERR_ARG, "{name}=NULL"));
-    }
-    // SAFETY: as above.
-    Ok(unsafe { std::slice::from_raw_parts(p, n) }
+    Ok(in_slice(p, n, name)?
         .iter()
         .map(|&x| x as MPI_Aint)
         .collect())
@@ -55,8 +48,8 @@ fn aints(p: *const MPI_Count, n: usize, name: &str) -> Result<Vec<MPI_Aint>> {
 
 /// Marks the type just made at `*newtype` as built by a large-count constructor.
 fn mark_large(newtype: *mut MPI_Datatype) -> Result<()> {
-    // SAFETY: written by the int form's body just before.
-    let h = unsafe { *newtype };
+    // Written by the int form's body just before.
+    let h = inp(newtype, "newtype")?;
     let i = handles::index(h, KIND_DATATYPE)
         .and_then(|i| i.checked_sub(5))
         .ok_or_else(|| {
@@ -168,12 +161,9 @@ pub unsafe extern "C" fn MPI_Type_get_contents_c(
             "max_integers/max_addresses/max_large_counts/max_datatypes are smaller than MPI_Type_get_envelope_c's counts"
         ));
     }
-    // SAFETY: each array holds at least its max_* entries (the caller's contract), checked above.
-    unsafe {
-        std::ptr::copy_nonoverlapping(i.as_ptr(), array_of_integers, i.len());
-        std::ptr::copy_nonoverlapping(a.as_ptr(), array_of_addresses, a.len());
-        std::ptr::copy_nonoverlapping(c.as_ptr(), array_of_large_counts, c.len());
-    }
+    out_slice(array_of_integers, i.len(), "array_of_integers")?.copy_from_slice(&i);
+    out_slice(array_of_addresses, a.len(), "array_of_addresses")?.copy_from_slice(&a);
+    out_slice(array_of_large_counts, c.len(), "array_of_large_counts")?.copy_from_slice(&c);
     // The component types as the int form gives them (new handles for derived ones).
     let n = t.env.types.len();
     let mut ti = vec![0; t.env.ints.len()];
@@ -188,8 +178,7 @@ pub unsafe extern "C" fn MPI_Type_get_contents_c(
         ta.as_mut_ptr(),
         td.as_mut_ptr(),
     )?;
-    // SAFETY: as above.
-    unsafe { std::ptr::copy_nonoverlapping(td.as_ptr(), array_of_datatypes, n) };
+    out_slice(array_of_datatypes, n, "array_of_datatypes")?.copy_from_slice(&td);
     Ok(())
 }
 
@@ -456,11 +445,7 @@ pub unsafe extern "C" fn MPI_Pack_size_c(
 
 /// A large-count position, read for an int path.
 fn position_in(position: *mut MPI_Count) -> Result<c_int> {
-    if position.is_null() {
-        return Err(err!(MPI_ERR_ARG, "position=NULL"));
-    }
-    // SAFETY: non-NULL, the caller's contract.
-    int_count(unsafe { *position }, "position")
+    int_count(inp(position, "position")?, "position")
 }
 
 #[mpi_fn]
@@ -525,11 +510,7 @@ pub unsafe extern "C" fn MPI_Pack_external_c(
     position: *mut MPI_Count,
 ) -> c_int {
     let incount = int_count(incount, "incount")?;
-    if position.is_null() {
-        return Err(err!(MPI_ERR_ARG, "position=NULL"));
-    }
-    // SAFETY: non-NULL, the caller's contract.
-    let mut p = unsafe { *position } as MPI_Aint;
+    let mut p = inp(position, "position")? as MPI_Aint;
     datatype::__oxmpi_body_MPI_Pack_external(
         datarep,
         inbuf,
@@ -554,11 +535,7 @@ pub unsafe extern "C" fn MPI_Unpack_external_c(
     dt: MPI_Datatype,
 ) -> c_int {
     let outcount = int_count(outcount, "outcount")?;
-    if position.is_null() {
-        return Err(err!(MPI_ERR_ARG, "position=NULL"));
-    }
-    // SAFETY: non-NULL, the caller's contract.
-    let mut p = unsafe { *position } as MPI_Aint;
+    let mut p = inp(position, "position")? as MPI_Aint;
     datatype::__oxmpi_body_MPI_Unpack_external(
         datarep,
         inbuf,

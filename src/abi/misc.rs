@@ -4,7 +4,7 @@
 //! and `MPI_Pcontrol`.
 
 use super::consts::*;
-use super::ptr::{out, status_ignored};
+use super::ptr::{out, out_ptr, status_ignored, status_mut};
 use super::{MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Info, MPI_Status};
 use crate::core::error::Result;
 use crate::err;
@@ -36,9 +36,7 @@ pub unsafe extern "C" fn MPI_Alloc_mem(
     if rc != 0 {
         return Err(err!(MPI_ERR_NO_MEM, "size={size}: out of memory"));
     }
-    // SAFETY: baseptr points to a pointer-sized slot (the caller's void *).
-    unsafe { (baseptr as *mut *mut c_void).write_unaligned(p) };
-    Ok(())
+    out_ptr(baseptr, "baseptr", p)
 }
 
 /// Frees memory from `MPI_Alloc_mem` (NULL is allowed and does nothing).
@@ -54,11 +52,7 @@ pub unsafe extern "C" fn MPI_Free_mem(base: *mut c_void) -> c_int {
 #[mpi_fn]
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Status_set_cancelled(status: *mut MPI_Status, flag: c_int) -> c_int {
-    if status.is_null() || status_ignored(status) {
-        return Err(err!(MPI_ERR_ARG, "status={status:p} is not a status"));
-    }
-    // SAFETY: a writable status (checked above as far as possible).
-    let st = unsafe { &mut *status };
+    let st = status_mut(status)?;
     st.count_hi_and_cancelled = (st.count_hi_and_cancelled & !1) | (flag != 0) as c_int;
     Ok(())
 }
@@ -86,8 +80,7 @@ fn set_elements(status: *mut MPI_Status, datatype: MPI_Datatype, count: MPI_Coun
                 "count={count} of {size}-byte items overflows a status"
             )
         })?;
-    // SAFETY: checked above.
-    let st = unsafe { &mut *status };
+    let st = status_mut(status)?;
     st.count_lo = bytes as u32 as c_int;
     st.count_hi_and_cancelled =
         ((((bytes >> 32) as u32) << 1) | (st.count_hi_and_cancelled as u32 & 1)) as c_int;

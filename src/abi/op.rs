@@ -2,7 +2,7 @@
 
 use super::consts::*;
 use super::handles::{self, KIND_OP};
-use super::ptr::{inp, out};
+use super::ptr::{in_slice, inp, out, out_slice};
 use super::{MPI_Datatype, MPI_Op};
 use crate::coll::reduce::Operand;
 use crate::core::error::Result;
@@ -224,17 +224,14 @@ pub unsafe extern "C" fn MPI_Reduce_local(
         }
         (OpKind::Builtin(_), t) => {
             let start = t.and_then(|t| t.segs.first().map(|s| s.0)).unwrap_or(0);
-            // SAFETY: the data of `count` elements is one run of `bytes`
-            // bytes from `start` in both buffers (MPI's rule).
-            let (a, b) = unsafe {
-                (
-                    std::slice::from_raw_parts((inbuf as *const u8).wrapping_offset(start), bytes),
-                    std::slice::from_raw_parts_mut(
-                        (inoutbuf as *mut u8).wrapping_offset(start),
-                        bytes,
-                    ),
-                )
-            };
+            // The data of `count` elements is one run of `bytes` bytes from
+            // `start` in both buffers (MPI's rule).
+            let a = in_slice((inbuf as *const u8).wrapping_offset(start), bytes, "inbuf")?;
+            let b = out_slice(
+                (inoutbuf as *mut u8).wrapping_offset(start),
+                bytes,
+                "inoutbuf",
+            )?;
             apply(&k, o.dt, n, a, b)
         }
     }

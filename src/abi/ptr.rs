@@ -141,6 +141,55 @@ pub fn cstr(p: *const std::os::raw::c_char, name: &str) -> Result<String> {
         .into_owned())
 }
 
+/// A status argument to update in place, failing with MPI_ERR_ARG on NULL
+/// and on the MPI_STATUS_IGNORE sentinel.
+///
+/// # Boundary
+/// `p` is NULL, a sentinel or a writable status not otherwise referenced
+/// while the reference lives.
+pub fn status_mut<'a>(p: *mut MPI_Status) -> Result<&'a mut MPI_Status> {
+    if status_ignored(p) {
+        return Err(err!(MPI_ERR_ARG, "status={p:p} is not a status"));
+    }
+    // SAFETY: neither NULL nor a sentinel: writable per the contract.
+    Ok(unsafe { &mut *p })
+}
+
+/// Writes a pointer-sized output through a `void *` argument that names a
+/// pointer (`MPI_Alloc_mem`'s `baseptr`), which C does not promise to align.
+///
+/// # Boundary
+/// `p` is NULL or valid for writes of one pointer.
+pub fn out_ptr(
+    p: *mut std::os::raw::c_void,
+    name: &str,
+    v: *mut std::os::raw::c_void,
+) -> Result<()> {
+    if p.is_null() {
+        return Err(err!(MPI_ERR_ARG, "{name}=NULL"));
+    }
+    // SAFETY: non-null, a pointer-sized slot per the contract.
+    unsafe { (p as *mut *mut std::os::raw::c_void).write_unaligned(v) };
+    Ok(())
+}
+
+/// An input array argument of `n` elements as a slice, failing with
+/// MPI_ERR_ARG on NULL when `n` > 0.
+///
+/// # Boundary
+/// `p` is NULL or valid for reads of `n` elements, not written while the
+/// slice lives.
+pub fn in_slice<'a, T>(p: *const T, n: usize, name: &str) -> Result<&'a [T]> {
+    if n == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(err!(MPI_ERR_ARG, "{name}=NULL"));
+    }
+    // SAFETY: non-null and valid for n elements per the contract.
+    Ok(unsafe { std::slice::from_raw_parts(p, n) })
+}
+
 /// An output array argument of `n` elements as a slice, failing with
 /// MPI_ERR_ARG on NULL when `n` > 0.
 ///
@@ -152,7 +201,7 @@ pub fn out_slice<'a, T>(p: *mut T, n: usize, name: &str) -> Result<&'a mut [T]> 
         return Ok(&mut []);
     }
     if p.is_null() {
-        return Err(err!(MPI_ERR_ARG, "{name}=NULL with {n} entries to write"));
+        return Err(err!(MPI_ERR_ARG, "{name}=NULL"));
     }
     // SAFETY: non-null and valid for n elements per the contract.
     Ok(unsafe { std::slice::from_raw_parts_mut(p, n) })

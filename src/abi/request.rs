@@ -3,7 +3,7 @@
 
 use super::consts::*;
 use super::handles::{self, KIND_REQUEST};
-use super::ptr::{inp, out, read_status, set_status_error, status_at, write_status};
+use super::ptr::{inp, out, out_slice, read_status, set_status_error, status_at, write_status};
 use super::{MPI_Count, MPI_Datatype, MPI_Request, MPI_Status};
 use crate::core::error::{Error, Result};
 use crate::core::runtime::{wait_for, with};
@@ -160,8 +160,7 @@ pub fn finish_wait(request: *mut MPI_Request) -> Result<(Status, c_int)> {
             }
         })
     })?;
-    // SAFETY: checked non-NULL above.
-    unsafe { *request = h };
+    out(request, "request", h)?;
     Ok(r)
 }
 
@@ -240,8 +239,7 @@ fn req_slice<'a>(count: c_int, reqs: *mut MPI_Request) -> Result<&'a mut [MPI_Re
             "array_of_requests=NULL with count={count}"
         ));
     }
-    // SAFETY: the caller passes an array of `count` requests.
-    Ok(unsafe { std::slice::from_raw_parts_mut(reqs, count as usize) })
+    out_slice(reqs, count as usize, "array_of_requests")
 }
 
 /// Writes the statuses of a multi-request completion; with an error among

@@ -2,7 +2,7 @@
 //! attached to communicators (no reordering: rank i keeps rank i).
 
 use super::consts::*;
-use super::ptr::{out, out_slice};
+use super::ptr::{in_slice, out, out_slice};
 use super::{MPI_Comm, MPI_Info};
 use crate::coll::basic;
 use crate::core::comm::Topo;
@@ -27,23 +27,12 @@ pub static MPI_UNWEIGHTED: Sentinel = Sentinel(std::ptr::addr_of_mut!(UNWEIGHTED
 pub static MPI_WEIGHTS_EMPTY: Sentinel = Sentinel(std::ptr::addr_of_mut!(WEIGHTS_EMPTY_TARGET));
 
 fn ints<'a>(p: *const c_int, n: usize, name: &str) -> Result<&'a [c_int]> {
-    if n == 0 {
-        return Ok(&[]);
-    }
-    if p.is_null() {
-        return Err(err!(MPI_ERR_ARG, "{name}=NULL"));
-    }
-    // SAFETY: an array of n ints (caller's contract).
-    Ok(unsafe { std::slice::from_raw_parts(p, n) })
+    in_slice(p, n, name)
 }
 
 fn write_ints(p: *mut c_int, v: &[c_int], max: usize, name: &str) -> Result<()> {
     let n = v.len().min(max);
-    if n > 0 && p.is_null() {
-        return Err(err!(MPI_ERR_ARG, "{name}=NULL"));
-    }
-    // SAFETY: room for `max` ints (caller's contract).
-    unsafe { std::ptr::copy_nonoverlapping(v.as_ptr(), p, n) };
+    out_slice(p, n, name)?.copy_from_slice(&v[..n]);
     Ok(())
 }
 

@@ -53,8 +53,7 @@ pub(crate) fn convert<T: Copy>(
     if p.is_null() {
         return Ok(Ints::none());
     }
-    // SAFETY: the caller's contract.
-    let a = unsafe { std::slice::from_raw_parts(p, n) };
+    let a = crate::abi::ptr::in_slice(p, n, name)?;
     let v = a
         .iter()
         .enumerate()
