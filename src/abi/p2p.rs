@@ -234,10 +234,11 @@ fn irecv_desc(
         let rid = st.reqs.insert_with(|| Request {
             staged,
             mem,
+            posted: ctx.is_some(),
             ..Request::new(ReqKind::Recv, comm, ptr, bytes)
         });
         match ctx {
-            Some(ctx) => st.start_recv_ctx(rid, ctx, source, tag),
+            Some(ctx) => st.post_recv(rid, ctx, source, tag),
             None => st.start_recv(rid, comm, source, tag)?,
         }
         Ok(rid)

@@ -103,8 +103,14 @@ fn take_if_done(st: &mut State, h: &mut MPI_Request) -> Result<Option<(Status, c
         *h = MPI_REQUEST_NULL;
         return Ok(Some((Status::empty(), MPI_COMM_WORLD)));
     }
-    let rid = lookup(st, *h)?;
-    let r = st.reqs.get_mut(rid).unwrap();
+    let Some((rid, r)) = req_index(*h).and_then(|i| {
+        st.reqs
+            .get_mut(i)
+            .filter(|r| !matches!(r.kind, ReqKind::Message { .. }) && !r.user_freed)
+            .map(|r| (i, r))
+    }) else {
+        return Err(bad_request(*h));
+    };
     if !r.active {
         return Ok(Some((Status::empty(), MPI_COMM_WORLD)));
     }
@@ -112,7 +118,12 @@ fn take_if_done(st: &mut State, h: &mut MPI_Request) -> Result<Option<(Status, c
         return Ok(None);
     }
     let got = (r.status, r.comm);
-    retire_rid(st, rid, h);
+    if r.persist.is_some() || r.coll_factory.is_some() {
+        r.active = false;
+    } else {
+        st.reqs.discard(rid);
+        *h = MPI_REQUEST_NULL;
+    }
     Ok(Some(got))
 }
 

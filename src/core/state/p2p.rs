@@ -572,9 +572,16 @@ impl State {
 
     /// Posts a receive in context `ctx` (source and tag may be wildcards).
     pub fn start_recv_ctx(&mut self, rid: ReqId, ctx: u32, src: i32, tag: i32) {
-        match self.matcher.post(ctx, src, tag, rid) {
-            None => self.reqs.get_mut(rid).unwrap().posted = true,
-            Some(uid) => self.deliver_unexp(rid, uid),
+        self.reqs.get_mut(rid).unwrap().posted = true;
+        self.post_recv(rid, ctx, src, tag);
+    }
+
+    /// `start_recv_ctx` of a request made with `posted` set already (the
+    /// delivery of an arrived message clears it).
+    #[inline]
+    pub fn post_recv(&mut self, rid: ReqId, ctx: u32, src: i32, tag: i32) {
+        if let Some(uid) = self.matcher.post(ctx, src, tag, rid) {
+            self.deliver_unexp(rid, uid);
         }
     }
 
