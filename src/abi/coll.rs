@@ -15,11 +15,11 @@ use super::MPI_Request;
 use super::{MPI_Comm, MPI_Datatype, MPI_Op};
 use crate::coll::basic::{self, View};
 use crate::coll::sched::{self, Loc, Sched, Step};
-use crate::coll::select::{self, Family};
-use crate::coll::shm;
+use crate::coll::select;
 use crate::coll::{
     allgather, allreduce, alltoall, barrier, bcast, gather, hier, reduce_scatter, scan,
 };
+use crate::coll::{node, shm};
 use crate::core::error::Result;
 use crate::core::runtime::with;
 use crate::err;
@@ -329,33 +329,9 @@ fn shm_reduce(
     {
         return Ok(false);
     }
-    let family = if root.is_some() {
-        &select::REDUCE
-    } else {
-        &select::ALLREDUCE
-    };
-    // The single copy: a builtin op (the slices cut the vector, which a
-    // user function may not expect), every local rank able to read the
-    // others' memory. The same answer on every rank.
-    let single =
-        len > 0 && matches!(lookup(op), Ok(crate::abi::op::OpKind::Builtin(_))) && shm::cma_all();
-    // Above the copies' limit the single copy: at 4 ranks on 2 cores
-    // 0.66-0.75 of the linear algorithm's time from 256 KiB to 16 MiB (a
-    // first form that read the finished slices); at 2 ranks that form was
-    // within the noise of the ring, and writing them took 0.76-1.01 of it
-    // (docs/performance.md, fifth round).
-    let copies = len <= shm::MAX_BYTES;
-    let default = if copies {
-        Some("shm")
-    } else if single {
-        Some("shm_cma")
-    } else {
-        None
-    };
-    let form = match select::area(family, default, copies, single) {
-        Some("shm") => AreaForm::Copies,
-        Some(_) => AreaForm::Single,
-        None => return Ok(false),
+    let builtin = matches!(lookup(op), Ok(crate::abi::op::OpKind::Builtin(_)));
+    let Some(form) = node::reduce_form(root.is_some(), len, builtin) else {
+        return Ok(false);
     };
     let n = basic_size(comm)?;
     let root = match root {
@@ -389,19 +365,9 @@ fn shm_reduce(
             "recvbuf=NULL with {len} bytes to reduce"
         ));
     }
-    if form == AreaForm::Single {
-        // SAFETY: input and out (at the root, or everywhere for allreduce)
-        // hold `len` bytes (checked above); `single` established cma_all().
-        unsafe {
-            match root {
-                Some(r) => shm::reduce_cma(comm, input, out, ne, len / ne, et.dt, &k, r)?,
-                None => shm::allreduce_cma(comm, input, out, ne, len / ne, et.dt, &k)?,
-            }
-        };
-        return Ok(true);
-    }
-    // SAFETY: input and out hold `len` bytes (checked above).
-    unsafe { shm::reduce(comm, input, out, len, ne, &et, &k, root)? };
+    // SAFETY: input and out (at the root, or everywhere for allreduce)
+    // hold `len` bytes (checked above); the form came from reduce_form.
+    unsafe { node::reduce(form, comm, input, out, len, ne, &et, &k, root)? };
     Ok(true)
 }
 
@@ -451,57 +417,6 @@ fn contiguous_flush(p: *mut c_void, count: c_int, l: Landing) {
     }
 }
 
-/// The node-area form a blocking call on `comm` takes, the same on every
-/// rank: "shm_cma" (single copy, `shm::allgather_cma` and its kin) where the
-/// call has that form (`cma` is Some), it is preferred (`Some(true)`) and
-/// every local rank can read the others' memory; else "shm" (copies through
-/// the slots) when each slot's part, `bytes`, is at most `copy_max`; else
-/// None, a schedule. A forced `OXMPI_<COLLECTIVE>` picks either form at any
-/// size it can serve.
-fn area_form(
-    comm: MPI_Comm,
-    coll: &Family,
-    bytes: usize,
-    copy_max: usize,
-    cma: Option<bool>,
-) -> Option<AreaForm> {
-    if !shm::eligible(comm, 0) {
-        return None;
-    }
-    eligible_form(coll, bytes, copy_max, cma)
-}
-
-/// `area_form` for a caller that has found `comm` eligible itself.
-fn eligible_form(
-    coll: &Family,
-    bytes: usize,
-    copy_max: usize,
-    cma: Option<bool>,
-) -> Option<AreaForm> {
-    let default = if cma == Some(true) && shm::cma_all() {
-        Some("shm_cma")
-    } else if bytes <= copy_max {
-        Some("shm")
-    } else {
-        None
-    };
-    let single = cma.is_some() && shm::cma_all();
-    match select::area(coll, default, bytes <= copy_max, single) {
-        Some("shm") => Some(AreaForm::Copies),
-        Some(_) => Some(AreaForm::Single),
-        None => None,
-    }
-}
-
-/// How a blocking call moves its data through the node's area.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum AreaForm {
-    /// Copies through the slots ("shm").
-    Copies,
-    /// One `process_vm_readv` per block out of the owner's buffer ("shm_cma").
-    Single,
-}
-
 /// Blocking allgather through the shared-memory area; false when the call
 /// must use a schedule.
 #[allow(clippy::too_many_arguments)]
@@ -516,13 +431,7 @@ fn shm_allgather(
 ) -> Result<bool> {
     let (rsize, rt) = size_and_type(recvtype)?;
     let blk = rsize * recvcount.max(0) as usize;
-    let Some(form) = area_form(
-        comm,
-        &select::ALLGATHER,
-        blk,
-        shm::MAX_BYTES,
-        Some(blk > shm::allgather_copy_max()),
-    ) else {
+    let Some(form) = node::allgather_form(comm, blk) else {
         return Ok(false);
     };
     let (n, me) = with(|st| {
@@ -544,15 +453,9 @@ fn shm_allgather(
     }
     // SAFETY: the caller's receive buffer holds n * recvcount elements.
     let (out, land) = contiguous_out(recvbuf, n * recvcount, recvtype, "recvbuf")?;
-    // SAFETY: `mine` holds blk bytes, `out` n * blk; area_form checked
-    // cma_all for the single-copy form.
-    unsafe {
-        if form == AreaForm::Copies {
-            shm::allgather(comm, mine, out, blk)?
-        } else {
-            shm::allgather_cma(comm, mine, out, blk)?
-        }
-    };
+    // SAFETY: `mine` holds blk bytes, `out` n * blk; the form came from
+    // allgather_form.
+    unsafe { node::allgather(form, comm, mine, out, blk)? };
     contiguous_flush(recvbuf, n * recvcount, land);
     Ok(true)
 }
@@ -572,16 +475,7 @@ fn shm_alltoall(
     let (rsize, _) = size_and_type(recvtype)?;
     let blk = rsize * recvcount.max(0) as usize;
     let n = local_size(comm)? as c_int;
-    // The single copy reads other ranks' send buffers while they fill their
-    // receive buffers, so it cannot serve MPI_IN_PLACE.
-    let cma = (!in_place(sendbuf)).then_some(blk * n as usize > shm::alltoall_copy_max());
-    let Some(form) = area_form(
-        comm,
-        &select::ALLTOALL,
-        blk * n as usize,
-        shm::MAX_BYTES,
-        cma,
-    ) else {
+    let Some(form) = node::alltoall_form(comm, blk, n as usize, in_place(sendbuf)) else {
         return Ok(false);
     };
     let (send, len, _keep) = if in_place(sendbuf) {
@@ -599,14 +493,8 @@ fn shm_alltoall(
     // SAFETY: as above.
     let (out, land) = contiguous_out(recvbuf, n * recvcount, recvtype, "recvbuf")?;
     // SAFETY: `send` and `out` hold n * blk bytes; for the single copy they
-    // are distinct buffers (not in place) and cma_all holds (area_form).
-    unsafe {
-        if form == AreaForm::Copies {
-            shm::alltoall(comm, send, out, blk)?
-        } else {
-            shm::alltoall_cma(comm, send, out, blk)?
-        }
-    };
+    // are distinct buffers (not in place; alltoall_form).
+    unsafe { node::alltoall(form, comm, send, out, blk)? };
     contiguous_flush(recvbuf, n * recvcount, land);
     Ok(true)
 }
@@ -627,16 +515,8 @@ fn shm_reduce_scatter_block(
     let (size, _) = size_and_type(datatype)?;
     let blk = size * recvcount.max(0) as usize;
     let n = local_size(comm)? as c_int;
-    let bytes = blk * n as usize;
-    // The single copy reads the blocks in an order of its own: builtin
-    // (commutative) ops only; the default above the copies' limit.
     let builtin = matches!(lookup(op), Ok(crate::abi::op::OpKind::Builtin(_)));
-    let Some(form) = eligible_form(
-        &select::REDUCE_SCATTER,
-        bytes,
-        shm::MAX_BYTES,
-        (builtin && blk > 0).then_some(bytes > shm::MAX_BYTES),
-    ) else {
+    let Some(form) = node::reduce_scatter_form(blk, n as usize, builtin) else {
         return Ok(false);
     };
     let k = lookup(op)?;
@@ -651,15 +531,9 @@ fn shm_reduce_scatter_block(
     let (input, _, _keep) = contiguous_in(src, n * recvcount, datatype, "sendbuf")?;
     // SAFETY: the receive buffer holds recvcount elements.
     let (out, land) = contiguous_out(recvbuf, recvcount, datatype, "recvbuf")?;
-    // SAFETY: `input` holds n * blk bytes, `out` blk (and area_form
-    // established cma_all() for the single copy).
-    unsafe {
-        if form == AreaForm::Single {
-            shm::reduce_scatter_block_cma(comm, input, out, blk, ne, et.dt, &k)?
-        } else {
-            shm::reduce_scatter_block(comm, input, out, blk, ne, &et, &k)?
-        }
-    };
+    // SAFETY: `input` holds n * blk bytes, `out` blk; the form came from
+    // reduce_scatter_form.
+    unsafe { node::reduce_scatter_block(form, comm, input, out, blk, ne, &et, &k)? };
     contiguous_flush(recvbuf, recvcount, land);
     Ok(true)
 }
@@ -1308,8 +1182,7 @@ fn root_info(comm: MPI_Comm, root: c_int) -> Result<(usize, bool)> {
 #[mpi_fn]
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Barrier(comm: MPI_Comm) -> c_int {
-    if shm::eligible(comm, 0) && select::area(&select::BARRIER, Some("shm"), true, false).is_some()
-    {
+    if node::barrier_in_area(comm) {
         return shm::barrier(comm);
     }
     let s = barrier_s(comm)?;
@@ -1336,18 +1209,11 @@ pub unsafe extern "C" fn MPI_Bcast(
         }
         // Every rank must decide alike: only the byte count (equal on all
         // ranks) matters, not whether this rank's datatype is contiguous.
-        let cma = shm::bcast_single_copy(n, d.bytes);
-        let form = eligible_form(&select::BCAST, d.bytes, shm::BCAST_MAX, Some(cma));
-        if let Some(form) = form {
-            // SAFETY: (for both) the pointer holds `len` bytes; area_form
-            // checked cma_all for the single-copy form.
-            let go = |p: *mut u8, len: usize| unsafe {
-                if form == AreaForm::Copies {
-                    shm::bcast(comm, p, len, root as usize)
-                } else {
-                    shm::bcast_cma(comm, p, len, root as usize)
-                }
-            };
+        if let Some(form) = node::bcast_form(n, d.bytes) {
+            // SAFETY: the pointer holds `len` bytes; the form came from
+            // bcast_form.
+            let go =
+                |p: *mut u8, len: usize| unsafe { node::bcast(form, comm, p, len, root as usize) };
             let Some(t) = d.staged else {
                 // `d` describes `d.bytes` contiguous bytes of the user's buffer.
                 return go(d.ptr, d.bytes);

@@ -5,7 +5,9 @@
 //! One file per collective family holds its algorithms (one schedule
 //! builder each): `barrier`, `bcast`, `allreduce` (reduce too), `gather`
 //! (scatter too), `allgather`, `alltoall`, `reduce_scatter`, `scan`; `hier`
-//! the node-aware pieces, `blocks` the block arithmetic they share, `basic`
+//! the node-aware pieces, `node` which node-area form a blocking call takes
+//! (and running it; `shm` holds those algorithms), `blocks` the block
+//! arithmetic they share, `basic`
 //! the communicator view and the blocking helpers;
 //! `select` the table of algorithms per collective, what each needs and
 //! the rule that prefers one; `create` the internal exchanges of communicator
@@ -27,6 +29,7 @@ pub mod create;
 pub mod fold;
 pub mod gather;
 pub mod hier;
+pub mod node;
 pub mod reduce;
 pub mod reduce_scatter;
 pub mod scan;
