@@ -269,17 +269,6 @@ fn output(
     })
 }
 
-/// A scratch copy of `len` bytes at `src` (made when the schedule runs its first stage).
-fn scratch_copy(s: &mut Sched, src: Loc, len: usize) -> Loc {
-    let i = s.buffer_reused(len);
-    s.push(Step::Copy {
-        src,
-        dst: Loc::Scratch(i, 0),
-        len,
-    });
-    Loc::Scratch(i, 0)
-}
-
 /// Blocking reduce (root Some) or allreduce through the shared-memory area
 /// when it can take the call; false when the caller must use a schedule.
 /// MPI forbids a send buffer that is the receive buffer (MPI_IN_PLACE asks
@@ -722,7 +711,7 @@ fn reduce_s(
             *dst
         }
         _ if direct => Loc::Scratch(s.buffer_reused(len), 0),
-        _ => scratch_copy(&mut s, src, len),
+        _ => basic::scratch_copy(&mut s, src, len),
     };
     let tmp = Loc::Scratch(s.buffer_reused(if direct || linear { 0 } else { len }), 0);
     match algo {
@@ -973,7 +962,7 @@ fn alltoall_s(
         &mut s, recvbuf, rcounts, rdispls, recvtype, "recvbuf", true, &all,
     )?;
     let (sbl, sloc) = if in_place(sendbuf) {
-        (rbl.clone(), scratch_copy(&mut s, rbuf, rend))
+        (rbl.clone(), basic::scratch_copy(&mut s, rbuf, rend))
     } else {
         let (sloc, sbl, _, _) = block_array(
             &mut s,
@@ -1068,7 +1057,7 @@ fn reduce_scatter_s(
     if algo == "ring" && commutative && v.size > 1 {
         // In place the input shares the receive buffer with the result: a copy.
         let input = if in_place(sendbuf) {
-            scratch_copy(&mut s, src, end)
+            basic::scratch_copy(&mut s, src, end)
         } else {
             src
         };
@@ -1077,7 +1066,7 @@ fn reduce_scatter_s(
         finish(&mut s, unpack);
         return Ok(s);
     }
-    let acc = scratch_copy(&mut s, src, end);
+    let acc = basic::scratch_copy(&mut s, src, end);
     let (out, mylen, unpack) = output(&mut s, recvbuf, counts[v.rank], datatype, "recvbuf")?;
     match algo {
         "pairwise" if commutative => {
@@ -1122,7 +1111,7 @@ fn scan_s(
     } else {
         input(&mut s, sendbuf, count, datatype, "sendbuf")?
     };
-    let acc = scratch_copy(&mut s, src, len);
+    let acc = basic::scratch_copy(&mut s, src, len);
     let tmp = Loc::Scratch(s.buffer_reused(len), 0);
     let pre = Loc::Scratch(s.buffer(vec![0u8; len]), 0);
     let call = select::Call {
@@ -1756,7 +1745,7 @@ fn alltoallw_s(
     let sl = if in_place(sendbuf) {
         // In place: send from a snapshot of the receive blocks.
         rl.iter()
-            .map(|&(l, n)| (scratch_copy(&mut s, l, n), n))
+            .map(|&(l, n)| (basic::scratch_copy(&mut s, l, n), n))
             .collect()
     } else {
         typed_blocks(&mut s, sendbuf as *mut c_void, sblocks, false, "sendbuf")?.0

@@ -4,7 +4,7 @@
 //! creation and intercommunicator setup). The algorithms are in one file
 //! per family (`coll`'s module doc); `select` chooses among them.
 
-use super::sched::{run, Loc, Sched};
+use super::sched::{run, Loc, Sched, Step};
 use crate::base::consts::*;
 use crate::base::error::Result;
 use crate::core::runtime::with;
@@ -71,4 +71,15 @@ pub fn allgatherv(v: &View, rbuf: &mut [u8], blocks: &[(usize, usize)]) -> Resul
     let mut s = sched(v);
     super::allgather::b_allgatherv(&mut s, v.size, v.rank, user(rbuf), blocks);
     run(v.comm, s)
+}
+
+/// A scratch copy of `len` bytes at `src` (made when the schedule runs its first stage).
+pub fn scratch_copy(s: &mut Sched, src: Loc, len: usize) -> Loc {
+    let i = s.buffer_reused(len);
+    s.push(Step::Copy {
+        src,
+        dst: Loc::Scratch(i, 0),
+        len,
+    });
+    Loc::Scratch(i, 0)
 }

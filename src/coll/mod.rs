@@ -29,6 +29,7 @@ pub mod create;
 pub mod fold;
 pub mod gather;
 pub mod hier;
+pub mod inter;
 pub mod node;
 pub mod reduce;
 pub mod reduce_scatter;

@@ -1,127 +1,12 @@
-//! Collectives on intercommunicators, as schedules over both groups.
-//!
-//! Both groups number every process of the two groups alike: the group
-//! holding the lower world rank first, then the other (`Inter::all`). A
-//! schedule over that merged numbering sends and receives with one context
-//! (the intercommunicator's collective context) and one tag (both groups
-//! count the collectives on the intercommunicator alike), and no two
-//! processes share a number, so traffic within a group and between the
-//! groups never mixes up. Steps within one group come from the
-//! intracommunicator builders, renumbered by `on_group`.
-//!
-//! | call | schedule |
-//! |---|---|
-//! | barrier | dissemination over both groups |
-//! | bcast | root → remote rank 0, binomial tree in the remote group |
-//! | reduce | binomial reduce in the sending group to its rank 0 → root |
-//! | allreduce | reduce in each group to rank 0, the two ranks 0 swap, bcast in each group |
-//! | gather(v), scatter(v) | linear between the root and the remote group |
-//! | allgather(v), alltoall(v,w) | every process with every remote process |
-//! | reduce_scatter(_block) | reduce in each group to rank 0, the ranks 0 swap, scatterv in each group |
-//!
-//! Scan and exscan are not defined on intercommunicators (MPI_ERR_COMM).
+//! Collectives on intercommunicators: the arguments of each call
+//! converted into schedule locations (packing what is not contiguous, the
+//! root argument's role), then the schedule built by `coll::inter` (whose
+//! module doc has the algorithms).
 
 use super::*;
-use crate::coll::{allreduce, barrier, bcast, gather};
+use crate::coll::inter::{self as ci, Inter, Role};
 
-/// An intercommunicator as one collective call sees it.
-pub(super) struct Inter {
-    /// Both groups in the merged numbering.
-    pub all: View,
-    /// First merged index of the local and of the remote group.
-    pub lbase: usize,
-    pub rbase: usize,
-    /// Sizes of the local and remote groups; this process's local rank.
-    pub nl: usize,
-    pub nr: usize,
-    pub lr: usize,
-}
-
-impl Inter {
-    fn sched(&self) -> Sched {
-        basic::sched(&self.all)
-    }
-
-    /// Merged index of remote rank `j`.
-    fn remote(&self, j: usize) -> usize {
-        self.rbase + j
-    }
-}
-
-/// The intercommunicator view of `comm` for its next collective call, or
-/// None for an intracommunicator (which then takes the usual path).
-pub(super) fn view(comm: MPI_Comm) -> Result<Option<Inter>> {
-    with(|st| {
-        let c = st.comm_mut(comm)?;
-        let Some((world, lbase, rbase)) = c.both_groups() else {
-            return Ok(None);
-        };
-        let tag = c.next_coll_tag();
-        let (nl, lr) = (c.size as usize, c.rank as usize);
-        let nr = world.len() - nl;
-        Ok(Some(Inter {
-            all: View {
-                ctx: c.ctx + 1,
-                size: world.len(),
-                world,
-                rank: lbase + lr,
-                tag,
-                comm,
-            },
-            lbase,
-            rbase,
-            nl,
-            nr,
-            lr,
-        }))
-    })
-}
-
-/// Runs an intracommunicator builder on the local group: the peers of the
-/// sends and receives it adds (local ranks) become merged indices.
-fn on_group(s: &mut Sched, base: usize, build: impl FnOnce(&mut Sched)) {
-    let stage = s.stages.len().saturating_sub(1);
-    let from = s.stages.last().map_or(0, |st| st.len());
-    build(s);
-    for (k, st) in s.stages.iter_mut().enumerate().skip(stage) {
-        let skip = if k == stage { from } else { 0 };
-        for step in st.iter_mut().skip(skip) {
-            match step {
-                Step::Send { peer, .. } | Step::Recv { peer, .. } => *peer += base,
-                _ => {}
-            }
-        }
-    }
-}
-
-/// The root argument of a rooted call: Some(true) at MPI_ROOT, Some(false)
-/// at MPI_PROC_NULL (the root's group), None in the other group (the root
-/// is then a remote rank, checked).
-fn root_role(v: &Inter, root: c_int) -> Result<Option<bool>> {
-    match root {
-        MPI_ROOT => Ok(Some(true)),
-        MPI_PROC_NULL => Ok(Some(false)),
-        r if r >= 0 && (r as usize) < v.nr => Ok(None),
-        r => Err(err!(
-            MPI_ERR_ROOT,
-            "root={r} must be MPI_ROOT, MPI_PROC_NULL or a rank of the remote group (size {}) on an intercommunicator",
-            v.nr
-        )),
-    }
-}
-
-/// Block j of `at` (offset and length `bl[j]`) to remote rank j (`send`)
-/// or from it, for every j, into stage `st`.
-fn per_remote(st: &mut Vec<Step>, v: &Inter, at: Loc, bl: &[(usize, usize)], send: bool) {
-    for (j, &(off, len)) in bl.iter().enumerate() {
-        let (peer, at) = (v.remote(j), at.offset(off));
-        st.push(if send {
-            Step::Send { peer, at, len }
-        } else {
-            Step::Recv { peer, at, len }
-        });
-    }
-}
+pub(super) use crate::coll::inter::view;
 
 fn no_in_place(p: *const c_void, name: &str) -> Result<()> {
     if in_place(p) {
@@ -134,9 +19,7 @@ fn no_in_place(p: *const c_void, name: &str) -> Result<()> {
 }
 
 pub(super) fn barrier(v: &Inter) -> Sched {
-    let mut s = v.sched();
-    barrier::b_barrier(&mut s, v.all.size, v.all.rank);
-    s
+    ci::barrier(v)
 }
 
 pub(super) fn bcast(
@@ -147,36 +30,23 @@ pub(super) fn bcast(
     root: c_int,
 ) -> Result<Sched> {
     let mut s = v.sched();
-    match root_role(v, root)? {
-        Some(false) => {}
-        Some(true) => {
+    match ci::root_role(v, root)? {
+        Role::Idle => {}
+        Role::Root => {
             let (b, len) = input(&mut s, buffer, count, datatype, "buffer")?;
-            s.stage().push(Step::Send {
-                peer: v.remote(0),
-                at: b,
-                len,
-            });
+            ci::bcast_from_root(&mut s, v, b, len);
         }
-        None => {
+        Role::Remote(r) => {
             let (b, len, unpack) = output(&mut s, buffer, count, datatype, "buffer")?;
-            if v.lr == 0 {
-                s.stage().push(Step::Recv {
-                    peer: v.remote(root as usize),
-                    at: b,
-                    len,
-                });
-            }
-            on_group(&mut s, v.lbase, |s| {
-                bcast::b_bcast(s, v.nl, v.lr, b, len, 0)
-            });
+            ci::bcast_to_group(&mut s, v, r, b, len);
             finish(&mut s, unpack);
         }
     }
     Ok(s)
 }
 
-/// Reduces this group's `sendbuf` to local rank 0 (into the returned
-/// accumulator, `len` bytes).
+/// This group's `sendbuf` reduced to local rank 0 (the accumulator and its
+/// length).
 fn reduce_group(
     s: &mut Sched,
     v: &Inter,
@@ -188,12 +58,7 @@ fn reduce_group(
     no_in_place(sendbuf, "sendbuf")?;
     let (ne, commutative) = reduction_setup(s, op, datatype, count)?;
     let (src, len) = input(s, sendbuf, count, datatype, "sendbuf")?;
-    let acc = scratch_copy(s, src, len);
-    let tmp = Loc::Scratch(s.buffer_reused(len), 0);
-    on_group(s, v.lbase, |s| {
-        allreduce::b_reduce(s, v.nl, v.lr, acc, tmp, len, ne, 0, commutative)
-    });
-    Ok((acc, len))
+    Ok((ci::reduce_group(s, v, src, len, ne, commutative), len))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -207,26 +72,16 @@ pub(super) fn reduce(
     root: c_int,
 ) -> Result<Sched> {
     let mut s = v.sched();
-    match root_role(v, root)? {
-        Some(false) => {}
-        Some(true) => {
+    match ci::root_role(v, root)? {
+        Role::Idle => {}
+        Role::Root => {
             let (b, len, unpack) = output(&mut s, recvbuf, count, datatype, "recvbuf")?;
-            s.stage().push(Step::Recv {
-                peer: v.remote(0),
-                at: b,
-                len,
-            });
+            ci::reduce_at_root(&mut s, v, b, len);
             finish(&mut s, unpack);
         }
-        None => {
+        Role::Remote(r) => {
             let (acc, len) = reduce_group(&mut s, v, sendbuf, count, datatype, op)?;
-            if v.lr == 0 {
-                s.stage().push(Step::Send {
-                    peer: v.remote(root as usize),
-                    at: acc,
-                    len,
-                });
-            }
+            ci::reduce_to_root(&mut s, v, r, acc, len);
         }
     }
     Ok(s)
@@ -243,22 +98,7 @@ pub(super) fn allreduce(
     let mut s = v.sched();
     let (acc, len) = reduce_group(&mut s, v, sendbuf, count, datatype, op)?;
     let (res, rlen, unpack) = output(&mut s, recvbuf, count, datatype, "recvbuf")?;
-    if v.lr == 0 {
-        let st = s.stage();
-        st.push(Step::Recv {
-            peer: v.remote(0),
-            at: res,
-            len: rlen,
-        });
-        st.push(Step::Send {
-            peer: v.remote(0),
-            at: acc,
-            len,
-        });
-    }
-    on_group(&mut s, v.lbase, |s| {
-        bcast::b_bcast(s, v.nl, v.lr, res, rlen, 0)
-    });
+    ci::allreduce_swap(&mut s, v, acc, len, res, rlen);
     finish(&mut s, unpack);
     Ok(s)
 }
@@ -277,9 +117,9 @@ pub(super) fn gather(
     root: c_int,
 ) -> Result<Sched> {
     let mut s = v.sched();
-    match root_role(v, root)? {
-        Some(false) => {}
-        Some(true) => {
+    match ci::root_role(v, root)? {
+        Role::Idle => {}
+        Role::Root => {
             let counts = counts.unwrap_or(&[]);
             let (rbuf, bl, _, unpacks) = block_array(
                 &mut s,
@@ -291,17 +131,13 @@ pub(super) fn gather(
                 true,
                 &[],
             )?;
-            per_remote(s.stage(), v, rbuf, &bl, false);
+            ci::per_remote(s.stage(), v, rbuf, &bl, false);
             finish_all(&mut s, unpacks);
         }
-        None => {
+        Role::Remote(r) => {
             no_in_place(sendbuf, "sendbuf")?;
             let (m, n) = input(&mut s, sendbuf, sendcount, sendtype, "sendbuf")?;
-            s.stage().push(Step::Send {
-                peer: v.remote(root as usize),
-                at: m,
-                len: n,
-            });
+            ci::with_root(&mut s, v, r, m, n, true);
         }
     }
     Ok(s)
@@ -321,9 +157,9 @@ pub(super) fn scatter(
     root: c_int,
 ) -> Result<Sched> {
     let mut s = v.sched();
-    match root_role(v, root)? {
-        Some(false) => {}
-        Some(true) => {
+    match ci::root_role(v, root)? {
+        Role::Idle => {}
+        Role::Root => {
             let counts = counts.unwrap_or(&[]);
             let (sbuf, bl, _, _) = block_array(
                 &mut s,
@@ -335,16 +171,12 @@ pub(super) fn scatter(
                 false,
                 &[],
             )?;
-            per_remote(s.stage(), v, sbuf, &bl, true);
+            ci::per_remote(s.stage(), v, sbuf, &bl, true);
         }
-        None => {
+        Role::Remote(r) => {
             no_in_place(recvbuf, "recvbuf")?;
             let (o, n, unpack) = output(&mut s, recvbuf, recvcount, recvtype, "recvbuf")?;
-            s.stage().push(Step::Recv {
-                peer: v.remote(root as usize),
-                at: o,
-                len: n,
-            });
+            ci::with_root(&mut s, v, r, o, n, false);
             finish(&mut s, unpack);
         }
     }
@@ -378,8 +210,8 @@ pub(super) fn allgather(
     )?;
     let (m, n) = input(&mut s, sendbuf, sendcount, sendtype, "sendbuf")?;
     let st = s.stage();
-    per_remote(st, v, rbuf, &bl, false);
-    per_remote(st, v, m, &vec![(0, n); v.nr], true);
+    ci::per_remote(st, v, rbuf, &bl, false);
+    ci::per_remote(st, v, m, &vec![(0, n); v.nr], true);
     finish_all(&mut s, unpacks);
     Ok(s)
 }
@@ -420,20 +252,19 @@ pub(super) fn alltoall(
         &[],
     )?;
     let st = s.stage();
-    per_remote(st, v, rbuf, &rbl, false);
-    per_remote(st, v, sbuf, &sbl, true);
+    ci::per_remote(st, v, rbuf, &rbl, false);
+    ci::per_remote(st, v, sbuf, &sbl, true);
     finish_all(&mut s, unpacks);
     Ok(s)
 }
 
 /// The merged indices of the remote group, for `alltoallw_s`'s exchange.
 pub(super) fn remote_peers(v: &Inter) -> Vec<i32> {
-    (0..v.nr).map(|j| v.remote(j) as i32).collect()
+    v.remote_peers()
 }
 
-/// Reduce_scatter(_block): each group's data reduced to its rank 0, the
-/// ranks 0 swap the results, each scatters what it got by `counts` (one
-/// entry per local rank; both groups' totals must agree).
+/// Reduce_scatter(_block): `counts` has one entry per local rank; both
+/// groups' totals must agree.
 pub(super) fn reduce_scatter(
     v: &Inter,
     sendbuf: *const c_void,
@@ -446,66 +277,8 @@ pub(super) fn reduce_scatter(
     let (bl, end, total) = scatter_layout(counts, datatype)?;
     let (acc, len) = reduce_group(&mut s, v, sendbuf, total, datatype, op)?;
     let got = Loc::Scratch(s.buffer_reused(end), 0);
-    if v.lr == 0 {
-        let st = s.stage();
-        st.push(Step::Recv {
-            peer: v.remote(0),
-            at: got,
-            len: end,
-        });
-        st.push(Step::Send {
-            peer: v.remote(0),
-            at: acc,
-            len,
-        });
-    }
     let (out, mylen, unpack) = output(&mut s, recvbuf, counts[v.lr], datatype, "recvbuf")?;
-    on_group(&mut s, v.lbase, |s| {
-        gather::b_scatterv(s, v.nl, v.lr, got, &bl, Some((out, mylen)), 0)
-    });
+    ci::reduce_scatter_swap(&mut s, v, acc, len, got, end, &bl, (out, mylen));
     finish(&mut s, unpack);
     Ok(s)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// `on_group` renumbers only the steps the builder added, in the stage
-    /// that was open and in the ones it started.
-    #[test]
-    fn on_group_renumbers_only_new_steps() {
-        let mut s = Sched::new(1, -1, vec![10, 11, 12, 13, 14], 3);
-        let at = Loc::User(std::ptr::null_mut());
-        s.stage().push(Step::Send {
-            peer: 0,
-            at,
-            len: 0,
-        });
-        on_group(&mut s, 3, |s| {
-            s.push(Step::Recv {
-                peer: 1,
-                at,
-                len: 0,
-            });
-            s.stage().push(Step::Send {
-                peer: 0,
-                at,
-                len: 0,
-            });
-        });
-        let peers: Vec<Vec<usize>> = s
-            .stages
-            .iter()
-            .map(|st| {
-                st.iter()
-                    .map(|x| match x {
-                        Step::Send { peer, .. } | Step::Recv { peer, .. } => *peer,
-                        _ => usize::MAX,
-                    })
-                    .collect()
-            })
-            .collect();
-        assert_eq!(peers, vec![vec![0, 4], vec![3]]);
-    }
 }
