@@ -14,6 +14,19 @@ use crate::base::error::Result;
 use crate::op::user::OpKind;
 use std::os::raw::c_int;
 
+/// The node area's forms move bytes with the CPU (copies through the slots,
+/// `process_vm_readv`): a device buffer is refused here, the sites' own
+/// fact, whatever the layers above checked.
+#[inline(always)]
+fn host(bufs: &[(*const u8, usize)]) -> Result<()> {
+    for &(p, n) in bufs {
+        if !p.is_null() && n > 0 {
+            crate::gpu::host_only(crate::gpu::classify(p, n), "node-area collective")?;
+        }
+    }
+    Ok(())
+}
+
 /// How a blocking call moves its data through the node's area.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AreaForm {
@@ -113,6 +126,7 @@ pub unsafe fn reduce(
     k: &OpKind,
     root: Option<usize>,
 ) -> Result<()> {
+    host(&[(input, len), (out, len)])?;
     // SAFETY: forwarded contract.
     unsafe {
         match (form, root) {
@@ -150,6 +164,7 @@ pub unsafe fn allgather(
     out: *mut u8,
     blk: usize,
 ) -> Result<()> {
+    host(&[(mine, blk), (out, blk)])?;
     // SAFETY: forwarded contract.
     unsafe {
         match form {
@@ -179,6 +194,7 @@ pub unsafe fn alltoall(
     out: *mut u8,
     blk: usize,
 ) -> Result<()> {
+    host(&[(send, blk), (out, blk)])?;
     // SAFETY: forwarded contract.
     unsafe {
         match form {
@@ -218,6 +234,7 @@ pub unsafe fn reduce_scatter_block(
     et: &Operand,
     k: &OpKind,
 ) -> Result<()> {
+    host(&[(input, blk), (out, blk)])?;
     // SAFETY: forwarded contract.
     unsafe {
         match form {
@@ -245,6 +262,7 @@ pub unsafe fn bcast(
     len: usize,
     root: usize,
 ) -> Result<()> {
+    host(&[(p, len)])?;
     // SAFETY: forwarded contract.
     unsafe {
         match form {
