@@ -47,7 +47,9 @@ pub enum Link {
 pub struct Caps {
     /// Payload bytes one push carries: eager messages above go in fragments.
     pub frag: usize,
-    /// Eager payloads up to this many bytes travel inside the envelope.
+    /// Eager payloads up to this many bytes travel inside the envelope
+    /// where the core allows the overlay (`push`'s `inline`: the envelope
+    /// needs none of the fields it covers); the link applies it itself.
     pub inline: usize,
     /// The receiver can copy straight out of the sender's buffer (single
     /// copy, a get), given its address.
@@ -57,7 +59,8 @@ pub struct Caps {
     /// Receiver and sender can share the copy of one message (split copy).
     pub coop: bool,
     /// The link's copies serve device memory as it is (none yet: device
-    /// buffers are refused where they are described).
+    /// buffers are refused where they are described, and a send's start
+    /// checks this before handing one to the link).
     pub device: bool,
 }
 

@@ -472,6 +472,15 @@ impl State {
                     sreq: token,
                     ..Default::default()
                 };
+                let mem = self
+                    .reqs
+                    .get(rid)
+                    .map_or(crate::gpu::MemKind::Host, |r| r.mem);
+                // A link whose copies do not serve device memory (none does
+                // yet) never gets a device buffer.
+                if mem != crate::gpu::MemKind::Host && !self.net.caps(w).device {
+                    crate::gpu::host_only(mem, "send to this peer's link")?;
+                }
                 let out = if bytes <= self.cfg.eager_limit {
                     if sync {
                         hdr.flags = flag::SYNC;
@@ -486,10 +495,7 @@ impl State {
                         started: false,
                         done_req: (!sync).then_some(rid),
                         pack: None,
-                        mem: self
-                            .reqs
-                            .get(rid)
-                            .map_or(crate::gpu::MemKind::Host, |r| r.mem),
+                        mem,
                     }
                 } else {
                     hdr.kind = kind::RTS;
