@@ -144,24 +144,31 @@ impl Shm {
             let start = crate::sys::now();
             let mut backoff = crate::backoff::Backoff::new_default();
             loop {
-                if let Some(m) = ShmMap::open(name, len)? {
-                    let h = m.base() as *const SegHeader;
+                // The header first: a creator that counts another number of
+                // ranks on the node made a segment of another size, which
+                // the full-size open below would wait for in vain.
+                if let Some(hm) = ShmMap::open(name, HEADER_BYTES)? {
+                    let h = hm.base() as *const SegHeader;
                     // Acquire: pairs with the creator's Release store of `magic`.
-                    // SAFETY: the mapping holds at least the header.
+                    // SAFETY: the mapping holds the header.
                     if unsafe { (*h).magic.load(Ordering::Acquire) } == MAGIC {
                         // SAFETY: header initialised (magic published).
-                        let ok = unsafe {
-                            (*h).version == VERSION
-                                && (*h).nlocal as usize == nlocal
-                                && (*h).cells as usize == cells
-                                && (*h).cell_bytes as usize == cell_bytes
-                        };
-                        if !ok {
+                        let (v, n, c, b) =
+                            unsafe { ((*h).version, (*h).nlocal, (*h).cells, (*h).cell_bytes) };
+                        if v != VERSION || n as usize != nlocal {
+                            return Err(io::Error::other(format!(
+                                "shared segment {name} was made for {n} ranks on this node (layout {v}) where this rank counts {nlocal} (layout {VERSION}): the ranks disagree on which of them share the node"
+                            )));
+                        }
+                        if c as usize != cells || b as usize != cell_bytes {
                             return Err(io::Error::other(format!(
                                 "shared segment {name} has a different layout (OXMPI_RING_CELLS / OXMPI_CELL_BYTES must be equal on all ranks)"
                             )));
                         }
-                        break m;
+                        // The creator sized the object before publishing `magic`.
+                        if let Some(m) = ShmMap::open(name, len)? {
+                            break m;
+                        }
                     }
                 }
                 if crate::sys::now() - start > 60.0 {
