@@ -25,6 +25,7 @@ pub const TUNABLES: &[(&str, &str, &str)] = &[
     ("OXMPI_TIMEOUT", "", "mpirun: seconds before the job is killed, as --timeout (exit 124)"),
     ("OXMPI_NODE_CPUS", "", "set by mpirun for each rank: the CPUs of the node, which decides whether waiting ranks spin first and which node-area collective forms run when ranks outnumber CPUs (unset: the CPUs online)"),
     ("OXMPI_JOB", "", "set by mpirun for each rank: the job's name"),
+    ("OXMPI_UCX_LIB", "libucp.so.0", "the UCX library the inter-node link opens (a soname found by the dynamic loader, or a path)"),
     ("OXMPI_TEST_RANKS_PER_NODE", "0", "tests: pretend world ranks [0,k), [k,2k), ... are separate nodes, so the hierarchical collectives run on one host (0: off)"),
 ];
 

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq build-essential python3 python3-venv pkg-config cmake gfortran mpich libmpich-dev >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq build-essential python3 python3-venv pkg-config cmake gfortran mpich libmpich-dev libucx0 >/dev/null
 fi
 export CARGO_TERM_COLOR=never
 echo "== format and lints"
@@ -14,6 +14,10 @@ cargo fmt --all -- --check
 cargo clippy --all-targets -q -- -D warnings
 echo "== build and install into build/prefix"
 make install PREFIX="$PWD/build/prefix" >/dev/null
+echo "== libmpi.so.12 does not link UCX (the inter-node link opens libucp.so.0 at run time)"
+if ldd build/prefix/lib/libmpi.so.12 | grep -q libucp; then
+  echo "libmpi.so.12 links libucp at load time"; exit 1
+fi
 echo "== generated Fortran layer (mpif.h, mpi module, entry points) is fresh"
 python3 tools/gen_fortran.py --check
 echo "== the stubs (src/abi/stubs.rs) are fresh from their table (src/abi/stubs.txt)"

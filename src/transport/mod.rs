@@ -16,6 +16,7 @@ pub mod card;
 pub mod hdr;
 pub mod loopback;
 pub mod shm;
+pub mod ucx;
 
 use crate::base::consts::*;
 use crate::base::error::Result;
