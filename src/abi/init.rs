@@ -83,6 +83,7 @@ pub unsafe extern "C" fn MPI_Finalize() -> c_int {
         st.pmi
             .barrier()
             .map_err(|e| err!(MPI_ERR_INTERN, "PMI barrier failed: {e}"))?;
+        st.net.close();
         st.pmi
             .finalize()
             .map_err(|e| err!(MPI_ERR_INTERN, "PMI finalize failed: {e}"))

@@ -215,7 +215,9 @@ impl State {
 
     /// Nothing left to push to any peer and no buffered send in flight.
     pub fn quiescent(&self) -> bool {
-        self.out_busy == 0 && self.bsend.as_ref().is_none_or(|b| b.regions.is_empty())
+        self.out_busy == 0
+            && self.bsend.as_ref().is_none_or(|b| b.regions.is_empty())
+            && !self.net.sending()
     }
 
     // ---------------------------------------------------------------- progress

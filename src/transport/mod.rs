@@ -39,9 +39,15 @@ pub enum Link {
     /// A rank on this node, through the rings of the shared segment
     /// (its local index).
     Shm(usize),
+    /// A rank on another host (or every other rank, with OXMPI_TEST_UCX=1),
+    /// through UCX.
+    Ucx,
     /// No transport reaches it.
     Unreachable,
 }
+
+/// Payload bytes one push over UCX carries.
+const UCX_FRAG: usize = 64 << 10;
 
 /// What a link can do, read by the protocols.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,6 +99,8 @@ pub struct Net {
     pub nlocal: usize,
     /// Node id (lowest world rank on the same host) of every world rank.
     pub node: Vec<i32>,
+    /// The inter-node link, when some rank is on another host.
+    ucx: Option<ucx::link::UcxLink>,
 }
 
 impl Net {
@@ -103,7 +111,16 @@ impl Net {
         let (rank, size) = (pmi.rank as usize, pmi.size as usize);
         let cards = card::exchange(pmi)?;
         let host = &cards[rank].host;
-        let local: Vec<usize> = (0..size).filter(|&r| &cards[r].host == host).collect();
+        // OXMPI_TEST_UCX=1: every other rank counts as on another host.
+        let forced = cfg.test_ucx;
+        let same = |r: usize| {
+            if forced {
+                r == rank
+            } else {
+                &cards[r].host == host
+            }
+        };
+        let local: Vec<usize> = (0..size).filter(|&r| same(r)).collect();
         let me_local = local.iter().position(|&r| r == rank).unwrap();
         let mut links = vec![Link::Unreachable; size];
         for (li, &r) in local.iter().enumerate() {
@@ -132,6 +149,37 @@ impl Net {
         // creator removes the segment's name now, so nothing is left behind
         // whatever happens later.
         pmi.barrier().map_err(|e| err!(MPI_ERR_INTERN, "{e}"))?;
+        // More than one host: every rank has a peer on another, so all of
+        // them take part in this round of the exchange.
+        let ucx = if forced || cards.iter().any(|c| c.host != cards[0].host) {
+            let far = (0..size).find(|&r| !same(r)).unwrap_or(rank);
+            let u = ucx::Ucx::new().map_err(|e| {
+                err!(
+                    MPI_ERR_OTHER,
+                    "ranks on host {} and host {} need an inter-node transport: {e}",
+                    cards[rank].host,
+                    cards[far].host
+                )
+            })?;
+            let hex: String = u.address().iter().map(|b| format!("{b:02x}")).collect();
+            pmi.put(&format!("oxmpi-ucx-{rank}"), &hex)
+                .map_err(|e| err!(MPI_ERR_INTERN, "{e}"))?;
+            pmi.barrier().map_err(|e| err!(MPI_ERR_INTERN, "{e}"))?;
+            let mut addrs = vec![Vec::new(); size];
+            for r in (0..size).filter(|&r| !same(r)) {
+                let v = pmi
+                    .get(&format!("oxmpi-ucx-{r}"))
+                    .map_err(|e| err!(MPI_ERR_INTERN, "{e}"))?
+                    .ok_or_else(|| err!(MPI_ERR_INTERN, "rank {r} published no UCX address"))?;
+                addrs[r] = (0..v.len() / 2)
+                    .map(|i| u8::from_str_radix(&v[2 * i..2 * i + 2], 16).unwrap_or(0))
+                    .collect();
+                links[r] = Link::Ucx;
+            }
+            Some(ucx::link::UcxLink::new(u, rank, addrs))
+        } else {
+            None
+        };
         let mut shm = shm;
         if let Some(s) = shm.as_mut() {
             s.try_unlink();
@@ -145,7 +193,13 @@ impl Net {
             .map(|(li, &r)| (li, r))
             .collect();
         let node = (0..size)
-            .map(|r| (0..size).find(|&q| cards[q].host == cards[r].host).unwrap() as i32)
+            .map(|r| {
+                if forced {
+                    r as i32
+                } else {
+                    (0..size).find(|&q| cards[q].host == cards[r].host).unwrap() as i32
+                }
+            })
             .collect();
         Ok(Net {
             links,
@@ -157,6 +211,7 @@ impl Net {
             me: rank,
             nlocal: local.len(),
             node,
+            ucx,
         })
     }
 
@@ -193,6 +248,14 @@ impl Net {
                 coop: false,
                 device: false,
             },
+            Link::Ucx => Caps {
+                frag: UCX_FRAG,
+                inline: 0,
+                get: false,
+                vectored: false,
+                coop: false,
+                device: false,
+            },
             Link::Local | Link::Unreachable => Caps {
                 frag: 0,
                 inline: 0,
@@ -207,7 +270,7 @@ impl Net {
     /// The link to `w` carries messages (pushes and arrivals).
     #[inline]
     pub fn carries(&self, w: usize) -> bool {
-        matches!(self.links[w], Link::Shm(_) | Link::Loopback)
+        matches!(self.links[w], Link::Shm(_) | Link::Loopback | Link::Ucx)
     }
 
     /// Payload bytes one push to `w` carries.
@@ -216,6 +279,7 @@ impl Net {
         match self.links[w] {
             Link::Shm(_) => self.shm.as_ref().map_or(0, |s| s.payload()),
             Link::Loopback => loopback::FRAG_BYTES,
+            Link::Ucx => UCX_FRAG,
             _ => 0,
         }
     }
@@ -228,6 +292,10 @@ impl Net {
         match self.links[w] {
             Link::Shm(li) => self.shm.as_mut().unwrap().push(li, h, payload, inline),
             Link::Loopback => self.loopback.push(h, payload),
+            Link::Ucx => {
+                self.ucx.as_mut().unwrap().push(w, h, payload);
+                true
+            }
             Link::Local | Link::Unreachable => true,
         }
     }
@@ -244,6 +312,13 @@ impl Net {
             }
             Link::Loopback => {
                 payload.len() <= loopback::FRAG_BYTES && self.loopback.push(h, payload)
+            }
+            Link::Ucx => {
+                if payload.len() > UCX_FRAG {
+                    return false;
+                }
+                self.ucx.as_mut().unwrap().push(w, h, payload);
+                true
             }
             Link::Local | Link::Unreachable => false,
         }
@@ -305,6 +380,48 @@ impl Net {
                 did = true;
             }
         }
+        if sink.net().ucx.is_some() {
+            match sink.net().ucx.as_mut().unwrap().poll() {
+                Ok(v) => {
+                    for (w, h, data) in v {
+                        sink.arrive(w, &h, &data);
+                        did = true;
+                    }
+                }
+                Err(e) => fail_job(sink.net().me, &e),
+            }
+        }
         did
     }
+
+    /// MPI_Finalize, after the last barrier: the inter-node link lets its
+    /// endpoints go.
+    pub fn close(&mut self) {
+        if let Some(u) = self.ucx.as_mut() {
+            u.close();
+        }
+    }
+
+    /// A link still holds messages this rank reported sent (UCX sends
+    /// that need this rank's progress to leave): MPI_Finalize waits.
+    pub fn sending(&self) -> bool {
+        self.ucx.as_ref().is_some_and(|u| u.sending())
+    }
+
+    /// Whether the oldest message from `w` can be looked at in place
+    /// (`peek`): the receive fast path waits on such links only.
+    #[inline]
+    pub fn peeks(&self, w: usize) -> bool {
+        matches!(self.links[w], Link::Shm(_))
+    }
+}
+
+/// A link failed under a running job: the rank ends with a message naming
+/// it, and mpirun ends the job (a failed peer must not leave this rank
+/// waiting for it).
+#[cold]
+fn fail_job(me: usize, e: &str) -> ! {
+    eprintln!("OxMPI: rank {me}: the inter-node link failed: {e}");
+    // SAFETY: _exit ends the process at once; nothing here needs unwinding.
+    unsafe { libc::_exit(1) }
 }

@@ -400,7 +400,7 @@ impl State {
             return RecvNow::Other;
         }
         let Some((h, data)) = self.net.peek(w) else {
-            return if self.net.carries(w) {
+            return if self.net.peeks(w) {
                 RecvNow::Empty
             } else {
                 RecvNow::Other
@@ -463,7 +463,7 @@ impl State {
                 }
                 Ok(())
             }
-            Link::Shm(_) | Link::Loopback => {
+            Link::Shm(_) | Link::Loopback | Link::Ucx => {
                 let mut hdr = Hdr {
                     ctx,
                     src,

@@ -3,7 +3,9 @@
 //! network transports (shared memory stays ours) unless the user set
 //! `UCX_TLS`, the worker's address for the business card, endpoints with
 //! peer error handling, and active messages carrying an envelope and a
-//! payload. Not yet a `Link` arm: the core does not route to it yet.
+//! payload. `link` is the `Link::Ucx` arm `Net` routes to: ranks on other
+//! hosts, or every other rank with OXMPI_TEST_UCX=1 (the conformance and
+//! point-to-point programs run that way in the suite, over tcp on lo).
 //!
 //! Loading: `libucp.so.0` (the soname, never the development link;
 //! `OXMPI_UCX_LIB` names another) through
@@ -12,6 +14,7 @@
 //! missing one would panic. A machine without UCX gets an error naming what
 //! to install, never a panic, and single-node jobs never load it.
 
+pub mod link;
 /// cbindgen:ignore
 pub mod sys;
 

@@ -1,0 +1,202 @@
+//! The UCX link as `Net` uses it: one worker, the peers' worker addresses
+//! (from the business-card round at `MPI_Init`), endpoints made on first
+//! use, and the envelope's wire form. Every message carries its sender's
+//! world rank and a sequence number per ordered pair of ranks, so arrivals
+//! reach the matching engine in the order they were sent whatever order
+//! UCX delivers them in.
+
+use super::{Endpoint, Ucx};
+use crate::transport::hdr::{Hdr, Key};
+use std::collections::BTreeMap;
+
+/// Bytes of the envelope on the wire.
+const WIRE: usize = 72;
+
+fn encode(h: &Hdr, from: u32, seq: u32) -> [u8; WIRE] {
+    let mut b = [0u8; WIRE];
+    let mut at = 0;
+    let mut put = |v: &[u8]| {
+        b[at..at + v.len()].copy_from_slice(v);
+        at += v.len();
+    };
+    put(&h.kind.to_le_bytes());
+    put(&h.flags.to_le_bytes());
+    put(&h.ctx.to_le_bytes());
+    put(&h.src.to_le_bytes());
+    put(&h.tag.to_le_bytes());
+    put(&h.len.to_le_bytes());
+    put(&from.to_le_bytes());
+    put(&seq.to_le_bytes());
+    put(&(h.key as u32).to_le_bytes());
+    put(&h.total.to_le_bytes());
+    put(&h.sreq.to_le_bytes());
+    put(&h.rreq.to_le_bytes());
+    put(&h.addr.to_le_bytes());
+    put(&h.offset.to_le_bytes());
+    b
+}
+
+fn decode(b: &[u8]) -> Option<(Hdr, u32, u32)> {
+    if b.len() != WIRE {
+        return None;
+    }
+    let u16_at = |i: usize| u16::from_le_bytes([b[i], b[i + 1]]);
+    let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap());
+    let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
+    let key = match u32_at(28) {
+        0 => Key::Pid,
+        1 => Key::Rkey,
+        _ => Key::CudaIpc,
+    };
+    let h = Hdr {
+        kind: u16_at(0),
+        flags: u16_at(2),
+        ctx: u32_at(4),
+        src: u32_at(8) as i32,
+        tag: u32_at(12) as i32,
+        len: u32_at(16),
+        key,
+        total: u64_at(32),
+        sreq: u64_at(40),
+        rreq: u64_at(48),
+        addr: u64_at(56),
+        offset: u64_at(64),
+    };
+    Some((h, u32_at(20), u32_at(24)))
+}
+
+/// The link's state in one rank.
+pub struct UcxLink {
+    ucx: Ucx,
+    me: u32,
+    /// Worker address of every world rank the link serves (empty: not served).
+    addrs: Vec<Vec<u8>>,
+    eps: Vec<Option<Endpoint>>,
+    /// Next sequence number to send to, and expected from, each rank.
+    sent: Vec<u32>,
+    expect: Vec<u32>,
+    /// Arrivals ahead of their turn, by (sender, sequence number).
+    early: BTreeMap<(u32, u32), (Hdr, Vec<u8>)>,
+    /// The first failure, reported by `poll`.
+    failed: Option<String>,
+}
+
+impl UcxLink {
+    /// A link for `size` ranks over worker `ucx`; `addrs[r]` is rank r's
+    /// worker address (empty for ranks reached otherwise).
+    pub fn new(ucx: Ucx, me: usize, addrs: Vec<Vec<u8>>) -> UcxLink {
+        let size = addrs.len();
+        UcxLink {
+            ucx,
+            me: me as u32,
+            eps: (0..size).map(|_| None).collect(),
+            addrs,
+            sent: vec![0; size],
+            expect: vec![0; size],
+            early: BTreeMap::new(),
+            failed: None,
+        }
+    }
+
+    /// Sends one message to world rank `w` (copied: the buffers are free on
+    /// return). A failure is kept for `poll` to report.
+    pub fn push(&mut self, w: usize, h: &Hdr, payload: &[u8]) {
+        if self.failed.is_some() {
+            return;
+        }
+        if self.eps[w].is_none() {
+            match self.ucx.connect(&self.addrs[w]) {
+                Ok(ep) => self.eps[w] = Some(ep),
+                Err(e) => {
+                    self.failed = Some(format!("connecting to world rank {w}: {e}"));
+                    return;
+                }
+            }
+        }
+        let seq = self.sent[w];
+        self.sent[w] = seq.wrapping_add(1);
+        let wire = encode(h, self.me, seq);
+        let ep = self.eps[w].as_ref().unwrap();
+        if let Err(e) = self.ucx.send(ep, &wire, payload) {
+            self.failed = Some(format!("sending to world rank {w}: {e}"));
+        }
+    }
+
+    /// Drives the worker and returns the arrivals that are next in their
+    /// senders' order, in order. Err: a send or receive failed.
+    pub fn poll(&mut self) -> Result<Vec<(usize, Hdr, Vec<u8>)>, String> {
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
+        self.ucx.progress()?;
+        let mut out = Vec::new();
+        for a in self.ucx.take_arrivals() {
+            let Some((h, from, seq)) = decode(&a.header) else {
+                return Err(format!(
+                    "a message with a {}-byte envelope arrived",
+                    a.header.len()
+                ));
+            };
+            let w = from as usize;
+            if w >= self.expect.len() {
+                return Err(format!("a message from world rank {w} arrived"));
+            }
+            if seq != self.expect[w] {
+                self.early.insert((from, seq), (h, a.data));
+                continue;
+            }
+            self.expect[w] = seq.wrapping_add(1);
+            out.push((w, h, a.data));
+            // Whatever was waiting behind it from the same sender.
+            while let Some((h, d)) = self.early.remove(&(from, self.expect[w])) {
+                self.expect[w] = self.expect[w].wrapping_add(1);
+                out.push((w, h, d));
+            }
+        }
+        Ok(out)
+    }
+
+    /// UCX still holds sends of this rank.
+    pub fn sending(&self) -> bool {
+        self.ucx.pending() > 0
+    }
+
+    /// Closes every endpoint and lets the sends still held finish.
+    pub fn close(&mut self) {
+        let start = std::time::Instant::now();
+        while self.ucx.pending() > 0 && start.elapsed().as_secs() < 5 {
+            if self.ucx.progress().is_err() {
+                break;
+            }
+        }
+        for ep in self.eps.iter_mut().filter_map(Option::take) {
+            self.ucx.close(ep);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn envelope_round_trips() {
+        let h = Hdr {
+            kind: 3,
+            flags: 0x8001,
+            ctx: 77,
+            src: 5,
+            tag: -1,
+            len: 1234,
+            total: 1 << 40,
+            sreq: u64::MAX - 1,
+            rreq: 42,
+            addr: 0xdead_beef,
+            key: Key::Rkey,
+            offset: 99,
+        };
+        let b = encode(&h, 7, 0xffff_fffe);
+        assert_eq!(decode(&b), Some((h, 7, 0xffff_fffe)));
+        assert_eq!(decode(&b[..10]), None);
+    }
+}
