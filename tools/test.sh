@@ -35,6 +35,8 @@ echo "== MPI test programs with -fsanitize=address,undefined"
 python3 mpi_tests/run.py build/prefix "--cflags=-fsanitize=address,undefined -fno-omit-frame-pointer"
 echo "== interoperability (Hydra, MPICH-built binaries, wrappers, build systems)"
 bash mpi_tests/interop.sh build/prefix
+echo "== across pretend hosts (tools/hosts.sh): Hydra starts OxMPI jobs on 2-3 hosts; UCX between them"
+bash mpi_tests/multihost.sh build/prefix
 echo "== mpirun's command line (MPMD, --help, errors, habitual flags)"
 bash mpi_tests/mpirun_cli.sh build/prefix
 echo "== all tests passed"
