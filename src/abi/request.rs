@@ -35,8 +35,28 @@ enum Poll {
 #[inline]
 fn lookup(st: &State, h: MPI_Request) -> Result<ReqId> {
     req_index(h)
-        .filter(|&i| matches!(st.reqs.get(i), Some(r) if !matches!(r.kind, ReqKind::Message { .. }) && !r.user_freed))
+        .filter(|&i| st.reqs.get(i).is_some_and(usable))
         .ok_or_else(|| bad_request(h))
+}
+
+/// `lookup` with the request itself, for a caller that changes it.
+#[inline]
+fn lookup_mut(
+    st: &mut State,
+    h: MPI_Request,
+) -> Result<(ReqId, &mut crate::core::request::Request)> {
+    let i = req_index(h).ok_or_else(|| bad_request(h))?;
+    match st.reqs.get_mut(i) {
+        Some(r) if usable(r) => Ok((i, r)),
+        _ => Err(bad_request(h)),
+    }
+}
+
+/// A request the user may name: not a matched message (MPI_Mprobe's) and
+/// not freed.
+#[inline]
+fn usable(r: &crate::core::request::Request) -> bool {
+    !matches!(r.kind, ReqKind::Message { .. }) && !r.user_freed
 }
 
 #[cold]
@@ -103,14 +123,7 @@ fn take_if_done(st: &mut State, h: &mut MPI_Request) -> Result<Option<(Status, c
         *h = MPI_REQUEST_NULL;
         return Ok(Some((Status::empty(), MPI_COMM_WORLD)));
     }
-    let Some((rid, r)) = req_index(*h).and_then(|i| {
-        st.reqs
-            .get_mut(i)
-            .filter(|r| !matches!(r.kind, ReqKind::Message { .. }) && !r.user_freed)
-            .map(|r| (i, r))
-    }) else {
-        return Err(bad_request(*h));
-    };
+    let (rid, r) = lookup_mut(st, *h)?;
     if !r.active {
         return Ok(Some((Status::empty(), MPI_COMM_WORLD)));
     }

@@ -68,10 +68,14 @@ pub fn eligible_form(
         None
     };
     let single = cma.is_some() && shm::cma_all();
-    match select::area(coll, default, bytes <= copy_max, single) {
-        Some("shm") => Some(AreaForm::Copies),
-        Some(_) => Some(AreaForm::Single),
-        None => None,
+    form_of(select::area(coll, default, bytes <= copy_max, single))
+}
+
+/// The form an area algorithm's name stands for.
+fn form_of(name: Option<&str>) -> Option<AreaForm> {
+    match name? {
+        "shm" => Some(AreaForm::Copies),
+        _ => Some(AreaForm::Single),
     }
 }
 
@@ -100,11 +104,7 @@ pub fn reduce_form(rooted: bool, len: usize, builtin: bool) -> Option<AreaForm> 
     } else {
         None
     };
-    match select::area(family, default, copies, single) {
-        Some("shm") => Some(AreaForm::Copies),
-        Some(_) => Some(AreaForm::Single),
-        None => None,
-    }
+    form_of(select::area(family, default, copies, single))
 }
 
 /// Runs a reduce (to `root`) or allreduce of `ne` elements (`len` bytes) in

@@ -1,11 +1,12 @@
 //! Business cards: what each rank publishes through PMI at MPI_Init so that
 //! the others can choose how to reach it (`oxmpi-card-<rank>` =
-//! `<host id>,<pid>`). A transport that needs more (a UCX worker address)
-//! adds its field here.
+//! `<host id>,<pid>`), and, in a second round when the job spans hosts,
+//! the UCX worker addresses (`oxmpi-ucx-<rank>`).
 
 use crate::base::consts::*;
 use crate::base::error::Result;
 use crate::bootstrap::pmi::Pmi;
+use crate::bootstrap::wire::{hex_decode, hex_encode};
 use crate::err;
 
 /// One rank's card.
@@ -68,4 +69,29 @@ pub fn exchange(pmi: &mut Pmi) -> Result<Vec<Card>> {
         }
     }
     Ok(cards)
+}
+
+/// The second round, when the job spans hosts: publishes this rank's UCX
+/// worker address, waits for everyone's, and returns the addresses of the
+/// ranks `wanted` picks (empty for the others), by world rank.
+pub fn exchange_ucx(
+    pmi: &mut Pmi,
+    mine: &[u8],
+    wanted: impl Fn(usize) -> bool,
+) -> Result<Vec<Vec<u8>>> {
+    let (rank, size) = (pmi.rank, pmi.size as usize);
+    pmi.put(&format!("oxmpi-ucx-{rank}"), &hex_encode(mine))
+        .map_err(bad)?;
+    pmi.barrier().map_err(bad)?;
+    let mut addrs = vec![Vec::new(); size];
+    for (r, a) in addrs.iter_mut().enumerate().filter(|(r, _)| wanted(*r)) {
+        let v = pmi
+            .get(&format!("oxmpi-ucx-{r}"))
+            .map_err(bad)?
+            .ok_or_else(|| err!(MPI_ERR_INTERN, "rank {r} published no UCX address"))?;
+        *a = hex_decode(&v)
+            .filter(|a| !a.is_empty())
+            .ok_or_else(|| err!(MPI_ERR_INTERN, "bad UCX address of rank {r}: {v}"))?;
+    }
+    Ok(addrs)
 }

@@ -161,20 +161,11 @@ impl Net {
                     cards[far].host
                 )
             })?;
-            let hex: String = u.address().iter().map(|b| format!("{b:02x}")).collect();
-            pmi.put(&format!("oxmpi-ucx-{rank}"), &hex)
-                .map_err(|e| err!(MPI_ERR_INTERN, "{e}"))?;
-            pmi.barrier().map_err(|e| err!(MPI_ERR_INTERN, "{e}"))?;
-            let mut addrs = vec![Vec::new(); size];
-            for r in (0..size).filter(|&r| !same(r)) {
-                let v = pmi
-                    .get(&format!("oxmpi-ucx-{r}"))
-                    .map_err(|e| err!(MPI_ERR_INTERN, "{e}"))?
-                    .ok_or_else(|| err!(MPI_ERR_INTERN, "rank {r} published no UCX address"))?;
-                addrs[r] = (0..v.len() / 2)
-                    .map(|i| u8::from_str_radix(&v[2 * i..2 * i + 2], 16).unwrap_or(0))
-                    .collect();
-                links[r] = Link::Ucx;
+            let addrs = card::exchange_ucx(pmi, u.address(), |r| !same(r))?;
+            for (r, a) in addrs.iter().enumerate() {
+                if !a.is_empty() {
+                    links[r] = Link::Ucx;
+                }
             }
             Some(ucx::link::UcxLink::new(u, rank, addrs))
         } else {

@@ -244,38 +244,80 @@ impl Ucx {
     }
 
     /// Sends `header` and `payload` as one active message on `ep`; the
-    /// bytes are copied, so the caller's buffers are free on return.
+    /// caller's buffers are free on return. A send UCX completes at once
+    /// (the common small one) goes from them as they are; otherwise they
+    /// are copied into a buffer held until UCX is done with it.
     pub fn send(&mut self, ep: &Endpoint, header: &[u8], payload: &[u8]) -> Result<(), String> {
+        // SAFETY: with FORCE_IMM_CMPL UCX either completes the send during
+        // the call or refuses it (UCS_ERR_NO_RESOURCE), so the borrowed
+        // buffers are not used after it returns.
+        let r = unsafe {
+            self.am_send(
+                ep,
+                header,
+                payload,
+                sys::ucp_op_attr_t_UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL,
+            )
+        };
+        if r.is_null() {
+            return Ok(());
+        }
+        if !ptr_is_err(r) || ptr_status(r) != sys::ucs_status_t_UCS_ERR_NO_RESOURCE {
+            return self.settle(r, Vec::new());
+        }
         let mut buf = Vec::with_capacity(header.len() + payload.len());
         buf.extend_from_slice(header);
         buf.extend_from_slice(payload);
-        // SAFETY: `buf` stays alive (moved into `pending`) until UCX completes
-        // the request; the parameter block is read during the call.
+        let (h, p) = buf.split_at(header.len());
+        // SAFETY: `buf` moves into `pending` (its heap bytes stay put) until
+        // UCX completes the request.
+        let r = unsafe { self.am_send(ep, h, p, 0) };
+        self.settle(r, buf)
+    }
+
+    /// One `ucp_am_send_nbx` of `header` and `payload` (eager) with the
+    /// extra operation flags `attr`.
+    ///
+    /// # Safety
+    /// The buffers stay valid until the returned request completes.
+    unsafe fn am_send(
+        &self,
+        ep: &Endpoint,
+        header: &[u8],
+        payload: &[u8],
+        attr: u32,
+    ) -> sys::ucs_status_ptr_t {
+        // SAFETY: the parameter block is read during the call; the buffers
+        // per the contract.
         unsafe {
             let mut p: sys::ucp_request_param_t = std::mem::zeroed();
-            p.op_attr_mask = sys::ucp_op_attr_t_UCP_OP_ATTR_FIELD_FLAGS;
+            p.op_attr_mask = sys::ucp_op_attr_t_UCP_OP_ATTR_FIELD_FLAGS | attr;
             p.flags = sys::ucp_send_am_flags_UCP_AM_SEND_FLAG_EAGER;
-            let h = header.len();
-            let r = self.lib.ucp_am_send_nbx(
+            self.lib.ucp_am_send_nbx(
                 ep.0,
                 AM_ID,
-                buf.as_ptr() as *const c_void,
-                h,
-                buf.as_ptr().add(h) as *const c_void,
+                header.as_ptr() as *const c_void,
+                header.len(),
+                payload.as_ptr() as *const c_void,
                 payload.len(),
                 &p,
-            );
-            if r.is_null() {
-                return Ok(());
-            }
-            if ptr_is_err(r) {
-                return Err(format!(
-                    "ucp_am_send_nbx: {}",
-                    status_text(self.lib, ptr_status(r))
-                ));
-            }
-            self.pending.push((r, buf));
+            )
         }
+    }
+
+    /// What `ucp_am_send_nbx` returned: done, an error, or a request kept
+    /// (with the buffer it reads) until `progress` sees it complete.
+    fn settle(&mut self, r: sys::ucs_status_ptr_t, buf: Vec<u8>) -> Result<(), String> {
+        if r.is_null() {
+            return Ok(());
+        }
+        if ptr_is_err(r) {
+            return Err(format!(
+                "ucp_am_send_nbx: {}",
+                status_text(self.lib, ptr_status(r))
+            ));
+        }
+        self.pending.push((r, buf));
         Ok(())
     }
 
