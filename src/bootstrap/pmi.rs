@@ -76,7 +76,13 @@ impl Pmi {
             s.set_nodelay(true).ok();
             p.conn = Some(Conn::Tcp(s));
             let id = std::env::var("PMI_ID").unwrap_or_else(|_| "0".into());
-            p.send(&Msg::new("initack").with("pmiid", id))?;
+            let mut hello = Msg::new("initack").with("pmiid", id);
+            // Our mpirun accepts a rank on another host only with the job's
+            // secret, which it put in the rank's environment.
+            if let Ok(s) = std::env::var("OXMPI_PMI_SECRET") {
+                hello = hello.with("secret", s);
+            }
+            p.send(&hello)?;
             for _ in 0..4 {
                 let m = p.recv()?;
                 match (m.cmd(), m.get("size"), m.get("rank")) {

@@ -149,6 +149,13 @@ impl Net {
         // creator removes the segment's name now, so nothing is left behind
         // whatever happens later.
         pmi.barrier().map_err(|e| err!(MPI_ERR_INTERN, "{e}"))?;
+        // Every local rank has attached: the name goes now, before the UCX
+        // round, so a rank killed after it (the launcher then kills the
+        // rest, Hydra's or Slurm's too) leaves no file in /dev/shm.
+        let mut shm = shm;
+        if let Some(s) = shm.as_mut() {
+            s.try_unlink();
+        }
         // More than one host: every rank has a peer on another, so all of
         // them take part in this round of the exchange.
         let ucx = if forced || cards.iter().any(|c| c.host != cards[0].host) {
@@ -171,9 +178,7 @@ impl Net {
         } else {
             None
         };
-        let mut shm = shm;
         if let Some(s) = shm.as_mut() {
-            s.try_unlink();
             let local_pids: Vec<i32> = local.iter().map(|&r| cards[r].pid).collect();
             s.probe_cma(&local_pids, cfg.cma);
         }

@@ -1,9 +1,13 @@
 //! The command line: options, blocks (MPMD) and --help.
 
+use crate::place::{self, HostSpec, MapBy};
+
 /// One program block of the command line (`:` separates them, MPMD): its
 /// rank count, environment and working directory.
 pub(crate) struct App {
     pub(crate) n: usize,
+    /// Whether -n was given (with hosts and no -n, the job fills the slots).
+    pub(crate) n_given: bool,
     pub(crate) env: Vec<(String, String)>,
     pub(crate) wdir: Option<String>,
     pub(crate) prog: Vec<String>,
@@ -33,11 +37,38 @@ pub(crate) struct Opts {
     /// `--output-filename DIR`: each rank's stdout and stderr go to
     /// DIR/1/rank.R/{stdout,stderr} (Open MPI's layout).
     pub(crate) output_dir: Option<String>,
+    /// `--host`, `-H`, `-hosts`, in order (empty: this host only).
+    pub(crate) hosts: Vec<HostSpec>,
+    /// `--hostfile`, `-f`, `--machinefile`: read when placing.
+    pub(crate) hostfile: Option<String>,
+    /// `-ppn N`, `--npernode N`, `--map-by ppr:N:node`.
+    pub(crate) ppn: Option<usize>,
+    pub(crate) map_by: MapBy,
+    pub(crate) oversubscribe: bool,
+    /// `--launcher-exec AGENT` (also `OXMPI_LAUNCHER`, Open MPI's
+    /// `--mca plm_rsh_agent AGENT`): runs `AGENT HOST COMMAND`; else ssh.
+    pub(crate) launcher: Option<String>,
+    /// `--prefix DIR`: mpirun is DIR/bin/mpirun on the other hosts.
+    pub(crate) prefix: Option<String>,
 }
 
 impl Opts {
     pub(crate) fn size(&self) -> usize {
         self.apps.iter().map(|a| a.n).sum()
+    }
+
+    /// The host list from `--host` and `--hostfile` (empty: this host only).
+    pub(crate) fn host_specs(&self) -> Vec<HostSpec> {
+        let mut v = self.hosts.clone();
+        if let Some(f) = &self.hostfile {
+            let text = std::fs::read_to_string(f)
+                .unwrap_or_else(|e| bad(&format!("--hostfile {f}: cannot read it: {e}")));
+            v.extend(
+                place::parse_hostfile(&text)
+                    .unwrap_or_else(|e| bad(&format!("--hostfile {f}: {e}"))),
+            );
+        }
+        v
     }
 }
 
@@ -45,7 +76,8 @@ pub(crate) const HELP: &str = "\
 Usage: mpirun [options] program [args...] [: [block options] program [args...]]...
        (also mpiexec)
 
-Starts the ranks of an MPI job on this host and serves them PMI-1.
+Starts the ranks of an MPI job, on this host or on several, and serves
+them PMI-1.
 
 Ranks and programs (per block; blocks separated by ':' run as one job, MPMD,
 ranks numbered across the blocks in order, MPI_APPNUM = the block's index):
@@ -55,6 +87,28 @@ ranks numbered across the blocks in order, MPI_APPNUM = the block's index):
   -env VAR VALUE            the same, MPICH's spelling
   -wdir DIR, --wdir DIR     working directory of the block's ranks
                             (also -wd, --wd)
+
+Hosts (without any, every rank runs on this host):
+  --host H[:N],..., -H, -host, -hosts
+                            the hosts and their slots (a name without :N is
+                            one slot each time it is named)
+  --hostfile FILE, -f FILE, --machinefile FILE
+                            one host per line: 'host', 'host:N' or
+                            'host slots=N'; '#' starts a comment
+  -ppn N, --npernode N, --map-by ppr:N:node
+                            N ranks on each host (ranks wrap around the
+                            hosts when -n asks for more)
+  --map-by slot|core        fill each host's slots before the next (default)
+  --map-by node, -rr        one rank per host in turn
+  --launcher-exec AGENT     start the other hosts' part of the job with
+                            'AGENT HOST COMMAND' (also OXMPI_LAUNCHER and
+                            --mca plm_rsh_agent AGENT); default: ssh -x
+  --launcher ssh|rsh        which remote shell, without --launcher-exec
+  --prefix DIR              mpirun is DIR/bin/mpirun on the other hosts
+                            (default: this mpirun's own path)
+  With -n omitted, the job has one rank per slot (or -ppn per host).
+  The other hosts need the same programs at the same paths, and libucx
+  (ranks on different hosts talk through UCX).
 
 For the whole job:
   -genv VAR VALUE           set VAR for every rank
@@ -68,7 +122,8 @@ For the whole job:
                             default), to the CPUs of its socket or NUMA node,
                             or not at all
   --report-bindings         print each rank's CPUs to stderr at start
-  --oversubscribe           accepted (more ranks than CPUs always works)
+  --oversubscribe           allow more ranks than the hosts' slots (on this
+                            host alone, more ranks than CPUs always works)
   --allow-run-as-root       accepted (no effect)
   --mca KEY VALUE           accepted and ignored, with a warning (Open MPI's
                             parameters mean nothing here)
@@ -78,22 +133,20 @@ For the whole job:
 
 Environment:
   OXMPI_TIMEOUT=SECONDS     as --timeout
+  OXMPI_LAUNCHER=AGENT      as --launcher-exec
   OXMPI_*                   library tunables, passed to every rank as any
                             variable is (see --tunables)
 
 Exit status: 0 when every rank exits 0; otherwise the first failing rank's
 code (128+N for signal N, the MPI_Abort error code), 124 on --timeout,
-2 for a command line error.
+2 for a command line error. A failure on any host ends the job on every
+host; nothing of it is left running, nor its files in /dev/shm.
 ";
 
 /// A command-line error: says what was wrong, points at --help, exit 2.
 pub(crate) fn bad(what: &str) -> ! {
     eprintln!("mpirun: {what}\nmpirun: 'mpirun --help' lists the options");
     std::process::exit(2);
-}
-
-pub(crate) fn parse_args() -> Opts {
-    parse(std::env::args().skip(1).collect())
 }
 
 pub(crate) fn parse(args: Vec<String>) -> Opts {
@@ -105,9 +158,19 @@ pub(crate) fn parse(args: Vec<String>) -> Opts {
         bind: None,
         report_bindings: false,
         output_dir: None,
+        hosts: Vec::new(),
+        hostfile: None,
+        ppn: None,
+        map_by: MapBy::Slot,
+        oversubscribe: false,
+        launcher: std::env::var("OXMPI_LAUNCHER")
+            .ok()
+            .filter(|s| !s.is_empty()),
+        prefix: None,
     };
     let mut cur = App {
         n: 1,
+        n_given: false,
         env: Vec::new(),
         wdir: None,
         prog: Vec::new(),
@@ -129,6 +192,7 @@ pub(crate) fn parse(args: Vec<String>) -> Opts {
                     &mut cur,
                     App {
                         n: 1,
+                        n_given: false,
                         env: Vec::new(),
                         wdir: None,
                         prog: Vec::new(),
@@ -148,6 +212,7 @@ pub(crate) fn parse(args: Vec<String>) -> Opts {
                     Ok(k) => k,
                     Err(_) => bad(&format!("{a} {v}: not a number of ranks")),
                 };
+                cur.n_given = true;
                 i += 2;
             }
             "-x" => {
@@ -197,7 +262,82 @@ pub(crate) fn parse(args: Vec<String>) -> Opts {
                 o.output_dir = Some(need(i, "a directory"));
                 i += 2;
             }
-            "--oversubscribe" | "-oversubscribe" | "--allow-run-as-root" => i += 1,
+            "--oversubscribe" | "-oversubscribe" => {
+                o.oversubscribe = true;
+                i += 1;
+            }
+            "--allow-run-as-root" => i += 1,
+            "--host" | "-host" | "-H" | "-hosts" | "--hosts" => {
+                let v = need(i, "a list of hosts");
+                o.hosts.extend(
+                    place::parse_host_list(&v).unwrap_or_else(|e| bad(&format!("{a} {v}: {e}"))),
+                );
+                i += 2;
+            }
+            "--hostfile" | "-hostfile" | "-f" | "--machinefile" | "-machinefile" => {
+                o.hostfile = Some(need(i, "a file"));
+                i += 2;
+            }
+            "-ppn" | "--ppn" | "-npernode" | "--npernode" => {
+                let v = need(i, "a number of ranks per host");
+                o.ppn = Some(
+                    v.parse()
+                        .ok()
+                        .filter(|&k: &usize| k > 0)
+                        .unwrap_or_else(|| {
+                            bad(&format!("{a} {v}: not a number of ranks per host"))
+                        }),
+                );
+                i += 2;
+            }
+            "--map-by" | "-map-by" => {
+                let v = need(i, "slot, node or ppr:N:node");
+                let l = v.to_ascii_lowercase();
+                let l = l.split(':').collect::<Vec<_>>();
+                match l.as_slice() {
+                    ["slot" | "core" | "hwthread" | "socket" | "numa", ..] => {
+                        o.map_by = MapBy::Slot
+                    }
+                    ["node", ..] => o.map_by = MapBy::Node,
+                    ["ppr", k, "node", ..] => {
+                        o.ppn = Some(k.parse().ok().filter(|&k: &usize| k > 0).unwrap_or_else(
+                            || bad(&format!("{a} {v}: '{k}' is not a number of ranks")),
+                        ))
+                    }
+                    _ => bad(&format!("{a} {v}: use slot, core, node or ppr:N:node")),
+                }
+                i += 2;
+            }
+            "-rr" | "--bynode" | "-bynode" => {
+                o.map_by = MapBy::Node;
+                i += 1;
+            }
+            "--byslot" | "-byslot" => {
+                o.map_by = MapBy::Slot;
+                i += 1;
+            }
+            "--launcher-exec" | "-launcher-exec" => {
+                o.launcher = Some(need(i, "an agent program"));
+                i += 2;
+            }
+            "--launcher" | "-launcher" | "-bootstrap" => {
+                let v = need(i, "ssh or rsh");
+                match v.as_str() {
+                    "ssh" | "rsh" => {
+                        if o.launcher.is_none() {
+                            o.launcher = Some(v.clone());
+                        }
+                    }
+                    _ => bad(&format!(
+                        "{a} {v}: use ssh or rsh, or --launcher-exec AGENT"
+                    )),
+                }
+                i += 2;
+            }
+            "--prefix" | "-prefix" => {
+                o.prefix = Some(need(i, "a directory"));
+                i += 2;
+            }
             "--report-bindings" | "-report-bindings" => {
                 o.report_bindings = true;
                 i += 1;
@@ -219,6 +359,11 @@ pub(crate) fn parse(args: Vec<String>) -> Opts {
                 let k = need(i, "KEY VALUE");
                 if args.get(i + 2).is_none() {
                     bad(&format!("{a} {k} needs a value"));
+                }
+                if k == "plm_rsh_agent" || k == "orte_rsh_agent" {
+                    o.launcher = Some(args[i + 2].clone());
+                    i += 3;
+                    continue;
                 }
                 eprintln!("mpirun: warning: {a} {k} {} ignored (Open MPI parameters mean nothing to OxMPI; its tunables: mpirun --tunables)", args[i + 2]);
                 i += 3;

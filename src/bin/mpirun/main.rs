@@ -1,29 +1,36 @@
-//! `mpirun` / `mpiexec`: starts N ranks on this host and serves them PMI-1.
+//! `mpirun` / `mpiexec`: starts the ranks of a job, on this host or on
+//! several, and serves them PMI-1.
 //!
-//! Owns the job: spawns the ranks in one process group, answers their PMI
-//! requests (key-value store, barrier), forwards output (optionally prefixed
-//! with the rank), stdin to rank 0 and SIGINT/SIGTERM to every rank, and tears
-//! the whole job down within 2 s when a rank dies before MPI_Finalize or calls
-//! MPI_Abort. Exit status: the first non-zero exit code of a rank (128+signal
-//! for a rank killed by a signal, the MPI_Abort code, 124 on --timeout).
+//! Owns the job: spawns this host's ranks in one process group and the
+//! other hosts' through a proxy there (`proxy.rs`, started by ssh or the
+//! launcher agent); answers every rank's PMI requests (key-value store,
+//! barrier): this host's through inherited sockets, the others' over TCP on
+//! the interface they reach us through, from ranks that show the job's
+//! secret; forwards output (optionally prefixed with the rank), stdin to
+//! rank 0 and SIGINT/SIGTERM to every rank, and tears the whole job down,
+//! on every host, within 2 s when a rank dies before MPI_Finalize or calls
+//! MPI_Abort, or a host is lost. Exit status: the first non-zero exit code
+//! of a rank (128+signal for a rank killed by a signal, the MPI_Abort code,
+//! 124 on --timeout).
 
 mod args;
 mod output;
+mod place;
 mod pmi;
+mod proto;
+mod proxy;
+mod remote;
 mod spawn;
 
-use args::{parse_args, Bind};
+use args::Bind;
 use output::forward;
-use oxmpi::bootstrap::wire;
-use pmi::{drain_pmi, handle_pmi};
-use spawn::{
-    allowed_cpus, cleanup_shm, cpu_list, cpu_of, kill_group, same_domain, socketpair,
-    unsafe_zeroed_set,
-};
+use oxmpi::bootstrap::wire::{self, Msg};
+use pmi::{drain_pmi, handle_pmi, Job};
+use remote::Remote;
+use spawn::{allowed_cpus, cleanup_shm, cpu_list, socketpair, In, Launch};
 use std::collections::HashMap;
+use std::net::TcpListener;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
@@ -42,6 +49,8 @@ pub(crate) enum RankState {
 
 pub(crate) struct Rank {
     pub(crate) pid: i32,
+    /// The other host's proxy it runs under (None: this host).
+    pub(crate) remote: Option<usize>,
     pub(crate) pmi: Option<OwnedFd>,
     pub(crate) rbuf: Vec<u8>,
     pub(crate) state: RankState,
@@ -54,9 +63,69 @@ pub(crate) struct Rank {
     pub(crate) files: Option<(std::fs::File, std::fs::File)>,
 }
 
+/// A TCP connection from a rank on another host before it showed the
+/// job's secret.
+struct Pending {
+    fd: OwnedFd,
+    peer: String,
+    buf: Vec<u8>,
+    since: Instant,
+}
+
+/// What a poll slot stands for.
+#[derive(Clone, Copy)]
+enum Slot {
+    Pmi(usize),
+    Out(usize),
+    Err(usize),
+    Proxy(usize),
+    Listen(usize),
+    Pending(usize),
+    Stdin,
+}
+
 fn main() {
-    let o = parse_args();
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    if argv.first().map(String::as_str) == Some("--oxmpi-proxy") {
+        proxy::run();
+    }
+    let mut o = args::parse(argv);
+    // Where each rank runs.
+    let specs = o.host_specs();
+    let (hosts, host_of): (Vec<String>, Vec<usize>) = if specs.is_empty() {
+        if o.ppn.is_some() {
+            args::bad("-ppn / --map-by ppr needs hosts (--host or --hostfile)");
+        }
+        (vec![oxmpi::sys::hostname()], vec![0; o.size()])
+    } else {
+        let given = o.apps.len() > 1 || o.apps.iter().any(|a| a.n_given);
+        let p = place::place(
+            &specs,
+            given.then(|| o.size()),
+            o.ppn,
+            o.map_by,
+            o.oversubscribe,
+        )
+        .unwrap_or_else(|e| args::bad(&e));
+        if !given {
+            o.apps[0].n = p.host_of.len();
+        }
+        (p.hosts, p.host_of)
+    };
     let n = o.size();
+    let local_host: Vec<bool> = hosts.iter().map(|h| remote::is_local(h)).collect();
+    // Hosts that are this one count as one (say `localhost` and its name).
+    let first_local = local_host.iter().position(|&l| l);
+    let node_of: Vec<usize> = host_of
+        .iter()
+        .map(|&h| {
+            if local_host[h] {
+                first_local.unwrap()
+            } else {
+                h
+            }
+        })
+        .collect();
     // The block of each rank (its MPI_APPNUM).
     let app_of: Vec<usize> = o
         .apps
@@ -77,41 +146,78 @@ fn main() {
     }
     let kvs = format!("oxmpi_{}_{}", std::process::id(), u32::from_le_bytes(seed));
     let start = Instant::now();
+    let mut job = Job {
+        kvs: kvs.clone(),
+        n,
+        mapping: place::process_mapping(&node_of),
+        kv: HashMap::new(),
+        failure: None,
+        exit_code: None,
+        killing_since: None,
+        pgid: 0,
+        proxies: Vec::new(),
+    };
     let mut ranks: Vec<Rank> = Vec::with_capacity(n);
-    let mut pgid = 0i32;
-    let mut exit_code: Option<i32> = None;
-    let mut failure: Option<String> = None;
+    // The other hosts, each with its ranks.
+    let mut remotes: Vec<Remote> = Vec::new();
+    let mut remote_of: HashMap<usize, usize> = HashMap::new();
+    for (r, &h) in host_of.iter().enumerate() {
+        if local_host[h] {
+            continue;
+        }
+        let k = *remote_of.entry(h).or_insert_with(|| {
+            remotes.push(Remote {
+                host: hosts[h].clone(),
+                agent: 0,
+                from: None,
+                lines: proto::Lines::default(),
+                ranks: Vec::new(),
+            });
+            remotes.len() - 1
+        });
+        remotes[k].ranks.push(r);
+    }
+
+    // PMI over TCP for the other hosts' ranks: a listener on each address
+    // they reach this host through.
+    let secret = remote::secret();
+    let mut listeners: Vec<TcpListener> = Vec::new();
+    let mut port_of: Vec<String> = Vec::new();
+    for rm in &remotes {
+        let ip = remote::route_to(&rm.host).unwrap_or_else(|| {
+            args::bad(&format!(
+                "host {}: cannot find its address, or a route to it from {}",
+                rm.host,
+                oxmpi::sys::hostname()
+            ))
+        });
+        let l = match listeners
+            .iter()
+            .find(|l| l.local_addr().map(|a| a.ip()).ok() == Some(ip))
+        {
+            Some(l) => l,
+            None => {
+                let l = TcpListener::bind((ip, 0)).unwrap_or_else(|e| {
+                    eprintln!("mpirun: cannot listen for PMI on {ip}: {e}");
+                    std::process::exit(1);
+                });
+                l.set_nonblocking(true).ok();
+                listeners.push(l);
+                listeners.last().unwrap()
+            }
+        };
+        port_of.push(l.local_addr().unwrap().to_string());
+    }
 
     // CPUs to pin ranks to (`cpu_of`), unless `--bind-to none`.
     let allowed = allowed_cpus();
     // Ranks pinned to one CPU each still need to know the node's CPU count.
     let ncpus = allowed.len().max(1);
     let bind = o.bind.unwrap_or(Bind::Cpu);
-    let cpus = (bind != Bind::None)
-        .then_some(allowed)
-        .filter(|c| !c.is_empty());
+    let nlocal = node_of.iter().filter(|&&h| Some(h) == first_local).count();
+    let mut local_id = 0;
     for r in 0..n {
         let app = &o.apps[app_of[r]];
-        let (parent, child) = socketpair();
-        let child_fd: RawFd = child.as_raw_fd();
-        let mut cmd = Command::new(&app.prog[0]);
-        cmd.args(&app.prog[1..])
-            .env("PMI_FD", child_fd.to_string())
-            .env("PMI_RANK", r.to_string())
-            .env("PMI_SIZE", n.to_string())
-            .env("MPI_LOCALNRANKS", n.to_string())
-            .env("MPI_LOCALRANKID", r.to_string())
-            .env("OXMPI_JOB", &kvs)
-            .env("OXMPI_NODE_CPUS", ncpus.to_string());
-        for (k, v) in o.env.iter().chain(&app.env) {
-            cmd.env(k, v);
-        }
-        if let Some(d) = &app.wdir {
-            cmd.current_dir(d);
-        }
-        if r != 0 {
-            cmd.stdin(Stdio::null());
-        }
         let files = o.output_dir.as_ref().map(|d| {
             let dir = std::path::Path::new(d).join("1").join(format!("rank.{r}"));
             let open = |f: &str| {
@@ -122,79 +228,76 @@ fn main() {
                             "mpirun: --output-filename: cannot create {}: {e}",
                             dir.join(f).display()
                         );
-                        kill_group(pgid, libc::SIGKILL);
+                        job.signal(libc::SIGKILL);
                         std::process::exit(1);
                     })
             };
             (open("stdout"), open("stderr"))
         });
-        if o.tag || files.is_some() {
-            cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut rank = Rank {
+            pid: 0,
+            remote: None,
+            pmi: None,
+            rbuf: Vec::new(),
+            state: RankState::Running,
+            in_barrier: false,
+            out: None,
+            err: None,
+            obuf: Vec::new(),
+            ebuf: Vec::new(),
+            files,
+        };
+        if !local_host[host_of[r]] {
+            rank.remote = Some(remote_of[&host_of[r]]);
+            ranks.push(rank);
+            continue;
         }
-        let group = pgid;
-        let set: Vec<usize> = cpus
-            .as_ref()
-            .map(|c| {
-                let cpu = c[cpu_of(r, n, c.len())];
-                match bind {
-                    Bind::Socket => same_domain(c, cpu, oxmpi::sys::package_of),
-                    Bind::Numa => same_domain(c, cpu, oxmpi::sys::numa_of),
-                    _ => vec![cpu],
+        let (parent, child) = socketpair();
+        let child_fd: RawFd = child.as_raw_fd();
+        let mut env: Vec<(String, String)> = vec![
+            ("PMI_FD".into(), child_fd.to_string()),
+            ("PMI_RANK".into(), r.to_string()),
+            ("PMI_SIZE".into(), n.to_string()),
+            ("MPI_LOCALNRANKS".into(), nlocal.to_string()),
+            ("MPI_LOCALRANKID".into(), local_id.to_string()),
+            ("OXMPI_JOB".into(), kvs.clone()),
+            ("OXMPI_NODE_CPUS".into(), ncpus.to_string()),
+        ];
+        env.extend(o.env.iter().chain(&app.env).cloned());
+        let set = spawn::binding(bind, &allowed, local_id, nlocal);
+        local_id += 1;
+        let l = Launch {
+            prog: &app.prog,
+            wdir: app.wdir.as_deref(),
+            env,
+            keep_fd: Some(child_fd),
+            stdin: if r == 0 { In::Inherit } else { In::Null },
+            pipe_output: o.tag || rank.files.is_some(),
+            pgid: job.pgid,
+            cpus: &set,
+        };
+        match spawn::start(&l) {
+            Ok(s) => {
+                if job.pgid == 0 {
+                    job.pgid = s.pid;
                 }
-            })
-            .unwrap_or_default();
-        let mut mask: libc::cpu_set_t = unsafe_zeroed_set();
-        for &c in &set {
-            // SAFETY: c is a CPU number from sched_getaffinity, below CPU_SETSIZE.
-            unsafe { libc::CPU_SET(c, &mut mask) };
-        }
-        let pin = !set.is_empty();
-        // SAFETY: between fork and exec we only call async-signal-safe functions
-        // (fcntl, setpgid, sched_setaffinity) on values computed before the fork.
-        unsafe {
-            cmd.pre_exec(move || {
-                libc::fcntl(child_fd, libc::F_SETFD, 0);
-                libc::setpgid(0, group);
-                if pin {
-                    libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mask);
-                }
-                Ok(())
-            });
-        }
-        match cmd.spawn() {
-            Ok(mut ch) => {
-                let pid = ch.id() as i32;
-                if pgid == 0 {
-                    pgid = pid;
-                }
-                // SAFETY: also set from the parent to close the race with exec.
-                unsafe { libc::setpgid(pid, pgid) };
-                let out = ch.stdout.take().map(OwnedFd::from);
-                let err = ch.stderr.take().map(OwnedFd::from);
                 drop(child);
                 if o.report_bindings {
                     if set.is_empty() {
-                        eprintln!("mpirun: rank {r} (pid {pid}): not bound");
+                        eprintln!("mpirun: rank {r} (pid {}): not bound", s.pid);
                     } else {
                         eprintln!(
-                            "mpirun: rank {r} (pid {pid}) bound to CPUs {}",
+                            "mpirun: rank {r} (pid {}) bound to CPUs {}",
+                            s.pid,
                             cpu_list(&set)
                         );
                     }
                 }
-                ranks.push(Rank {
-                    pid,
-                    pmi: Some(parent),
-                    rbuf: Vec::new(),
-                    state: RankState::Running,
-                    in_barrier: false,
-                    out,
-                    err,
-                    obuf: Vec::new(),
-                    ebuf: Vec::new(),
-                    files,
-                });
-                std::mem::forget(ch); // reaped with waitpid below
+                rank.pid = s.pid;
+                rank.pmi = Some(parent);
+                rank.out = s.out;
+                rank.err = s.err;
+                ranks.push(rank);
             }
             Err(e) => {
                 eprintln!(
@@ -205,7 +308,7 @@ fn main() {
                         .map(|d| format!(" in {d}"))
                         .unwrap_or_default()
                 );
-                kill_group(pgid, libc::SIGKILL);
+                job.signal(libc::SIGKILL);
                 std::process::exit(if e.kind() == std::io::ErrorKind::NotFound {
                     127
                 } else {
@@ -215,119 +318,283 @@ fn main() {
         }
     }
 
-    let mut kv: HashMap<String, String> = HashMap::new();
-    let mut killing_since: Option<Instant> = None;
+    // The other hosts' parts: a proxy each, told the job on its stdin.
+    let proxy_path = match &o.prefix {
+        Some(p) => format!("{p}/bin/mpirun"),
+        None => std::env::current_exe()
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| "mpirun".into()),
+    };
+    let cwd = std::env::current_dir()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let env_all: Vec<(String, String)> = std::env::vars()
+        .filter(|(k, _)| !remote::host_specific(k))
+        .chain(o.env.iter().cloned())
+        .collect();
+    for (k, rm) in remotes.iter_mut().enumerate() {
+        let argv = remote::agent_argv(o.launcher.as_deref(), &rm.host, &proxy_path);
+        let (pid, to, from) = match remote::start_agent(&argv) {
+            Ok(x) => x,
+            Err(e) => {
+                eprintln!(
+                    "mpirun: cannot start the launcher for host {} ({}): {e}",
+                    rm.host, argv[0]
+                );
+                job.signal(libc::SIGKILL);
+                std::process::exit(1);
+            }
+        };
+        rm.agent = pid;
+        rm.from = Some(from);
+        let bind_name = match bind {
+            Bind::None => "none",
+            Bind::Cpu => "cpu",
+            Bind::Socket => "socket",
+            Bind::Numa => "numa",
+        };
+        let size = n.to_string();
+        let report = if o.report_bindings { "1" } else { "0" };
+        proto::send(
+            &to,
+            &remote::kv(
+                "job",
+                &[
+                    ("kvs", &kvs),
+                    ("size", &size),
+                    ("host", &rm.host),
+                    ("cwd", &cwd),
+                    ("port", &port_of[k]),
+                    ("secret", &secret),
+                    ("bind", bind_name),
+                    ("report", report),
+                ],
+            ),
+        );
+        for (ek, ev) in &env_all {
+            proto::send(&to, &remote::kv("env", &[("k", ek), ("v", ev)]));
+        }
+        for (a, app) in o.apps.iter().enumerate() {
+            let idx = a.to_string();
+            let mut m = Msg::new("app").with("idx", a);
+            if let Some(d) = &app.wdir {
+                m = m.with("wdir", proto::enc(d.as_bytes()));
+            }
+            proto::send(&to, &m);
+            for arg in &app.prog {
+                proto::send(&to, &remote::kv("arg", &[("idx", &idx), ("v", arg)]));
+            }
+            for (ek, ev) in &app.env {
+                proto::send(
+                    &to,
+                    &remote::kv("aenv", &[("idx", &idx), ("k", ek), ("v", ev)]),
+                );
+            }
+        }
+        for &r in &rm.ranks {
+            proto::send(
+                &to,
+                &Msg::new("rank").with("rank", r).with("app", app_of[r]),
+            );
+        }
+        proto::send(&to, &Msg::new("go"));
+        job.proxies.push(Some(to));
+    }
+
+    // Stdin goes to rank 0 through its proxy when rank 0 is elsewhere.
+    let stdin_to: Option<usize> = ranks.first().and_then(|r| r.remote);
+    // SAFETY: fd 0 is this process's stdin, read only here from now on.
+    let mut stdin: Option<OwnedFd> = stdin_to.map(|_| unsafe {
+        use std::os::fd::FromRawFd;
+        OwnedFd::from_raw_fd(libc::dup(0))
+    });
+    let mut pending: Vec<Pending> = Vec::new();
     let mut running = n;
     let mut buf = vec![0u8; 65536];
+    let mut sent_kill = false;
     while running > 0 {
         // Signals from the user: forward, then tear down.
         let sig = SIGNALLED.swap(0, Ordering::Relaxed);
         if sig != 0 {
-            kill_group(pgid, sig);
-            if killing_since.is_none() {
-                failure.get_or_insert_with(|| {
-                    format!("mpirun: received signal {sig}; forwarded it to the job")
-                });
-                exit_code.get_or_insert(128 + sig);
-                killing_since = Some(Instant::now());
-            }
+            job.signal(sig);
+            job.fail(
+                format!("mpirun: received signal {sig}; forwarded it to the job"),
+                128 + sig,
+            );
         }
-        if let (Some(t), None) = (o.timeout, killing_since) {
+        if let (Some(t), None) = (o.timeout, job.killing_since) {
             if start.elapsed().as_secs_f64() > t {
-                failure = Some(format!("mpirun: job timed out after {t} s; killing it"));
-                exit_code = Some(124);
-                kill_group(pgid, libc::SIGTERM);
-                killing_since = Some(Instant::now());
+                job.fail(
+                    format!("mpirun: job timed out after {t} s; killing it"),
+                    124,
+                );
             }
         }
-        if let Some(since) = killing_since {
-            if since.elapsed() > Duration::from_millis(1000) {
-                kill_group(pgid, libc::SIGKILL);
+        if let Some(since) = job.killing_since {
+            if !sent_kill && since.elapsed() > Duration::from_millis(1000) {
+                job.signal(libc::SIGKILL);
+                sent_kill = true;
             }
-        }
-        // Poll PMI sockets and output pipes.
-        let mut pfds: Vec<libc::pollfd> = Vec::new();
-        let mut who: Vec<(usize, u8)> = Vec::new();
-        for (i, r) in ranks.iter().enumerate() {
-            for (k, fd) in [(0u8, &r.pmi), (1, &r.out), (2, &r.err)] {
-                if let Some(fd) = fd {
-                    pfds.push(libc::pollfd {
-                        fd: fd.as_raw_fd(),
-                        events: libc::POLLIN,
-                        revents: 0,
-                    });
-                    who.push((i, k));
+            // A host that does not answer the kill is cut off: its agent
+            // goes, and its proxy with it (its stdin closes).
+            if since.elapsed() > Duration::from_millis(5000) {
+                for rm in &remotes {
+                    if rm.agent > 0 {
+                        // SAFETY: signalling the agent's own process group.
+                        unsafe { libc::kill(-rm.agent, libc::SIGKILL) };
+                    }
                 }
             }
+        }
+        // Unauthenticated connections get 10 s to show the secret.
+        pending.retain(|p| {
+            let keep = p.since.elapsed() < Duration::from_secs(10);
+            if !keep {
+                eprintln!(
+                    "mpirun: dropped a PMI connection from {} that sent no greeting",
+                    p.peer
+                );
+            }
+            keep
+        });
+        // Poll PMI sockets, output pipes, proxies, listeners and stdin.
+        let mut pfds: Vec<libc::pollfd> = Vec::new();
+        let mut who: Vec<Slot> = Vec::new();
+        let mut add = |fd: RawFd, s: Slot| {
+            pfds.push(libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            });
+            who.push(s);
+        };
+        for (i, r) in ranks.iter().enumerate() {
+            if let Some(fd) = &r.pmi {
+                add(fd.as_raw_fd(), Slot::Pmi(i));
+            }
+            if let Some(fd) = &r.out {
+                add(fd.as_raw_fd(), Slot::Out(i));
+            }
+            if let Some(fd) = &r.err {
+                add(fd.as_raw_fd(), Slot::Err(i));
+            }
+        }
+        for (k, rm) in remotes.iter().enumerate() {
+            if let Some(fd) = &rm.from {
+                add(fd.as_raw_fd(), Slot::Proxy(k));
+            }
+        }
+        for (k, l) in listeners.iter().enumerate() {
+            add(l.as_raw_fd(), Slot::Listen(k));
+        }
+        for (k, p) in pending.iter().enumerate() {
+            add(p.fd.as_raw_fd(), Slot::Pending(k));
+        }
+        if let Some(fd) = &stdin {
+            add(fd.as_raw_fd(), Slot::Stdin);
         }
         // SAFETY: pfds is a valid array of pollfd.
         unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, 20) };
-        for (p, &(i, k)) in pfds.iter().zip(who.iter()) {
+        let mut accepted: Vec<usize> = Vec::new();
+        for (p, &slot) in pfds.iter().zip(who.iter()) {
             if p.revents == 0 {
                 continue;
             }
-            let r = &mut ranks[i];
-            let fd = match k {
-                0 => r.pmi.as_ref(),
-                1 => r.out.as_ref(),
-                _ => r.err.as_ref(),
-            }
-            .unwrap()
-            .as_raw_fd();
-            // SAFETY: reading into our buffer from an open fd.
-            let got = unsafe { libc::read(fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len()) };
-            if got <= 0 {
-                match k {
-                    0 => r.pmi = None,
-                    1 => {
-                        let f = r.files.as_mut().map(|f| &mut f.0);
-                        forward(&mut r.obuf, &[], i, o.tag, false, true, f);
-                        r.out = None
-                    }
-                    _ => {
-                        let f = r.files.as_mut().map(|f| &mut f.1);
-                        forward(&mut r.ebuf, &[], i, o.tag, true, true, f);
-                        r.err = None
+            match slot {
+                Slot::Out(i) | Slot::Err(i) => {
+                    let is_err = matches!(slot, Slot::Err(_));
+                    let r = &mut ranks[i];
+                    let fd = if is_err { &mut r.err } else { &mut r.out };
+                    let got = proto::read_some(fd.as_ref().unwrap(), &mut buf);
+                    let (rb, f) = if is_err {
+                        (&mut r.ebuf, r.files.as_mut().map(|f| &mut f.1))
+                    } else {
+                        (&mut r.obuf, r.files.as_mut().map(|f| &mut f.0))
+                    };
+                    if got == 0 {
+                        forward(rb, &[], i, o.tag, is_err, true, f);
+                        *fd = None;
+                    } else {
+                        forward(rb, &buf[..got], i, o.tag, is_err, false, f);
                     }
                 }
-                continue;
-            }
-            let data = &buf[..got as usize];
-            match k {
-                1 => {
-                    let f = r.files.as_mut().map(|f| &mut f.0);
-                    forward(&mut r.obuf, data, i, o.tag, false, false, f)
-                }
-                2 => {
-                    let f = r.files.as_mut().map(|f| &mut f.1);
-                    forward(&mut r.ebuf, data, i, o.tag, true, false, f)
-                }
-                _ => {
-                    r.rbuf.extend_from_slice(data);
-                    if r.rbuf.len() > 64 * wire::MAX_LINE {
-                        r.rbuf.clear(); // a flood without newlines: drop it
+                Slot::Pmi(i) => {
+                    let got = proto::read_some(ranks[i].pmi.as_ref().unwrap(), &mut buf);
+                    if got == 0 {
+                        ranks[i].pmi = None;
+                        continue;
+                    }
+                    ranks[i].rbuf.extend_from_slice(&buf[..got]);
+                    if ranks[i].rbuf.len() > 64 * wire::MAX_LINE {
+                        ranks[i].rbuf.clear(); // a flood without newlines: drop it
                     }
                     while let Some(pos) = ranks[i].rbuf.iter().position(|&b| b == b'\n') {
                         let line: Vec<u8> = ranks[i].rbuf.drain(..=pos).collect();
                         let Ok(m) = wire::parse(&line) else { continue };
-                        handle_pmi(
-                            &mut ranks,
-                            i,
-                            app_of[i],
-                            &m,
-                            &mut kv,
-                            &kvs,
-                            n,
-                            &mut failure,
-                            &mut exit_code,
-                            &mut killing_since,
-                            pgid,
-                        );
+                        handle_pmi(&mut ranks, i, app_of[i], &m, &mut job);
+                    }
+                }
+                Slot::Proxy(k) => {
+                    let got = proto::read_some(remotes[k].from.as_ref().unwrap(), &mut buf);
+                    if got == 0 {
+                        remotes[k].from = None;
+                        continue;
+                    }
+                    remotes[k].lines.feed(&buf[..got]);
+                    from_proxy(
+                        &mut remotes,
+                        k,
+                        &mut ranks,
+                        &app_of,
+                        &mut job,
+                        &o,
+                        &mut running,
+                    );
+                }
+                Slot::Listen(k) => {
+                    while let Ok((s, addr)) = listeners[k].accept() {
+                        s.set_nonblocking(false).ok();
+                        s.set_nodelay(true).ok();
+                        pending.push(Pending {
+                            fd: OwnedFd::from(s),
+                            peer: addr.to_string(),
+                            buf: Vec::new(),
+                            since: Instant::now(),
+                        });
+                    }
+                }
+                Slot::Pending(k) => {
+                    let got = proto::read_some(&pending[k].fd, &mut buf);
+                    if got == 0 {
+                        accepted.push(k); // closed before its greeting
+                        continue;
+                    }
+                    pending[k].buf.extend_from_slice(&buf[..got]);
+                    if pending[k].buf.contains(&b'\n') || pending[k].buf.len() > wire::MAX_LINE {
+                        accepted.push(k);
+                        greet(&mut pending[k], &mut ranks, &secret, n);
+                    }
+                }
+                Slot::Stdin => {
+                    let got = proto::read_some(stdin.as_ref().unwrap(), &mut buf[..16384]);
+                    let to = stdin_to.and_then(|k| job.proxies[k].as_ref());
+                    if got == 0 {
+                        stdin = None;
+                        if let Some(to) = to {
+                            proto::send(to, &Msg::new("stdin_eof"));
+                        }
+                    } else if let Some(to) = to {
+                        proto::send(to, &Msg::new("stdin").with("data", proto::enc(&buf[..got])));
                     }
                 }
             }
         }
-        // Reap exited ranks.
+        // Connections that greeted (or closed) leave the pending list.
+        accepted.sort_unstable();
+        for k in accepted.into_iter().rev() {
+            pending.remove(k);
+        }
+        // Reap exited ranks and agents.
         loop {
             let mut status = 0;
             // SAFETY: waitpid on our own children.
@@ -335,48 +602,60 @@ fn main() {
             if pid <= 0 {
                 break;
             }
-            let Some(i) = ranks.iter().position(|r| r.pid == pid) else {
+            if let Some(k) = remotes.iter().position(|rm| rm.agent == pid) {
+                agent_exited(
+                    &mut remotes,
+                    k,
+                    status,
+                    &mut ranks,
+                    &app_of,
+                    &mut job,
+                    &o,
+                    &mut running,
+                );
+                continue;
+            }
+            let Some(i) = ranks
+                .iter()
+                .position(|r| r.pid == pid && r.remote.is_none())
+            else {
                 continue;
             };
-            // What it sent last (an abort's message) is read before its
-            // exit is judged, so the summary quotes it.
-            drain_pmi(
+            let (code, why) = spawn::exit_of(status);
+            rank_exited(
                 &mut ranks,
                 i,
                 app_of[i],
-                &mut kv,
-                &kvs,
-                n,
-                &mut failure,
-                &mut exit_code,
-                &mut killing_since,
-                pgid,
+                code,
+                &why,
+                None,
+                &mut job,
+                &mut running,
             );
-            let finalized = ranks[i].state == RankState::Finalized;
-            ranks[i].state = RankState::Exited;
-            running -= 1;
-            let (code, why) = if libc::WIFSIGNALED(status) {
-                let s = libc::WTERMSIG(status);
-                (128 + s, format!("was killed by signal {s}"))
-            } else {
-                let c = libc::WEXITSTATUS(status);
-                (c, format!("exited with code {c}"))
-            };
-            if code != 0 && killing_since.is_none() {
-                failure = Some(format!(
-                    "mpirun: rank {i} (pid {pid}) {why}{}; killing the job",
-                    if finalized {
-                        " after MPI_Finalize"
-                    } else {
-                        " before MPI_Finalize"
-                    }
-                ));
-                exit_code = Some(code);
-                kill_group(pgid, libc::SIGTERM);
-                killing_since = Some(Instant::now());
-            } else if code != 0 {
-                exit_code.get_or_insert(code);
+        }
+    }
+    // Every rank is gone: the proxies finish (their stdin closes) and their
+    // agents exit; any that lingers is killed.
+    for p in job.proxies.iter_mut() {
+        *p = None;
+    }
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while remotes.iter().any(|rm| rm.agent > 0) {
+        let mut status = 0;
+        // SAFETY: waitpid on our own children.
+        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+        if let Some(rm) = remotes.iter_mut().find(|rm| pid > 0 && rm.agent == pid) {
+            rm.agent = 0;
+        } else if Instant::now() > deadline {
+            for rm in remotes.iter_mut().filter(|rm| rm.agent > 0) {
+                // SAFETY: signalling the agent's own process group.
+                unsafe { libc::kill(-rm.agent, libc::SIGKILL) };
+                // SAFETY: reaping our own child.
+                unsafe { libc::waitpid(rm.agent, &mut status, 0) };
+                rm.agent = 0;
             }
+        } else {
+            std::thread::sleep(Duration::from_millis(5));
         }
     }
     for (i, r) in ranks.iter_mut().enumerate() {
@@ -388,8 +667,228 @@ fn main() {
         forward(&mut r.ebuf, &[], i, o.tag, true, true, fe);
     }
     cleanup_shm(&kvs);
-    if let Some(f) = failure {
+    if let Some(f) = job.failure {
         eprintln!("{f}");
     }
-    std::process::exit(exit_code.unwrap_or(0));
+    std::process::exit(job.exit_code.unwrap_or(0));
+}
+
+/// A rank has exited (`code` as 128+N for signal N; `host` when not this one): what it sent last is
+/// read first (an abort's message, so the summary quotes it), then its exit
+/// is judged.
+#[allow(clippy::too_many_arguments)]
+fn rank_exited(
+    ranks: &mut [Rank],
+    i: usize,
+    appnum: usize,
+    code: i32,
+    why: &str,
+    host: Option<&str>,
+    job: &mut Job,
+    running: &mut usize,
+) {
+    if ranks[i].state == RankState::Exited {
+        return;
+    }
+    let wait = if ranks[i].remote.is_some() {
+        Duration::from_millis(300)
+    } else {
+        Duration::ZERO
+    };
+    drain_pmi(ranks, i, appnum, job, wait);
+    let finalized = ranks[i].state == RankState::Finalized;
+    ranks[i].state = RankState::Exited;
+    *running -= 1;
+    if code != 0 {
+        let pid = ranks[i].pid;
+        job.fail(
+            format!(
+                "mpirun: rank {i} (pid {pid}{}) {why}{}; killing the job",
+                host.map(|h| format!(" on {h}")).unwrap_or_default(),
+                if finalized {
+                    " after MPI_Finalize"
+                } else {
+                    " before MPI_Finalize"
+                }
+            ),
+            code,
+        );
+    }
+}
+
+/// Handles what a proxy said.
+#[allow(clippy::too_many_arguments)]
+fn from_proxy(
+    remotes: &mut [Remote],
+    k: usize,
+    ranks: &mut [Rank],
+    app_of: &[usize],
+    job: &mut Job,
+    o: &args::Opts,
+    running: &mut usize,
+) {
+    let host = remotes[k].host.clone();
+    while let Some(m) = remotes[k].lines.next_msg() {
+        let rank: Option<usize> = m.get("rank").and_then(|v| v.parse().ok());
+        let Some(r) = rank.filter(|&r| r < ranks.len() && ranks[r].remote == Some(k)) else {
+            continue;
+        };
+        match m.cmd() {
+            "started" => ranks[r].pid = m.get("pid").and_then(|v| v.parse().ok()).unwrap_or(0),
+            "out" => {
+                let data = proto::dec(m.get("data").unwrap_or(""));
+                let rk = &mut ranks[r];
+                if m.get("fd") == Some("2") {
+                    let f = rk.files.as_mut().map(|f| &mut f.1);
+                    forward(&mut rk.ebuf, &data, r, o.tag, true, false, f);
+                } else {
+                    let f = rk.files.as_mut().map(|f| &mut f.0);
+                    forward(&mut rk.obuf, &data, r, o.tag, false, false, f);
+                }
+            }
+            "nostart" => {
+                let code = m.get("code").and_then(|v| v.parse().ok()).unwrap_or(126);
+                let msg = proto::dec_str(m.get("msg").unwrap_or(""));
+                job.fail(format!("mpirun: {msg}; killing the job"), code);
+                ranks[r].state = RankState::Exited;
+                *running -= 1;
+            }
+            "exit" => {
+                let code = m.get("code").and_then(|v| v.parse().ok()).unwrap_or(1);
+                let why = proto::dec_str(m.get("why").unwrap_or(""));
+                rank_exited(ranks, r, app_of[r], code, &why, Some(&host), job, running);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A host's agent has exited: what its proxy said last is handled, and
+/// ranks it did not report as exited are lost with the host.
+#[allow(clippy::too_many_arguments)]
+fn agent_exited(
+    remotes: &mut [Remote],
+    k: usize,
+    status: i32,
+    ranks: &mut [Rank],
+    app_of: &[usize],
+    job: &mut Job,
+    o: &args::Opts,
+    running: &mut usize,
+) {
+    let mut buf = vec![0u8; 65536];
+    while let Some(fd) = remotes[k].from.as_ref() {
+        let mut p = libc::pollfd {
+            fd: fd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd; a short wait for the proxy's last lines.
+        if unsafe { libc::poll(&mut p, 1, 200) } <= 0 {
+            break;
+        }
+        let got = proto::read_some(fd, &mut buf);
+        if got == 0 {
+            remotes[k].from = None;
+            break;
+        }
+        remotes[k].lines.feed(&buf[..got]);
+        from_proxy(remotes, k, ranks, app_of, job, o, running);
+    }
+    remotes[k].agent = 0;
+    job.proxies[k] = None;
+    let lost: Vec<usize> = remotes[k]
+        .ranks
+        .iter()
+        .copied()
+        .filter(|&r| ranks[r].state != RankState::Exited)
+        .collect();
+    if lost.is_empty() {
+        return;
+    }
+    for &r in &lost {
+        ranks[r].state = RankState::Exited;
+        ranks[r].pmi = None;
+        *running -= 1;
+    }
+    let (code, why) = spawn::exit_of(status);
+    let ever_started = lost.iter().any(|&r| ranks[r].pid != 0);
+    job.fail(
+        format!(
+            "mpirun: {} host {}: its launcher {why}{}; killing the job",
+            if ever_started {
+                "lost"
+            } else {
+                "cannot start ranks on"
+            },
+            remotes[k].host,
+            if ever_started {
+                format!(
+                    " while rank{} {} ran there",
+                    if lost.len() > 1 { "s" } else { "" },
+                    lost.iter()
+                        .map(|r| r.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                )
+            } else {
+                " (check that it is reachable and has mpirun at the same path, or give --prefix)"
+                    .into()
+            }
+        ),
+        if code == 0 { 1 } else { code },
+    );
+}
+
+/// A rank on another host connected: its first line must be
+/// `cmd=initack pmiid=R secret=S` with this job's secret, for a rank on
+/// another host not yet connected; then it gets MPICH's greeting (initack,
+/// size, rank, debug) and becomes that rank's PMI socket.
+fn greet(p: &mut Pending, ranks: &mut [Rank], secret: &str, n: usize) {
+    let line: Vec<u8> = p.buf.split(|&b| b == b'\n').next().unwrap_or(&[]).to_vec();
+    let m = wire::parse(&line).ok();
+    let rank: Option<usize> = m
+        .as_ref()
+        .filter(|m| m.cmd() == "initack")
+        .and_then(|m| m.get("pmiid"))
+        .and_then(|v| v.parse().ok());
+    let ok_secret = m
+        .as_ref()
+        .and_then(|m| m.get("secret"))
+        .is_some_and(|s| remote::same_secret(s, secret));
+    let Some(r) = rank.filter(|&r| {
+        ok_secret
+            && r < n
+            && ranks[r].remote.is_some()
+            && ranks[r].pmi.is_none()
+            && ranks[r].state != RankState::Exited
+    }) else {
+        eprintln!(
+            "mpirun: refused a PMI connection from {}: {}",
+            p.peer,
+            if !ok_secret {
+                "it did not show this job's secret"
+            } else {
+                "not a rank of this job on another host, or one already connected"
+            }
+        );
+        return;
+    };
+    let fd = p.fd.try_clone().expect("dup of a socket");
+    for m in [
+        Msg::new("initack"),
+        Msg::new("set").with("size", n),
+        Msg::new("set").with("rank", r),
+        Msg::new("set").with("debug", 0),
+    ] {
+        proto::send(&fd, &m);
+    }
+    // Anything after the greeting line is the rank's first PMI request.
+    let pos = p
+        .buf
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(p.buf.len(), |i| i + 1);
+    ranks[r].rbuf.extend_from_slice(&p.buf[pos..]);
+    ranks[r].pmi = Some(fd);
 }

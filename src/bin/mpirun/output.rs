@@ -12,12 +12,18 @@ pub(crate) fn forward(
     flush_all: bool,
     file: Option<&mut std::fs::File>,
 ) {
-    buf.extend_from_slice(data);
     let mut w: Box<dyn Write + '_> = match file {
         Some(f) => Box::new(f),
         None if to_err => Box::new(std::io::stderr().lock()),
         None => Box::new(std::io::stdout().lock()),
     };
+    if !tag {
+        // Untagged output passes as it comes (a prompt without a newline too).
+        let _ = w.write_all(data);
+        let _ = w.flush();
+        return;
+    }
+    buf.extend_from_slice(data);
     while let Some(i) = buf.iter().position(|&b| b == b'\n') {
         let line: Vec<u8> = buf.drain(..=i).collect();
         if tag {

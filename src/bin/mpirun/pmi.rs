@@ -1,35 +1,73 @@
-//! The PMI-1 server: the job's key-value store, barrier, finalize and abort.
+//! The PMI-1 server: the job's key-value store, barrier, finalize and abort,
+//! and the job's fate (the first failure, the exit code, the kill).
 
+use crate::proto;
 use crate::spawn::kill_group;
 use crate::{Rank, RankState};
 use oxmpi::bootstrap::wire::{self, Msg};
 use std::collections::HashMap;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 pub(crate) fn write_line(fd: &OwnedFd, m: &Msg) {
-    let s = m.encode();
-    // SAFETY: writing a buffer we own to an open socket.
-    unsafe { libc::write(fd.as_raw_fd(), s.as_ptr() as *const libc::c_void, s.len()) };
+    proto::send(fd, m);
 }
 
-/// Reads and handles every PMI line an exited rank left in its socket.
-#[allow(clippy::too_many_arguments)]
+/// What the server keeps for the whole job.
+pub(crate) struct Job {
+    pub(crate) kvs: String,
+    pub(crate) n: usize,
+    /// `PMI_process_mapping`.
+    pub(crate) mapping: String,
+    pub(crate) kv: HashMap<String, String>,
+    /// The summary printed at the end (the first failure).
+    pub(crate) failure: Option<String>,
+    pub(crate) exit_code: Option<i32>,
+    /// Set when the kill started (SIGTERM; SIGKILL a second later).
+    pub(crate) killing_since: Option<Instant>,
+    /// The process group of the ranks on this host.
+    pub(crate) pgid: i32,
+    /// The stdin of each other host's proxy (None once closed).
+    pub(crate) proxies: Vec<Option<OwnedFd>>,
+}
+
+impl Job {
+    /// Sends `sig` to every rank, on every host.
+    pub(crate) fn signal(&self, sig: i32) {
+        kill_group(self.pgid, sig);
+        for p in self.proxies.iter().flatten() {
+            proto::send(p, &Msg::new("signal").with("sig", sig));
+        }
+    }
+
+    /// The job failed: the first failure is the one reported and sets the
+    /// exit code; the job is killed everywhere.
+    pub(crate) fn fail(&mut self, why: String, code: i32) {
+        if self.killing_since.is_none() {
+            self.failure = Some(why);
+            self.exit_code = Some(code);
+            self.signal(libc::SIGTERM);
+            self.killing_since = Some(Instant::now());
+        } else {
+            self.exit_code.get_or_insert(code);
+        }
+    }
+}
+
+/// Reads and handles every PMI line an exited rank left in its socket; for
+/// a rank on another host, waits up to `wait` for its socket to close (its
+/// last lines may still be on the way).
 pub(crate) fn drain_pmi(
     ranks: &mut [Rank],
     i: usize,
     appnum: usize,
-    kv: &mut HashMap<String, String>,
-    kvs: &str,
-    n: usize,
-    failure: &mut Option<String>,
-    exit_code: &mut Option<i32>,
-    killing_since: &mut Option<Instant>,
-    pgid: i32,
+    job: &mut Job,
+    wait: Duration,
 ) {
     let Some(fd) = ranks[i].pmi.as_ref().map(|f| f.as_raw_fd()) else {
         return;
     };
+    let deadline = Instant::now() + wait;
     let mut buf = [0u8; 4096];
     loop {
         // SAFETY: reading into our buffer from an open socket, without blocking.
@@ -41,45 +79,31 @@ pub(crate) fn drain_pmi(
                 libc::MSG_DONTWAIT,
             )
         };
-        if got <= 0 {
+        if got > 0 {
+            ranks[i].rbuf.extend_from_slice(&buf[..got as usize]);
+            continue;
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if got == 0 || left.is_zero() {
             break;
         }
-        ranks[i].rbuf.extend_from_slice(&buf[..got as usize]);
+        let mut p = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        unsafe { libc::poll(&mut p, 1, left.as_millis().max(1) as i32) };
     }
     while let Some(pos) = ranks[i].rbuf.iter().position(|&b| b == b'\n') {
         let line: Vec<u8> = ranks[i].rbuf.drain(..=pos).collect();
         if let Ok(m) = wire::parse(&line) {
-            handle_pmi(
-                ranks,
-                i,
-                appnum,
-                &m,
-                kv,
-                kvs,
-                n,
-                failure,
-                exit_code,
-                killing_since,
-                pgid,
-            );
+            handle_pmi(ranks, i, appnum, &m, job);
         }
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn handle_pmi(
-    ranks: &mut [Rank],
-    i: usize,
-    appnum: usize,
-    m: &Msg,
-    kv: &mut HashMap<String, String>,
-    kvs: &str,
-    n: usize,
-    failure: &mut Option<String>,
-    exit_code: &mut Option<i32>,
-    killing_since: &mut Option<Instant>,
-    pgid: i32,
-) {
+pub(crate) fn handle_pmi(ranks: &mut [Rank], i: usize, appnum: usize, m: &Msg, job: &mut Job) {
     let reply = |ranks: &[Rank], i: usize, r: Msg| {
         if let Some(fd) = ranks[i].pmi.as_ref() {
             write_line(fd, &r);
@@ -111,16 +135,18 @@ pub(crate) fn handle_pmi(
         "get_universe_size" => reply(
             ranks,
             i,
-            Msg::new("universe_size").with("rc", 0).with("size", n),
+            Msg::new("universe_size").with("rc", 0).with("size", job.n),
         ),
         "get_my_kvsname" => reply(
             ranks,
             i,
-            Msg::new("my_kvsname").with("rc", 0).with("kvsname", kvs),
+            Msg::new("my_kvsname")
+                .with("rc", 0)
+                .with("kvsname", &job.kvs),
         ),
         "put" => {
             if let (Some(k), Some(v)) = (m.get("key"), m.get("value")) {
-                kv.insert(k.to_string(), v.to_string());
+                job.kv.insert(k.to_string(), v.to_string());
                 reply(
                     ranks,
                     i,
@@ -139,9 +165,9 @@ pub(crate) fn handle_pmi(
         "get" => {
             let k = m.get("key").unwrap_or("");
             let v = if k == "PMI_process_mapping" {
-                Some(format!("(vector,(0,1,{n}))"))
+                Some(job.mapping.clone())
             } else {
-                kv.get(k).cloned()
+                job.kv.get(k).cloned()
             };
             match v {
                 Some(v) => reply(
@@ -180,16 +206,14 @@ pub(crate) fn handle_pmi(
         }
         "abort" => {
             let code: i32 = m.get("exitcode").and_then(|c| c.parse().ok()).unwrap_or(1);
-            if killing_since.is_none() {
-                *failure = Some(format!(
-                    "mpirun: rank {i} called MPI_Abort with error code {code}{}; killing the job",
-                    m.get("message")
-                        .map(|s| format!(" ({})", wire::text_decode(s)))
-                        .unwrap_or_default()
-                ));
-                *exit_code = Some(if code == 0 { 1 } else { code });
-                kill_group(pgid, libc::SIGTERM);
-                *killing_since = Some(Instant::now());
+            let why = format!(
+                "mpirun: rank {i} called MPI_Abort with error code {code}{}; killing the job",
+                m.get("message")
+                    .map(|s| format!(" ({})", wire::text_decode(s)))
+                    .unwrap_or_default()
+            );
+            if job.killing_since.is_none() {
+                job.fail(why, if code == 0 { 1 } else { code });
             }
         }
         "publish_name" => reply(
