@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh machine: installs what it needs, builds,
 # installs into build/prefix, runs the Rust tests, the MPI programs (plain and
-# with -fsanitize=address,undefined) and the interoperability checks.
+# with -fsanitize=address,undefined), the interoperability checks, and jobs
+# across pretend hosts under our mpirun, Hydra and Slurm.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq build-essential python3 python3-venv pkg-config cmake gfortran mpich libmpich-dev libucx0 >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq build-essential python3 python3-venv pkg-config cmake gfortran mpich libmpich-dev libucx0 \
+    slurmd slurmctld slurm-client munge slurm-wlm-basic-plugins >/dev/null
 fi
 export CARGO_TERM_COLOR=never
 echo "== format and lints"
@@ -35,8 +37,10 @@ echo "== MPI test programs with -fsanitize=address,undefined"
 python3 mpi_tests/run.py build/prefix "--cflags=-fsanitize=address,undefined -fno-omit-frame-pointer"
 echo "== interoperability (Hydra, MPICH-built binaries, wrappers, build systems)"
 bash mpi_tests/interop.sh build/prefix
-echo "== across pretend hosts (tools/hosts.sh): Hydra starts OxMPI jobs on 2-3 hosts; UCX between them"
+echo "== across pretend hosts (tools/hosts.sh): our mpirun and Hydra start jobs on 2-3 hosts; UCX between them"
 bash mpi_tests/multihost.sh build/prefix
+echo "== under a two-node Slurm on pretend hosts (srun --mpi=pmi2)"
+bash mpi_tests/slurm.sh build/prefix
 echo "== mpirun's command line (MPMD, --help, errors, habitual flags)"
 bash mpi_tests/mpirun_cli.sh build/prefix
 echo "== all tests passed"
