@@ -68,9 +68,25 @@ impl Backoff {
         }
     }
 
+    /// Whether the next `snooze` sleeps (past the spin and yield phases):
+    /// the caller may then arm an fd to sleep on (`snooze_on`).
+    #[inline]
+    pub fn sleeps_next(&self) -> bool {
+        !self.spinning && {
+            let waited = ((sys::now() - self.start) * 1e9) as u64;
+            waited >= SPIN_NS.load(Ordering::Relaxed) + YIELD_NS.load(Ordering::Relaxed)
+        }
+    }
+
     /// Called after each unsuccessful poll.
     #[inline]
     pub fn snooze(&mut self) {
+        self.snooze_on(-1)
+    }
+
+    /// `snooze`, but a sleep ends early when `fd` (if not -1) turns readable.
+    #[inline]
+    pub fn snooze_on(&mut self, fd: i32) {
         self.iters = self.iters.wrapping_add(1);
         // While spinning, read the clock only every 64 polls.
         if self.spinning && self.iters & 63 != 1 {
@@ -90,7 +106,11 @@ impl Backoff {
             sys::yield_now();
         } else {
             self.spinning = false;
-            std::thread::sleep(std::time::Duration::from_nanos(self.sleep_ns));
+            if fd >= 0 {
+                sys::wait_readable(fd, self.sleep_ns);
+            } else {
+                std::thread::sleep(std::time::Duration::from_nanos(self.sleep_ns));
+            }
             self.sleep_ns = (self.sleep_ns * 2).min(SLEEP_MAX_NS.load(Ordering::Relaxed));
         }
     }

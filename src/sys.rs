@@ -784,6 +784,21 @@ pub fn cpus_available() -> usize {
         .unwrap_or(1)
 }
 
+/// Waits up to `ns` nanoseconds for `fd` to turn readable.
+pub fn wait_readable(fd: i32, ns: u64) {
+    let mut p = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ts = libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: one valid pollfd and a valid timeout; no signal mask change.
+    unsafe { libc::ppoll(&mut p, 1, &ts, std::ptr::null()) };
+}
+
 pub fn yield_now() {
     // SAFETY: no arguments, no memory effects.
     unsafe { libc::sched_yield() };

@@ -17,6 +17,7 @@ use super::progress::Backoff;
 use super::state::State;
 use crate::base::consts::*;
 use crate::err;
+use crate::transport::Wake;
 use parking_lot::lock_api::{RawMutex as _, RawMutexTimed as _};
 use parking_lot::RawMutex;
 use std::cell::UnsafeCell;
@@ -179,7 +180,7 @@ pub fn install(st: Option<State>, locked: bool) -> Option<State> {
 pub fn wait_for<R>(mut f: impl FnMut(&mut State) -> Result<Option<R>>) -> Result<R> {
     let mut backoff = Backoff::new_default();
     loop {
-        {
+        let wake = {
             let e = Entered::enter().ok_or_else(reentered)?;
             let st = e.state().as_mut().ok_or_else(not_ready)?;
             if let Some(r) = f(st)? {
@@ -190,8 +191,19 @@ pub fn wait_for<R>(mut f: impl FnMut(&mut State) -> Result<Option<R>>) -> Result
                     return Ok(r);
                 }
             }
+            // About to sleep: on UCX's event fd when there is one, armed
+            // under the lock (the worker is the state's).
+            if backoff.sleeps_next() {
+                st.net.arm_wait()
+            } else {
+                Wake::Sleep
+            }
+        };
+        match wake {
+            Wake::Sleep => backoff.snooze(),
+            Wake::Fd(fd) => backoff.snooze_on(fd),
+            Wake::Busy => {}
         }
-        backoff.snooze();
     }
 }
 

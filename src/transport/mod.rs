@@ -390,6 +390,21 @@ impl Net {
         did
     }
 
+    /// Before a waiting rank sleeps: what it may sleep on. With the
+    /// inter-node link, UCX's event fd once armed (an arrival wakes the
+    /// rank at once; shared memory is still looked at when the sleep's
+    /// time is up, as without it), or `Busy` when UCX has events pending
+    /// (progress again instead).
+    pub fn arm_wait(&mut self) -> Wake {
+        match self.ucx.as_mut() {
+            None => Wake::Sleep,
+            Some(u) => match u.arm() {
+                Some(fd) => Wake::Fd(fd),
+                None => Wake::Busy,
+            },
+        }
+    }
+
     /// MPI_Finalize, after the last barrier: the inter-node link lets its
     /// endpoints go.
     pub fn close(&mut self) {
@@ -410,6 +425,17 @@ impl Net {
     pub fn peeks(&self, w: usize) -> bool {
         matches!(self.links[w], Link::Shm(_))
     }
+}
+
+/// What a waiting rank may sleep on (`Net::arm_wait`).
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub enum Wake {
+    /// A plain timed sleep.
+    Sleep,
+    /// A timed wait for this fd to turn readable.
+    Fd(i32),
+    /// Do not sleep: there is work.
+    Busy,
 }
 
 /// A link failed under a running job: the rank ends with a message naming

@@ -128,7 +128,19 @@ impl UcxLink {
         if let Some(e) = self.failed.take() {
             return Err(e);
         }
-        self.ucx.progress()?;
+        if let Err(f) = self.ucx.progress() {
+            let who = self
+                .eps
+                .iter()
+                .position(|e| e.as_ref().is_some_and(|e| e.id() == f.ep));
+            return Err(match who {
+                Some(w) => format!(
+                    "lost world rank {w} on another host ({}): it died, or its host or the network did",
+                    f.what
+                ),
+                None => format!("an endpoint failed: {}", f.what),
+            });
+        }
         let mut out = Vec::new();
         for a in self.ucx.take_arrivals() {
             let Some((h, from, seq)) = decode(&a.header) else {
@@ -154,6 +166,11 @@ impl UcxLink {
             }
         }
         Ok(out)
+    }
+
+    /// Arms the worker for a sleep on its event fd (`Ucx::arm`).
+    pub fn arm(&mut self) -> Option<i32> {
+        self.ucx.arm()
     }
 
     /// UCX still holds sends of this rank.

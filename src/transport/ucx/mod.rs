@@ -91,8 +91,35 @@ pub struct Ucx {
     /// while `Ucx` moves.
     #[allow(clippy::box_collection)]
     inbox: Box<Vec<Arrival>>,
-    /// Sends UCX still holds: their buffers live until completion.
-    pending: Vec<(sys::ucs_status_ptr_t, Vec<u8>)>,
+    /// Endpoints UCX reported failed (their peer died, or its host or the
+    /// network did), with the status: boxed like the inbox, for the error
+    /// callback's argument.
+    #[allow(clippy::box_collection)]
+    failures: Box<Vec<(usize, sys::ucs_status_t)>>,
+    /// Sends UCX still holds: their buffers live until completion; the
+    /// endpoint's id names the peer when one fails.
+    pending: Vec<(sys::ucs_status_ptr_t, Vec<u8>, usize)>,
+    /// The worker's event fd (UCP_FEATURE_WAKEUP): readable when something
+    /// arrives after `arm`; -1 when UCX gave none.
+    efd: i32,
+}
+
+/// A peer's endpoint failed.
+#[derive(Debug)]
+pub struct Failure {
+    /// `Endpoint::id` of the failed endpoint.
+    pub ep: usize,
+    pub what: String,
+}
+
+/// The endpoint error callback: records the endpoint and the status for
+/// `progress` to report (called from ucp_worker_progress on the worker's
+/// thread).
+unsafe extern "C" fn on_peer_error(arg: *mut c_void, ep: sys::ucp_ep_h, status: sys::ucs_status_t) {
+    // SAFETY: `arg` is the boxed failure list registered with the endpoint,
+    // alive while the worker exists; called on the worker's thread only.
+    let list = unsafe { &mut *(arg as *mut Vec<(usize, sys::ucs_status_t)>) };
+    list.push((ep as usize, status));
 }
 
 /// The active-message id of every protocol message.
@@ -161,7 +188,8 @@ impl Ucx {
             }
             let mut params: sys::ucp_params_t = std::mem::zeroed();
             params.field_mask = sys::ucp_params_field_UCP_PARAM_FIELD_FEATURES as u64;
-            params.features = sys::ucp_feature_UCP_FEATURE_AM as u64;
+            params.features =
+                (sys::ucp_feature_UCP_FEATURE_AM | sys::ucp_feature_UCP_FEATURE_WAKEUP) as u64;
             let mut context: sys::ucp_context_h = std::ptr::null_mut();
             let s = lib.ucp_init_version(
                 sys::UCP_API_MAJOR,
@@ -175,8 +203,12 @@ impl Ucx {
                 return Err(fail("ucp_init", s));
             }
             let mut wp: sys::ucp_worker_params_t = std::mem::zeroed();
-            wp.field_mask = sys::ucp_worker_params_field_UCP_WORKER_PARAM_FIELD_THREAD_MODE as u64;
+            wp.field_mask = (sys::ucp_worker_params_field_UCP_WORKER_PARAM_FIELD_THREAD_MODE
+                | sys::ucp_worker_params_field_UCP_WORKER_PARAM_FIELD_EVENTS)
+                as u64;
             wp.thread_mode = sys::ucs_thread_mode_t_UCS_THREAD_MODE_SINGLE;
+            wp.events = sys::ucp_wakeup_event_types_UCP_WAKEUP_RX
+                | sys::ucp_wakeup_event_types_UCP_WAKEUP_TX;
             let mut worker: sys::ucp_worker_h = std::ptr::null_mut();
             let s = lib.ucp_worker_create(context, &wp, &mut worker);
             if s != sys::ucs_status_t_UCS_OK {
@@ -193,13 +225,19 @@ impl Ucx {
             }
             let address = std::slice::from_raw_parts(a as *const u8, alen).to_vec();
             lib.ucp_worker_release_address(worker, a);
+            let mut efd = -1;
+            if lib.ucp_worker_get_efd(worker, &mut efd) != sys::ucs_status_t_UCS_OK {
+                efd = -1; // waiting then sleeps in short steps, as without UCX
+            }
             let mut u = Ucx {
                 lib,
                 context,
                 worker,
                 address,
                 inbox: Box::default(),
+                failures: Box::default(),
                 pending: Vec::new(),
+                efd,
             };
             let mut hp: sys::ucp_am_handler_param_t = std::mem::zeroed();
             hp.field_mask = (sys::ucp_am_handler_param_field_UCP_AM_HANDLER_PARAM_FIELD_ID
@@ -230,10 +268,14 @@ impl Ucx {
         unsafe {
             let mut ep_params: sys::ucp_ep_params_t = std::mem::zeroed();
             ep_params.field_mask = (sys::ucp_ep_params_field_UCP_EP_PARAM_FIELD_REMOTE_ADDRESS
-                | sys::ucp_ep_params_field_UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE)
+                | sys::ucp_ep_params_field_UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE
+                | sys::ucp_ep_params_field_UCP_EP_PARAM_FIELD_ERR_HANDLER)
                 as u64;
             ep_params.address = address.as_ptr() as *const sys::ucp_address_t;
             ep_params.err_mode = sys::ucp_err_handling_mode_t_UCP_ERR_HANDLING_MODE_PEER;
+            ep_params.err_handler.cb = Some(on_peer_error);
+            ep_params.err_handler.arg =
+                &mut *self.failures as *mut Vec<(usize, sys::ucs_status_t)> as *mut c_void;
             let mut ep: sys::ucp_ep_h = std::ptr::null_mut();
             let s = self.lib.ucp_ep_create(self.worker, &ep_params, &mut ep);
             if s != sys::ucs_status_t_UCS_OK {
@@ -263,7 +305,7 @@ impl Ucx {
             return Ok(());
         }
         if !ptr_is_err(r) || ptr_status(r) != sys::ucs_status_t_UCS_ERR_NO_RESOURCE {
-            return self.settle(r, Vec::new());
+            return self.settle(r, Vec::new(), ep.id());
         }
         let mut buf = Vec::with_capacity(header.len() + payload.len());
         buf.extend_from_slice(header);
@@ -272,7 +314,7 @@ impl Ucx {
         // SAFETY: `buf` moves into `pending` (its heap bytes stay put) until
         // UCX completes the request.
         let r = unsafe { self.am_send(ep, h, p, 0) };
-        self.settle(r, buf)
+        self.settle(r, buf, ep.id())
     }
 
     /// One `ucp_am_send_nbx` of `header` and `payload` (eager) with the
@@ -307,7 +349,7 @@ impl Ucx {
 
     /// What `ucp_am_send_nbx` returned: done, an error, or a request kept
     /// (with the buffer it reads) until `progress` sees it complete.
-    fn settle(&mut self, r: sys::ucs_status_ptr_t, buf: Vec<u8>) -> Result<(), String> {
+    fn settle(&mut self, r: sys::ucs_status_ptr_t, buf: Vec<u8>, ep: usize) -> Result<(), String> {
         if r.is_null() {
             return Ok(());
         }
@@ -317,38 +359,59 @@ impl Ucx {
                 status_text(self.lib, ptr_status(r))
             ));
         }
-        self.pending.push((r, buf));
+        self.pending.push((r, buf, ep));
         Ok(())
     }
 
     /// Drives the worker once and retires completed sends; true if anything
-    /// happened.
-    pub fn progress(&mut self) -> Result<bool, String> {
+    /// happened. Err: a peer's endpoint failed (reported by UCX's error
+    /// callback, or by a send to it).
+    pub fn progress(&mut self) -> Result<bool, Failure> {
         // SAFETY: the worker is ours and used by this thread only.
         let n = unsafe { self.lib.ucp_worker_progress(self.worker) };
-        let before = self.pending.len();
         let lib = self.lib;
+        if let Some(&(ep, s)) = self.failures.first() {
+            return Err(Failure {
+                ep,
+                what: status_text(lib, s),
+            });
+        }
+        let before = self.pending.len();
         let mut failed = None;
-        self.pending.retain(|&(r, _)| {
+        self.pending.retain(|&(r, _, ep)| {
             // SAFETY: `r` is a request UCX returned and we have not freed.
             let s = unsafe { lib.ucp_request_check_status(r) };
             if s == sys::ucs_status_t_UCS_INPROGRESS {
                 return true;
             }
             if s != sys::ucs_status_t_UCS_OK {
-                failed = Some(s);
+                failed = Some((ep, s));
             }
             // SAFETY: completed: ours to free.
             unsafe { lib.ucp_request_free(r) };
             false
         });
-        if let Some(s) = failed {
-            return Err(format!("a send failed: {}", status_text(lib, s)));
+        if let Some((ep, s)) = failed {
+            return Err(Failure {
+                ep,
+                what: format!("a send failed: {}", status_text(lib, s)),
+            });
         }
         Ok(n > 0 || self.pending.len() != before || !self.inbox.is_empty())
     }
 
-    /// The arrivals since the last call, in order.
+    /// Prepares to sleep on `efd`: Some(fd) when the worker is armed (the fd
+    /// turns readable on the next event), None when events are pending (or
+    /// there is no fd): progress again instead of sleeping.
+    pub fn arm(&mut self) -> Option<i32> {
+        if self.efd < 0 || !self.inbox.is_empty() {
+            return None;
+        }
+        // SAFETY: the worker is ours and used by this thread only.
+        let s = unsafe { self.lib.ucp_worker_arm(self.worker) };
+        (s == sys::ucs_status_t_UCS_OK).then_some(self.efd)
+    }
+
     pub fn take_arrivals(&mut self) -> Vec<Arrival> {
         std::mem::take(&mut *self.inbox)
     }
@@ -384,7 +447,7 @@ impl Drop for Ucx {
         // SAFETY: the objects were made in `new` and are destroyed once;
         // pending requests are cancelled and freed first.
         unsafe {
-            for (r, _) in self.pending.drain(..) {
+            for (r, _, _) in self.pending.drain(..) {
                 self.lib.ucp_request_cancel(self.worker, r);
                 self.lib.ucp_request_free(r);
             }
@@ -396,6 +459,13 @@ impl Drop for Ucx {
 
 /// An endpoint of a worker (closed by `Ucx::close`).
 pub struct Endpoint(sys::ucp_ep_h);
+
+impl Endpoint {
+    /// Names the endpoint in a `Failure`.
+    pub fn id(&self) -> usize {
+        self.0 as usize
+    }
+}
 
 #[cfg(test)]
 mod tests {
