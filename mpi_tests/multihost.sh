@@ -83,6 +83,23 @@ done
 expect "p2p_basic on hosts 2 and 3 only, started from host 1" 0 "p2p_basic ok" \
   "$M --host oxhnode2:2,oxhnode3:1 $out/p2p_basic"
 
+# ---- every collective algorithm forced across hosts (at 2 hosts x 2 ranks
+# and 3 hosts x 2,1,2; the node-aware forms switch on by themselves there)
+forced=(
+  "OXMPI_ALLREDUCE=rabenseifner OXMPI_ALLGATHER=bruck OXMPI_ALLTOALL=bruck OXMPI_BCAST=pipeline OXMPI_GATHER=binomial OXMPI_SCATTER=binomial OXMPI_SCAN=recursive_doubling OXMPI_REDUCE_SCATTER=recursive_halving"
+  "OXMPI_ALLREDUCE=ring OXMPI_ALLGATHER=ring OXMPI_ALLTOALL=pairwise OXMPI_BCAST=binomial OXMPI_GATHER=linear OXMPI_SCATTER=linear OXMPI_SCAN=linear OXMPI_REDUCE_SCATTER=reduce_scatterv OXMPI_BARRIER=dissemination OXMPI_REDUCE=binomial"
+  "OXMPI_BCAST=linear OXMPI_ALLGATHER=linear OXMPI_ALLTOALL=linear OXMPI_ALLREDUCE=linear OXMPI_REDUCE_SCATTER=linear"
+  "OXMPI_ALLREDUCE=recursive_doubling OXMPI_ALLGATHER=recursive_doubling OXMPI_BCAST=scatter_allgather OXMPI_REDUCE_SCATTER=pairwise"
+  "OXMPI_ALLREDUCE=hierarchical OXMPI_ALLGATHER=hierarchical OXMPI_BCAST=hierarchical OXMPI_REDUCE_SCATTER=ring"
+  "OXMPI_ALLGATHER=shm_cma OXMPI_ALLTOALL=shm_cma OXMPI_BCAST=shm_cma OXMPI_ALLREDUCE=shm_cma OXMPI_REDUCE_SCATTER=shm_cma OXMPI_REDUCE=shm_cma OXMPI_BARRIER=shm"
+)
+for f in "${forced[@]}"; do
+  short=$(echo "$f" | sed 's/OXMPI_//g' | cut -c1-60)
+  expect "coll_basic, 2 hosts x 2, forced: $short..." 0 "" "$f $M --host oxhnode1:2,oxhnode2:2 $out/coll_basic"
+  expect "coll_dtypes, 3 hosts x 2,1,2, forced: $short..." 0 "" "$f $M --host oxhnode1:2,oxhnode2:1,oxhnode3:2 $out/coll_dtypes"
+done
+expect "icoll, 3 hosts x 2,1,2, forced: ${forced[0]:0:40}..." 0 "" "${forced[0]} $M --host oxhnode1:2,oxhnode2:1,oxhnode3:2 $out/icoll"
+
 # ---- placement: host lists, host files in both forms, -ppn, --map-by node
 where='sh -c "echo \$PMI_RANK \$(hostname) \$MPI_LOCALRANKID/\$MPI_LOCALNRANKS"'
 place() { # name, want (sorted "rank host local/n" lines joined by ';'), mpirun args

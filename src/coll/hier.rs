@@ -8,9 +8,11 @@
 use super::sched::{Sched, Step};
 
 /// Node of each member (world ranks in communicator order), or None when
-/// all are on one node. Ranks are assigned to nodes by the launcher's host
-/// (one host for now) or, for tests, by OXMPI_TEST_RANKS_PER_NODE=k, which
-/// puts world ranks [0, k) on node 0, [k, 2k) on node 1, and so on.
+/// all are on one node. Ranks are on the nodes of their hosts (the
+/// transport's node map: ranks on different hosts, or with
+/// OXMPI_TEST_UCX=1 every rank its own node) or, for tests, as
+/// OXMPI_TEST_RANKS_PER_NODE=k says: world ranks [0, k) on node 0, [k, 2k)
+/// on node 1, and so on.
 pub fn nodes(world: &[i32]) -> Option<Vec<usize>> {
     static PER: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     let per = *PER.get_or_init(|| {
@@ -18,10 +20,12 @@ pub fn nodes(world: &[i32]) -> Option<Vec<usize>> {
             .and_then(|v| v.parse().ok())
             .unwrap_or(0)
     });
-    if per == 0 {
-        return None;
-    }
-    let ids: Vec<usize> = world.iter().map(|&w| w as usize / per).collect();
+    let ids: Vec<usize> = if per > 0 {
+        world.iter().map(|&w| w as usize / per).collect()
+    } else {
+        let map = crate::transport::node_map()?;
+        world.iter().map(|&w| map[w as usize] as usize).collect()
+    };
     (ids.iter().any(|&i| i != ids[0])).then_some(ids)
 }
 

@@ -188,7 +188,7 @@ impl Net {
             .filter(|(_, &r)| r != rank)
             .map(|(li, &r)| (li, r))
             .collect();
-        let node = (0..size)
+        let node: Vec<i32> = (0..size)
             .map(|r| {
                 if forced {
                     r as i32
@@ -197,6 +197,7 @@ impl Net {
                 }
             })
             .collect();
+        let _ = NODE_MAP.set(node.clone());
         Ok(Net {
             links,
             shm,
@@ -425,6 +426,16 @@ impl Net {
     pub fn peeks(&self, w: usize) -> bool {
         matches!(self.links[w], Link::Shm(_))
     }
+}
+
+/// The node of every world rank (the lowest world rank on its host), set
+/// once at init: read without the state's lock by the collectives' choice
+/// of node-aware forms.
+static NODE_MAP: std::sync::OnceLock<Vec<i32>> = std::sync::OnceLock::new();
+
+/// The node of every world rank (`Net::node`), once MPI_Init has found them.
+pub fn node_map() -> Option<&'static [i32]> {
+    NODE_MAP.get().map(Vec::as_slice)
 }
 
 /// What a waiting rank may sleep on (`Net::arm_wait`).
