@@ -51,9 +51,11 @@ int main(int argc, char **argv) {
     const char *what = argc > 1 ? argv[1] : "p2p";
     long maxn = argc > 2 ? atol(argv[2]) : (4L << 20);
     if (argc > 3 && atoi(argv[3]) > 0) div_iters = atoi(argv[3]);
-    char *a = malloc(maxn * 2 + 64), *b = malloc(maxn * 2 + 64);
-    memset(a, 1, maxn * 2 + 64);
-    memset(b, 2, maxn * 2 + 64);
+    /* Room for the rate test's 64 receives of 8 bytes at any MAXBYTES. */
+    long room = maxn * 2 + 1024;
+    char *a = malloc(room), *b = malloc(room);
+    memset(a, 1, room);
+    memset(b, 2, room);
     double *t = malloc(sizeof(double) * 20000);
     if (strcmp(what, "p2p") == 0) {
         int peer = size / 2, me = rank == 0 ? 0 : rank == peer ? 1 : -1;
