@@ -181,10 +181,11 @@ else
   echo "skipped: Hydra (no mpiexec.hydra)"
 fi
 
+hid=$(cat "$hosts/id")
 cleanup
 trap - EXIT
-if ip netns list | grep -q "^oxh"; then
-  echo "FAIL pretend hosts left behind: $(ip netns list | tr '\n' ' ')"; fail=1
+if ip netns list | grep -q "^oxh$hid-\|^oxbr$hid"; then
+  echo "FAIL pretend hosts left behind: $(ip netns list | grep "$hid" | tr '\n' ' ')"; fail=1
 else
   echo "ok   pretend hosts torn down"
 fi

@@ -130,7 +130,8 @@ for i in 1 2; do
   fi
 done
 if pgrep -f "$out/" >/dev/null; then echo "FAIL processes left: $(pgrep -fa "$out/" | head -3)"; fail=1; fi
+hid=$(cat "$hosts/id")
 cleanup
 trap - EXIT
-if ip netns list | grep -q "^oxh"; then echo "FAIL pretend hosts left behind"; fail=1; else echo "ok   slurm stopped, hosts torn down"; fi
+if ip netns list | grep -q "^oxh$hid-\|^oxbr$hid"; then echo "FAIL pretend hosts left behind"; fail=1; else echo "ok   slurm stopped, hosts torn down"; fi
 exit $fail

@@ -16,7 +16,7 @@ case "$cmd" in
 up)
   n=$1; dir=$(realpath -m "$2")
   mkdir -p "$dir"
-  id=$(basename "$dir" | tr -c 'a-zA-Z0-9' '_' | cut -c1-6)
+  id=$(printf %s "$dir" | md5sum | cut -c1-6)
   echo "$id" > "$dir/id"
   echo "$n" > "$dir/n"
   # The namespace files are bind mounts, visible only in this mount namespace:
