@@ -24,7 +24,7 @@ cleanup() { "$root/tools/hosts.sh" down "$hosts" || true; }
 trap cleanup EXIT
 fail=0
 progs="crash crash_signal abort peer_exit idle_wait link_conformance p2p_basic p2p_nonblocking p2p_probe p2p_bsend icoll coll_dtypes coll_basic intercomm dtypes threads"
-for p in $progs; do
+for p in $progs mpmd; do
   "$prefix/bin/mpicc" -I"$here" "$here/$p.c" -o "$out/$p" -lpthread -lm
 done
 nhosts=3
@@ -130,6 +130,18 @@ expect "a program missing on another host" 127 "cannot start $out/nonexistent in
   "$M --host oxhnode2:2 $out/nonexistent"
 expect "an unreachable host" 1 "cannot start ranks on host oxhnode2" \
   "$M --launcher-exec /bin/false --host oxhnode1,oxhnode2 $out/p2p_basic"
+
+expect "MPMD blocks across hosts, -wdir and -x on another host" 0 "mpmd: 3 ranks, sum of appnums 2, argv\[1\]=first" \
+  "$M --host oxhnode1,oxhnode2:2 -n 1 -x TEST_APPNUM=0 -x TEST_FIRST=0 $out/mpmd first : -n 2 -x TEST_APPNUM=1 -x TEST_FIRST=1 -wdir /tmp -x TEST_WDIR=/tmp $out/mpmd"
+rm -rf "$out/of"
+expect "--output-filename across hosts" 0 "" \
+  "$M --host oxhnode1,oxhnode2 --output-filename $out/of sh -c 'echo out \$(hostname); echo err >&2'"
+if [ "$(cat "$out/of/1/rank.1/stdout" "$out/of/1/rank.1/stderr" 2>/dev/null | tr '\n' ' ')" = "out oxhnode2 err " ]; then
+  echo "ok   --output-filename: rank 1's files hold its output from oxhnode2"
+else
+  echo "FAIL --output-filename: $(cat "$out"/of/1/rank.1/* 2>&1 | tr '\n' ' ')"; fail=1
+fi
+expect "--report-bindings names the other host" 0 "rank 1 (pid [0-9]*, oxhnode2) bound to CPUs" "$M --report-bindings --host oxhnode1,oxhnode2 true"
 
 # ---- failures end the job on every host, fast, with the rank's code
 expect "a rank on host 2 exits with code 3 before MPI_Finalize" 3 "rank 1 (pid [0-9]* on oxhnode2) exited with code 3 before MPI_Finalize" \
