@@ -622,6 +622,7 @@ fn bcast_s(
             size: v.size,
             bytes: len,
             nodes: ids.is_some(),
+            node_groups: ids.as_deref().is_some_and(hier::groups),
             ..Default::default()
         },
     );
@@ -689,6 +690,7 @@ fn reduce_s(
                 elems: ne,
                 commutative,
                 nodes: ids.is_some(),
+                node_groups: ids.as_deref().is_some_and(hier::groups),
                 ..Default::default()
             },
         )
@@ -916,6 +918,7 @@ fn allgather_s(
             block: blk,
             dense,
             nodes: ids.is_some(),
+            node_groups: ids.as_deref().is_some_and(hier::groups),
             ..Default::default()
         },
     );

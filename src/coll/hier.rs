@@ -29,6 +29,12 @@ pub fn nodes(world: &[i32]) -> Option<Vec<usize>> {
     (ids.iter().any(|&i| i != ids[0])).then_some(ids)
 }
 
+/// Whether some node of `ids` (from `nodes`) holds more than one member.
+pub fn groups(ids: &[usize]) -> bool {
+    let mut seen = std::collections::HashSet::new();
+    ids.iter().any(|i| !seen.insert(*i))
+}
+
 /// The communicator's node structure: members of my node (communicator
 /// ranks, ascending) and one representative per node (the first member, or
 /// `root` for the root's node), in node order of first appearance.

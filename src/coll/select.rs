@@ -59,6 +59,12 @@ pub struct Call {
     pub dense: bool,
     /// Several nodes (in the layout the family's hierarchical form needs).
     pub nodes: bool,
+    /// Some node holds more than one member: the hierarchical forms save
+    /// inter-node messages only then (with one rank per node they are the
+    /// flat algorithm plus empty stages: 0.3-0.5 µs more per 8-byte
+    /// allreduce, bcast and allgather at 2 pretend hosts x 1 rank, 3 of 3
+    /// alternated launches, docs/performance.md, across hosts).
+    pub node_groups: bool,
 }
 
 impl Call {
@@ -170,13 +176,13 @@ pub static BCAST: Family = Family {
         Algo { name: "binomial", needs: 0, what: "< 128 KiB or 2 ranks" },
         Algo { name: "scatter_allgather", needs: 0, what: "more than 8 ranks" },
         Algo { name: "pipeline", needs: 0, what: "chain, 64 KiB chunks" },
-        Algo { name: "hierarchical", needs: NODES, what: "several nodes" },
+        Algo { name: "hierarchical", needs: NODES, what: "several nodes; chosen when some node has more than one rank" },
         Algo { name: "linear", needs: 0, what: "3-8 ranks" },
         Algo { name: "shm_cma", needs: AREA | CMA, what: "all ranks on this node and CMA works; above 64 KiB at 2 ranks, 128 KiB at more, up to 4 MiB: the readers read most of the root's buffer while the root writes the rest of theirs" },
         Algo { name: "shm", needs: AREA, what: "all ranks on this node, <= 256 KiB, in 16 KiB pieces above 128 KiB" },
     ],
     rule: |c| {
-        if c.nodes {
+        if c.nodes && c.node_groups {
             "hierarchical"
         } else if c.bytes >= 128 * KI && c.size > 8 {
             "scatter_allgather"
@@ -210,13 +216,13 @@ pub static ALLREDUCE: Family = Family {
         Algo { name: "recursive_doubling", needs: 0, what: "< 16 KiB, or a non-commutative op" },
         Algo { name: "ring", needs: COMMUTATIVE | CHUNKS, what: "2 ranks from 64 KiB, any from 1 MiB" },
         Algo { name: "rabenseifner", needs: COMMUTATIVE | CHUNKS, what: "< 1 MiB" },
-        Algo { name: "hierarchical", needs: COMMUTATIVE | NODES, what: "several nodes" },
+        Algo { name: "hierarchical", needs: COMMUTATIVE | NODES, what: "several nodes; chosen when some node has more than one rank" },
         Algo { name: "linear", needs: COMMUTATIVE | CHUNKS, what: "3-8 ranks, >= 64 KiB" },
         Algo { name: "shm_cma", needs: AREA | CMA, what: "all ranks on this node, CMA works, a builtin op, above 128 KiB: every rank reduces a slice out of the others' buffers and writes it into theirs" },
         Algo { name: "shm", needs: AREA, what: "all ranks on this node, <= 128 KiB" },
     ],
     rule: |c| {
-        if c.commutative && c.nodes {
+        if c.commutative && c.nodes && c.node_groups {
             "hierarchical"
         } else if !c.commutative || c.bytes < 16 * KI || c.elems < c.size {
             "recursive_doubling"
@@ -244,13 +250,13 @@ pub static ALLGATHER: Family = Family {
         Algo { name: "ring", needs: 0, what: "more than 8 ranks from 64 KiB in all, and what nothing else takes" },
         Algo { name: "recursive_doubling", needs: POW2 | DENSE, what: "power-of-two ranks, < 64 KiB" },
         Algo { name: "bruck", needs: EQUAL_BLOCKS, what: "equal blocks, < 64 KiB" },
-        Algo { name: "hierarchical", needs: NODES | DENSE, what: "several nodes" },
+        Algo { name: "hierarchical", needs: NODES | DENSE, what: "several nodes; chosen when some node has more than one rank" },
         Algo { name: "linear", needs: 0, what: "up to 8 ranks, >= 64 KiB in all" },
         Algo { name: "shm_cma", needs: AREA | CMA, what: "MPI_Allgather, all ranks on this node and CMA works, above that: single copy between the ranks' buffers, see OXMPI_ALLGATHER_PUSH" },
         Algo { name: "shm", needs: AREA, what: "MPI_Allgather, all ranks on this node, <= 8 KiB per rank, 32 KiB when ranks outnumber cores" },
     ],
     rule: |c| {
-        if c.nodes {
+        if c.nodes && c.node_groups {
             "hierarchical"
         } else if c.bytes >= 64 * KI && c.size <= 8 {
             "linear"
@@ -410,7 +416,7 @@ mod tests {
             for size in [1, 2, 3, 4, 8, 9, 16] {
                 for bytes in [0, 8, 16 << 10, 64 << 10, 512 << 10, 1 << 20, 4 << 20] {
                     for commutative in [false, true] {
-                        for nodes in [false, true] {
+                        for (nodes, node_groups) in [(false, false), (true, false), (true, true)] {
                             let c = Call {
                                 size,
                                 bytes,
@@ -419,6 +425,7 @@ mod tests {
                                 block: Some(bytes / size.max(1)),
                                 dense: true,
                                 nodes,
+                                node_groups,
                             };
                             let pick = (f.rule)(&c);
                             let a = f.algo(pick).unwrap_or_else(|| {
