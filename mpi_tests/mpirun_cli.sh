@@ -72,6 +72,18 @@ else
   echo "FAIL --output-filename: $(ls -R "$out/of" 2>&1 | tr '\n' ' ')"; fail=1
 fi
 
+# ---- host lists naming only this host run here, without ssh
+expect "--host localhost:2 runs 2 ranks here" 0 "2 ranks" "" $M --host localhost:2 sh -c 'echo $PMI_SIZE ranks'
+expect "--host with this host's name" 0 "local 1/2" "" $M --host "$(hostname):2" sh -c '[ $PMI_RANK = 1 ] && echo local $MPI_LOCALRANKID/$MPI_LOCALNRANKS; true'
+printf 'localhost slots=3\n' > "$out/hf"
+expect "--hostfile with localhost slots=3, -n from the slots" 0 "3 ranks" "" $M --hostfile "$out/hf" sh -c '[ $PMI_RANK = 0 ] && echo $PMI_SIZE ranks; true'
+expect "more ranks than slots" 2 "" "4 ranks but only 3 slots on the host (localhost:3)" "$bin/mpirun" -n 4 --hostfile "$out/hf" true
+expect "--oversubscribe allows them" 0 "" "" $M -n 4 --oversubscribe --hostfile "$out/hf" true
+expect "a bad host list" 2 "" "'x' is not a number of slots" "$bin/mpirun" --host a:x true
+expect "a missing hostfile" 2 "" "--hostfile /nonexistent: cannot read it" "$bin/mpirun" --hostfile /nonexistent true
+expect "-ppn without hosts" 2 "" "-ppn / --map-by ppr needs hosts" "$bin/mpirun" -ppn 2 true
+expect "--map-by bogus" 2 "" "--map-by bogus: use slot, core, node or ppr:N:node" "$bin/mpirun" --map-by bogus true
+
 # ---- the abort summary quotes the error as it was (underscores kept)
 expect "abort summary keeps MPI_ names" 44 "" "called MPI_Abort with error code 44 (MPI_Win_fence: not implemented: MPI_Win_fence" \
   env OXMPI_TEST_FATAL=1 $M -n 2 "$out/stubs"
