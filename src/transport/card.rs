@@ -18,6 +18,11 @@ pub struct Card {
 }
 
 impl Card {
+    /// The host's name as messages show it (the id without its boot id).
+    pub fn host_name(&self) -> &str {
+        self.host.rsplit_once('_').map_or(&self.host, |(h, _)| h)
+    }
+
     pub fn mine() -> Card {
         Card {
             host: crate::sys::host_id(),
@@ -94,4 +99,21 @@ pub fn exchange_ucx(
             .ok_or_else(|| err!(MPI_ERR_INTERN, "bad UCX address of rank {r}: {v}"))?;
     }
     Ok(addrs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_names_drop_the_boot_id() {
+        let c = |h: &str| Card {
+            host: h.into(),
+            pid: 1,
+        };
+        assert_eq!(c("node7_0123456789abcdef").host_name(), "node7");
+        assert_eq!(c("my_host_0123456789abcdef").host_name(), "my_host");
+        assert_eq!(c("plain").host_name(), "plain");
+        assert!(!Card::mine().host_name().is_empty());
+    }
 }

@@ -164,8 +164,8 @@ impl Net {
                 err!(
                     MPI_ERR_OTHER,
                     "ranks on host {} and host {} need an inter-node transport: {e}",
-                    cards[rank].host,
-                    cards[far].host
+                    cards[rank].host_name(),
+                    cards[far].host_name()
                 )
             })?;
             let addrs = card::exchange_ucx(pmi, u.address(), |r| !same(r))?;
