@@ -105,6 +105,13 @@ pub fn text_encode(t: &str) -> String {
 
 /// The text `text_encode` encoded (a stray `%` stays as it is).
 pub fn text_decode(s: &str) -> String {
+    String::from_utf8_lossy(&percent_decode(s)).into_owned()
+}
+
+/// The bytes of a %XX-encoded value (`text_encode`, or mpirun's byte-wise
+/// encoding of its proxies' lines); a `%` not followed by two hex digits
+/// stands for itself.
+pub fn percent_decode(s: &str) -> Vec<u8> {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -124,7 +131,7 @@ pub fn text_decode(s: &str) -> String {
             }
         }
     }
-    String::from_utf8_lossy(&out).into_owned()
+    out
 }
 
 /// Encodes bytes so that they can travel as a PMI value (no spaces, no `=` issues).

@@ -422,6 +422,6 @@ impl State {
 
     /// Node of a world rank: the lowest world rank on the same host.
     pub fn node_of(&self, w: i32) -> i32 {
-        self.net.node[w as usize]
+        crate::transport::node_map().map_or(0, |m| m[w as usize])
     }
 }

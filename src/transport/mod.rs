@@ -97,8 +97,6 @@ pub struct Net {
     me: usize,
     /// Ranks on this node, this one included.
     pub nlocal: usize,
-    /// Node id (lowest world rank on the same host) of every world rank.
-    pub node: Vec<i32>,
     /// The inter-node link, when some rank is on another host.
     ucx: Option<ucx::link::UcxLink>,
 }
@@ -197,7 +195,7 @@ impl Net {
                 }
             })
             .collect();
-        let _ = NODE_MAP.set(node.clone());
+        let _ = NODE_MAP.set(node);
         Ok(Net {
             links,
             shm,
@@ -207,7 +205,6 @@ impl Net {
             peers,
             me: rank,
             nlocal: local.len(),
-            node,
             ucx,
         })
     }
@@ -429,8 +426,9 @@ impl Net {
 }
 
 /// The node of every world rank (the lowest world rank on its host), set
-/// once at init: read without the state's lock by the collectives' choice
-/// of node-aware forms.
+/// once at init (the one copy: `State::node_of` reads it too), so the
+/// collectives' choice of node-aware forms reads it without the state's
+/// lock.
 static NODE_MAP: std::sync::OnceLock<Vec<i32>> = std::sync::OnceLock::new();
 
 /// The node of every world rank (`Net::node`), once MPI_Init has found them.

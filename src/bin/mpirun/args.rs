@@ -25,6 +25,37 @@ pub(crate) enum Bind {
     Numa,
 }
 
+impl Bind {
+    /// `--bind-to`'s words (also how mpirun tells a proxy).
+    pub(crate) fn parse(v: &str) -> Option<Bind> {
+        Some(match v {
+            "none" => Bind::None,
+            "core" | "hwthread" | "cpu" => Bind::Cpu,
+            "socket" | "package" => Bind::Socket,
+            "numa" => Bind::Numa,
+            _ => return None,
+        })
+    }
+
+    /// The word `parse` reads back.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Bind::None => "none",
+            Bind::Cpu => "cpu",
+            Bind::Socket => "socket",
+            Bind::Numa => "numa",
+        }
+    }
+}
+
+/// A positive count from the command line, or the error `what`.
+fn positive(v: &str, what: impl FnOnce() -> String) -> usize {
+    v.parse()
+        .ok()
+        .filter(|&k: &usize| k > 0)
+        .unwrap_or_else(|| bad(&what()))
+}
+
 pub(crate) struct Opts {
     pub(crate) apps: Vec<App>,
     /// `-genv`: for every block.
@@ -280,14 +311,9 @@ pub(crate) fn parse(args: Vec<String>) -> Opts {
             }
             "-ppn" | "--ppn" | "-npernode" | "--npernode" => {
                 let v = need(i, "a number of ranks per host");
-                o.ppn = Some(
-                    v.parse()
-                        .ok()
-                        .filter(|&k: &usize| k > 0)
-                        .unwrap_or_else(|| {
-                            bad(&format!("{a} {v}: not a number of ranks per host"))
-                        }),
-                );
+                o.ppn = Some(positive(&v, || {
+                    format!("{a} {v}: not a number of ranks per host")
+                }));
                 i += 2;
             }
             "--map-by" | "-map-by" => {
@@ -300,9 +326,9 @@ pub(crate) fn parse(args: Vec<String>) -> Opts {
                     }
                     ["node", ..] => o.map_by = MapBy::Node,
                     ["ppr", k, "node", ..] => {
-                        o.ppn = Some(k.parse().ok().filter(|&k: &usize| k > 0).unwrap_or_else(
-                            || bad(&format!("{a} {v}: '{k}' is not a number of ranks")),
-                        ))
+                        o.ppn = Some(positive(k, || {
+                            format!("{a} {v}: '{k}' is not a number of ranks")
+                        }))
                     }
                     _ => bad(&format!("{a} {v}: use slot, core, node or ppr:N:node")),
                 }
@@ -344,15 +370,11 @@ pub(crate) fn parse(args: Vec<String>) -> Opts {
             }
             "--bind-to" | "-bind-to" => {
                 let v = need(i, "core, hwthread, socket, numa or none");
-                o.bind = Some(match v.as_str() {
-                    "none" => Bind::None,
-                    "core" | "hwthread" | "cpu" => Bind::Cpu,
-                    "socket" | "package" => Bind::Socket,
-                    "numa" => Bind::Numa,
-                    _ => bad(&format!(
+                o.bind = Some(Bind::parse(&v).unwrap_or_else(|| {
+                    bad(&format!(
                         "--bind-to {v}: use core, hwthread, socket, numa or none"
-                    )),
-                });
+                    ))
+                }));
                 i += 2;
             }
             "--mca" | "-mca" => {

@@ -25,7 +25,7 @@ mod spawn;
 use args::Bind;
 use output::forward;
 use oxmpi::bootstrap::wire::{self, Msg};
-use pmi::{drain_pmi, handle_pmi, Job};
+use pmi::{drain_pmi, handle_lines, Job};
 use remote::Remote;
 use spawn::{allowed_cpus, cleanup_shm, cpu_list, socketpair, In, Launch};
 use std::collections::HashMap;
@@ -61,6 +61,20 @@ pub(crate) struct Rank {
     pub(crate) ebuf: Vec<u8>,
     /// `--output-filename`: where its stdout and stderr go instead.
     pub(crate) files: Option<(std::fs::File, std::fs::File)>,
+}
+
+impl Rank {
+    /// Forwards what the rank wrote on stdout or stderr (`is_err`) to
+    /// mpirun's own or to its `--output-filename` files; `end`: the stream
+    /// ended (a last partial line goes out).
+    fn emit(&mut self, i: usize, data: &[u8], is_err: bool, end: bool, tag: bool) {
+        let (buf, file) = if is_err {
+            (&mut self.ebuf, self.files.as_mut().map(|f| &mut f.1))
+        } else {
+            (&mut self.obuf, self.files.as_mut().map(|f| &mut f.0))
+        };
+        forward(buf, data, i, tag, is_err, end, file);
+    }
 }
 
 /// A TCP connection from a rank on another host before it showed the
@@ -347,12 +361,6 @@ fn main() {
         };
         rm.agent = pid;
         rm.from = Some(from);
-        let bind_name = match bind {
-            Bind::None => "none",
-            Bind::Cpu => "cpu",
-            Bind::Socket => "socket",
-            Bind::Numa => "numa",
-        };
         let size = n.to_string();
         let report = if o.report_bindings { "1" } else { "0" };
         proto::send(
@@ -366,7 +374,7 @@ fn main() {
                     ("cwd", &cwd),
                     ("port", &port_of[k]),
                     ("secret", &secret),
-                    ("bind", bind_name),
+                    ("bind", bind.name()),
                     ("report", report),
                 ],
             ),
@@ -495,7 +503,8 @@ fn main() {
         }
         // SAFETY: pfds is a valid array of pollfd.
         unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, 20) };
-        let mut accepted: Vec<usize> = Vec::new();
+        // Pending connections done with: (index, whether it greeted).
+        let mut accepted: Vec<(usize, bool)> = Vec::new();
         for (p, &slot) in pfds.iter().zip(who.iter()) {
             if p.revents == 0 {
                 continue;
@@ -506,17 +515,10 @@ fn main() {
                     let r = &mut ranks[i];
                     let fd = if is_err { &mut r.err } else { &mut r.out };
                     let got = proto::read_some(fd.as_ref().unwrap(), &mut buf);
-                    let (rb, f) = if is_err {
-                        (&mut r.ebuf, r.files.as_mut().map(|f| &mut f.1))
-                    } else {
-                        (&mut r.obuf, r.files.as_mut().map(|f| &mut f.0))
-                    };
                     if got == 0 {
-                        forward(rb, &[], i, o.tag, is_err, true, f);
                         *fd = None;
-                    } else {
-                        forward(rb, &buf[..got], i, o.tag, is_err, false, f);
                     }
+                    r.emit(i, &buf[..got], is_err, got == 0, o.tag);
                 }
                 Slot::Pmi(i) => {
                     let got = proto::read_some(ranks[i].pmi.as_ref().unwrap(), &mut buf);
@@ -528,11 +530,7 @@ fn main() {
                     if ranks[i].rbuf.len() > 64 * wire::MAX_LINE {
                         ranks[i].rbuf.clear(); // a flood without newlines: drop it
                     }
-                    while let Some(pos) = ranks[i].rbuf.iter().position(|&b| b == b'\n') {
-                        let line: Vec<u8> = ranks[i].rbuf.drain(..=pos).collect();
-                        let Ok(m) = wire::parse(&line) else { continue };
-                        handle_pmi(&mut ranks, i, app_of[i], &m, &mut job);
-                    }
+                    handle_lines(&mut ranks, i, app_of[i], &mut job);
                 }
                 Slot::Proxy(k) => {
                     let got = proto::read_some(remotes[k].from.as_ref().unwrap(), &mut buf);
@@ -566,13 +564,12 @@ fn main() {
                 Slot::Pending(k) => {
                     let got = proto::read_some(&pending[k].fd, &mut buf);
                     if got == 0 {
-                        accepted.push(k); // closed before its greeting
+                        accepted.push((k, false)); // closed before its greeting
                         continue;
                     }
                     pending[k].buf.extend_from_slice(&buf[..got]);
                     if pending[k].buf.contains(&b'\n') || pending[k].buf.len() > wire::MAX_LINE {
-                        accepted.push(k);
-                        greet(&mut pending[k], &mut ranks, &secret, n);
+                        accepted.push((k, true));
                     }
                 }
                 Slot::Stdin => {
@@ -591,8 +588,11 @@ fn main() {
         }
         // Connections that greeted (or closed) leave the pending list.
         accepted.sort_unstable();
-        for k in accepted.into_iter().rev() {
-            pending.remove(k);
+        for (k, greeted) in accepted.into_iter().rev() {
+            let p = pending.remove(k);
+            if greeted {
+                greet(p, &mut ranks, &secret, n);
+            }
         }
         // Reap exited ranks and agents.
         loop {
@@ -659,12 +659,8 @@ fn main() {
         }
     }
     for (i, r) in ranks.iter_mut().enumerate() {
-        let (fo, fe) = match r.files.as_mut() {
-            Some((a, b)) => (Some(a), Some(b)),
-            None => (None, None),
-        };
-        forward(&mut r.obuf, &[], i, o.tag, false, true, fo);
-        forward(&mut r.ebuf, &[], i, o.tag, true, true, fe);
+        r.emit(i, &[], false, true, o.tag);
+        r.emit(i, &[], true, true, o.tag);
     }
     cleanup_shm(&kvs);
     if let Some(f) = job.failure {
@@ -737,14 +733,7 @@ fn from_proxy(
             "started" => ranks[r].pid = m.get("pid").and_then(|v| v.parse().ok()).unwrap_or(0),
             "out" => {
                 let data = proto::dec(m.get("data").unwrap_or(""));
-                let rk = &mut ranks[r];
-                if m.get("fd") == Some("2") {
-                    let f = rk.files.as_mut().map(|f| &mut f.1);
-                    forward(&mut rk.ebuf, &data, r, o.tag, true, false, f);
-                } else {
-                    let f = rk.files.as_mut().map(|f| &mut f.0);
-                    forward(&mut rk.obuf, &data, r, o.tag, false, false, f);
-                }
+                ranks[r].emit(r, &data, m.get("fd") == Some("2"), false, o.tag);
             }
             "nostart" => {
                 let code = m.get("code").and_then(|v| v.parse().ok()).unwrap_or(126);
@@ -844,7 +833,7 @@ fn agent_exited(
 /// `cmd=initack pmiid=R secret=S` with this job's secret, for a rank on
 /// another host not yet connected; then it gets MPICH's greeting (initack,
 /// size, rank, debug) and becomes that rank's PMI socket.
-fn greet(p: &mut Pending, ranks: &mut [Rank], secret: &str, n: usize) {
+fn greet(p: Pending, ranks: &mut [Rank], secret: &str, n: usize) {
     let line: Vec<u8> = p.buf.split(|&b| b == b'\n').next().unwrap_or(&[]).to_vec();
     let m = wire::parse(&line).ok();
     let rank: Option<usize> = m
@@ -874,7 +863,7 @@ fn greet(p: &mut Pending, ranks: &mut [Rank], secret: &str, n: usize) {
         );
         return;
     };
-    let fd = p.fd.try_clone().expect("dup of a socket");
+    let fd = p.fd;
     for m in [
         Msg::new("initack"),
         Msg::new("set").with("size", n),

@@ -9,10 +9,6 @@ use std::collections::HashMap;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
-pub(crate) fn write_line(fd: &OwnedFd, m: &Msg) {
-    proto::send(fd, m);
-}
-
 /// What the server keeps for the whole job.
 pub(crate) struct Job {
     pub(crate) kvs: String,
@@ -95,6 +91,12 @@ pub(crate) fn drain_pmi(
         // SAFETY: one valid pollfd.
         unsafe { libc::poll(&mut p, 1, left.as_millis().max(1) as i32) };
     }
+    handle_lines(ranks, i, appnum, job);
+}
+
+/// Handles every whole line rank `i` has sent (lines that do not parse
+/// are dropped).
+pub(crate) fn handle_lines(ranks: &mut [Rank], i: usize, appnum: usize, job: &mut Job) {
     while let Some(pos) = ranks[i].rbuf.iter().position(|&b| b == b'\n') {
         let line: Vec<u8> = ranks[i].rbuf.drain(..=pos).collect();
         if let Ok(m) = wire::parse(&line) {
@@ -106,7 +108,7 @@ pub(crate) fn drain_pmi(
 pub(crate) fn handle_pmi(ranks: &mut [Rank], i: usize, appnum: usize, m: &Msg, job: &mut Job) {
     let reply = |ranks: &[Rank], i: usize, r: Msg| {
         if let Some(fd) = ranks[i].pmi.as_ref() {
-            write_line(fd, &r);
+            proto::send(fd, &r);
         }
     };
     match m.cmd() {

@@ -21,26 +21,7 @@ pub(crate) fn enc(b: &[u8]) -> String {
 
 /// The bytes `enc` made.
 pub(crate) fn dec(s: &str) -> Vec<u8> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = (b[i] == b'%' && i + 2 < b.len())
-            .then(|| std::str::from_utf8(b.get(i + 1..i + 3)?).ok())
-            .flatten()
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match hex {
-            Some(v) => {
-                out.push(v);
-                i += 3;
-            }
-            None => {
-                out.push(b[i]);
-                i += 1;
-            }
-        }
-    }
-    out
+    oxmpi::bootstrap::wire::percent_decode(s)
 }
 
 /// A decoded value as text.

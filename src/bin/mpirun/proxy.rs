@@ -122,12 +122,7 @@ pub(crate) fn run() -> ! {
     let job = job.unwrap_or_else(|| die("no job description from mpirun"));
     let get = |k: &str| job.get(k).map(dec_str).unwrap_or_default();
     let kvs = get("kvs");
-    let bind = match get("bind").as_str() {
-        "none" => Bind::None,
-        "socket" => Bind::Socket,
-        "numa" => Bind::Numa,
-        _ => Bind::Cpu,
-    };
+    let bind = Bind::parse(&get("bind")).unwrap_or(Bind::Cpu);
     let report = get("report") == "1";
     let cwd = get("cwd");
     let allowed = allowed_cpus();

@@ -115,6 +115,10 @@ pub struct Failure {
 /// The endpoint error callback: records the endpoint and the status for
 /// `progress` to report (called from ucp_worker_progress on the worker's
 /// thread).
+///
+/// # Safety
+/// UCX calls it with the `arg` registered in `connect`: the boxed failure
+/// list of the worker's `Ucx`.
 unsafe extern "C" fn on_peer_error(arg: *mut c_void, ep: sys::ucp_ep_h, status: sys::ucs_status_t) {
     // SAFETY: `arg` is the boxed failure list registered with the endpoint,
     // alive while the worker exists; called on the worker's thread only.
@@ -127,6 +131,10 @@ const AM_ID: u32 = 0;
 
 /// The receive callback: copies the envelope and the payload (eager data,
 /// valid only during the callback) into the inbox.
+///
+/// # Safety
+/// UCX calls it with the `arg` registered in `new` (the boxed inbox) and
+/// buffers of the given lengths, valid during the call.
 unsafe extern "C" fn on_am(
     arg: *mut c_void,
     header: *const c_void,
