@@ -11,7 +11,8 @@
  * split copy, the cells' fallback), ordering per (communicator, source,
  * tag) across eager and rendezvous, expected and unexpected, truncation of
  * both, zero bytes, many outstanding, cancel of receives, synchronous sends
- * (not complete before the match), non-contiguous types, probe. */
+ * (not complete before the match), non-contiguous types (also above
+ * OXMPI_PACK_STREAM, streamed), probe. */
 #include "util.h"
 
 static int rank, size, peer;
@@ -175,21 +176,28 @@ static void noncontig(int blocks) {
     MPI_Datatype v;
     MPI_Type_vector(blocks, 3, 5, MPI_INT, &v);
     MPI_Type_commit(&v);
-    long n = 5L * blocks;
-    int *s = malloc(n * sizeof(int)), *r = malloc(n * sizeof(int)), *c = malloc(3L * blocks * sizeof(int));
-    for (long i = 0; i < n; i++) s[i] = (int)(rank * 1000003 + i), r[i] = -1;
-    MPI_Request q[4];
-    /* Vector to vector, and vector to contiguous. */
+    long n = 5L * blocks, m = 3L * blocks;
+    int *s = malloc(n * sizeof(int)), *r = malloc(n * sizeof(int)), *c = malloc(m * sizeof(int));
+    int *cs = malloc(m * sizeof(int)), *r2 = malloc(n * sizeof(int));
+    for (long i = 0; i < n; i++) s[i] = (int)(rank * 1000003 + i), r[i] = -1, r2[i] = -1;
+    for (long k = 0; k < m; k++) cs[k] = (int)(rank * 7919 + k);
+    MPI_Request q[6];
+    /* Vector to vector, vector to contiguous, and contiguous to vector. */
     MPI_Irecv(r, 1, v, peer, 12, comm, &q[0]);
     MPI_Irecv(c, 3 * blocks, MPI_INT, peer, 13, comm, &q[1]);
+    MPI_Irecv(r2, 1, v, peer, 15, comm, &q[4]);
     MPI_Isend(s, 1, v, peer, 12, comm, &q[2]);
     MPI_Isend(s, 1, v, peer, 13, comm, &q[3]);
-    MPI_Waitall(4, q, MPI_STATUSES_IGNORE);
+    MPI_Isend(cs, 3 * blocks, MPI_INT, peer, 15, comm, &q[5]);
+    MPI_Waitall(6, q, MPI_STATUSES_IGNORE);
     for (long b = 0, k = 0; b < blocks; b++)
         for (long j = 0; j < 5; j++) {
             long i = b * 5 + j;
             int want = j < 3 ? (int)(peer * 1000003 + i) : -1;
             CHECK(r[i] == want, "vector %d blocks: element %ld is %d, want %d", blocks, i, r[i], want);
+            int want2 = j < 3 ? (int)(peer * 7919 + k) : -1;
+            CHECK(r2[i] == want2, "contiguous to vector %d blocks: element %ld is %d, want %d", blocks, i, r2[i],
+                  want2);
             if (j < 3) {
                 CHECK(c[k] == want, "vector to contiguous %d blocks: element %ld", blocks, k);
                 k++;
@@ -199,6 +207,8 @@ static void noncontig(int blocks) {
     free(s);
     free(r);
     free(c);
+    free(cs);
+    free(r2);
 }
 
 static void probe(long n) {
@@ -249,6 +259,8 @@ int main(int argc, char **argv) {
     noncontig(4);
     noncontig(5000);
     noncontig(300000);
+    /* 4.8 MB packed: above OXMPI_PACK_STREAM, streamed on both sides. */
+    noncontig(400000);
     probe(16);
     probe(500000);
 

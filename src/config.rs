@@ -26,6 +26,7 @@ pub const TUNABLES: &[(&str, &str, &str)] = &[
     ("OXMPI_NODE_CPUS", "", "set by mpirun for each rank: the CPUs of the node, which decides whether waiting ranks spin first and which node-area collective forms run when ranks outnumber CPUs (unset: the CPUs online)"),
     ("OXMPI_JOB", "", "set by mpirun for each rank: the job's name"),
     ("OXMPI_TEST_UCX", "0", "tests: 1 makes every other rank count as on another host, so all traffic between ranks goes through the UCX link (with UCX_TLS=tcp UCX_NET_DEVICES=lo on one machine)"),
+    ("OXMPI_UCX_RNDV", "1", "1: messages above the eager limit to ranks on other hosts go by UCX's active-message rendezvous, straight from the send buffer into the receive buffer; 0: a CTS answered by 64 KiB fragments, each copied on both sides (for comparison)"),
     ("OXMPI_UCX_LIB", "libucp.so.0", "the UCX library the inter-node link opens (a soname found by the dynamic loader, or a path)"),
     ("OXMPI_TEST_RANKS_PER_NODE", "0", "tests: pretend world ranks [0,k), [k,2k), ... are separate nodes, so the hierarchical collectives run on one host (0: off)"),
 ];
@@ -53,6 +54,8 @@ pub struct Config {
     pub loopback: bool,
     /// Every other rank through the UCX link (OXMPI_TEST_UCX).
     pub test_ucx: bool,
+    /// Large messages over UCX by its rendezvous (OXMPI_UCX_RNDV).
+    pub ucx_rndv: bool,
     pub ring_cells: usize,
     /// Payload bytes per ring cell; 0: chosen by the number of local ranks.
     pub cell_bytes: usize,
@@ -89,6 +92,7 @@ impl Config {
             },
             loopback: get("OXMPI_LOOPBACK") != 0,
             test_ucx: get("OXMPI_TEST_UCX") != 0,
+            ucx_rndv: get("OXMPI_UCX_RNDV") != 0,
             // A power of two, so a cell index is a mask, not a division.
             ring_cells: (get("OXMPI_RING_CELLS") as usize)
                 .clamp(4, 1 << 16)

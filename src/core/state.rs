@@ -16,7 +16,11 @@
 //!   payload, FRAG cells with the rest; an Ssend sets `SYNC` and completes on ACK.
 //! * rendezvous: RTS with the sender's address; the receiver, once matched,
 //!   copies with one `process_vm_readv` and answers FIN; where CMA is refused
-//!   (or OXMPI_CMA=0) it answers CTS and the sender streams DATA cells.
+//!   (or OXMPI_CMA=0) it answers CTS and the sender streams DATA cells. On a
+//!   link that carries a message whole (`Caps::fetch`, UCX's rendezvous)
+//!   the RTS takes the send buffer with it; the matched receiver fetches it
+//!   into its buffer and each side completes when the link says it is done
+//!   (`Sink::done`), with no FIN.
 //! * self: delivered in place through the same matching path (or, with
 //!   OXMPI_LOOPBACK=1, through the loopback link with the protocols above).
 //! * non-contiguous messages above OXMPI_PACK_STREAM: RTS with address 0,
@@ -93,6 +97,11 @@ pub struct State {
     unexp: HashMap<u64, Unexp, std::hash::BuildHasherDefault<crate::core::matching::KeyHasher>>,
     next_uid: u64,
     asm: Vec<Option<Asm>>,
+    /// Fetches (`Net::fetch`) into a bounce buffer instead of the receive
+    /// buffer (a streamed or truncated receive), by the receive's token:
+    /// stored into the request when the fetch is done.
+    /// (The pool's buffer may be longer than the message: its length is kept.)
+    fetch_bounce: HashMap<u64, (Vec<u8>, usize)>,
     outq: Vec<VecDeque<Out>>,
     out_busy: usize,
     pub reqs: Slab<Request>,
@@ -191,6 +200,7 @@ impl State {
             unexp: HashMap::default(),
             next_uid: 1,
             asm: (0..n).map(|_| None).collect(),
+            fetch_bounce: HashMap::new(),
             outq: (0..n).map(|_| VecDeque::new()).collect(),
             out_busy: 0,
             reqs: Slab::default(),

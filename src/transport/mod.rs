@@ -8,8 +8,8 @@
 //! core, or through `loopback` with OXMPI_LOOPBACK=1), shared memory on the
 //! same node (`shm`: rings, the segment, single and split copies), else
 //! unreachable. The protocols read a link's capabilities (`Caps`) instead of
-//! transport facts. Inter-node (UCX) and device-buffer (CUDA IPC)
-//! transports are one folder and one arm each, not built yet.
+//! transport facts. Ranks on other hosts go through the UCX link (`ucx`,
+//! `Link::Ucx`); device-buffer transports (CUDA IPC) are not built yet.
 //!
 //! Calls `sys`, `bootstrap` (the cards), `base`, `backoff`.
 pub mod card;
@@ -63,6 +63,11 @@ pub struct Caps {
     pub get: bool,
     /// The same between segment lists on both sides.
     pub vectored: bool,
+    /// A rendezvous message travels whole with its envelope (`push_whole`)
+    /// and arrives as a descriptor in the envelope's `addr`, which the
+    /// matched receiver hands to `fetch` with its buffer; both sides learn
+    /// of the end through `Sink::done` (UCX's rendezvous).
+    pub fetch: bool,
     /// Receiver and sender can share the copy of one message (split copy).
     pub coop: bool,
     /// The link's copies serve device memory as it is (none yet: device
@@ -79,6 +84,9 @@ pub trait Sink {
     /// One message from world rank `w`; `payload` holds `h.len` bytes and
     /// is valid during the call only.
     fn arrive(&mut self, w: usize, h: &Hdr, payload: &[u8]);
+    /// A whole send's `h.sreq` or a fetch's token: the link is done with
+    /// the buffer (`Net::push_whole`, `Net::fetch`).
+    fn done(&mut self, token: u64);
 }
 
 /// This rank's links and the transports behind them.
@@ -99,6 +107,8 @@ pub struct Net {
     pub nlocal: usize,
     /// The inter-node link, when some rank is on another host.
     ucx: Option<ucx::link::UcxLink>,
+    /// Rendezvous over UCX by `push_whole`/`fetch` (OXMPI_UCX_RNDV).
+    ucx_rndv: bool,
 }
 
 impl Net {
@@ -206,6 +216,7 @@ impl Net {
             me: rank,
             nlocal: local.len(),
             ucx,
+            ucx_rndv: cfg.ucx_rndv,
         })
     }
 
@@ -231,6 +242,7 @@ impl Net {
                 inline: shm::ring::INLINE_BYTES,
                 get: self.copy.usable(w),
                 vectored: self.copy.usable(w),
+                fetch: false,
                 coop: self.copy.usable(w) && self.copy.proven(w),
                 device: false,
             },
@@ -239,6 +251,7 @@ impl Net {
                 inline: 0,
                 get: self.copy.usable(w),
                 vectored: self.copy.usable(w),
+                fetch: false,
                 coop: false,
                 device: false,
             },
@@ -247,6 +260,7 @@ impl Net {
                 inline: 0,
                 get: false,
                 vectored: false,
+                fetch: self.ucx_rndv,
                 coop: false,
                 device: false,
             },
@@ -255,6 +269,7 @@ impl Net {
                 inline: 0,
                 get: false,
                 vectored: false,
+                fetch: false,
                 coop: false,
                 device: false,
             },
@@ -315,6 +330,34 @@ impl Net {
                 true
             }
             Link::Local | Link::Unreachable => false,
+        }
+    }
+
+    /// Sends envelope `h` (a rendezvous) with the `len` bytes at `data` to
+    /// `w` whole, on a link with `Caps::fetch`; `h.sreq` comes back through
+    /// `Sink::done` when the link no longer reads `data`.
+    ///
+    /// # Safety
+    /// `data` holds `len` readable bytes until then.
+    pub unsafe fn push_whole(&mut self, w: usize, h: &Hdr, data: *const u8, len: usize) {
+        if let (Link::Ucx, Some(u)) = (self.links[w], self.ucx.as_mut()) {
+            // SAFETY: forwarded contract.
+            unsafe { u.push_whole(w, h, data, len) }
+        }
+    }
+
+    /// Receives the data of a rendezvous arrival from `w` (its envelope's
+    /// `addr`, `len` = the envelope's `total` bytes) into `dst`, on a link
+    /// with `Caps::fetch`; `token` comes back through `Sink::done` when
+    /// the bytes are in.
+    ///
+    /// # Safety
+    /// `addr` came from one arrival and is fetched once; `dst` holds `len`
+    /// writable bytes until then.
+    pub unsafe fn fetch(&mut self, w: usize, addr: u64, dst: *mut u8, len: usize, token: u64) {
+        if let (Link::Ucx, Some(u)) = (self.links[w], self.ucx.as_mut()) {
+            // SAFETY: forwarded contract.
+            unsafe { u.fetch(addr, dst, len, token) }
         }
     }
 
@@ -383,6 +426,10 @@ impl Net {
                     }
                 }
                 Err(e) => fail_job(sink.net().me, &e),
+            }
+            for token in sink.net().ucx.as_mut().unwrap().take_done() {
+                sink.done(token);
+                did = true;
             }
         }
         did

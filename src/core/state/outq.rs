@@ -17,6 +17,9 @@ pub(super) struct Out {
     pub(super) pack: Option<Box<(Stream, Vec<u8>)>>,
     /// What memory `data` is (the request's buffer kind).
     pub(super) mem: crate::gpu::MemKind,
+    /// An RTS that takes its `total` bytes at `data` with it in one push
+    /// (`Net::push_whole`, on a link with `Caps::fetch`).
+    pub(super) whole: bool,
 }
 
 impl State {
@@ -53,6 +56,12 @@ impl State {
     /// Pushes as many cells of `out` as fit. True when it is fully sent.
     pub(super) fn push_cells(&mut self, w: usize, out: &mut Out) -> bool {
         if !self.net.carries(w) {
+            return true;
+        }
+        if out.whole {
+            // SAFETY: `data` holds `total` bytes until the send's request
+            // completes, which waits for the link's `done`.
+            unsafe { self.net.push_whole(w, &out.hdr, out.data, out.total) };
             return true;
         }
         let cap = self.net.frag(w);
@@ -142,6 +151,7 @@ impl Out {
             done_req: None,
             pack: None,
             mem: crate::gpu::MemKind::Host,
+            whole: false,
         }
     }
 }

@@ -76,9 +76,27 @@ impl Sink for State {
         }
         self.handle_cell(w, h, payload)
     }
+
+    fn done(&mut self, token: u64) {
+        self.link_done(token)
+    }
 }
 
 impl State {
+    /// The link is done with a whole send's buffer or a fetch's receive
+    /// buffer: that request completes (a fetch into a bounce buffer first
+    /// stores what came).
+    pub(super) fn link_done(&mut self, token: u64) {
+        let Some(rid) = self.reqs.from_token(token) else {
+            return;
+        };
+        if let Some((b, n)) = self.fetch_bounce.remove(&token) {
+            self.reqs.get_mut(rid).unwrap().store(0, &b[..n]);
+            crate::core::pool::give(b);
+        }
+        self.complete(rid);
+    }
+
     pub(super) fn handle_cell(&mut self, w: usize, h: &Hdr, payload: &[u8]) {
         match h.kind {
             kind::EAGER => {
@@ -117,6 +135,7 @@ impl State {
                         done_req: Some(rid),
                         pack,
                         mem: r.mem,
+                        whole: false,
                     };
                     self.send_out(w, out);
                 }
@@ -496,12 +515,31 @@ impl State {
                         done_req: (!sync).then_some(rid),
                         pack: None,
                         mem,
+                        whole: false,
                     }
                 } else {
                     hdr.kind = kind::RTS;
                     hdr.addr = buf as u64;
                     self.count_rndv(rid, w);
-                    Out::ctrl(hdr)
+                    if !buf.is_null() && self.net.caps(w).fetch {
+                        // The whole buffer goes with the RTS; the request
+                        // completes at the link's `done` for its token.
+                        Out {
+                            first_kind: kind::RTS,
+                            rest_kind: kind::RTS,
+                            hdr,
+                            data: buf,
+                            total: bytes,
+                            sent: 0,
+                            started: false,
+                            done_req: None,
+                            pack: None,
+                            mem,
+                            whole: true,
+                        }
+                    } else {
+                        Out::ctrl(hdr)
+                    }
                 };
                 self.send_out(w, out);
                 Ok(())

@@ -29,6 +29,26 @@ impl State {
         let n = total.min(r.cap);
         let buf = r.buf;
         let caps = self.net.caps(w);
+        if caps.fetch && addr != 0 {
+            // The link holds the message (a descriptor in `addr`): it lands
+            // in the receive buffer, or in a bounce buffer for a streamed
+            // receive (no landing area) or a truncated one, stored when the
+            // link is done.
+            let dst = if r.streamed() || total > r.cap {
+                let mut b = crate::core::pool::take(total);
+                let p = b.as_mut_ptr();
+                self.fetch_bounce.insert(token, (b, total));
+                p
+            } else {
+                buf
+            };
+            // SAFETY: `addr` is this message's descriptor, fetched only here
+            // (the message left the unexpected store or was never in it);
+            // `dst` holds `total` bytes until the request completes (the
+            // receive buffer's `cap`, or the bounce kept in `fetch_bounce`).
+            unsafe { self.net.fetch(w, addr, dst, total, token) };
+            return;
+        }
         // The single copies below are the kernel's copies of host memory.
         debug_assert!(crate::gpu::host_only(r.mem, "single copy").is_ok());
         // A streamed receive (no landing area) reads a contiguous sender's

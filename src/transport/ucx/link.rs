@@ -101,17 +101,8 @@ impl UcxLink {
     /// Sends one message to world rank `w` (copied: the buffers are free on
     /// return). A failure is kept for `poll` to report.
     pub fn push(&mut self, w: usize, h: &Hdr, payload: &[u8]) {
-        if self.failed.is_some() {
+        if self.failed.is_some() || !self.connected(w) {
             return;
-        }
-        if self.eps[w].is_none() {
-            match self.ucx.connect(&self.addrs[w]) {
-                Ok(ep) => self.eps[w] = Some(ep),
-                Err(e) => {
-                    self.failed = Some(format!("connecting to world rank {w}: {e}"));
-                    return;
-                }
-            }
         }
         let seq = self.sent[w];
         self.sent[w] = seq.wrapping_add(1);
@@ -122,8 +113,68 @@ impl UcxLink {
         }
     }
 
+    /// Sends the envelope `h` with the `len` bytes at `data` by UCX's
+    /// rendezvous: the receiver's `fetch` takes them straight from `data`
+    /// into its buffer, and `h.sreq` is reported done (`take_done`) when
+    /// UCX is done with them. A failure is kept for `poll` to report.
+    ///
+    /// # Safety
+    /// `data` holds `len` readable bytes until `h.sreq` is reported done.
+    pub unsafe fn push_whole(&mut self, w: usize, h: &Hdr, data: *const u8, len: usize) {
+        if self.failed.is_some() || !self.connected(w) {
+            return;
+        }
+        let seq = self.sent[w];
+        self.sent[w] = seq.wrapping_add(1);
+        let wire = encode(h, self.me, seq);
+        let ep = self.eps[w].as_ref().unwrap();
+        // SAFETY: forwarded contract.
+        if let Err(e) = unsafe { self.ucx.send_whole(ep, &wire, data, len, h.sreq) } {
+            self.failed = Some(format!("sending to world rank {w}: {e}"));
+        }
+    }
+
+    /// Receives the data of a rendezvous arrival (its envelope's `addr`,
+    /// `len` bytes) into `dst`; `token` is reported done when it is in.
+    ///
+    /// # Safety
+    /// `desc` came from an arrival and is fetched once; `dst` holds `len`
+    /// writable bytes until `token` is reported done.
+    pub unsafe fn fetch(&mut self, desc: u64, dst: *mut u8, len: usize, token: u64) {
+        if self.failed.is_some() {
+            return;
+        }
+        // SAFETY: forwarded contract.
+        if let Err(e) = unsafe { self.ucx.fetch(desc as usize, dst, len, token) } {
+            self.failed = Some(e);
+        }
+    }
+
+    /// Tokens of whole sends and fetches completed since the last call.
+    pub fn take_done(&mut self) -> Vec<u64> {
+        self.ucx.take_done()
+    }
+
+    /// Makes the endpoint to `w` on first use; false (the failure kept)
+    /// if that fails.
+    fn connected(&mut self, w: usize) -> bool {
+        if self.eps[w].is_none() {
+            match self.ucx.connect(&self.addrs[w]) {
+                Ok(ep) => self.eps[w] = Some(ep),
+                Err(e) => {
+                    self.failed = Some(format!("connecting to world rank {w}: {e}"));
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
     /// Drives the worker and returns the arrivals that are next in their
-    /// senders' order, in order. Err: a send or receive failed.
+    /// senders' order, in order. A rendezvous arrival's envelope has the
+    /// descriptor of its data in `addr` (non-zero) and no payload: the
+    /// receiver's `fetch` takes the `total` bytes; every other arrival has
+    /// `addr` 0. Err: a send or receive failed.
     pub fn poll(&mut self) -> Result<Vec<(usize, Hdr, Vec<u8>)>, String> {
         if let Some(e) = self.failed.take() {
             return Err(e);
@@ -143,13 +194,31 @@ impl UcxLink {
         }
         let mut out = Vec::new();
         for a in self.ucx.take_arrivals() {
-            let Some((h, from, seq)) = decode(&a.header) else {
+            let Some((mut h, from, seq)) = decode(&a.header) else {
                 return Err(format!(
                     "a message with a {}-byte envelope arrived",
                     a.header.len()
                 ));
             };
             let w = from as usize;
+            if let Some((desc, len)) = a.rndv {
+                // The sender's address means nothing here: the descriptor
+                // takes its place.
+                h.addr = desc as u64;
+                h.len = 0;
+                if len as u64 != h.total {
+                    return Err(format!(
+                        "a rendezvous of {len} bytes from world rank {w} announced {}",
+                        h.total
+                    ));
+                }
+            } else {
+                // An address in the sender's memory means nothing on this
+                // host (nothing sent over UCX reads one): zero, so that a
+                // rendezvous envelope without its data (a streamed
+                // sender's) is never taken for one with a descriptor.
+                h.addr = 0;
+            }
             if w >= self.expect.len() {
                 return Err(format!("a message from world rank {w} arrived"));
             }

@@ -78,6 +78,9 @@ fn ptr_status(p: sys::ucs_status_ptr_t) -> sys::ucs_status_t {
 pub struct Arrival {
     pub header: Vec<u8>,
     pub data: Vec<u8>,
+    /// A rendezvous arrival: UCX's descriptor of the data (still at the
+    /// sender) and its length, for `fetch` (`data` is then empty).
+    pub rndv: Option<(usize, usize)>,
 }
 
 /// A context and one worker.
@@ -97,8 +100,13 @@ pub struct Ucx {
     #[allow(clippy::box_collection)]
     failures: Box<Vec<(usize, sys::ucs_status_t)>>,
     /// Sends UCX still holds: their buffers live until completion; the
-    /// endpoint's id names the peer when one fails.
-    pending: Vec<(sys::ucs_status_ptr_t, Vec<u8>, usize)>,
+    /// endpoint's id names the peer when one fails; a whole-buffer send's
+    /// token goes to `done` when it completes.
+    pending: Vec<(sys::ucs_status_ptr_t, Vec<u8>, usize, Option<u64>)>,
+    /// Rendezvous receives in flight (`fetch`): the request and its token.
+    fetching: Vec<(sys::ucs_status_ptr_t, u64)>,
+    /// Tokens of whole-buffer sends and fetches that completed, in order.
+    done: Vec<u64>,
     /// The worker's event fd (UCP_FEATURE_WAKEUP): readable when something
     /// arrives after `arm`; -1 when UCX gave none.
     efd: i32,
@@ -151,11 +159,6 @@ unsafe extern "C" fn on_am(
     let rndv = unsafe { (*param).recv_attr }
         & sys::ucp_am_recv_attr_t_UCP_AM_RECV_ATTR_FLAG_RNDV as u64
         != 0;
-    if rndv {
-        // Sends use UCP_AM_SEND_FLAG_EAGER, so a rendezvous descriptor never
-        // comes; refuse it rather than read it as data.
-        return sys::ucs_status_t_UCS_ERR_UNSUPPORTED;
-    }
     let copy = |p: *const c_void, n: usize| -> Vec<u8> {
         if n == 0 || p.is_null() {
             Vec::new()
@@ -164,9 +167,20 @@ unsafe extern "C" fn on_am(
             unsafe { std::slice::from_raw_parts(p as *const u8, n) }.to_vec()
         }
     };
+    if rndv {
+        // The data is still at the sender: the descriptor stays valid (UCS_INPROGRESS)
+        // until `fetch` receives it into the buffer the matching engine chose.
+        inbox.push(Arrival {
+            header: copy(header, header_length),
+            data: Vec::new(),
+            rndv: Some((data as usize, length)),
+        });
+        return sys::ucs_status_t_UCS_INPROGRESS;
+    }
     inbox.push(Arrival {
         header: copy(header, header_length),
         data: copy(data, length),
+        rndv: None,
     });
     sys::ucs_status_t_UCS_OK
 }
@@ -245,6 +259,8 @@ impl Ucx {
                 inbox: Box::default(),
                 failures: Box::default(),
                 pending: Vec::new(),
+                fetching: Vec::new(),
+                done: Vec::new(),
                 efd,
             };
             let mut hp: sys::ucp_am_handler_param_t = std::mem::zeroed();
@@ -313,7 +329,7 @@ impl Ucx {
             return Ok(());
         }
         if !ptr_is_err(r) || ptr_status(r) != sys::ucs_status_t_UCS_ERR_NO_RESOURCE {
-            return self.settle(r, Vec::new(), ep.id());
+            return self.settle(r, Vec::new(), ep.id(), None);
         }
         let mut buf = Vec::with_capacity(header.len() + payload.len());
         buf.extend_from_slice(header);
@@ -322,7 +338,94 @@ impl Ucx {
         // SAFETY: `buf` moves into `pending` (its heap bytes stay put) until
         // UCX completes the request.
         let r = unsafe { self.am_send(ep, h, p, 0) };
-        self.settle(r, buf, ep.id())
+        self.settle(r, buf, ep.id(), None)
+    }
+
+    /// Sends `header` and the `len` bytes at `data` as one active message
+    /// by UCX's rendezvous (the receiver fetches the bytes straight from
+    /// `data` into its buffer). `token` goes to `take_done` when UCX is
+    /// done with `data`; the header is copied here.
+    ///
+    /// # Safety
+    /// `data` holds `len` readable bytes until `token` is reported done.
+    pub unsafe fn send_whole(
+        &mut self,
+        ep: &Endpoint,
+        header: &[u8],
+        data: *const u8,
+        len: usize,
+        token: u64,
+    ) -> Result<(), String> {
+        // UCX 1.13 reads the header until the send completes (no
+        // COPY_HEADER flag there): it lives in `pending` with the request.
+        let head = header.to_vec();
+        // SAFETY: the parameter block is read during the call; `head` moves
+        // into `pending` (its heap bytes stay put) and `data` is valid per
+        // the contract until completion.
+        let r = unsafe {
+            let mut p: sys::ucp_request_param_t = std::mem::zeroed();
+            p.op_attr_mask = sys::ucp_op_attr_t_UCP_OP_ATTR_FIELD_FLAGS;
+            p.flags = sys::ucp_send_am_flags_UCP_AM_SEND_FLAG_RNDV;
+            self.lib.ucp_am_send_nbx(
+                ep.0,
+                AM_ID,
+                head.as_ptr() as *const c_void,
+                head.len(),
+                data as *const c_void,
+                len,
+                &p,
+            )
+        };
+        if r.is_null() {
+            self.done.push(token);
+            return Ok(());
+        }
+        self.settle(r, head, ep.id(), Some(token))
+    }
+
+    /// Receives the rendezvous data of an arrival (`Arrival::rndv`'s
+    /// descriptor, `len` bytes) into `dst`; `token` goes to `take_done`
+    /// when the bytes are in.
+    ///
+    /// # Safety
+    /// `desc` is a descriptor from an arrival not fetched yet; `dst` holds
+    /// `len` writable bytes until `token` is reported done.
+    pub unsafe fn fetch(
+        &mut self,
+        desc: usize,
+        dst: *mut u8,
+        len: usize,
+        token: u64,
+    ) -> Result<(), String> {
+        // SAFETY: per the contract; the parameter block is read during the call.
+        let r = unsafe {
+            let p: sys::ucp_request_param_t = std::mem::zeroed();
+            self.lib.ucp_am_recv_data_nbx(
+                self.worker,
+                desc as *mut c_void,
+                dst as *mut c_void,
+                len,
+                &p,
+            )
+        };
+        if r.is_null() {
+            self.done.push(token);
+            return Ok(());
+        }
+        if ptr_is_err(r) {
+            return Err(format!(
+                "ucp_am_recv_data_nbx: {}",
+                status_text(self.lib, ptr_status(r))
+            ));
+        }
+        self.fetching.push((r, token));
+        Ok(())
+    }
+
+    /// Tokens of the whole-buffer sends and fetches completed since the
+    /// last call.
+    pub fn take_done(&mut self) -> Vec<u64> {
+        std::mem::take(&mut self.done)
     }
 
     /// One `ucp_am_send_nbx` of `header` and `payload` (eager) with the
@@ -357,7 +460,13 @@ impl Ucx {
 
     /// What `ucp_am_send_nbx` returned: done, an error, or a request kept
     /// (with the buffer it reads) until `progress` sees it complete.
-    fn settle(&mut self, r: sys::ucs_status_ptr_t, buf: Vec<u8>, ep: usize) -> Result<(), String> {
+    fn settle(
+        &mut self,
+        r: sys::ucs_status_ptr_t,
+        buf: Vec<u8>,
+        ep: usize,
+        token: Option<u64>,
+    ) -> Result<(), String> {
         if r.is_null() {
             return Ok(());
         }
@@ -367,7 +476,7 @@ impl Ucx {
                 status_text(self.lib, ptr_status(r))
             ));
         }
-        self.pending.push((r, buf, ep));
+        self.pending.push((r, buf, ep, token));
         Ok(())
     }
 
@@ -384,35 +493,56 @@ impl Ucx {
                 what: status_text(lib, s),
             });
         }
-        let before = self.pending.len();
+        let before = self.pending.len() + self.fetching.len();
         let mut failed = None;
-        self.pending.retain(|&(r, _, ep)| {
+        let done = &mut self.done;
+        self.pending.retain(|&(r, _, ep, token)| {
             // SAFETY: `r` is a request UCX returned and we have not freed.
             let s = unsafe { lib.ucp_request_check_status(r) };
             if s == sys::ucs_status_t_UCS_INPROGRESS {
                 return true;
             }
             if s != sys::ucs_status_t_UCS_OK {
-                failed = Some((ep, s));
+                failed = Some((ep, format!("a send failed: {}", status_text(lib, s))));
             }
+            done.extend(token);
             // SAFETY: completed: ours to free.
             unsafe { lib.ucp_request_free(r) };
             false
         });
-        if let Some((ep, s)) = failed {
-            return Err(Failure {
-                ep,
-                what: format!("a send failed: {}", status_text(lib, s)),
-            });
+        self.fetching.retain(|&(r, token)| {
+            // SAFETY: as above.
+            let s = unsafe { lib.ucp_request_check_status(r) };
+            if s == sys::ucs_status_t_UCS_INPROGRESS {
+                return true;
+            }
+            if s != sys::ucs_status_t_UCS_OK {
+                // The sender's endpoint is not known here; its own failure
+                // report (if it died) names it first.
+                failed = Some((
+                    0,
+                    format!("a rendezvous receive failed: {}", status_text(lib, s)),
+                ));
+            }
+            done.push(token);
+            // SAFETY: completed: ours to free.
+            unsafe { lib.ucp_request_free(r) };
+            false
+        });
+        if let Some((ep, what)) = failed {
+            return Err(Failure { ep, what });
         }
-        Ok(n > 0 || self.pending.len() != before || !self.inbox.is_empty())
+        Ok(n > 0
+            || self.pending.len() + self.fetching.len() != before
+            || !self.inbox.is_empty()
+            || !self.done.is_empty())
     }
 
     /// Prepares to sleep on `efd`: Some(fd) when the worker is armed (the fd
     /// turns readable on the next event), None when events are pending (or
     /// there is no fd): progress again instead of sleeping.
     pub fn arm(&mut self) -> Option<i32> {
-        if self.efd < 0 || !self.inbox.is_empty() {
+        if self.efd < 0 || !self.inbox.is_empty() || !self.done.is_empty() {
             return None;
         }
         // SAFETY: the worker is ours and used by this thread only.
@@ -455,7 +585,11 @@ impl Drop for Ucx {
         // SAFETY: the objects were made in `new` and are destroyed once;
         // pending requests are cancelled and freed first.
         unsafe {
-            for (r, _, _) in self.pending.drain(..) {
+            for (r, _, _, _) in self.pending.drain(..) {
+                self.lib.ucp_request_cancel(self.worker, r);
+                self.lib.ucp_request_free(r);
+            }
+            for (r, _) in self.fetching.drain(..) {
                 self.lib.ucp_request_cancel(self.worker, r);
                 self.lib.ucp_request_free(r);
             }
@@ -539,6 +673,51 @@ mod tests {
             a.progress().expect("progress a");
             b.progress().expect("progress b");
         }
+        a.close(ep);
+    }
+
+    /// A whole-buffer send by UCX's rendezvous arrives as a descriptor,
+    /// is fetched into the receiver's buffer, and both sides are told done
+    /// by their tokens.
+    #[test]
+    fn rendezvous_lands_in_the_fetching_buffer() {
+        if let Err(e) = lib() {
+            eprintln!("skipped: {e}");
+            return;
+        }
+        std::env::set_var("UCX_TLS", "tcp");
+        std::env::set_var("UCX_NET_DEVICES", "lo");
+        let mut a = Ucx::new().expect("worker a");
+        let mut b = Ucx::new().expect("worker b");
+        let ep = a.connect(b.address()).expect("endpoint");
+        let n = (1 << 20) + 13;
+        let src: Vec<u8> = (0..n).map(|k| (k * 7 + 3) as u8).collect();
+        // SAFETY: `src` outlives the send (the loop below waits for its token).
+        unsafe { a.send_whole(&ep, b"head", src.as_ptr(), n, 7) }.expect("send");
+        let mut dst = vec![0u8; n];
+        let (mut sent, mut fetched, mut arrived) = (false, false, false);
+        let start = std::time::Instant::now();
+        while !(sent && fetched) {
+            a.progress().expect("progress a");
+            b.progress().expect("progress b");
+            sent |= a.take_done().contains(&7);
+            fetched |= b.take_done().contains(&9);
+            for m in b.take_arrivals() {
+                assert!(!arrived, "a second arrival");
+                arrived = true;
+                assert_eq!(m.header, b"head");
+                let (desc, len) = m.rndv.expect("not a rendezvous arrival");
+                assert_eq!(len, n);
+                // SAFETY: the descriptor is fetched once; `dst` holds n bytes
+                // until token 9 is done.
+                unsafe { b.fetch(desc, dst.as_mut_ptr(), n, 9) }.expect("fetch");
+            }
+            assert!(
+                start.elapsed().as_secs() < 30,
+                "sent {sent} fetched {fetched}"
+            );
+        }
+        assert!(dst == src, "the fetched bytes differ");
         a.close(ep);
     }
 }
