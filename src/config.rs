@@ -27,6 +27,8 @@ pub const TUNABLES: &[(&str, &str, &str)] = &[
     ("OXMPI_JOB", "", "set by mpirun for each rank: the job's name"),
     ("OXMPI_TEST_UCX", "0", "tests: 1 makes every other rank count as on another host, so all traffic between ranks goes through the UCX link (with UCX_TLS=tcp UCX_NET_DEVICES=lo on one machine)"),
     ("OXMPI_UCX_RNDV", "1", "1: messages above the eager limit to ranks on other hosts go by UCX's active-message rendezvous, straight from the send buffer into the receive buffer; 0: a CTS answered by 64 KiB fragments, each copied on both sides (for comparison)"),
+    ("OXMPI_NET_LATENCY_US", "7", "collectives across nodes: the inter-node link's latency per message (µs) in the cost models that choose their algorithms (the default is TCP between the test's pretend hosts)"),
+    ("OXMPI_NET_BANDWIDTH", "2500", "collectives across nodes: the inter-node link's bandwidth (MB/s) in the same cost models"),
     ("OXMPI_UCX_LIB", "libucp.so.0", "the UCX library the inter-node link opens (a soname found by the dynamic loader, or a path)"),
     ("OXMPI_TEST_RANKS_PER_NODE", "0", "tests: pretend world ranks [0,k), [k,2k), ... are separate nodes, so the hierarchical collectives run on one host (0: off)"),
 ];
@@ -36,6 +38,20 @@ pub const TUNABLES: &[(&str, &str, &str)] = &[
 pub fn pack_stream() -> usize {
     static V: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *V.get_or_init(|| get("OXMPI_PACK_STREAM") as usize)
+}
+
+/// (OXMPI_NET_LATENCY_US, OXMPI_NET_BANDWIDTH): the inter-node link as the
+/// collectives' cost models weigh it, in µs and bytes per µs.
+pub fn net_cost() -> (f64, f64) {
+    let f = |name: &str| {
+        let d = TUNABLES.iter().find(|t| t.0 == name).map_or("0", |t| t.1);
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|v| v.is_finite() && *v > 0.0)
+            .unwrap_or_else(|| d.parse().unwrap_or(1.0))
+    };
+    (f("OXMPI_NET_LATENCY_US"), f("OXMPI_NET_BANDWIDTH"))
 }
 
 /// A string tunable; None when unset or "auto".

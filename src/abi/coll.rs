@@ -527,9 +527,6 @@ fn shm_reduce_scatter_block(
     Ok(true)
 }
 
-/// Chunk of the pipelined broadcast.
-const PIPELINE_PIECE: usize = 64 << 10;
-
 /// The block size when every block has it and they lie back to back in rank order.
 fn equal_blocks(bl: &[(usize, usize)]) -> Option<usize> {
     let b = bl.first()?.1;
@@ -623,19 +620,14 @@ fn bcast_s(
             bytes: len,
             nodes: ids.is_some(),
             node_groups: ids.as_deref().is_some_and(hier::groups),
+            across: ids.is_some(),
             ..Default::default()
         },
     );
     if let (Some(ids), "hierarchical") = (&ids, algo) {
         bcast::bcast_hier(&mut s, ids, v.rank, b, len, root);
-    } else if algo == "scatter_allgather" {
-        bcast::b_bcast_scatter_allgather(&mut s, v.size, v.rank, b, len, root);
-    } else if algo == "pipeline" {
-        bcast::bcast_pipeline(&mut s, v.size, v.rank, b, len, root, PIPELINE_PIECE);
-    } else if algo == "linear" {
-        bcast::b_bcast_linear(&mut s, v.size, v.rank, b, len, root);
     } else {
-        bcast::b_bcast(&mut s, v.size, v.rank, b, len, root);
+        bcast::by_name(&mut s, algo, v.size, v.rank, b, len, root);
     }
     if v.rank != root {
         finish(&mut s, unpack);
@@ -691,6 +683,7 @@ fn reduce_s(
                 commutative,
                 nodes: ids.is_some(),
                 node_groups: ids.as_deref().is_some_and(hier::groups),
+                across: ids.is_some(),
                 ..Default::default()
             },
         )
@@ -909,7 +902,9 @@ fn allgather_s(
     let dense = bl.windows(2).all(|w| w[0].0 + w[0].1 == w[1].0);
     let pow2 = v.size.is_power_of_two();
     let blk = equal_blocks(&bl);
-    let ids = hier::nodes(&v.world).filter(|i| dense && hier::nodes_consecutive(i));
+    let spread = hier::nodes(&v.world);
+    let across = spread.is_some();
+    let ids = spread.filter(|i| dense && hier::nodes_consecutive(i));
     let algo = select::select(
         &select::ALLGATHER,
         &select::Call {
@@ -919,6 +914,7 @@ fn allgather_s(
             dense,
             nodes: ids.is_some(),
             node_groups: ids.as_deref().is_some_and(hier::groups),
+            across,
             ..Default::default()
         },
     );
@@ -983,6 +979,7 @@ fn alltoall_s(
     let call = select::Call {
         size: v.size,
         block: blk,
+        across: hier::nodes(&v.world).is_some(),
         ..Default::default()
     };
     match (select::select(&select::ALLTOALL, &call), blk) {

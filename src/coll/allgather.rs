@@ -8,6 +8,7 @@
 use super::blocks::*;
 use super::hier::*;
 use super::sched::{Loc, Sched, Step};
+use super::select;
 
 /// Ring allgather: `rbuf` holds this rank's block at `blocks[r]` when it starts.
 pub fn b_allgatherv(s: &mut Sched, n: usize, r: usize, rbuf: Loc, blocks: &[(usize, usize)]) {
@@ -154,7 +155,24 @@ pub fn allgather_hier(s: &mut Sched, ids: &[usize], r: usize, rbuf: Loc, bl: &[(
             })
             .collect();
         let mut sub = group_sched(s, ri);
-        super::allgather::b_allgatherv(&mut sub, nd.reps.len(), ri, rbuf, &spans);
+        let n = nd.reps.len();
+        let total = spans.iter().map(|b| b.1).sum();
+        // The leaders talk across nodes: the cost model picks their
+        // algorithm (the spans are back to back: the members of each node
+        // are consecutive).
+        let call = select::Call {
+            size: n,
+            bytes: total,
+            dense: true,
+            ..Default::default()
+        };
+        match select::across(&select::ALLGATHER, &call, select::Wire::get()) {
+            "recursive_doubling" if n.is_power_of_two() => {
+                b_allgather_rd(&mut sub, n, ri, rbuf, &spans)
+            }
+            "linear" => b_allgatherv_linear(&mut sub, n, ri, rbuf, &spans, None),
+            _ => b_allgatherv(&mut sub, n, ri, rbuf, &spans),
+        }
         append_group(s, sub, &nd.reps);
     }
     let total = bl.iter().map(|b| b.0 + b.1).max().unwrap_or(0);

@@ -14,6 +14,7 @@ use super::fold::{fold, unfold};
 use super::hier::*;
 use super::reduce_scatter::*;
 use super::sched::{Loc, Sched, Step};
+use super::select;
 
 /// Reduce into `acc` (this rank's contribution on entry) at `root`; `tmp` has the same size.
 #[allow(clippy::too_many_arguments)]
@@ -255,7 +256,23 @@ pub fn allreduce_hier(
     append_group(s, sub, &nd.local);
     if let Some(ri) = index_in(&nd.reps, r) {
         let mut sub = group_sched(s, ri);
-        super::allreduce::b_allreduce(&mut sub, nd.reps.len(), ri, acc, tmp, len, count, true);
+        let n = nd.reps.len();
+        // The leaders talk across nodes: the cost model picks their algorithm.
+        let call = select::Call {
+            size: n,
+            bytes: len,
+            elems: count,
+            commutative: true,
+            ..Default::default()
+        };
+        let esize = len / count.max(1);
+        match select::across(&select::ALLREDUCE, &call, select::Wire::get()) {
+            _ if count == 0 || n < 2 => b_allreduce(&mut sub, n, ri, acc, tmp, len, count, true),
+            "ring" => b_allreduce_ring(&mut sub, n, ri, acc, tmp, None, count, esize),
+            "rabenseifner" => allreduce_rabenseifner(&mut sub, n, ri, acc, tmp, count, esize),
+            "linear" => allreduce_linear(&mut sub, n, ri, acc, acc, count, esize),
+            _ => b_allreduce(&mut sub, n, ri, acc, tmp, len, count, true),
+        }
         append_group(s, sub, &nd.reps);
     }
     let mut sub = group_sched(s, li);

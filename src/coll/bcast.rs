@@ -9,6 +9,7 @@ use super::allgather::*;
 use super::gather::*;
 use super::hier::*;
 use super::sched::{Loc, Sched, Step};
+use super::select;
 
 pub fn b_bcast(s: &mut Sched, n: usize, r: usize, buf: Loc, len: usize, root: usize) {
     let vr = (r + n - root) % n;
@@ -129,12 +130,30 @@ pub fn bcast_pipeline(
 
 /// Hierarchical broadcast: among one representative per node (the root for
 /// its own node), then within each node.
+/// The flat bcast algorithm `algo` (a name from `select::BCAST`; binomial
+/// for any other).
+pub fn by_name(s: &mut Sched, algo: &str, n: usize, r: usize, buf: Loc, len: usize, root: usize) {
+    match algo {
+        "scatter_allgather" => b_bcast_scatter_allgather(s, n, r, buf, len, root),
+        "pipeline" => bcast_pipeline(s, n, r, buf, len, root, select::PIECE),
+        "linear" => b_bcast_linear(s, n, r, buf, len, root),
+        _ => b_bcast(s, n, r, buf, len, root),
+    }
+}
+
 pub fn bcast_hier(s: &mut Sched, ids: &[usize], r: usize, buf: Loc, len: usize, root: usize) {
     let nd = Nodes::new(ids, r, root);
     if let Some(ri) = index_in(&nd.reps, r) {
         let mut sub = group_sched(s, ri);
         let rr = index_in(&nd.reps, root).unwrap();
-        super::bcast::b_bcast(&mut sub, nd.reps.len(), ri, buf, len, rr);
+        // The leaders talk across nodes: the cost model picks their algorithm.
+        let call = select::Call {
+            size: nd.reps.len(),
+            bytes: len,
+            ..Default::default()
+        };
+        let algo = select::across(&select::BCAST, &call, select::Wire::get());
+        by_name(&mut sub, algo, nd.reps.len(), ri, buf, len, rr);
         append_group(s, sub, &nd.reps);
     }
     let li = index_in(&nd.local, r).unwrap();

@@ -65,6 +65,10 @@ pub struct Call {
     /// allreduce, bcast and allgather at 2 pretend hosts x 1 rank, 3 of 3
     /// alternated launches, docs/performance.md, across hosts).
     pub node_groups: bool,
+    /// The members are on several nodes (in any layout): messages cross
+    /// the inter-node link, and the family's cost model (`Family::model`)
+    /// chooses among the flat algorithms where it has one.
+    pub across: bool,
 }
 
 impl Call {
@@ -90,6 +94,75 @@ pub struct Family {
     pub covers: &'static str,
     pub algos: &'static [Algo],
     pub rule: fn(&Call) -> &'static str,
+    /// The modelled time (µs) of an algorithm for a call whose messages
+    /// cross the inter-node link (`Wire`), None for one without a model:
+    /// `across` picks the cheapest. The rules above were measured over
+    /// shared memory, whose copies cost little next to a network's
+    /// bandwidth; across nodes the model weighs both.
+    pub model: Option<Model>,
+}
+
+/// A family's cost model: the time (µs) of the named algorithm for a call
+/// over the link, None where it has no model for it.
+pub type Model = fn(&str, &Call, Wire) -> Option<f64>;
+
+/// The inter-node link as the cost models weigh it: each message costs
+/// `alpha` µs, each byte 1/`beta` µs (Hockney's model). From
+/// OXMPI_NET_LATENCY_US and OXMPI_NET_BANDWIDTH; the defaults are the
+/// pretend hosts' TCP here (docs/performance.md, across hosts). Only the
+/// product alpha * beta (the bytes a message's latency is worth) moves a
+/// choice, and it is similar on common fabrics (about 17 KB here, 18 KB
+/// for 1.5 µs and 12 GB/s).
+#[derive(Clone, Copy, Debug)]
+pub struct Wire {
+    pub alpha: f64,
+    pub beta: f64,
+}
+
+impl Wire {
+    /// The tunables' values, read once (alike on every rank: mpirun passes
+    /// the environment to all).
+    pub fn get() -> Wire {
+        static W: std::sync::OnceLock<Wire> = std::sync::OnceLock::new();
+        *W.get_or_init(|| {
+            let (a, b) = crate::config::net_cost();
+            Wire {
+                alpha: a.max(0.01),
+                beta: b.max(1.0),
+            }
+        })
+    }
+
+    /// One message of `m` bytes.
+    fn msg(&self, m: f64) -> f64 {
+        self.alpha + m / self.beta
+    }
+}
+
+/// ceil(log2 n).
+fn log2c(n: usize) -> f64 {
+    (usize::BITS - n.max(1).saturating_sub(1).leading_zeros()) as f64
+}
+
+/// The schedule algorithm the family's model finds cheapest for `call`
+/// over `w` (among those the call meets, first in the table on a tie), or
+/// the rule's choice where the family has no model.
+pub fn across(family: &Family, call: &Call, w: Wire) -> &'static str {
+    let Some(model) = family.model else {
+        return (family.rule)(call);
+    };
+    let mut best: Option<(&'static str, f64)> = None;
+    for a in family.schedules() {
+        if a.needs & NODES != 0 || !call.meets(a.needs) {
+            continue;
+        }
+        if let Some(t) = model(a.name, call, w) {
+            if best.is_none_or(|(_, b)| t < b) {
+                best = Some((a.name, t));
+            }
+        }
+    }
+    best.map_or_else(|| (family.rule)(call), |(n, _)| n)
 }
 
 impl Family {
@@ -133,7 +206,11 @@ pub fn select(family: &Family, call: &Call) -> &'static str {
             return a.name;
         }
     }
-    (family.rule)(call)
+    let pick = (family.rule)(call);
+    if call.across && pick != "hierarchical" {
+        return across(family, call, Wire::get());
+    }
+    pick
 }
 
 /// Which node-area form a blocking call takes, if any: a forced one (that
@@ -166,6 +243,7 @@ pub static BARRIER: Family = Family {
         Algo { name: "shm", needs: AREA, what: "all ranks of the communicator on this node" },
     ],
     rule: |_| "dissemination",
+    model: None,
 };
 
 #[rustfmt::skip]
@@ -194,7 +272,34 @@ pub static BCAST: Family = Family {
             "binomial"
         }
     },
+    model: Some(|a, c, w| {
+        let (n, m) = (c.size.max(1) as f64, c.bytes as f64);
+        let p = log2c(c.size);
+        Some(match a {
+            "binomial" => p * w.msg(m),
+            // A binomial scatter, then a ring allgather of the pieces.
+            "scatter_allgather" => (p + n - 1.0) * w.alpha + 2.0 * (n - 1.0) / n * m / w.beta,
+            // A chain of 64 KiB pieces: the last rank has the first piece
+            // after n - 1 hops, then one more per piece.
+            "pipeline" => {
+                let k = (m / PIECE as f64).ceil().max(1.0);
+                (n - 2.0 + k) * w.msg(m.min(PIECE as f64))
+            }
+            // The root's link carries every copy.
+            "linear" if c.size <= 8 => w.alpha + (n - 1.0) * m / w.beta,
+            _ => return None,
+        })
+    }),
 };
+
+/// Bytes of a vector a rank reduces per µs (a memory-bound pass reading
+/// two operands and writing one), for the allreduce model.
+const REDUCE_RATE: f64 = 4000.0;
+
+/// The bcast pipeline's piece (bytes).
+///
+/// cbindgen:ignore
+pub const PIECE: usize = 64 << 10;
 
 #[rustfmt::skip]
 pub static REDUCE: Family = Family {
@@ -206,6 +311,7 @@ pub static REDUCE: Family = Family {
         Algo { name: "shm", needs: AREA, what: "all ranks on this node, <= 128 KiB" },
     ],
     rule: |_| "binomial",
+    model: None,
 };
 
 #[rustfmt::skip]
@@ -240,6 +346,24 @@ pub static ALLREDUCE: Family = Family {
             "ring"
         }
     },
+    model: Some(|a, c, w| {
+        let (n, m) = (c.size.max(1) as f64, c.bytes as f64);
+        // A rank count not a power of two folds the extra ranks in and
+        // out first: two more whole-vector steps.
+        let fold = if c.size.is_power_of_two() { 0.0 } else { 2.0 * w.msg(m) };
+        let p = (usize::BITS - 1 - c.size.max(1).leading_zeros()) as f64;
+        // Reducing: every byte reduced costs 1/REDUCE_RATE µs as well.
+        let g = 1.0 / REDUCE_RATE;
+        let split = (n - 1.0) / n * m;
+        Some(match a {
+            "recursive_doubling" => fold + p * (w.msg(m) + m * g),
+            "rabenseifner" => fold + 2.0 * p * w.alpha + 2.0 * split / w.beta + split * g,
+            "ring" => 2.0 * (n - 1.0) * w.alpha + 2.0 * split / w.beta + split * g,
+            // A reduce-scatter and an allgather, each every exchange at once.
+            "linear" if c.size <= 8 => 2.0 * w.alpha + 2.0 * split / w.beta + split * g,
+            _ => return None,
+        })
+    }),
 };
 
 #[rustfmt::skip]
@@ -270,6 +394,17 @@ pub static ALLGATHER: Family = Family {
             "ring"
         }
     },
+    // `bytes` is every block together.
+    model: Some(|a, c, w| {
+        let (n, m) = (c.size.max(1) as f64, c.bytes as f64);
+        let rest = (n - 1.0) / n * m / w.beta;
+        Some(match a {
+            "ring" => (n - 1.0) * w.alpha + rest,
+            "recursive_doubling" | "bruck" => log2c(c.size) * w.alpha + rest,
+            "linear" if c.size <= 8 => w.alpha + rest,
+            _ => return None,
+        })
+    }),
 };
 
 #[rustfmt::skip]
@@ -290,6 +425,19 @@ pub static ALLTOALL: Family = Family {
         _ if c.size <= 8 => "linear",
         _ => "pairwise",
     },
+    // Equal blocks only (`block`): a v-form's blocks are not alike on
+    // every rank, so it keeps the rule.
+    model: Some(|a, c, w| {
+        let b = c.block? as f64;
+        let n = c.size.max(1) as f64;
+        Some(match a {
+            "pairwise" => (n - 1.0) * w.msg(b),
+            // Each of the log2(n) steps moves about half of the blocks.
+            "bruck" => log2c(c.size) * w.msg(n / 2.0 * b),
+            "linear" if c.size <= 8 => w.alpha + (n - 1.0) * b / w.beta,
+            _ => return None,
+        })
+    }),
 };
 
 #[rustfmt::skip]
@@ -318,6 +466,7 @@ pub static REDUCE_SCATTER: Family = Family {
             "pairwise"
         }
     },
+    model: None,
 };
 
 // Gather and scatter: only the root knows the whole layout, so the choice
@@ -332,6 +481,7 @@ pub static GATHER: Family = Family {
         Algo { name: "binomial", needs: 0, what: "MPI_Gather (equal blocks)" },
     ],
     rule: |_| "linear",
+    model: None,
 };
 
 #[rustfmt::skip]
@@ -343,6 +493,7 @@ pub static SCATTER: Family = Family {
         Algo { name: "binomial", needs: 0, what: "MPI_Scatter (equal blocks)" },
     ],
     rule: |_| "linear",
+    model: None,
 };
 
 #[rustfmt::skip]
@@ -354,6 +505,7 @@ pub static SCAN: Family = Family {
         Algo { name: "recursive_doubling", needs: 0, what: "more ranks" },
     ],
     rule: |c| if c.size > 2 { "recursive_doubling" } else { "linear" },
+    model: None,
 };
 
 /// Every family, in `--tunables` order.
@@ -426,6 +578,7 @@ mod tests {
                                 dense: true,
                                 nodes,
                                 node_groups,
+                                across: nodes,
                             };
                             let pick = (f.rule)(&c);
                             let a = f.algo(pick).unwrap_or_else(|| {
@@ -439,6 +592,65 @@ mod tests {
                             );
                         }
                     }
+                }
+            }
+        }
+    }
+
+    /// Across nodes the models weigh the link: a big bcast to 3 nodes is
+    /// not the root sending every copy (the shared-memory rule's linear),
+    /// small messages take the fewest steps, and every pick is one the
+    /// call meets and a schedule (never an area form or the hierarchical
+    /// form).
+    #[test]
+    fn across_nodes_the_models_weigh_latency_and_bandwidth() {
+        let w = Wire {
+            alpha: 7.0,
+            beta: 2500.0,
+        };
+        let call = |size, bytes| Call {
+            size,
+            bytes,
+            elems: bytes / 8,
+            commutative: true,
+            block: Some(bytes / size),
+            dense: true,
+            across: true,
+            ..Default::default()
+        };
+        assert_eq!((BCAST.rule)(&call(3, 1 << 20)), "linear");
+        let big = across(&BCAST, &call(3, 1 << 20), w);
+        assert!(big == "pipeline" || big == "scatter_allgather", "{big}");
+        assert_eq!(across(&BCAST, &call(2, 8), w), "binomial");
+        assert_eq!(across(&ALLREDUCE, &call(2, 8), w), "recursive_doubling");
+        assert_eq!(across(&ALLREDUCE, &call(2, 1 << 20), w), "ring");
+        assert_eq!(across(&ALLREDUCE, &call(16, 4 << 20), w), "rabenseifner");
+        assert_eq!(
+            across(&ALLGATHER, &call(16, 16 * 8), w),
+            "recursive_doubling"
+        );
+        assert_eq!(across(&ALLTOALL, &call(16, 16 * 8), w), "bruck");
+        assert_eq!(across(&ALLTOALL, &call(16, 16 << 20), w), "pairwise");
+        // A slower link per message moves the bcast's choice towards fewer
+        // messages: 256 KiB to 3 nodes at 1 ms per message goes binomial
+        // or linear rather than in 64 KiB pieces.
+        let slow = Wire {
+            alpha: 1000.0,
+            beta: 2500.0,
+        };
+        assert_ne!(across(&BCAST, &call(3, 256 << 10), slow), "pipeline");
+        for f in FAMILIES {
+            for size in [2, 3, 4, 8, 9, 16, 64] {
+                for bytes in [0, 8, 4 << 10, 64 << 10, 1 << 20, 16 << 20] {
+                    let c = call(size, bytes);
+                    let pick = across(f, &c, w);
+                    let a = f.algo(pick).unwrap_or_else(|| panic!("{}: {pick}", f.name));
+                    assert!(
+                        c.meets(a.needs),
+                        "{}: {pick} at {size} ranks, {bytes} B",
+                        f.name
+                    );
+                    assert_eq!(a.needs & (AREA | NODES), 0, "{}: {pick}", f.name);
                 }
             }
         }
