@@ -26,6 +26,7 @@ pub const TUNABLES: &[(&str, &str, &str)] = &[
     ("OXMPI_NODE_CPUS", "", "set by mpirun for each rank: the CPUs of the node, which decides whether waiting ranks spin first and which node-area collective forms run when ranks outnumber CPUs (unset: the CPUs online)"),
     ("OXMPI_JOB", "", "set by mpirun for each rank: the job's name"),
     ("OXMPI_TEST_UCX", "0", "tests: 1 makes every other rank count as on another host, so all traffic between ranks goes through the UCX link (with UCX_TLS=tcp UCX_NET_DEVICES=lo on one machine)"),
+    ("OXMPI_UCX_EAGER_LIMIT", "131072", "largest message (bytes) sent eagerly to a rank on another host (as UCX active messages of up to 64 KiB); larger ones use rendezvous"),
     ("OXMPI_UCX_RNDV", "1", "1: messages above the eager limit to ranks on other hosts go by UCX's active-message rendezvous, straight from the send buffer into the receive buffer; 0: a CTS answered by 64 KiB fragments, each copied on both sides (for comparison)"),
     ("OXMPI_NET_LATENCY_US", "7", "collectives across nodes: the inter-node link's latency per message (µs) in the cost models that choose their algorithms (the default is TCP between the test's pretend hosts)"),
     ("OXMPI_NET_BANDWIDTH", "2500", "collectives across nodes: the inter-node link's bandwidth (MB/s) in the same cost models"),
@@ -70,6 +71,8 @@ pub struct Config {
     pub loopback: bool,
     /// Every other rank through the UCX link (OXMPI_TEST_UCX).
     pub test_ucx: bool,
+    /// Eager limit to ranks on other hosts (OXMPI_UCX_EAGER_LIMIT).
+    pub ucx_eager_limit: usize,
     /// Large messages over UCX by its rendezvous (OXMPI_UCX_RNDV).
     pub ucx_rndv: bool,
     pub ring_cells: usize,
@@ -109,6 +112,7 @@ impl Config {
             loopback: get("OXMPI_LOOPBACK") != 0,
             test_ucx: get("OXMPI_TEST_UCX") != 0,
             ucx_rndv: get("OXMPI_UCX_RNDV") != 0,
+            ucx_eager_limit: get("OXMPI_UCX_EAGER_LIMIT") as usize,
             // A power of two, so a cell index is a mask, not a division.
             ring_cells: (get("OXMPI_RING_CELLS") as usize)
                 .clamp(4, 1 << 16)

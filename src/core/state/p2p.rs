@@ -500,7 +500,15 @@ impl State {
                 if mem != crate::gpu::MemKind::Host && !self.net.caps(w).device {
                     crate::gpu::host_only(mem, "send to this peer's link")?;
                 }
-                let out = if bytes <= self.cfg.eager_limit {
+                // Over UCX eager goes further: a rendezvous costs a round
+                // trip more there than the copies it saves, up to about
+                // 128 KiB (docs/performance.md, across hosts).
+                let eager = if self.net.link(w) == Link::Ucx {
+                    self.cfg.ucx_eager_limit
+                } else {
+                    self.cfg.eager_limit
+                };
+                let out = if bytes <= eager {
                     if sync {
                         hdr.flags = flag::SYNC;
                     }
