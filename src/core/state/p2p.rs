@@ -533,17 +533,11 @@ impl State {
                         // The whole buffer goes with the RTS; the request
                         // completes at the link's `done` for its token.
                         Out {
-                            first_kind: kind::RTS,
-                            rest_kind: kind::RTS,
-                            hdr,
                             data: buf,
                             total: bytes,
-                            sent: 0,
-                            started: false,
-                            done_req: None,
-                            pack: None,
                             mem,
                             whole: true,
+                            ..Out::ctrl(hdr)
                         }
                     } else {
                         Out::ctrl(hdr)

@@ -101,12 +101,9 @@ impl UcxLink {
     /// Sends one message to world rank `w` (copied: the buffers are free on
     /// return). A failure is kept for `poll` to report.
     pub fn push(&mut self, w: usize, h: &Hdr, payload: &[u8]) {
-        if self.failed.is_some() || !self.connected(w) {
+        let Some(wire) = self.next_wire(w, h) else {
             return;
-        }
-        let seq = self.sent[w];
-        self.sent[w] = seq.wrapping_add(1);
-        let wire = encode(h, self.me, seq);
+        };
         let ep = self.eps[w].as_ref().unwrap();
         if let Err(e) = self.ucx.send(ep, &wire, payload) {
             self.failed = Some(format!("sending to world rank {w}: {e}"));
@@ -121,12 +118,9 @@ impl UcxLink {
     /// # Safety
     /// `data` holds `len` readable bytes until `h.sreq` is reported done.
     pub unsafe fn push_whole(&mut self, w: usize, h: &Hdr, data: *const u8, len: usize) {
-        if self.failed.is_some() || !self.connected(w) {
+        let Some(wire) = self.next_wire(w, h) else {
             return;
-        }
-        let seq = self.sent[w];
-        self.sent[w] = seq.wrapping_add(1);
-        let wire = encode(h, self.me, seq);
+        };
         let ep = self.eps[w].as_ref().unwrap();
         // SAFETY: forwarded contract.
         if let Err(e) = unsafe { self.ucx.send_whole(ep, &wire, data, len, h.sreq) } {
@@ -153,6 +147,18 @@ impl UcxLink {
     /// Tokens of whole sends and fetches completed since the last call.
     pub fn take_done(&mut self) -> Vec<u64> {
         self.ucx.take_done()
+    }
+
+    /// The wire form of the next message to `w` (its sequence number
+    /// taken), with the endpoint made; None after a failure (kept for
+    /// `poll`).
+    fn next_wire(&mut self, w: usize, h: &Hdr) -> Option<[u8; WIRE]> {
+        if self.failed.is_some() || !self.connected(w) {
+            return None;
+        }
+        let seq = self.sent[w];
+        self.sent[w] = seq.wrapping_add(1);
+        Some(encode(h, self.me, seq))
     }
 
     /// Makes the endpoint to `w` on first use; false (the failure kept)

@@ -630,16 +630,23 @@ mod tests {
         assert!(e.contains("lacks ucp_"), "{e}");
     }
 
-    #[test]
-    fn active_messages_arrive_in_order() {
+    /// Two workers over tcp on the loopback device; None (with a note)
+    /// where libucp is not installed.
+    fn two_workers() -> Option<(Ucx, Ucx)> {
         if let Err(e) = lib() {
             eprintln!("skipped: {e}");
-            return;
+            return None;
         }
         std::env::set_var("UCX_TLS", "tcp");
         std::env::set_var("UCX_NET_DEVICES", "lo");
-        let mut a = Ucx::new().expect("worker a");
-        let mut b = Ucx::new().expect("worker b");
+        Some((Ucx::new().expect("worker a"), Ucx::new().expect("worker b")))
+    }
+
+    #[test]
+    fn active_messages_arrive_in_order() {
+        let Some((mut a, mut b)) = two_workers() else {
+            return;
+        };
         assert!(!a.address().is_empty());
         let ep = a.connect(b.address()).expect("endpoint");
         const N: usize = 200;
@@ -681,14 +688,9 @@ mod tests {
     /// by their tokens.
     #[test]
     fn rendezvous_lands_in_the_fetching_buffer() {
-        if let Err(e) = lib() {
-            eprintln!("skipped: {e}");
+        let Some((mut a, mut b)) = two_workers() else {
             return;
-        }
-        std::env::set_var("UCX_TLS", "tcp");
-        std::env::set_var("UCX_NET_DEVICES", "lo");
-        let mut a = Ucx::new().expect("worker a");
-        let mut b = Ucx::new().expect("worker b");
+        };
         let ep = a.connect(b.address()).expect("endpoint");
         let n = (1 << 20) + 13;
         let src: Vec<u8> = (0..n).map(|k| (k * 7 + 3) as u8).collect();
