@@ -849,6 +849,10 @@ int MPIR_Dup_fn(int _oldcomm,
                 void *attribute_val_out,
                 int *flag);
 
+int MPIX_GPU_query_support(int gpu_type, int *is_supported);
+
+int MPIX_Query_cuda_support(void);
+
 int MPI_Abort(MPI_Comm comm, int errorcode);
 
 int MPI_Accumulate(const void *origin_addr,

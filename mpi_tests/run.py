@@ -7,6 +7,8 @@ Each line: `program nranks [key=value ...]` where keys are
   stderr=TEXT     text that must appear in the job's stderr (repeatable; '~' = space)
   stdout=TEXT     text that must appear in stdout
   timeout=S       seconds before the job is killed (default 60)
+  cuda=double     ranks use the project's test double of the CUDA driver
+                  (mpi_tests/cuda_double.c, built here as libcuda.so.1)
 Programs are C files in mpi_tests/ built with PREFIX/bin/mpicc (or mpicxx for .cc).
 Every job runs under `mpirun --timeout` and in its own session; when the
 timeout fires the whole session is killed and the case fails with a message.
@@ -49,12 +51,21 @@ def main():
                 opts["exit"] = [int(x) for x in v.split("|")]
             elif k == "timeout":
                 opts["timeout"] = float(v)
+            elif k == "cuda" and v == "double":
+                opts["cuda"] = True
         cases.append((f[0], int(f[1]), opts))
     built = {}
     failures = []
+    # The test double of the CUDA driver, for cases with cuda=double.
+    double = bdir / "cuda_double"
+    double.mkdir(exist_ok=True)
+    r = subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-g", "-Wall", "-Werror", str(here / "cuda_double.c"),
+                        "-o", str(double / "libcuda.so.1"), "-lpthread"], capture_output=True, text=True)
+    if r.returncode != 0:
+        failures.append(f"cuda_double: build failed\n{r.stderr}")
     t0 = time.time()
     for prog, n, opts in cases:
-        name = f"{prog} -n {n}" + "".join(f" {k}={v}" for k, v in opts["env"].items())
+        name = f"{prog} -n {n}" + "".join(f" {k}={v}" for k, v in opts["env"].items()) + (" cuda=double" if opts.get("cuda") else "")
         if filt and filt not in name:
             continue
         if prog not in built:
@@ -77,6 +88,9 @@ def main():
             continue
         env = dict(os.environ)
         env.update(opts["env"])
+        if opts.get("cuda"):
+            env["LD_LIBRARY_PATH"] = str(double) + ":" + env.get("LD_LIBRARY_PATH", "")
+            env["OXMPI_CUDA_LIB"] = str(double / "libcuda.so.1")
         env.setdefault("ASAN_OPTIONS", "detect_leaks=0")
         tmo = opts["timeout"]
         cmd = [str(prefix / "bin" / "mpirun"), "-n", str(n), "--timeout", str(tmo), str(exe)]

@@ -31,6 +31,8 @@ pub const TUNABLES: &[(&str, &str, &str)] = &[
     ("OXMPI_NET_LATENCY_US", "7", "collectives across nodes: the inter-node link's latency per message (µs) in the cost models that choose their algorithms (the default is TCP between the test's pretend hosts)"),
     ("OXMPI_NET_BANDWIDTH", "2500", "collectives across nodes: the inter-node link's bandwidth (MB/s) in the same cost models"),
     ("OXMPI_UCX_LIB", "libucp.so.0", "the UCX library the inter-node link opens (a soname found by the dynamic loader, or a path)"),
+    ("OXMPI_CUDA", "auto", "device buffers: auto opens the CUDA driver at the first buffer an MPI call is given, if there is one (nothing CUDA happens without a driver); 1 requires it (MPI_Init fails without a usable driver); 0 never opens it (every buffer is host memory)"),
+    ("OXMPI_CUDA_LIB", "libcuda.so.1", "the CUDA driver library opened for device buffers (a soname found by the dynamic loader, or a path)"),
     ("OXMPI_TEST_RANKS_PER_NODE", "0", "tests: pretend world ranks [0,k), [k,2k), ... are separate nodes, so the hierarchical collectives run on one host (0: off)"),
 ];
 

@@ -58,7 +58,15 @@ fn block_array(
     preload: &[usize],
 ) -> Result<(Loc, Vec<(usize, usize)>, usize, Vec<Step>)> {
     let (size, t) = size_and_type(dt)?;
+    // A device buffer is staged like a non-dense type: packed into and
+    // unpacked from scratch with the driver's copies.
+    let kind = if in_place(p) {
+        crate::gpu::MemKind::Host
+    } else {
+        crate::gpu::classify(p as *const u8, 0)
+    };
     let t = match t {
+        None if kind == crate::gpu::MemKind::Device => super::datatype::lookup(dt)?,
         Some(t) if !t.committed => {
             return Err(err!(
                 MPI_ERR_TYPE,
@@ -66,7 +74,7 @@ fn block_array(
                 dt as u32
             ))
         }
-        Some(t) if !t.is_dense() => t,
+        Some(t) if !t.is_dense() || kind == crate::gpu::MemKind::Device => t,
         _ => {
             let (bl, end) = blocks(counts, displs, size)?;
             let loc = if recv {
@@ -106,7 +114,7 @@ fn block_array(
         let u = user(i)?;
         if !recv || preload.contains(&i) {
             // SAFETY: block i of the user buffer holds counts[i] elements of t.
-            unsafe { crate::datatype::pack(&t, n, u, &mut area[off..off + len]) };
+            unsafe { crate::datatype::pack_mem(&t, n, u, kind, &mut area[off..off + len])? };
         }
         if recv {
             steps.push((off, len, n, u));
@@ -121,6 +129,7 @@ fn block_array(
             ty: t.clone(),
             count: n,
             dst: u,
+            kind,
         })
         .collect();
     Ok((Loc::Scratch(idx, 0), packed, end, steps))
@@ -227,7 +236,9 @@ fn input(
         Some(t) => {
             let mut v = vec![0u8; d.bytes];
             // SAFETY: the buffer holds count elements of t (MPI's rule).
-            unsafe { crate::datatype::pack(&t, count as usize, p as *const u8, &mut v) };
+            unsafe {
+                crate::datatype::pack_mem(&t, count as usize, p as *const u8, d.kind, &mut v)?
+            };
             (Loc::Scratch(s.buffer(v), 0), d.bytes)
         }
     })
@@ -255,7 +266,9 @@ fn output(
         Some(t) => {
             let mut v = vec![0u8; d.bytes];
             // SAFETY: as for input.
-            unsafe { crate::datatype::pack(&t, count as usize, p as *const u8, &mut v) };
+            unsafe {
+                crate::datatype::pack_mem(&t, count as usize, p as *const u8, d.kind, &mut v)?
+            };
             let i = s.buffer(v);
             let step = Step::Unpack {
                 src: Loc::Scratch(i, 0),
@@ -263,6 +276,7 @@ fn output(
                 ty: t,
                 count: count as usize,
                 dst: p as *mut u8,
+                kind: d.kind,
             };
             (Loc::Scratch(i, 0), d.bytes, Some(step))
         }
@@ -338,12 +352,12 @@ fn shm_reduce(
     op_check(&k, et.dt)?;
     let me = my_rank(comm)?;
     let gets = root.is_none_or(|r| r == me);
-    let input = if in_place(sendbuf) && gets {
+    let mut input = if in_place(sendbuf) && gets {
         recvbuf as *const u8
     } else {
         bytes(sendbuf, len, "sendbuf")?.as_ptr()
     };
-    let out = if gets {
+    let user_out = if gets {
         bytes_mut(recvbuf, len, "recvbuf")?.as_mut_ptr()
     } else {
         std::ptr::null_mut()
@@ -354,9 +368,34 @@ fn shm_reduce(
             "recvbuf=NULL with {len} bytes to reduce"
         ));
     }
+    // Device buffers are staged in host copies (the form is decided alike
+    // on every rank, whatever memory each rank's buffers are).
+    let dev = |p: *const u8| len > 0 && crate::gpu::classify(p, len) == crate::gpu::MemKind::Device;
+    let staged_in = if dev(input) {
+        let mut v = vec![0u8; len];
+        // SAFETY: `input` names `len` bytes of device memory (checked above).
+        unsafe { crate::gpu::copy(v.as_mut_ptr(), input, len)? };
+        Some(v)
+    } else {
+        None
+    };
+    if let Some(v) = &staged_in {
+        input = v.as_ptr();
+    }
+    let mut staged_out = Vec::new();
+    let out = if !user_out.is_null() && dev(user_out) {
+        staged_out = vec![0u8; len];
+        staged_out.as_mut_ptr()
+    } else {
+        user_out
+    };
     // SAFETY: input and out (at the root, or everywhere for allreduce)
     // hold `len` bytes (checked above); the form came from reduce_form.
     unsafe { node::reduce(form, comm, input, out, len, ne, &et, &k, root)? };
+    if !staged_out.is_empty() {
+        // SAFETY: `user_out` names `len` bytes of device memory.
+        unsafe { crate::gpu::copy(user_out, staged_out.as_ptr(), len)? };
+    }
     Ok(true)
 }
 
@@ -374,7 +413,9 @@ fn contiguous_in(
         Some(t) => {
             let mut v = vec![0u8; d.bytes];
             // SAFETY: the buffer holds `count` elements of `t` (MPI's rule).
-            unsafe { crate::datatype::pack(&t, count as usize, p as *const u8, &mut v) };
+            unsafe {
+                crate::datatype::pack_mem(&t, count as usize, p as *const u8, d.kind, &mut v)?
+            };
             (v.as_ptr(), d.bytes, v)
         }
     })
@@ -382,7 +423,11 @@ fn contiguous_in(
 
 /// Where `count` elements of `dt` at `p` are produced as contiguous bytes:
 /// the user's memory, or a landing area that `contiguous_flush` unpacks.
-type Landing = Option<(Vec<u8>, std::sync::Arc<crate::datatype::Type>)>;
+type Landing = Option<(
+    Vec<u8>,
+    std::sync::Arc<crate::datatype::Type>,
+    crate::gpu::MemKind,
+)>;
 fn contiguous_out(
     p: *mut c_void,
     count: c_int,
@@ -394,16 +439,17 @@ fn contiguous_out(
         None => (d.ptr, None),
         Some(t) => {
             let mut v = vec![0u8; d.bytes];
-            (v.as_mut_ptr(), Some((v, t)))
+            (v.as_mut_ptr(), Some((v, t, d.kind)))
         }
     })
 }
 
-fn contiguous_flush(p: *mut c_void, count: c_int, l: Landing) {
-    if let Some((v, t)) = l {
+fn contiguous_flush(p: *mut c_void, count: c_int, l: Landing) -> Result<()> {
+    if let Some((v, t, kind)) = l {
         // SAFETY: the buffer holds `count` elements of `t` (MPI's rule).
-        unsafe { crate::datatype::unpack(&t, count as usize, &v, p as *mut u8) };
+        unsafe { crate::datatype::unpack_mem(&t, count as usize, &v, p as *mut u8, kind)? };
     }
+    Ok(())
 }
 
 /// Blocking allgather through the shared-memory area; false when the call
@@ -445,7 +491,7 @@ fn shm_allgather(
     // SAFETY: `mine` holds blk bytes, `out` n * blk; the form came from
     // allgather_form.
     unsafe { node::allgather(form, comm, mine, out, blk)? };
-    contiguous_flush(recvbuf, n * recvcount, land);
+    contiguous_flush(recvbuf, n * recvcount, land)?;
     Ok(true)
 }
 
@@ -484,7 +530,7 @@ fn shm_alltoall(
     // SAFETY: `send` and `out` hold n * blk bytes; for the single copy they
     // are distinct buffers (not in place; alltoall_form).
     unsafe { node::alltoall(form, comm, send, out, blk)? };
-    contiguous_flush(recvbuf, n * recvcount, land);
+    contiguous_flush(recvbuf, n * recvcount, land)?;
     Ok(true)
 }
 
@@ -523,7 +569,7 @@ fn shm_reduce_scatter_block(
     // SAFETY: `input` holds n * blk bytes, `out` blk; the form came from
     // reduce_scatter_form.
     unsafe { node::reduce_scatter_block(form, comm, input, out, blk, ne, &et, &k)? };
-    contiguous_flush(recvbuf, recvcount, land);
+    contiguous_flush(recvbuf, recvcount, land)?;
     Ok(true)
 }
 
@@ -1211,14 +1257,21 @@ pub unsafe extern "C" fn MPI_Bcast(
             let mut pool = crate::core::pool::take(d.bytes);
             let v = &mut pool[..d.bytes];
             let me = my_rank(comm)? as c_int;
+            let mut r = Ok(());
             if me == root {
                 // SAFETY: the buffer holds `count` elements of `t`.
-                unsafe { crate::datatype::pack(&t, count as usize, buffer as *const u8, v) };
+                r = unsafe {
+                    crate::datatype::pack_mem(&t, count as usize, buffer as *const u8, d.kind, v)
+                };
             }
-            let r = go(v.as_mut_ptr(), d.bytes);
+            // Every rank takes part, also a root whose packing failed.
+            let sent = go(v.as_mut_ptr(), d.bytes);
+            r = r.and(sent);
             if r.is_ok() && me != root {
                 // SAFETY: as above.
-                unsafe { crate::datatype::unpack(&t, count as usize, v, buffer as *mut u8) };
+                r = unsafe {
+                    crate::datatype::unpack_mem(&t, count as usize, v, buffer as *mut u8, d.kind)
+                };
             }
             crate::core::pool::give(pool);
             return r;

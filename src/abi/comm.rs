@@ -565,7 +565,12 @@ pub unsafe extern "C" fn MPI_Comm_set_info(comm: MPI_Comm, info: MPI_Info) -> c_
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_get_info(comm: MPI_Comm, info_used: *mut MPI_Info) -> c_int {
     let h = with(|st| {
-        let kv = st.comm(comm)?.info.clone();
+        let mut kv = st.comm(comm)?.info.clone();
+        // MPI-4.1's memory kinds: what this process supports, on every
+        // communicator (the CUDA kinds once a driver is usable).
+        if !kv.iter().any(|(k, _)| k == "mpi_memory_alloc_kinds") {
+            kv.push(("mpi_memory_alloc_kinds".into(), crate::gpu::alloc_kinds()));
+        }
         Ok(super::handles::make(
             super::handles::KIND_INFO,
             st.infos.insert(kv),

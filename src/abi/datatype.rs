@@ -75,9 +75,8 @@ pub struct Desc {
     pub kind: crate::gpu::MemKind,
 }
 
-/// Validates and describes a communication buffer. Device memory is
-/// refused here, where every buffer is described, not at a copy deep below
-/// (no transport of this build moves it).
+/// Validates and describes a communication buffer, asking once what
+/// memory it is (`gpu::classify`).
 #[inline(always)]
 pub fn describe(buf: *const c_void, count: c_int, dt: MPI_Datatype, name: &str) -> Result<Desc> {
     // The common case first: a builtin type whose size sits in its handle, a
@@ -88,22 +87,25 @@ pub fn describe(buf: *const c_void, count: c_int, dt: MPI_Datatype, name: &str) 
             // the answer at compile time (the null one) costs nothing here:
             // a check after the general path's call measured 10 ns per call
             // on 8 B collectives.
-            let kind = crate::gpu::classify(buf as *const u8, 0);
-            crate::gpu::host_only(kind, "buffer")?;
-            return Ok(Desc {
-                ptr: buf as *mut u8,
-                // At most i32::MAX * 255: no overflow.
-                bytes: count as usize * sz,
-                kind,
-                staged: None,
-            });
+            if crate::gpu::classify(buf as *const u8, 0) == crate::gpu::MemKind::Host {
+                return Ok(Desc {
+                    ptr: buf as *mut u8,
+                    // At most i32::MAX * 255: no overflow.
+                    bytes: count as usize * sz,
+                    kind: crate::gpu::MemKind::Host,
+                    staged: None,
+                });
+            }
         }
     }
     describe_general(buf, count, dt, name)
 }
 
 /// `describe` of everything but the common case, kept out of line so that
-/// the common case stays small where it is inlined.
+/// the common case stays small where it is inlined. A device buffer is
+/// always staged, whatever its type: the layers below move host bytes, and
+/// the staging area is packed from it and unpacked into it with the
+/// driver's copies (`datatype::pack_mem`, `unpack_mem`).
 #[inline(never)]
 fn describe_general(
     buf: *const c_void,
@@ -111,8 +113,11 @@ fn describe_general(
     dt: MPI_Datatype,
     name: &str,
 ) -> Result<Desc> {
-    let d = describe_checked(buf, count, dt, name)?;
-    crate::gpu::host_only(d.kind, "buffer")?;
+    let mut d = describe_checked(buf, count, dt, name)?;
+    if d.kind == crate::gpu::MemKind::Device && d.staged.is_none() {
+        d.staged = Some(lookup(dt)?);
+        d.ptr = buf as *mut u8;
+    }
     Ok(d)
 }
 
@@ -137,7 +142,7 @@ fn describe_checked(
         return Ok(Desc {
             ptr: buf as *mut u8,
             bytes: 0,
-            kind: crate::gpu::classify(buf as *const u8, 0),
+            kind: crate::gpu::MemKind::Host,
             staged: None,
         });
     }
@@ -818,9 +823,21 @@ pub unsafe extern "C" fn MPI_Pack(
         ));
     }
     if need > 0 {
-        let dst = bytes_at(outbuf, pos as usize, need);
-        // SAFETY: `inbuf` holds `n` elements of `t` (the caller's contract).
-        unsafe { dtm::pack(&t, n, inbuf as *const u8, dst) };
+        let ik = crate::gpu::classify(inbuf as *const u8, 0);
+        let at = (outbuf as *mut u8).wrapping_add(pos as usize);
+        if crate::gpu::classify(at, need) == crate::gpu::MemKind::Host {
+            let dst = bytes_at(outbuf, pos as usize, need);
+            // SAFETY: `inbuf` holds `n` elements of `t` (the caller's contract).
+            unsafe { dtm::pack_mem(&t, n, inbuf as *const u8, ik, dst)? };
+        } else {
+            // Packed on the host, then one copy into the device buffer.
+            let mut tmp = vec![0u8; need];
+            // SAFETY: as above; `at` names `need` bytes of the output buffer.
+            unsafe {
+                dtm::pack_mem(&t, n, inbuf as *const u8, ik, &mut tmp)?;
+                crate::gpu::copy(at, tmp.as_ptr(), need)?;
+            }
+        }
     }
     out(position, "position", pos + need as c_int)
 }
@@ -848,9 +865,20 @@ pub unsafe extern "C" fn MPI_Unpack(
         ));
     }
     if need > 0 {
-        let src = bytes_at(inbuf as *mut c_void, pos as usize, need);
+        let ok = crate::gpu::classify(outbuf as *const u8, 0);
+        let at = (inbuf as *const u8).wrapping_add(pos as usize);
+        let tmp;
+        let src = if crate::gpu::classify(at, need) == crate::gpu::MemKind::Host {
+            &*bytes_at(inbuf as *mut c_void, pos as usize, need)
+        } else {
+            let mut v = vec![0u8; need];
+            // SAFETY: `at` names `need` bytes of the input buffer.
+            unsafe { crate::gpu::copy(v.as_mut_ptr(), at, need)? };
+            tmp = v;
+            &tmp[..]
+        };
         // SAFETY: `outbuf` holds `n` elements of `t` (the caller's contract).
-        unsafe { dtm::unpack(&t, n, src, outbuf as *mut u8) };
+        unsafe { dtm::unpack_mem(&t, n, src, outbuf as *mut u8, ok)? };
     }
     out(position, "position", pos + need as c_int)
 }

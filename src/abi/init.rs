@@ -38,6 +38,7 @@ fn do_init(required: c_int) -> crate::core::error::Result<c_int> {
     // Every level can be provided: under MPI_THREAD_MULTIPLE one library-wide
     // lock serialises the calls (core::runtime).
     let provided = required;
+    crate::gpu::init_check()?;
     let st = State::init(provided)?;
     let universe = if st.pmi.universe_size > 0 {
         st.pmi.universe_size
@@ -203,4 +204,33 @@ pub unsafe extern "C" fn MPI_Comm_c2f(comm: MPI_Comm) -> MPI_Fint {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_f2c(comm: MPI_Fint) -> MPI_Comm {
     comm
+}
+
+/// Open MPI's query (mpi-ext.h): 1 when device buffers may be passed to MPI
+/// calls in this process (a CUDA driver is usable), else 0. May be called
+/// at any time, also before MPI_Init.
+#[no_mangle]
+pub extern "C" fn MPIX_Query_cuda_support() -> c_int {
+    crate::gpu::support_flag()
+}
+
+/// MPICH's query: `is_supported` is 1 for MPIX_GPU_SUPPORT_CUDA when a CUDA
+/// driver is usable, 0 for the other GPU kinds (not built).
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPIX_GPU_query_support(
+    gpu_type: c_int,
+    is_supported: *mut c_int,
+) -> c_int {
+    let v = match gpu_type {
+        MPIX_GPU_SUPPORT_CUDA => crate::gpu::support_flag(),
+        MPIX_GPU_SUPPORT_ZE | MPIX_GPU_SUPPORT_HIP => 0,
+        _ => {
+            return Err(err!(
+                MPI_ERR_ARG,
+                "gpu_type={gpu_type} is not MPIX_GPU_SUPPORT_CUDA, _ZE or _HIP"
+            ))
+        }
+    };
+    out(is_supported, "is_supported", v)
 }

@@ -8,6 +8,7 @@ use crate::coll::reduce::Operand;
 use crate::core::error::Result;
 use crate::core::runtime::with;
 use crate::err;
+use crate::gpu::MemKind;
 use crate::op;
 pub use crate::op::user::{apply, is_commutative, OpKind, UserFn, UserOp};
 use oxmpi_macros::mpi_fn;
@@ -201,6 +202,12 @@ pub unsafe extern "C" fn MPI_Reduce_local(
             if inbuf.is_null() { "inbuf" } else { "inoutbuf" }
         ));
     }
+    let ik = crate::gpu::classify(inbuf as *const u8, bytes);
+    let ok = crate::gpu::classify(inoutbuf as *const u8, bytes);
+    if ik == MemKind::Device || ok == MemKind::Device {
+        // SAFETY: both buffers hold `count` elements of `datatype` (MPI's rule).
+        return unsafe { reduce_local_staged(&k, &o, n, datatype, count, inbuf, inoutbuf, ik, ok) };
+    }
     match (&k, t) {
         // The user's function on the user's buffers, as they are.
         (OpKind::User(u), _) => {
@@ -235,4 +242,37 @@ pub unsafe extern "C" fn MPI_Reduce_local(
             apply(&k, o.dt, n, a, b)
         }
     }
+}
+
+/// MPI_Reduce_local with either buffer in device memory: both operands
+/// packed into host copies (with the driver's copies), the op applied there
+/// (a user-defined op too, on host copies laid out as its datatype says),
+/// and the result unpacked into `inoutbuf`.
+///
+/// # Safety
+/// Both buffers hold `count` elements of `datatype`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn reduce_local_staged(
+    k: &OpKind,
+    o: &Operand,
+    n: usize,
+    datatype: MPI_Datatype,
+    count: c_int,
+    inbuf: *const c_void,
+    inoutbuf: *mut c_void,
+    ik: MemKind,
+    ok: MemKind,
+) -> Result<()> {
+    let t = crate::abi::datatype::lookup(datatype)?;
+    let bytes = t.size * count as usize;
+    let mut a = vec![0u8; bytes];
+    let mut b = vec![0u8; bytes];
+    // SAFETY: both buffers hold `count` elements of `t` (contract).
+    unsafe {
+        crate::datatype::pack_mem(&t, count as usize, inbuf as *const u8, ik, &mut a)?;
+        crate::datatype::pack_mem(&t, count as usize, inoutbuf as *const u8, ok, &mut b)?;
+    }
+    crate::coll::reduce::apply_packed(k, o, n, &a, &mut b)?;
+    // SAFETY: as above.
+    unsafe { crate::datatype::unpack_mem(&t, count as usize, &b, inoutbuf as *mut u8, ok) }
 }

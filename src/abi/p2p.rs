@@ -33,7 +33,7 @@ fn prepare(
     recv: bool,
 ) -> Result<(*mut u8, usize, Option<Box<Staged>>)> {
     let d = describe(buf, count, datatype, "buf")?;
-    Ok(staging(d, buf, count, recv))
+    staging(d, buf, count, recv)
 }
 
 /// The staging area of an already validated buffer (see `prepare`).
@@ -42,13 +42,23 @@ fn staging(
     buf: *const c_void,
     count: c_int,
     recv: bool,
-) -> (*mut u8, usize, Option<Box<Staged>>) {
+) -> Result<(*mut u8, usize, Option<Box<Staged>>)> {
     match d.staged {
-        None => (d.ptr, d.bytes, None),
+        None => Ok((d.ptr, d.bytes, None)),
         // SAFETY: `describe` validated `count` elements of `t` at `buf`.
         Some(t) => unsafe {
-            crate::core::staging::stage(&t, count as usize, buf as *mut u8, d.bytes, recv)
+            crate::core::staging::stage(&t, count as usize, buf as *mut u8, d.bytes, recv, d.kind)
         },
+    }
+}
+
+/// What memory a request moves: its buffer's, or the host's where the
+/// buffer is staged (device memory always is).
+fn moved_kind(d: &Desc) -> crate::gpu::MemKind {
+    if d.staged.is_some() {
+        crate::gpu::MemKind::Host
+    } else {
+        d.kind
     }
 }
 
@@ -175,8 +185,8 @@ fn isend_queued(
     comm: MPI_Comm,
     mode: SendMode,
 ) -> Result<ReqId> {
-    let mem = d.kind;
-    let (ptr, bytes, staged) = staging(d, buf, count, false);
+    let mem = moved_kind(&d);
+    let (ptr, bytes, staged) = staging(d, buf, count, false)?;
     with(|st| {
         check_dest(st, comm, dest, tag)?;
         let mut req = Request::new(ReqKind::Send, comm, ptr, bytes);
@@ -214,8 +224,8 @@ fn irecv_desc(
     tag: c_int,
     comm: MPI_Comm,
 ) -> Result<ReqId> {
-    let mem = d.kind;
-    let (ptr, bytes, staged) = staging(d, buf, count, true);
+    let mem = moved_kind(&d);
+    let (ptr, bytes, staged) = staging(d, buf, count, true)?;
     with(|st| {
         // The common case is checked once here: a valid rank (or wildcard) and
         // tag; anything else (errors, MPI_PROC_NULL) goes through the full checks.
@@ -295,7 +305,7 @@ fn persistent_send(
     with(|st| {
         check_dest(st, comm, dest, tag)?;
         let mut r = Request::new(ReqKind::Send, comm, d.ptr, bytes);
-        r.mem = d.kind;
+        r.mem = moved_kind(&d);
         r.active = false;
         r.persist = Some(Box::new(Persist {
             recv: false,
@@ -309,6 +319,7 @@ fn persistent_send(
             peer: dest,
             tag,
             comm,
+            kind: d.kind,
             layout: d.staged.map(|t| (t, count as usize)),
         }));
         Ok(st.reqs.insert(r))
@@ -546,7 +557,7 @@ pub fn start_persistent(st: &mut State, rid: ReqId) -> Result<()> {
         // SAFETY: the persistent request's buffer was validated at its init
         // and, by MPI's rules, holds `count` elements of `t` at each start.
         let (sp, _, staged) =
-            unsafe { crate::core::staging::stage(t, *count, p.buf, p.bytes, p.recv) };
+            unsafe { crate::core::staging::stage(t, *count, p.buf, p.bytes, p.recv, p.kind)? };
         ptr = sp;
         r.staged = staged;
     }
@@ -665,7 +676,7 @@ pub unsafe extern "C" fn MPI_Recv_init(
     let rid = with(|st| {
         check_source(st, comm, source, tag)?;
         let mut r = Request::new(ReqKind::Recv, comm, d.ptr, bytes);
-        r.mem = d.kind;
+        r.mem = moved_kind(&d);
         r.active = false;
         r.persist = Some(Box::new(Persist {
             recv: true,
@@ -679,6 +690,7 @@ pub unsafe extern "C" fn MPI_Recv_init(
             peer: source,
             tag,
             comm,
+            kind: d.kind,
             layout: d.staged.map(|t| (t, count as usize)),
         }));
         Ok(st.reqs.insert(r))
@@ -770,7 +782,7 @@ pub unsafe extern "C" fn MPI_Sendrecv_replace(
         // SAFETY: `buf` holds `count` elements of `t` (`describe` checked
         // the arguments; the buffer is the caller's).
         Some(t) => unsafe {
-            crate::datatype::unpack(&t, count as usize, &tmp[..n], buf as *mut u8)
+            crate::datatype::unpack_mem(&t, count as usize, &tmp[..n], buf as *mut u8, d.kind)?
         },
         None => out_slice(d.ptr, n, "buf")?.copy_from_slice(&tmp[..n]),
     }

@@ -15,8 +15,9 @@ use crate::op::user::OpKind;
 use std::os::raw::c_int;
 
 /// The node area's forms move bytes with the CPU (copies through the slots,
-/// `process_vm_readv`): a device buffer is refused here, the sites' own
-/// fact, whatever the layers above checked.
+/// `process_vm_readv`): the abi stages device buffers in host memory
+/// before calling in, which debug builds check here (release builds skip
+/// the second classification, a driver call per buffer).
 #[inline(always)]
 fn host(bufs: &[(*const u8, usize)]) -> Result<()> {
     for &(p, n) in bufs {
@@ -126,7 +127,7 @@ pub unsafe fn reduce(
     k: &OpKind,
     root: Option<usize>,
 ) -> Result<()> {
-    host(&[(input, len), (out, len)])?;
+    debug_assert!(host(&[(input, len), (out, len)]).is_ok());
     // SAFETY: forwarded contract.
     unsafe {
         match (form, root) {
@@ -164,7 +165,7 @@ pub unsafe fn allgather(
     out: *mut u8,
     blk: usize,
 ) -> Result<()> {
-    host(&[(mine, blk), (out, blk)])?;
+    debug_assert!(host(&[(mine, blk), (out, blk)]).is_ok());
     // SAFETY: forwarded contract.
     unsafe {
         match form {
@@ -194,7 +195,7 @@ pub unsafe fn alltoall(
     out: *mut u8,
     blk: usize,
 ) -> Result<()> {
-    host(&[(send, blk), (out, blk)])?;
+    debug_assert!(host(&[(send, blk), (out, blk)]).is_ok());
     // SAFETY: forwarded contract.
     unsafe {
         match form {
@@ -234,7 +235,7 @@ pub unsafe fn reduce_scatter_block(
     et: &Operand,
     k: &OpKind,
 ) -> Result<()> {
-    host(&[(input, blk), (out, blk)])?;
+    debug_assert!(host(&[(input, blk), (out, blk)]).is_ok());
     // SAFETY: forwarded contract.
     unsafe {
         match form {
@@ -262,7 +263,7 @@ pub unsafe fn bcast(
     len: usize,
     root: usize,
 ) -> Result<()> {
-    host(&[(p, len)])?;
+    debug_assert!(host(&[(p, len)]).is_ok());
     // SAFETY: forwarded contract.
     unsafe {
         match form {

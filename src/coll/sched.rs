@@ -66,13 +66,15 @@ pub enum Step {
         dst: Loc,
         len: usize,
     },
-    /// Scatter packed bytes into a user buffer of a non-contiguous datatype.
+    /// Scatter packed bytes into a user buffer of a non-contiguous datatype
+    /// (or any buffer in device memory, `kind`).
     Unpack {
         src: Loc,
         len: usize,
         ty: Arc<Type>,
         count: usize,
         dst: *mut u8,
+        kind: crate::gpu::MemKind,
     },
 }
 
@@ -84,9 +86,9 @@ pub struct Sched {
     pub op: Option<OpKind>,
     /// What the op is applied with (set with `op`).
     pub operand: Operand,
-    /// What memory the user buffers of this collective are (described, and
-    /// device memory refused, by the entry point); the copy, reduce and
-    /// unpack steps are the CPU's.
+    /// What memory the user buffers of this collective are: the entry
+    /// points stage device buffers in scratch (packed in, unpacked by
+    /// `Step::Unpack`), so the copy and reduce steps are the CPU's.
     pub mem: crate::gpu::MemKind,
     pub stages: Vec<Vec<Step>>,
     pub scratch: Vec<Vec<u8>>,
@@ -215,11 +217,18 @@ impl Sched {
                     ref ty,
                     count,
                     dst,
+                    kind,
                 } => {
                     let a = self.ptr(src);
                     // SAFETY: `src` holds `len` packed bytes; `dst` holds `count` elements of `ty`.
                     unsafe {
-                        crate::datatype::unpack(ty, count, std::slice::from_raw_parts(a, len), dst)
+                        crate::datatype::unpack_mem(
+                            ty,
+                            count,
+                            std::slice::from_raw_parts(a, len),
+                            dst,
+                            kind,
+                        )?
                     };
                 }
             }

@@ -67,7 +67,10 @@ pub struct Persist {
     pub peer: i32,
     pub tag: i32,
     pub comm: c_int,
-    /// Non-contiguous datatype and count, packed or unpacked at each start.
+    /// What memory `buf` is.
+    pub kind: crate::gpu::MemKind,
+    /// Non-contiguous datatype (or a device buffer's) and count, packed or
+    /// unpacked at each start.
     pub layout: Option<(std::sync::Arc<crate::datatype::Type>, usize)>,
 }
 
@@ -120,6 +123,9 @@ pub struct Staged {
     pub data: Vec<u8>,
     /// Receive: unpack into (type, count, user buffer) when the message is in.
     pub unpack: Option<(std::sync::Arc<crate::datatype::Type>, usize, *mut u8)>,
+    /// What memory the user buffer is (device memory is unpacked with the
+    /// driver's copies).
+    pub kind: crate::datatype::MemKind,
     /// The user buffer as [address, length] segments, when a large message may
     /// move between it and the peer by one vectored copy instead of packing.
     pub iov: Vec<[usize; 2]>,

@@ -5,9 +5,11 @@
 //! lock: packing runs outside it); the send path then reads the link's
 //! capabilities (`State::launch_send`): a vectored rendezvous where the link
 //! has vectored copies, a streamed one where it carries cells, else packed.
+//! Device memory is always packed into (or unpacked from) host bytes.
 
+use crate::core::error::Result;
 use crate::core::request::{Staged, Stream};
-use crate::datatype::Type;
+use crate::datatype::{MemKind, Type};
 use std::sync::Arc;
 
 /// Messages at least this long may move by a vectored single copy instead
@@ -35,8 +37,24 @@ pub unsafe fn stage(
     user: *mut u8,
     bytes: usize,
     recv: bool,
-) -> (*mut u8, usize, Option<Box<Staged>>) {
+    kind: MemKind,
+) -> Result<(*mut u8, usize, Option<Box<Staged>>)> {
     let mut s = Staged::default();
+    s.kind = kind;
+    if kind == MemKind::Device {
+        // Device memory moves through a host staging area, packed now (a
+        // send) or unpacked when the message is in (a receive), with the
+        // driver's copies; never vectored or streamed by the CPU.
+        s.data = crate::core::pool::take(bytes);
+        if recv {
+            s.unpack = Some((t.clone(), count, user));
+        } else {
+            // SAFETY: the user buffer holds `count` elements of `t` (MPI's rule).
+            unsafe { crate::datatype::pack_mem(t, count, user, kind, &mut s.data[..bytes])? };
+        }
+        let ptr = s.data.as_mut_ptr();
+        return Ok((ptr, bytes, Some(Box::new(s))));
+    }
     let pieces = t.pieces().saturating_mul(count);
     let min_piece = if recv {
         IOV_MIN_PIECE_RECV
@@ -73,5 +91,5 @@ pub unsafe fn stage(
         s.pack = Some((t.clone(), count, user));
     }
     let ptr = s.data.as_mut_ptr();
-    (ptr, bytes, Some(Box::new(s)))
+    Ok((ptr, bytes, Some(Box::new(s))))
 }

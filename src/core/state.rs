@@ -308,13 +308,22 @@ impl State {
         if let Some(w) = r.rndv_peer.take() {
             self.rndv_out[w as usize] -= 1;
         }
+        let mut failed = None;
         if let Some(st) = r.staged.as_ref().filter(|s| !s.direct) {
             if let Some((t, count, dst)) = &st.unpack {
                 let n = (r.status.bytes as usize).min(r.cap);
                 // SAFETY: dst is the user's receive buffer of `count` elements of `t`,
                 // valid until this request completes (now).
-                unsafe { crate::datatype::unpack(t, *count, &st.data[..n], *dst) };
+                let u =
+                    unsafe { crate::datatype::unpack_mem(t, *count, &st.data[..n], *dst, st.kind) };
+                failed = u.err();
             }
+        }
+        if let Some(e) = failed {
+            // A device copy that failed: the receive fails with its class
+            // (the driver's message is on stderr, as the status has no room).
+            eprintln!("oxmpi: {}", e.msg);
+            r.status.error = e.class;
         }
         if let Some(off) = r.bsend_region.take() {
             if let Some(b) = self.bsend.as_mut() {

@@ -725,7 +725,7 @@ pub fn darray(
 }
 
 /// Where a buffer lives (`gpu`). The cursor moves host memory with the
-/// CPU; a cursor over device memory refuses to copy (`gpu::host_only`).
+/// CPU and device memory with the driver's copies.
 pub use crate::gpu::MemKind;
 
 /// A resumable position in the typemap of `count` elements of a type at a
@@ -834,8 +834,47 @@ impl<'a> Cursor<'a> {
         moved
     }
 
-    fn host(&self) -> Result<()> {
-        crate::gpu::host_only(self.kind, "pack/unpack")
+    /// Packs from (or unpacks into, `to_device`) a typed buffer in device
+    /// memory: the pieces the walk visits go as the driver's strided copies
+    /// (`gpu::copy_pieces`), not piece by piece where they repeat at a
+    /// stride. On a failed copy the position is left where it was.
+    ///
+    /// # Safety
+    /// The base address holds `count` elements of the type in device
+    /// memory; `host` holds `n` bytes.
+    unsafe fn device(&mut self, host: *mut u8, n: usize, to_device: bool) -> Result<usize> {
+        let before = self.s;
+        let mut pieces: Vec<(*mut u8, usize, usize)> = Vec::new();
+        let moved = if self.t.is_contiguous(self.count) && self.t.size > 0 {
+            // One range: one copy, without walking the elements.
+            let k = n.min(self.remaining());
+            let start = self.t.segs[0].0 + self.s.done as isize;
+            pieces.push((self.base.wrapping_offset(start), 0, k));
+            let p = self.s.done + k;
+            let (seg_len, reps) = (self.t.segs[0].1, self.t.reps.max(1));
+            let unit = p / seg_len;
+            self.s = CursorState {
+                elem: unit / reps,
+                rep: unit % reps,
+                seg: 0,
+                off: p % seg_len,
+                done: p,
+            };
+            k
+        } else {
+            // Pieces that continue each other (in the buffer and in `host`)
+            // are one piece.
+            self.walk(n, |at, pos, k| match pieces.last_mut() {
+                Some(l) if l.0.wrapping_add(l.2) == at && l.1 + l.2 == pos => l.2 += k,
+                _ => pieces.push((at, pos, k)),
+            })
+        };
+        // SAFETY: each piece lies in the typed buffer and in `host` (contract).
+        if let Err(e) = unsafe { crate::gpu::copy_pieces(&pieces, host, to_device) } {
+            self.s = before;
+            return Err(e);
+        }
+        Ok(moved)
     }
 
     /// Packs the next bytes into `out` (as many as fit); returns how many.
@@ -843,7 +882,10 @@ impl<'a> Cursor<'a> {
     /// # Safety
     /// The base address holds `count` elements of the type.
     pub unsafe fn pack(&mut self, out: &mut [u8]) -> Result<usize> {
-        self.host()?;
+        if self.kind == MemKind::Device {
+            // SAFETY: forwarded contract.
+            return unsafe { self.device(out.as_mut_ptr(), out.len(), false) };
+        }
         let o = out.as_mut_ptr();
         Ok(self.walk(out.len(), |at, pos, k| {
             // SAFETY: `at` lies in the typed buffer (contract); pos + k <= out.len().
@@ -857,7 +899,10 @@ impl<'a> Cursor<'a> {
     /// # Safety
     /// The base address holds `count` elements of the type.
     pub unsafe fn unpack(&mut self, inp: &[u8]) -> Result<usize> {
-        self.host()?;
+        if self.kind == MemKind::Device {
+            // SAFETY: forwarded contract; the driver only reads `inp`.
+            return unsafe { self.device(inp.as_ptr() as *mut u8, inp.len(), true) };
+        }
         let i = inp.as_ptr();
         Ok(self.walk(inp.len(), |at, pos, k| {
             // SAFETY: `at` lies in the typed buffer (contract); pos + k <= inp.len().
@@ -885,6 +930,38 @@ pub unsafe fn unpack(t: &Type, count: usize, inp: &[u8], dst: *mut u8) {
     let mut c = Cursor::new(t, count, dst, MemKind::Host);
     // SAFETY: forwarded contract; a host cursor cannot fail.
     let _ = unsafe { c.unpack(inp) };
+}
+
+/// `pack` of a buffer of either kind of memory.
+///
+/// # Safety
+/// As `pack`.
+pub unsafe fn pack_mem(
+    t: &Type,
+    count: usize,
+    src: *const u8,
+    kind: MemKind,
+    out: &mut [u8],
+) -> Result<()> {
+    let mut c = Cursor::new(t, count, src as *mut u8, kind);
+    // SAFETY: forwarded contract.
+    unsafe { c.pack(out) }.map(|_| ())
+}
+
+/// `unpack` into a buffer of either kind of memory.
+///
+/// # Safety
+/// As `unpack`.
+pub unsafe fn unpack_mem(
+    t: &Type,
+    count: usize,
+    inp: &[u8],
+    dst: *mut u8,
+    kind: MemKind,
+) -> Result<()> {
+    let mut c = Cursor::new(t, count, dst, kind);
+    // SAFETY: forwarded contract.
+    unsafe { c.unpack(inp) }.map(|_| ())
 }
 
 /// The typemap of `count` elements of `t` at `base` as [address, length]

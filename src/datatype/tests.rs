@@ -356,13 +356,18 @@ fn pack_matches_naive_typemap() {
 }
 
 #[test]
-fn device_cursor_refuses_to_copy() {
+fn device_cursor_without_a_driver_fails_and_stays_put() {
+    // No CUDA driver in unit tests (OXMPI_CUDA_LIB names none here): a
+    // cursor over device memory reports the failed copy as an error and
+    // does not advance.
+    std::env::set_var("OXMPI_CUDA_LIB", "/nonexistent/libcuda.so.1");
     let t = Type::builtin(MPI_INT).unwrap();
     let mut x = [0u8; 4];
     let mut c = Cursor::new(&t, 1, x.as_mut_ptr(), MemKind::Device);
-    // SAFETY: the cursor refuses before touching memory.
+    // SAFETY: without a driver the cursor fails before touching memory.
     let e = unsafe { c.pack(&mut [0u8; 4]) }.unwrap_err();
-    assert_eq!(e.class, MPI_ERR_BUFFER);
+    assert_eq!(e.class, MPI_ERR_OTHER);
+    assert_eq!(c.position(), 0);
 }
 
 #[test]

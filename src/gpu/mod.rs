@@ -1,14 +1,36 @@
-//! What memory a pointer names, for every buffer the library moves: the
-//! null backend of a build without CUDA, which answers "host" for every
-//! pointer and touches no driver. `classify` is called once where a buffer
-//! is described (`abi::datatype::describe`); the kind travels with the
-//! request, the outgoing queue and the schedule, and every byte-moving
-//! site either calls `host_only` (which the CUDA work will turn into a
-//! dispatch) or dispatches on the kind itself. Calls only `base`.
+//! What memory a pointer names, and moving bytes of device memory.
+//!
+//! `classify` is called once where a buffer is described
+//! (`abi::datatype::describe`). With the driver absent or `OXMPI_CUDA=0`
+//! it answers "host" after one relaxed load; otherwise it asks the driver
+//! (`cuPointerGetAttributes`: memory type, managed, context), once per
+//! buffer, as MPICH and Open MPI do: an answer of "host" cannot be cached
+//! safely without hooks on the application's allocations, since an address
+//! may later be device memory. Managed memory is CPU-accessible and counts
+//! as host; pinned and registered host memory are host.
+//!
+//! The driver is opened on the first classification (`OXMPI_CUDA=auto`),
+//! at `MPI_Init` with `OXMPI_CUDA=1` (which then fails when the driver is
+//! unusable), never with `OXMPI_CUDA=0`. Opening it calls `cuInit` and
+//! counts devices; it creates no context and allocates nothing. Copies use
+//! the context current on the calling thread, or else the context of the
+//! last device buffer seen.
+//!
+//! The kind travels with the request, the outgoing queue and the schedule;
+//! every CPU byte-moving site below the abi calls `host_only`: device
+//! buffers reach the transports as host staging areas (`datatype::Cursor`
+//! over device memory packs and unpacks with the driver's strided copies).
+//! Calls only `base`.
 
-use crate::base::consts::MPI_ERR_BUFFER;
-use crate::base::error::Result;
+pub mod driver;
+
+use crate::base::consts::{MPI_ERR_BUFFER, MPI_ERR_OTHER};
+use crate::base::error::{Error, Result};
 use crate::err;
+use driver::*;
+use std::ffi::{c_int, c_uint, c_void};
+use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering::Relaxed};
+use std::sync::OnceLock;
 
 /// Where a buffer lives.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -18,15 +40,106 @@ pub enum MemKind {
     Device,
 }
 
-/// The kind of memory of the `len` bytes at `p`. The null backend: host.
+const UNTRIED: u8 = 0;
+const OFF: u8 = 1;
+const ON: u8 = 2;
+
+/// Whether classification asks the driver: UNTRIED until the first
+/// classification (or MPI_Init with OXMPI_CUDA=1) opens it. Relaxed: the
+/// driver itself is published by `DRIVER`'s OnceLock, which `driver()`
+/// reads before any use.
+static STATE: AtomicU8 = AtomicU8::new(UNTRIED);
+static DRIVER: OnceLock<std::result::Result<Driver, String>> = OnceLock::new();
+/// The context of the last device buffer classified, for copies made on a
+/// thread with no current context. Relaxed: a context handle is the
+/// driver's, valid for the process; nothing else is published with it.
+static LAST_CTX: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
+
+/// OXMPI_CUDA as a mode: 0 off, 1 required, anything else auto.
+fn mode() -> &'static str {
+    static M: OnceLock<String> = OnceLock::new();
+    M.get_or_init(|| std::env::var("OXMPI_CUDA").unwrap_or_default())
+}
+
+/// The driver, opened on first use; None when off or unusable.
+fn driver() -> Option<&'static Driver> {
+    let r = DRIVER.get_or_init(|| {
+        if mode() == "0" {
+            return Err("OXMPI_CUDA=0".into());
+        }
+        let name =
+            crate::config::get_str("OXMPI_CUDA_LIB").unwrap_or_else(|| "libcuda.so.1".into());
+        driver::load(&name)
+    });
+    let d = r.as_ref().ok();
+    STATE.store(if d.is_some() { ON } else { OFF }, Relaxed);
+    d
+}
+
+/// MPI_Init's check: with OXMPI_CUDA=1 the driver must be usable.
+pub fn init_check() -> Result<()> {
+    if mode() != "1" {
+        return Ok(());
+    }
+    driver();
+    match DRIVER.get() {
+        Some(Err(e)) => Err(err!(
+            MPI_ERR_OTHER,
+            "OXMPI_CUDA=1 but the CUDA driver cannot be used: {e}"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Whether device buffers are supported in this process: the driver is
+/// usable (opening it if that was not tried yet).
+pub fn supported() -> bool {
+    driver().is_some()
+}
+
+/// The kind of memory of the `len` bytes at `p`.
 #[inline(always)]
-pub fn classify(_p: *const u8, _len: usize) -> MemKind {
-    MemKind::Host
+pub fn classify(p: *const u8, _len: usize) -> MemKind {
+    if p.is_null() || STATE.load(Relaxed) == OFF {
+        return MemKind::Host;
+    }
+    classify_driver(p)
+}
+
+#[inline(never)]
+fn classify_driver(p: *const u8) -> MemKind {
+    let Some(d) = driver() else {
+        return MemKind::Host;
+    };
+    let mut mt: c_uint = 0;
+    let mut managed: c_uint = 0;
+    let mut ctx: CUcontext = std::ptr::null_mut();
+    let mut attrs = [
+        CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+        CU_POINTER_ATTRIBUTE_IS_MANAGED,
+        CU_POINTER_ATTRIBUTE_CONTEXT,
+    ];
+    let mut data: [*mut c_void; 3] = [
+        (&mut mt as *mut c_uint).cast(),
+        (&mut managed as *mut c_uint).cast(),
+        (&mut ctx as *mut CUcontext).cast(),
+    ];
+    // SAFETY: three attributes, each with an out pointer of its type
+    // (unsigned int, unsigned int, CUcontext); the driver answers null
+    // values for memory it does not know.
+    let r =
+        unsafe { (d.pointer_get_attributes)(3, attrs.as_mut_ptr(), data.as_mut_ptr(), p as u64) };
+    if r != CUDA_SUCCESS || mt != CU_MEMORYTYPE_DEVICE || managed != 0 {
+        return MemKind::Host;
+    }
+    if !ctx.is_null() {
+        LAST_CTX.store(ctx, Relaxed);
+    }
+    MemKind::Device
 }
 
 /// A site that moves bytes with the CPU: refuses device memory, naming
-/// the site. Every such site calls it, so the places the CUDA work must
-/// visit are the callers of this function.
+/// the site. Every such site below the abi calls it.
 #[inline(always)]
 pub fn host_only(kind: MemKind, site: &'static str) -> Result<()> {
     match kind {
@@ -36,9 +149,192 @@ pub fn host_only(kind: MemKind, site: &'static str) -> Result<()> {
 }
 
 #[cold]
-fn refused(site: &'static str) -> crate::base::error::Error {
+fn refused(site: &'static str) -> Error {
     err!(
         MPI_ERR_BUFFER,
-        "{site}: a device buffer needs the CUDA transport, which this build does not have"
+        "{site}: a device buffer reached a copy made by the CPU"
     )
+}
+
+/// The driver for a copy, with a context current on this thread.
+fn for_copy() -> Result<&'static Driver> {
+    let d = driver().ok_or_else(|| err!(MPI_ERR_OTHER, "a device copy without a CUDA driver"))?;
+    let mut cur: CUcontext = std::ptr::null_mut();
+    // SAFETY: `cur` is a valid out pointer.
+    unsafe { (d.ctx_get_current)(&mut cur) };
+    if cur.is_null() {
+        let c = LAST_CTX.load(Relaxed);
+        if !c.is_null() {
+            // SAFETY: `c` is a context the driver reported for a live buffer.
+            unsafe { (d.ctx_set_current)(c) };
+        }
+    }
+    Ok(d)
+}
+
+fn failed(d: &Driver, what: &str, r: CUresult) -> Error {
+    err!(MPI_ERR_OTHER, "CUDA {what} failed: {}", d.error(r))
+}
+
+/// Copies `n` bytes from `src` to `dst`, either of them device or host
+/// memory (unified addressing); returns when the copy is done.
+///
+/// # Safety
+/// `src` and `dst` name `n` bytes each, not overlapping.
+pub unsafe fn copy(dst: *mut u8, src: *const u8, n: usize) -> Result<()> {
+    if n == 0 {
+        return Ok(());
+    }
+    let d = for_copy()?;
+    // SAFETY: forwarded contract.
+    let r = unsafe { (d.memcpy)(dst as u64, src as u64, n) };
+    if r != CUDA_SUCCESS {
+        return Err(failed(d, "copy", r));
+    }
+    Ok(())
+}
+
+/// `height` rows of `width` bytes, `spitch` apart at `src` and `dpitch`
+/// apart at `dst` (either side device or host memory).
+///
+/// # Safety
+/// Every row lies in memory of its side; rows do not overlap.
+pub unsafe fn copy_2d(
+    dst: *mut u8,
+    dpitch: usize,
+    src: *const u8,
+    spitch: usize,
+    width: usize,
+    height: usize,
+) -> Result<()> {
+    if width == 0 || height == 0 {
+        return Ok(());
+    }
+    if height == 1 {
+        // SAFETY: forwarded contract.
+        return unsafe { copy(dst, src, width) };
+    }
+    let d = for_copy()?;
+    let c = Memcpy2D {
+        src_x_in_bytes: 0,
+        src_y: 0,
+        src_memory_type: CU_MEMORYTYPE_UNIFIED,
+        src_host: std::ptr::null(),
+        src_device: src as u64,
+        src_array: std::ptr::null_mut(),
+        src_pitch: spitch,
+        dst_x_in_bytes: 0,
+        dst_y: 0,
+        dst_memory_type: CU_MEMORYTYPE_UNIFIED,
+        dst_host: std::ptr::null_mut(),
+        dst_device: dst as u64,
+        dst_array: std::ptr::null_mut(),
+        dst_pitch: dpitch,
+        width_in_bytes: width,
+        height,
+    };
+    // SAFETY: `c` describes rows inside the two buffers (contract).
+    let r = unsafe { (d.memcpy_2d)(&c) };
+    if r != CUDA_SUCCESS {
+        return Err(failed(d, "strided copy", r));
+    }
+    Ok(())
+}
+
+/// Moves pieces between a device buffer and contiguous host bytes: each
+/// (device address, offset in `host`, length) piece, `to_device` or from
+/// it. Runs of pieces of one length at a constant stride, back to back in
+/// `host`, go as one strided copy each (a vector type is one copy, not one
+/// per block).
+///
+/// # Safety
+/// Each piece lies in device memory of the buffer and in `host`.
+pub unsafe fn copy_pieces(
+    pieces: &[(*mut u8, usize, usize)],
+    host: *mut u8,
+    to_device: bool,
+) -> Result<()> {
+    for (i, rows, pitch) in strided_runs(pieces) {
+        let (a, pos, len) = pieces[i];
+        let h = host.wrapping_add(pos);
+        // SAFETY: the rows are pieces i..i + rows (contract).
+        unsafe {
+            if to_device {
+                copy_2d(a, pitch, h, len, len, rows)?
+            } else {
+                copy_2d(h, len, a, pitch, len, rows)?
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `pieces` cut into runs that one strided copy moves: (first piece, rows,
+/// device pitch), each run's pieces of one length, at a constant stride of
+/// at least that length, and back to back in the host bytes.
+pub fn strided_runs(pieces: &[(*mut u8, usize, usize)]) -> Vec<(usize, usize, usize)> {
+    let mut v = Vec::new();
+    let mut i = 0;
+    while i < pieces.len() {
+        let (a, pos, len) = pieces[i];
+        let stride = pieces
+            .get(i + 1)
+            .map_or(0, |p| (p.0 as isize).wrapping_sub(a as isize));
+        let mut j = i + 1;
+        while j < pieces.len()
+            && stride >= len as isize
+            && pieces[j].2 == len
+            && pieces[j].1 == pos + (j - i) * len
+            && pieces[j].0 as isize == (a as isize).wrapping_add(stride * (j - i) as isize)
+        {
+            j += 1;
+        }
+        let pitch = if j - i > 1 { stride as usize } else { len };
+        v.push((i, j - i, pitch));
+        i = j;
+    }
+    v
+}
+
+/// The query functions' answer: 1 when device buffers work in this process.
+pub fn support_flag() -> c_int {
+    supported() as c_int
+}
+
+/// MPI-4.1's `mpi_memory_alloc_kinds` value for this process.
+pub fn alloc_kinds() -> String {
+    let mut v = String::from("mpi,system");
+    if supported() {
+        v.push_str(",cuda:device,cuda:host,cuda:managed");
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strided_runs_group_a_vector_and_split_the_rest() {
+        let p = |a: usize, pos: usize, len: usize| (a as *mut u8, pos, len);
+        // A vector of 4 blocks of 8 bytes, 32 apart; then a lone piece of
+        // another length; then two pieces too close for a stride.
+        let pieces = [
+            p(1000, 0, 8),
+            p(1032, 8, 8),
+            p(1064, 16, 8),
+            p(1096, 24, 8),
+            p(5000, 32, 4),
+            p(6000, 36, 16),
+            p(6008, 52, 16),
+        ];
+        assert_eq!(
+            strided_runs(&pieces),
+            vec![(0, 4, 32), (4, 1, 4), (5, 1, 16), (6, 1, 16)]
+        );
+        // A descending stride is not one strided copy.
+        let down = [p(2000, 0, 8), p(1000, 8, 8)];
+        assert_eq!(strided_runs(&down), vec![(0, 1, 8), (1, 1, 8)]);
+        assert!(strided_runs(&[]).is_empty());
+    }
 }

@@ -1,0 +1,511 @@
+/* A test double of the CUDA driver (libcuda.so.1), written for OxMPI's
+ * tests on machines without a GPU. It is not an emulator: no kernels run.
+ * What it does mimic is what the library's CUDA support depends on:
+ *
+ *  - device memory: each allocation is a memfd mapped twice, once with
+ *    PROT_NONE at the address handed out as the device pointer (so any CPU
+ *    access faults, as on a GPU) and once read/write at a shadow address
+ *    that the copy functions use;
+ *  - pointer attributes: DEVICE (with device, context, buffer id and
+ *    allocation range) for its allocations, HOST for pinned and registered
+ *    host memory, DEVICE + IS_MANAGED for managed memory (CPU-accessible,
+ *    as on a GPU), nothing for other memory; every allocation gets a new
+ *    buffer id, also at an address an earlier one used;
+ *  - contexts: copies need a current context on the calling thread
+ *    (CUDA_ERROR_INVALID_CONTEXT otherwise), as with the real driver;
+ *  - streams and events: asynchronous copies are queued on their stream and
+ *    run only when the stream is synchronized or an event recorded after
+ *    them is queried or synchronized, so code that reads a result before
+ *    waiting for it sees stale data;
+ *  - IPC: a handle names (pid, fd, size, buffer id); another process maps
+ *    it through /proc/<pid>/fd/<fd>;
+ *  - cuGetExportTable answers CUDA_ERROR_NOT_SUPPORTED (NVRTC calls it).
+ *
+ * Counters for tests: CUDA_DOUBLE_STATS=1 prints, at exit, the calls of
+ * each kind to stderr. CUDA_DOUBLE_DEVICES sets the device count (default
+ * 1; 0 makes cuInit fail with CUDA_ERROR_NO_DEVICE).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+typedef int CUresult;
+typedef unsigned long long CUdeviceptr;
+typedef int CUdevice;
+typedef struct ctx_s *CUcontext;
+typedef struct stream_s *CUstream;
+typedef struct event_s *CUevent;
+typedef struct { char reserved[64]; } CUipcMemHandle;
+
+enum {
+    CUDA_SUCCESS = 0,
+    CUDA_ERROR_INVALID_VALUE = 1,
+    CUDA_ERROR_OUT_OF_MEMORY = 2,
+    CUDA_ERROR_NOT_INITIALIZED = 3,
+    CUDA_ERROR_NO_DEVICE = 100,
+    CUDA_ERROR_INVALID_DEVICE = 101,
+    CUDA_ERROR_INVALID_CONTEXT = 201,
+    CUDA_ERROR_MAP_FAILED = 205,
+    CUDA_ERROR_INVALID_HANDLE = 400,
+    CUDA_ERROR_NOT_READY = 600,
+    CUDA_ERROR_NOT_SUPPORTED = 801,
+};
+enum { MT_HOST = 1, MT_DEVICE = 2, MT_ARRAY = 3, MT_UNIFIED = 4 };
+enum {
+    ATTR_CONTEXT = 1,
+    ATTR_MEMORY_TYPE = 2,
+    ATTR_DEVICE_POINTER = 3,
+    ATTR_HOST_POINTER = 4,
+    ATTR_BUFFER_ID = 7,
+    ATTR_IS_MANAGED = 8,
+    ATTR_DEVICE_ORDINAL = 9,
+    ATTR_RANGE_START_ADDR = 11,
+    ATTR_RANGE_SIZE = 12,
+    ATTR_MAPPED = 13,
+};
+
+struct ctx_s { int device; };
+static struct ctx_s primary[8];
+static __thread CUcontext current;
+
+enum { K_DEVICE, K_MANAGED, K_PINNED, K_REGISTERED, K_IPC };
+struct alloc {
+    uintptr_t addr;   /* what the user sees */
+    uintptr_t shadow; /* read/write view (== addr for host kinds) */
+    size_t size;
+    int kind, fd;
+    unsigned long long id;
+    struct alloc *next;
+};
+static struct alloc *allocs;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned long long next_id = 1;
+static int inited, ndev = -1;
+static long n_attr, n_copy, n_async, n_ipc_open, n_ipc_get;
+
+#define MAGIC 0x4f58434455444f55ull /* handle marker */
+struct ipc { unsigned long long magic; int pid, fd; size_t size; unsigned long long id; };
+
+static void stats(void) {
+    fprintf(stderr, "cuda_double: pid %d attrs %ld copies %ld async %ld ipc_get %ld ipc_open %ld\n",
+            (int)getpid(), n_attr, n_copy, n_async, n_ipc_get, n_ipc_open);
+}
+
+static struct alloc *find(uintptr_t p) {
+    for (struct alloc *a = allocs; a; a = a->next)
+        if (p >= a->addr && p < a->addr + (a->size ? a->size : 1)) return a;
+    return NULL;
+}
+
+static void add(uintptr_t addr, uintptr_t shadow, size_t size, int kind, int fd) {
+    struct alloc *a = calloc(1, sizeof *a);
+    a->addr = addr; a->shadow = shadow; a->size = size; a->kind = kind; a->fd = fd;
+    a->id = next_id++;
+    a->next = allocs;
+    allocs = a;
+}
+
+static struct alloc *unlink_at(uintptr_t p) {
+    for (struct alloc **pp = &allocs; *pp; pp = &(*pp)->next)
+        if ((*pp)->addr == p) { struct alloc *a = *pp; *pp = a->next; return a; }
+    return NULL;
+}
+
+CUresult cuInit(unsigned flags) {
+    (void)flags;
+    if (ndev < 0) {
+        const char *e = getenv("CUDA_DOUBLE_DEVICES");
+        ndev = e ? atoi(e) : 1;
+        if (ndev > 8) ndev = 8;
+        if (getenv("CUDA_DOUBLE_STATS")) atexit(stats);
+    }
+    if (ndev == 0) return CUDA_ERROR_NO_DEVICE;
+    inited = 1;
+    return CUDA_SUCCESS;
+}
+CUresult cuDriverGetVersion(int *v) { if (!v) return CUDA_ERROR_INVALID_VALUE; *v = 12040; return CUDA_SUCCESS; }
+CUresult cuDeviceGetCount(int *n) { if (!inited) return CUDA_ERROR_NOT_INITIALIZED; *n = ndev; return CUDA_SUCCESS; }
+CUresult cuDeviceGet(CUdevice *d, int ordinal) {
+    if (!inited) return CUDA_ERROR_NOT_INITIALIZED;
+    if (ordinal < 0 || ordinal >= ndev) return CUDA_ERROR_INVALID_DEVICE;
+    *d = ordinal;
+    return CUDA_SUCCESS;
+}
+CUresult cuDeviceGetAttribute(int *v, int attrib, CUdevice d) {
+    (void)d;
+    if (!inited) return CUDA_ERROR_NOT_INITIALIZED;
+    /* 75, 76: compute capability major, minor */
+    *v = attrib == 75 ? 9 : attrib == 76 ? 0 : 1;
+    return CUDA_SUCCESS;
+}
+CUresult cuDeviceGetName(char *name, int len, CUdevice d) {
+    snprintf(name, len, "OxMPI test double %d", d);
+    return CUDA_SUCCESS;
+}
+CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) {
+    if (!inited) return CUDA_ERROR_NOT_INITIALIZED;
+    if (d < 0 || d >= ndev) return CUDA_ERROR_INVALID_DEVICE;
+    primary[d].device = d;
+    *c = &primary[d];
+    return CUDA_SUCCESS;
+}
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) { (void)d; return CUDA_SUCCESS; }
+CUresult cuCtxSetCurrent(CUcontext c) { current = c; return CUDA_SUCCESS; }
+CUresult cuCtxGetCurrent(CUcontext *c) { *c = current; return CUDA_SUCCESS; }
+CUresult cuCtxPushCurrent_v2(CUcontext c) { current = c; return CUDA_SUCCESS; }
+CUresult cuCtxPopCurrent_v2(CUcontext *c) { if (c) *c = current; current = NULL; return CUDA_SUCCESS; }
+CUresult cuCtxGetDevice(CUdevice *d) {
+    if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+    *d = current->device;
+    return CUDA_SUCCESS;
+}
+CUresult cuCtxSynchronize(void) { return current ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT; }
+CUresult cuGetExportTable(const void **t, const void *id) { (void)t; (void)id; return CUDA_ERROR_NOT_SUPPORTED; }
+CUresult cuGetErrorString(CUresult e, const char **s) {
+    static char buf[64];
+    snprintf(buf, sizeof buf, "test double error %d", e);
+    *s = buf;
+    return CUDA_SUCCESS;
+}
+CUresult cuGetErrorName(CUresult e, const char **s) { return cuGetErrorString(e, s); }
+
+static CUresult map_device(int fd, size_t size, uintptr_t *addr, uintptr_t *shadow) {
+    size_t len = size ? size : 1;
+    void *d = mmap(NULL, len, PROT_NONE, MAP_SHARED, fd, 0);
+    if (d == MAP_FAILED) return CUDA_ERROR_MAP_FAILED;
+    void *s = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (s == MAP_FAILED) { munmap(d, len); return CUDA_ERROR_MAP_FAILED; }
+    *addr = (uintptr_t)d;
+    *shadow = (uintptr_t)s;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t size) {
+    if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+    if (!dptr) return CUDA_ERROR_INVALID_VALUE;
+    int fd = (int)syscall(SYS_memfd_create, "cuda_double", 0);
+    if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+    if (ftruncate(fd, size ? size : 1) != 0) { close(fd); return CUDA_ERROR_OUT_OF_MEMORY; }
+    uintptr_t a, s;
+    CUresult r = map_device(fd, size, &a, &s);
+    if (r) { close(fd); return r; }
+    pthread_mutex_lock(&lock);
+    add(a, s, size, K_DEVICE, fd);
+    pthread_mutex_unlock(&lock);
+    *dptr = a;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemFree_v2(CUdeviceptr p) {
+    pthread_mutex_lock(&lock);
+    struct alloc *a = unlink_at(p);
+    pthread_mutex_unlock(&lock);
+    if (!a || (a->kind != K_DEVICE && a->kind != K_MANAGED)) return CUDA_ERROR_INVALID_VALUE;
+    size_t len = a->size ? a->size : 1;
+    munmap((void *)a->addr, len);
+    if (a->shadow != a->addr) munmap((void *)a->shadow, len);
+    if (a->fd >= 0) close(a->fd);
+    free(a);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t size, unsigned flags) {
+    (void)flags;
+    if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+    void *m = mmap(NULL, size ? size : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_lock(&lock);
+    add((uintptr_t)m, (uintptr_t)m, size, K_MANAGED, -1);
+    pthread_mutex_unlock(&lock);
+    *dptr = (uintptr_t)m;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemAllocHost_v2(void **p, size_t size) {
+    if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+    void *m = mmap(NULL, size ? size : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_lock(&lock);
+    add((uintptr_t)m, (uintptr_t)m, size, K_PINNED, -1);
+    pthread_mutex_unlock(&lock);
+    *p = m;
+    return CUDA_SUCCESS;
+}
+CUresult cuMemHostAlloc(void **p, size_t size, unsigned flags) { (void)flags; return cuMemAllocHost_v2(p, size); }
+
+CUresult cuMemFreeHost(void *p) {
+    pthread_mutex_lock(&lock);
+    struct alloc *a = unlink_at((uintptr_t)p);
+    pthread_mutex_unlock(&lock);
+    if (!a || a->kind != K_PINNED) return CUDA_ERROR_INVALID_VALUE;
+    munmap(p, a->size ? a->size : 1);
+    free(a);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemHostRegister_v2(void *p, size_t size, unsigned flags) {
+    (void)flags;
+    if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&lock);
+    add((uintptr_t)p, (uintptr_t)p, size, K_REGISTERED, -1);
+    pthread_mutex_unlock(&lock);
+    return CUDA_SUCCESS;
+}
+CUresult cuMemHostUnregister(void *p) {
+    pthread_mutex_lock(&lock);
+    struct alloc *a = unlink_at((uintptr_t)p);
+    pthread_mutex_unlock(&lock);
+    if (!a) return CUDA_ERROR_INVALID_VALUE;
+    free(a);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr p) {
+    pthread_mutex_lock(&lock);
+    struct alloc *a = find(p);
+    if (a && a->kind != K_PINNED && a->kind != K_REGISTERED) {
+        if (base) *base = a->addr;
+        if (size) *size = a->size;
+    }
+    pthread_mutex_unlock(&lock);
+    return a ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+static void one_attr(struct alloc *a, int attr, void *data) {
+    int dev = a && a->kind != K_REGISTERED ? 0 : 0;
+    switch (attr) {
+    case ATTR_CONTEXT: *(CUcontext *)data = a ? &primary[dev] : NULL; break;
+    case ATTR_MEMORY_TYPE:
+        *(unsigned *)data = !a ? 0 : (a->kind == K_PINNED || a->kind == K_REGISTERED) ? MT_HOST : MT_DEVICE;
+        break;
+    case ATTR_DEVICE_POINTER: *(CUdeviceptr *)data = a ? a->addr : 0; break;
+    case ATTR_HOST_POINTER:
+        *(void **)data = a && a->kind != K_DEVICE && a->kind != K_IPC ? (void *)a->addr : NULL;
+        break;
+    case ATTR_BUFFER_ID: *(unsigned long long *)data = a ? a->id : 0; break;
+    case ATTR_IS_MANAGED: *(unsigned *)data = a && a->kind == K_MANAGED; break;
+    case ATTR_DEVICE_ORDINAL: *(int *)data = a ? dev : -2; break;
+    case ATTR_RANGE_START_ADDR: *(CUdeviceptr *)data = a ? a->addr : 0; break;
+    case ATTR_RANGE_SIZE: *(size_t *)data = a ? a->size : 0; break;
+    case ATTR_MAPPED: *(unsigned *)data = a != NULL; break;
+    default: *(unsigned *)data = 0;
+    }
+}
+
+CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr p) {
+    if (!inited) return CUDA_ERROR_NOT_INITIALIZED;
+    pthread_mutex_lock(&lock);
+    n_attr++;
+    struct alloc *a = find(p);
+    if (a) one_attr(a, attr, data);
+    pthread_mutex_unlock(&lock);
+    return a ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* As the real driver: no error for memory it does not know, only null values. */
+CUresult cuPointerGetAttributes(unsigned n, int *attrs, void **data, CUdeviceptr p) {
+    if (!inited) return CUDA_ERROR_NOT_INITIALIZED;
+    pthread_mutex_lock(&lock);
+    n_attr++;
+    struct alloc *a = find(p);
+    for (unsigned i = 0; i < n; i++) one_attr(a, attrs[i], data[i]);
+    pthread_mutex_unlock(&lock);
+    return CUDA_SUCCESS;
+}
+
+/* The CPU view of [p, p+n): the shadow of device memory, the address itself
+ * for host memory; NULL when a device range is overrun. */
+static void *view(uintptr_t p, size_t n) {
+    pthread_mutex_lock(&lock);
+    struct alloc *a = find(p);
+    void *v = (void *)p;
+    if (a) {
+        if (p + n > a->addr + a->size) v = NULL;
+        else v = (void *)(a->shadow + (p - a->addr));
+    }
+    pthread_mutex_unlock(&lock);
+    return v;
+}
+
+static CUresult rows(uintptr_t dst, uintptr_t src, size_t n) {
+    if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+    if (n == 0) return CUDA_SUCCESS;
+    void *d = view(dst, n), *s = view(src, n);
+    if (!d || !s) return CUDA_ERROR_INVALID_VALUE;
+    memmove(d, s, n);
+    return CUDA_SUCCESS;
+}
+/* One copy call (counted). */
+static CUresult copy(uintptr_t dst, uintptr_t src, size_t n) {
+    __atomic_add_fetch(&n_copy, 1, __ATOMIC_RELAXED);
+    return rows(dst, src, n);
+}
+
+CUresult cuMemcpy(CUdeviceptr d, CUdeviceptr s, size_t n) { return copy(d, s, n); }
+CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) { return copy(d, (uintptr_t)s, n); }
+CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) { return copy((uintptr_t)d, s, n); }
+CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) { return copy(d, s, n); }
+CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) {
+    if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+    void *p = view(d, n);
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    memset(p, v, n);
+    return CUDA_SUCCESS;
+}
+
+typedef struct {
+    size_t srcXInBytes, srcY;
+    int srcMemoryType;
+    const void *srcHost;
+    CUdeviceptr srcDevice;
+    void *srcArray;
+    size_t srcPitch;
+    size_t dstXInBytes, dstY;
+    int dstMemoryType;
+    void *dstHost;
+    CUdeviceptr dstDevice;
+    void *dstArray;
+    size_t dstPitch;
+    size_t WidthInBytes, Height;
+} CUDA_MEMCPY2D;
+
+static uintptr_t side(int type, const void *host, CUdeviceptr dev) {
+    return type == MT_HOST ? (uintptr_t)host : type == MT_DEVICE ? (uintptr_t)dev
+         : type == MT_UNIFIED ? (uintptr_t)dev : 0;
+}
+
+CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D *c) {
+    if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+    if (c->srcPitch < c->WidthInBytes && c->Height > 1) return CUDA_ERROR_INVALID_VALUE;
+    if (c->dstPitch < c->WidthInBytes && c->Height > 1) return CUDA_ERROR_INVALID_VALUE;
+    uintptr_t s = side(c->srcMemoryType, c->srcHost, c->srcDevice);
+    uintptr_t d = side(c->dstMemoryType, c->dstHost, c->dstDevice);
+    if (!s || !d) return CUDA_ERROR_INVALID_VALUE;
+    s += c->srcXInBytes + c->srcY * c->srcPitch;
+    d += c->dstXInBytes + c->dstY * c->dstPitch;
+    __atomic_add_fetch(&n_copy, 1, __ATOMIC_RELAXED);
+    for (size_t r = 0; r < c->Height; r++) {
+        CUresult e = rows(d + r * c->dstPitch, s + r * c->srcPitch, c->WidthInBytes);
+        if (e) return e;
+    }
+    return CUDA_SUCCESS;
+}
+
+/* ---- streams and events: queued copies, run on synchronization ---- */
+struct op { uintptr_t d, s; size_t n; struct op *next; };
+struct stream_s { struct op *head, *tail; pthread_mutex_t m; };
+struct event_s { CUstream s; unsigned long long upto; };
+static struct stream_s legacy = { NULL, NULL, PTHREAD_MUTEX_INITIALIZER };
+
+static CUstream str(CUstream s) { return s ? s : &legacy; }
+static CUresult drain(CUstream s) {
+    s = str(s);
+    pthread_mutex_lock(&s->m);
+    CUresult r = CUDA_SUCCESS;
+    while (s->head) {
+        struct op *o = s->head;
+        s->head = o->next;
+        if (!r) r = rows(o->d, o->s, o->n);
+        free(o);
+    }
+    s->tail = NULL;
+    pthread_mutex_unlock(&s->m);
+    return r;
+}
+
+CUresult cuStreamCreate(CUstream *s, unsigned flags) {
+    (void)flags;
+    if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+    *s = calloc(1, sizeof **s);
+    pthread_mutex_init(&(*s)->m, NULL);
+    return CUDA_SUCCESS;
+}
+CUresult cuStreamDestroy_v2(CUstream s) { CUresult r = drain(s); if (s) free(s); return r; }
+CUresult cuStreamSynchronize(CUstream s) { return drain(s); }
+CUresult cuStreamQuery(CUstream s) { return drain(s); }
+
+CUresult cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) {
+    if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+    if (n && (!view(d, n) || !view(s, n))) return CUDA_ERROR_INVALID_VALUE;
+    struct op *o = calloc(1, sizeof *o);
+    o->d = d; o->s = s; o->n = n;
+    st = str(st);
+    pthread_mutex_lock(&st->m);
+    if (st->tail) st->tail->next = o; else st->head = o;
+    st->tail = o;
+    pthread_mutex_unlock(&st->m);
+    __atomic_add_fetch(&n_async, 1, __ATOMIC_RELAXED);
+    return CUDA_SUCCESS;
+}
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, CUstream st) { return cuMemcpyAsync(d, (uintptr_t)s, n, st); }
+CUresult cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, CUstream st) { return cuMemcpyAsync((uintptr_t)d, s, n, st); }
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { return cuMemcpyAsync(d, s, n, st); }
+
+CUresult cuEventCreate(CUevent *e, unsigned flags) {
+    (void)flags;
+    if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+    *e = calloc(1, sizeof **e);
+    return CUDA_SUCCESS;
+}
+CUresult cuEventDestroy_v2(CUevent e) { free(e); return CUDA_SUCCESS; }
+CUresult cuEventRecord(CUevent e, CUstream s) { e->s = str(s); return CUDA_SUCCESS; }
+/* A query completes the work before the event: the double has no GPU
+ * running it meanwhile, so "not ready" would never turn into "ready". */
+CUresult cuEventQuery(CUevent e) { return e->s ? drain(e->s) : CUDA_SUCCESS; }
+CUresult cuEventSynchronize(CUevent e) { return cuEventQuery(e); }
+
+/* ---- IPC ---- */
+CUresult cuIpcGetMemHandle(CUipcMemHandle *h, CUdeviceptr p) {
+    pthread_mutex_lock(&lock);
+    struct alloc *a = find(p);
+    if (!a || a->addr != p || a->kind != K_DEVICE) { pthread_mutex_unlock(&lock); return CUDA_ERROR_INVALID_VALUE; }
+    struct ipc i = { MAGIC, (int)getpid(), a->fd, a->size, a->id };
+    n_ipc_get++;
+    pthread_mutex_unlock(&lock);
+    memset(h, 0, sizeof *h);
+    memcpy(h->reserved, &i, sizeof i);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *p, CUipcMemHandle h, unsigned flags) {
+    (void)flags;
+    if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+    struct ipc i;
+    memcpy(&i, h.reserved, sizeof i);
+    if (i.magic != MAGIC) return CUDA_ERROR_INVALID_VALUE;
+    if (i.pid == getpid()) return CUDA_ERROR_INVALID_CONTEXT; /* as the driver: not in the exporting process */
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/fd/%d", i.pid, i.fd);
+    int fd = open(path, O_RDWR);
+    if (fd < 0) return CUDA_ERROR_INVALID_HANDLE;
+    uintptr_t a, s;
+    CUresult r = map_device(fd, i.size, &a, &s);
+    if (r) { close(fd); return r; }
+    pthread_mutex_lock(&lock);
+    add(a, s, i.size, K_IPC, fd);
+    n_ipc_open++;
+    pthread_mutex_unlock(&lock);
+    *p = a;
+    return CUDA_SUCCESS;
+}
+CUresult cuIpcOpenMemHandle(CUdeviceptr *p, CUipcMemHandle h, unsigned flags) { return cuIpcOpenMemHandle_v2(p, h, flags); }
+
+CUresult cuIpcCloseMemHandle(CUdeviceptr p) {
+    pthread_mutex_lock(&lock);
+    struct alloc *a = unlink_at(p);
+    pthread_mutex_unlock(&lock);
+    if (!a || a->kind != K_IPC) return CUDA_ERROR_INVALID_VALUE;
+    munmap((void *)a->addr, a->size ? a->size : 1);
+    munmap((void *)a->shadow, a->size ? a->size : 1);
+    close(a->fd);
+    free(a);
+    return CUDA_SUCCESS;
+}

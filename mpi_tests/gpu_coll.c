@@ -1,0 +1,320 @@
+/* Collectives with device buffers (CUDA-aware MPI): every collective in
+ * blocking form, the nonblocking and persistent forms of several, the v/w
+ * and neighbourhood ones, MPI_IN_PLACE, a derived datatype on device
+ * memory, and host and device buffers mixed on one call. Results are
+ * checked on the host against values computed from the ranks. */
+#include "gpu_util.h"
+
+static int rank, size;
+
+/* Element i of rank r's contribution. */
+static int val(int r, int i) { return r * 1000 + i * 3 + 1; }
+
+static int *dev_ints(int n, int (*f)(int, int), int r) {
+    int *h = malloc((n ? n : 1) * sizeof(int));
+    for (int i = 0; i < n; i++) h[i] = f(r, i);
+    int *d = dcopy(h, n * sizeof(int));
+    free(h);
+    return d;
+}
+static int *back(const int *d, int n) { return hcopy(d, n * sizeof(int)); }
+
+static void reductions(int n, char where) {
+    /* where: 'd' both device, 's' send host / receive device, 'r' send device / receive host. */
+    int *s = where == 's' ? NULL : dev_ints(n, val, rank);
+    int *hs = malloc(n * sizeof(int));
+    for (int i = 0; i < n; i++) hs[i] = val(rank, i);
+    if (where == 's') s = hs;
+    int *r = where == 'r' ? calloc(n, sizeof(int)) : dalloc(n * sizeof(int), 0);
+    long sum0 = 0;
+    for (int q = 0; q < size; q++) sum0 += val(q, 0);
+    MPI_Allreduce(s, r, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    int *g = where == 'r' ? r : back(r, n);
+    for (int i = 0; i < n; i++) {
+        long e = 0;
+        for (int q = 0; q < size; q++) e += val(q, i);
+        CHECK(g[i] == e, "allreduce(%c) n=%d [%d] = %d, expected %ld", where, n, i, g[i], e);
+    }
+    if (where != 'r') free(g);
+    MPI_Reduce(s, r, n, MPI_INT, MPI_MAX, size - 1, MPI_COMM_WORLD);
+    if (rank == size - 1) {
+        g = where == 'r' ? r : back(r, n);
+        for (int i = 0; i < n; i++) CHECK(g[i] == val(size - 1, i), "reduce max [%d]", i);
+        if (where != 'r') free(g);
+    }
+    if (where != 's') dfree(s);
+    if (where != 'r') dfree(r); else free(r);
+    free(hs);
+}
+
+static void in_place(int n) {
+    int *d = dev_ints(n, val, rank);
+    MPI_Allreduce(MPI_IN_PLACE, d, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    int *g = back(d, n);
+    for (int i = 0; i < n; i++) {
+        long e = 0;
+        for (int q = 0; q < size; q++) e += val(q, i);
+        CHECK(g[i] == e, "allreduce in place n=%d [%d]", n, i);
+    }
+    free(g);
+    dfree(d);
+    /* Allgather in place: each rank's block already in the device buffer. */
+    int *h = calloc(n * size, sizeof(int));
+    for (int i = 0; i < n; i++) h[rank * n + i] = val(rank, i);
+    d = dcopy(h, n * size * sizeof(int));
+    MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, d, n, MPI_INT, MPI_COMM_WORLD);
+    g = back(d, n * size);
+    for (int q = 0; q < size; q++)
+        for (int i = 0; i < n; i++) CHECK(g[q * n + i] == val(q, i), "allgather in place n=%d", n);
+    free(g);
+    free(h);
+    dfree(d);
+}
+
+static void movement(int n) {
+    /* Bcast, Gather, Scatter, Allgather, Alltoall and their v forms. */
+    int root = size > 1 ? 1 : 0;
+    int *b = rank == root ? dev_ints(n, val, root) : dalloc(n * sizeof(int), 0);
+    MPI_Bcast(b, n, MPI_INT, root, MPI_COMM_WORLD);
+    int *g = back(b, n);
+    for (int i = 0; i < n; i++) CHECK(g[i] == val(root, i), "bcast n=%d [%d]", n, i);
+    free(g);
+    dfree(b);
+
+    int *s = dev_ints(n, val, rank);
+    int *all = dalloc(n * size * sizeof(int), 0);
+    MPI_Gather(s, n, MPI_INT, all, n, MPI_INT, root, MPI_COMM_WORLD);
+    if (rank == root) {
+        g = back(all, n * size);
+        for (int q = 0; q < size; q++)
+            for (int i = 0; i < n; i++) CHECK(g[q * n + i] == val(q, i), "gather n=%d", n);
+        free(g);
+    }
+    MPI_Allgather(s, n, MPI_INT, all, n, MPI_INT, MPI_COMM_WORLD);
+    g = back(all, n * size);
+    for (int q = 0; q < size; q++)
+        for (int i = 0; i < n; i++) CHECK(g[q * n + i] == val(q, i), "allgather n=%d", n);
+    free(g);
+
+    /* Scatter from the root's device buffer of all blocks. */
+    int *h = malloc(n * size * sizeof(int));
+    for (int q = 0; q < size; q++)
+        for (int i = 0; i < n; i++) h[q * n + i] = val(q, i) + 7;
+    int *src = dcopy(h, n * size * sizeof(int));
+    int *mine = dalloc(n * sizeof(int), 0);
+    MPI_Scatter(src, n, MPI_INT, mine, n, MPI_INT, root, MPI_COMM_WORLD);
+    g = back(mine, n);
+    for (int i = 0; i < n; i++) CHECK(g[i] == val(rank, i) + 7, "scatter n=%d", n);
+    free(g);
+
+    /* Alltoall: block q of rank r holds val(r, q*n + i). */
+    for (int q = 0; q < size; q++)
+        for (int i = 0; i < n; i++) h[q * n + i] = val(rank, q * n + i);
+    to_dev(src, h, n * size * sizeof(int));
+    MPI_Alltoall(src, n, MPI_INT, all, n, MPI_INT, MPI_COMM_WORLD);
+    g = back(all, n * size);
+    for (int q = 0; q < size; q++)
+        for (int i = 0; i < n; i++) CHECK(g[q * n + i] == val(q, rank * n + i), "alltoall n=%d", n);
+    free(g);
+
+    /* v forms: rank q contributes q+1 elements (times n / size + 1). */
+    int *cnt = malloc(size * sizeof(int)), *dis = malloc(size * sizeof(int));
+    int tot = 0;
+    for (int q = 0; q < size; q++) {
+        cnt[q] = (q + 1) * (n / size + 1);
+        dis[q] = tot;
+        tot += cnt[q];
+    }
+    int *vs = dev_ints(cnt[rank], val, rank);
+    int *vr = dalloc(tot * sizeof(int), 0);
+    MPI_Allgatherv(vs, cnt[rank], MPI_INT, vr, cnt, dis, MPI_INT, MPI_COMM_WORLD);
+    g = back(vr, tot);
+    for (int q = 0; q < size; q++)
+        for (int i = 0; i < cnt[q]; i++) CHECK(g[dis[q] + i] == val(q, i), "allgatherv n=%d", n);
+    free(g);
+    MPI_Gatherv(vs, cnt[rank], MPI_INT, vr, cnt, dis, MPI_INT, 0, MPI_COMM_WORLD);
+    int *vmine = dalloc(cnt[rank] * sizeof(int), 0);
+    MPI_Scatterv(vr, cnt, dis, MPI_INT, vmine, cnt[rank], MPI_INT, 0, MPI_COMM_WORLD);
+    g = back(vmine, cnt[rank]);
+    for (int i = 0; i < cnt[rank]; i++) CHECK(g[i] == val(rank, i), "gatherv+scatterv n=%d", n);
+    free(g);
+    /* Alltoallv: rank r sends cnt[q]... keep it square: n to everyone, displaced. */
+    int *sc = malloc(size * sizeof(int)), *sd = malloc(size * sizeof(int));
+    for (int q = 0; q < size; q++) { sc[q] = n; sd[q] = (size - 1 - q) * n; }
+    for (int q = 0; q < size; q++)
+        for (int i = 0; i < n; i++) h[sd[q] + i] = val(rank, q * n + i);
+    to_dev(src, h, n * size * sizeof(int));
+    MPI_Alltoallv(src, sc, sd, MPI_INT, all, sc, dis[0] == 0 ? sd : sd, MPI_INT, MPI_COMM_WORLD);
+    g = back(all, n * size);
+    for (int q = 0; q < size; q++)
+        for (int i = 0; i < n; i++) CHECK(g[sd[q] + i] == val(q, rank * n + i), "alltoallv n=%d", n);
+    free(g);
+    /* Alltoallw with byte displacements. */
+    int *wd = malloc(size * sizeof(int));
+    MPI_Datatype *wt = malloc(size * sizeof(MPI_Datatype));
+    for (int q = 0; q < size; q++) { wd[q] = sd[q] * (int)sizeof(int); wt[q] = MPI_INT; }
+    MPI_Alltoallw(src, sc, wd, wt, all, sc, wd, wt, MPI_COMM_WORLD);
+    g = back(all, n * size);
+    for (int q = 0; q < size; q++)
+        for (int i = 0; i < n; i++) CHECK(g[sd[q] + i] == val(q, rank * n + i), "alltoallw n=%d", n);
+    free(g);
+    free(wd); free(wt); free(sc); free(sd); free(cnt); free(dis); free(h);
+    dfree(vs); dfree(vr); dfree(vmine); dfree(s); dfree(all); dfree(src); dfree(mine);
+}
+
+static void scans_and_scatter_reduce(int n) {
+    int *s = dev_ints(n * size, val, rank), *r = dalloc(n * size * sizeof(int), 0);
+    MPI_Scan(s, r, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    int *g = back(r, n);
+    for (int i = 0; i < n; i++) {
+        long e = 0;
+        for (int q = 0; q <= rank; q++) e += val(q, i);
+        CHECK(g[i] == e, "scan n=%d", n);
+    }
+    free(g);
+    MPI_Exscan(s, r, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank > 0) {
+        g = back(r, n);
+        for (int i = 0; i < n; i++) {
+            long e = 0;
+            for (int q = 0; q < rank; q++) e += val(q, i);
+            CHECK(g[i] == e, "exscan n=%d", n);
+        }
+        free(g);
+    }
+    MPI_Reduce_scatter_block(s, r, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    g = back(r, n);
+    for (int i = 0; i < n; i++) {
+        long e = 0;
+        for (int q = 0; q < size; q++) e += val(q, rank * n + i);
+        CHECK(g[i] == e, "reduce_scatter_block n=%d", n);
+    }
+    free(g);
+    int *rc = malloc(size * sizeof(int));
+    for (int q = 0; q < size; q++) rc[q] = n;
+    MPI_Reduce_scatter(s, r, rc, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    g = back(r, n);
+    for (int i = 0; i < n; i++) {
+        long e = 0;
+        for (int q = 0; q < size; q++) e += val(q, rank * n + i);
+        CHECK(g[i] == e, "reduce_scatter n=%d", n);
+    }
+    free(g);
+    free(rc);
+    dfree(s);
+    dfree(r);
+}
+
+static void nonblocking_and_persistent(int n) {
+    int *s = dev_ints(n, val, rank), *r = dalloc(n * sizeof(int), 0);
+    MPI_Request q[2];
+    MPI_Iallreduce(s, r, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q[0]);
+    int *b = rank == 0 ? dev_ints(n, val, 0) : dalloc(n * sizeof(int), 0);
+    MPI_Ibcast(b, n, MPI_INT, 0, MPI_COMM_WORLD, &q[1]);
+    MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
+    int *g = back(r, n), *gb = back(b, n);
+    for (int i = 0; i < n; i++) {
+        long e = 0;
+        for (int k = 0; k < size; k++) e += val(k, i);
+        CHECK(g[i] == e, "iallreduce n=%d", n);
+        CHECK(gb[i] == val(0, i), "ibcast n=%d", n);
+    }
+    free(g);
+    free(gb);
+    /* Persistent allreduce: the device buffer's contents at each start. */
+    MPI_Request p;
+    MPI_Allreduce_init(s, r, n, MPI_INT, MPI_MAX, MPI_COMM_WORLD, MPI_INFO_NULL, &p);
+    for (int round = 0; round < 3; round++) {
+        int *h = malloc(n * sizeof(int));
+        for (int i = 0; i < n; i++) h[i] = val(rank, i) * (round + 1);
+        to_dev(s, h, n * sizeof(int));
+        MPI_Start(&p);
+        MPI_Wait(&p, MPI_STATUS_IGNORE);
+        g = back(r, n);
+        for (int i = 0; i < n; i++) CHECK(g[i] == val(size - 1, i) * (round + 1), "persistent allreduce round %d", round);
+        free(g);
+        free(h);
+    }
+    MPI_Request_free(&p);
+    MPI_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, &p);
+    MPI_Start(&p);
+    MPI_Wait(&p, MPI_STATUS_IGNORE);
+    MPI_Request_free(&p);
+    dfree(s);
+    dfree(r);
+    dfree(b);
+}
+
+static void derived_and_neighbours(void) {
+    /* A strided column of a device matrix, broadcast and allreduced. */
+    MPI_Datatype col;
+    MPI_Type_vector(50, 1, 4, MPI_INT, &col);
+    MPI_Type_commit(&col);
+    int h[200];
+    for (int i = 0; i < 200; i++) h[i] = rank == 0 ? i : -1;
+    int *d = dcopy(h, sizeof h);
+    MPI_Bcast(d, 1, col, 0, MPI_COMM_WORLD);
+    int g[200];
+    from_dev(g, d, sizeof g);
+    for (int i = 0; i < 200; i++) CHECK(g[i] == (i % 4 == 0 ? i : (rank == 0 ? i : -1)), "bcast of a device column [%d] = %d", i, g[i]);
+    for (int i = 0; i < 200; i++) h[i] = rank + i;
+    to_dev(d, h, sizeof h);
+    int *r = dalloc(sizeof h, 0xff);
+    MPI_Allreduce(d, r, 1, col, MPI_SUM, MPI_COMM_WORLD);
+    from_dev(g, r, sizeof g);
+    for (int i = 0; i < 200; i++) {
+        int e = i % 4 == 0 ? size * i + size * (size - 1) / 2 : -1;
+        CHECK(g[i] == e, "allreduce of a device column [%d] = %d, expected %d", i, g[i], e);
+    }
+    dfree(d);
+    dfree(r);
+    MPI_Type_free(&col);
+    /* Neighbourhood collectives on a periodic ring. */
+    MPI_Comm ring;
+    int dims[1] = {size}, per[1] = {1};
+    MPI_Cart_create(MPI_COMM_WORLD, 1, dims, per, 0, &ring);
+    int left = (rank + size - 1) % size, right = (rank + 1) % size;
+    int *s = dev_ints(8, val, rank), *nb = dalloc(16 * sizeof(int), 0);
+    MPI_Neighbor_allgather(s, 8, MPI_INT, nb, 8, MPI_INT, ring);
+    int *gn = back(nb, 16);
+    for (int i = 0; i < 8; i++) {
+        CHECK(gn[i] == val(left, i), "neighbor_allgather from the left");
+        CHECK(gn[8 + i] == val(right, i), "neighbor_allgather from the right");
+    }
+    free(gn);
+    int *s2 = dev_ints(16, val, rank);
+    MPI_Neighbor_alltoall(s2, 8, MPI_INT, nb, 8, MPI_INT, ring);
+    gn = back(nb, 16);
+    for (int i = 0; i < 8; i++) {
+        CHECK(gn[i] == val(left, 8 + i), "neighbor_alltoall from the left");
+        CHECK(gn[8 + i] == val(right, i), "neighbor_alltoall from the right");
+    }
+    free(gn);
+    dfree(s);
+    dfree(s2);
+    dfree(nb);
+    MPI_Comm_free(&ring);
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    test_rank = rank;
+    GPU_OR_SKIP(rank);
+    int ns[] = {1, 100, 20000, 300000};
+    for (int k = 0; k < 4; k++) {
+        reductions(ns[k], 'd');
+        reductions(ns[k], 's');
+        reductions(ns[k], 'r');
+        in_place(ns[k]);
+        movement(ns[k] / 4 + 1);
+        scans_and_scatter_reduce(ns[k] / 4 + 1);
+        nonblocking_and_persistent(ns[k]);
+    }
+    derived_and_neighbours();
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) printf("gpu_coll ok\n");
+    MPI_Finalize();
+    return 0;
+}

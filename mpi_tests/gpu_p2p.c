@@ -1,0 +1,281 @@
+/* Point-to-point with device buffers (CUDA-aware MPI): every send and
+ * receive mode, probe, persistent requests, Bsend, derived datatypes on
+ * device memory (gaps left alone), device and host buffers on the two
+ * sides of one message, MPI_Pack/Unpack, MPI_Reduce_local, reuse of an
+ * address after free, managed and pinned host memory, and the query
+ * functions. Ranks form a ring (1 rank: to itself). */
+#include "gpu_util.h"
+
+static int rank, size, next, prev;
+
+/* Sends n bytes of pattern(rank, tag) from a buffer of kind sk to next and
+ * receives from prev into a buffer of kind rk ('d' device, 'h' host),
+ * with Isend/Irecv; checks what arrived. */
+static void ring(long n, int tag, char sk, char rk) {
+    unsigned char *h = malloc(n), *got;
+    fill(h, n, rank, tag);
+    void *s = sk == 'd' ? dcopy(h, n) : h;
+    void *r = rk == 'd' ? dalloc(n, 0xee) : calloc(1, n);
+    MPI_Request q[2];
+    MPI_Irecv(r, (int)n, MPI_BYTE, prev, tag, MPI_COMM_WORLD, &q[0]);
+    MPI_Isend(s, (int)n, MPI_BYTE, next, tag, MPI_COMM_WORLD, &q[1]);
+    MPI_Status st[2];
+    CHECK(MPI_Waitall(2, q, st) == MPI_SUCCESS, "waitall");
+    int cnt;
+    MPI_Get_count(&st[0], MPI_BYTE, &cnt);
+    CHECK(cnt == n && st[0].MPI_SOURCE == prev && st[0].MPI_TAG == tag, "status: count %d source %d", cnt, st[0].MPI_SOURCE);
+    got = rk == 'd' ? hcopy(r, n) : r;
+    long bad = verify(got, n, prev, tag);
+    CHECK(bad < 0, "%c->%c %ld bytes: byte %ld wrong", sk, rk, n, bad);
+    if (rk == 'd') { free(got); dfree(r); } else free(r);
+    if (sk == 'd') dfree(s);
+    free(h);
+}
+
+static void modes(size_t n) {
+    unsigned char *h = malloc(n);
+    fill(h, n, rank, 5);
+    void *s = dcopy(h, n), *r = dalloc(n, 0);
+    /* Ssend, Rsend (receive posted before a barrier), Bsend, blocking. */
+    for (int mode = 0; mode < 4; mode++) {
+        MPI_Request q;
+        to_dev(r, (unsigned char[1]){0}, 1);
+        MPI_Irecv(r, (int)n, MPI_BYTE, prev, 5, MPI_COMM_WORLD, &q);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (mode == 0) MPI_Ssend(s, (int)n, MPI_BYTE, next, 5, MPI_COMM_WORLD);
+        if (mode == 1) MPI_Rsend(s, (int)n, MPI_BYTE, next, 5, MPI_COMM_WORLD);
+        if (mode == 2) {
+            int bs = (int)n + MPI_BSEND_OVERHEAD;
+            void *b = malloc(bs);
+            MPI_Buffer_attach(b, bs);
+            MPI_Bsend(s, (int)n, MPI_BYTE, next, 5, MPI_COMM_WORLD);
+            /* The device buffer may change once Bsend returns. */
+            to_dev(s, (unsigned char[1]){0x5a}, 1);
+            MPI_Wait(&q, MPI_STATUS_IGNORE);
+            MPI_Buffer_detach(&b, &bs);
+            free(b);
+            to_dev(s, h, 1);
+        } else if (mode == 3) {
+            MPI_Send(s, (int)n, MPI_BYTE, next, 5, MPI_COMM_WORLD);
+        }
+        if (mode != 2) MPI_Wait(&q, MPI_STATUS_IGNORE);
+        unsigned char *g = hcopy(r, n);
+        long bad = verify(g, n, prev, 5);
+        CHECK(bad < 0, "mode %d, %zu bytes: byte %ld wrong", mode, n, bad);
+        free(g);
+    }
+    /* Sendrecv, device to device. */
+    MPI_Status st;
+    MPI_Sendrecv(s, (int)n, MPI_BYTE, next, 6, r, (int)n, MPI_BYTE, prev, 6, MPI_COMM_WORLD, &st);
+    unsigned char *g = hcopy(r, n);
+    CHECK(verify(g, (long)n, prev, 5) < 0, "sendrecv %zu bytes", n);
+    free(g);
+    /* Sendrecv_replace on a device buffer. */
+    fill(h, n, rank, 7);
+    to_dev(r, h, n);
+    MPI_Sendrecv_replace(r, (int)n, MPI_BYTE, next, 7, prev, 7, MPI_COMM_WORLD, &st);
+    g = hcopy(r, n);
+    CHECK(verify(g, n, prev, 7) < 0, "sendrecv_replace %zu bytes", n);
+    free(g);
+    dfree(s);
+    dfree(r);
+    free(h);
+}
+
+static void probe_and_persistent(size_t n) {
+    unsigned char *h = malloc(n);
+    void *s = dalloc(n, 0), *r = dalloc(n, 0);
+    /* Probe, then receive into device memory; Mprobe / Mrecv likewise. */
+    fill(h, n, rank, 8);
+    to_dev(s, h, n);
+    MPI_Request q;
+    MPI_Isend(s, (int)n, MPI_BYTE, next, 8, MPI_COMM_WORLD, &q);
+    MPI_Status st;
+    MPI_Probe(prev, 8, MPI_COMM_WORLD, &st);
+    int cnt;
+    MPI_Get_count(&st, MPI_BYTE, &cnt);
+    CHECK(cnt == n, "probe count %d", cnt);
+    MPI_Recv(r, cnt, MPI_BYTE, prev, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Wait(&q, MPI_STATUS_IGNORE);
+    unsigned char *g = hcopy(r, n);
+    CHECK(verify(g, n, prev, 8) < 0, "probe+recv %zu", n);
+    free(g);
+    MPI_Isend(s, (int)n, MPI_BYTE, next, 9, MPI_COMM_WORLD, &q);
+    MPI_Message m;
+    MPI_Mprobe(prev, 9, MPI_COMM_WORLD, &m, &st);
+    MPI_Mrecv(r, (int)n, MPI_BYTE, &m, MPI_STATUS_IGNORE);
+    MPI_Wait(&q, MPI_STATUS_IGNORE);
+    g = hcopy(r, n);
+    CHECK(verify(g, n, prev, 8) < 0, "mprobe+mrecv %zu", n);
+    free(g);
+    /* Persistent requests: the device buffer's contents at each start. */
+    MPI_Request p[2];
+    MPI_Recv_init(r, (int)n, MPI_BYTE, prev, 10, MPI_COMM_WORLD, &p[0]);
+    MPI_Send_init(s, (int)n, MPI_BYTE, next, 10, MPI_COMM_WORLD, &p[1]);
+    for (int round = 0; round < 3; round++) {
+        fill(h, n, rank, 10 + round);
+        to_dev(s, h, n);
+        MPI_Startall(2, p);
+        MPI_Waitall(2, p, MPI_STATUSES_IGNORE);
+        g = hcopy(r, n);
+        CHECK(verify(g, n, prev, 10 + round) < 0, "persistent round %d, %zu bytes", round, n);
+        free(g);
+    }
+    MPI_Request_free(&p[0]);
+    MPI_Request_free(&p[1]);
+    dfree(s);
+    dfree(r);
+    free(h);
+}
+
+/* A vector of ints on device memory at both ends: only the blocks move,
+ * the gaps of the receive buffer keep their bytes. */
+static void vector(int count, int blk, int stride) {
+    MPI_Datatype v;
+    MPI_Type_vector(count, blk, stride, MPI_INT, &v);
+    MPI_Type_commit(&v);
+    long nint = (long)count * stride;
+    int *h = malloc(nint * sizeof(int)), *e = malloc(nint * sizeof(int));
+    for (long i = 0; i < nint; i++) h[i] = rank * 1000003 + (int)i;
+    int *s = dcopy(h, nint * sizeof(int));
+    int *r = dalloc(nint * sizeof(int), 0x11);
+    MPI_Sendrecv(s, 1, v, next, 11, r, 1, v, prev, 11, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    int *g = hcopy(r, nint * sizeof(int));
+    memset(e, 0x11, nint * sizeof(int));
+    for (int c = 0; c < count; c++)
+        for (int b = 0; b < blk; b++) {
+            long i = (long)c * stride + b;
+            e[i] = prev * 1000003 + (int)i;
+        }
+    CHECK(memcmp(g, e, nint * sizeof(int)) == 0, "vector %d x %d / %d: device layout wrong", count, blk, stride);
+    /* Device vector to a host contiguous buffer and back the other way. */
+    int *hc = calloc(count * blk, sizeof(int));
+    MPI_Sendrecv(s, 1, v, next, 12, hc, count * blk, MPI_INT, prev, 12, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    for (int c = 0; c < count; c++)
+        for (int b = 0; b < blk; b++)
+            CHECK(hc[c * blk + b] == prev * 1000003 + c * stride + b, "vector to host contiguous");
+    free(g);
+    free(hc);
+    free(h);
+    free(e);
+    dfree(s);
+    dfree(r);
+    MPI_Type_free(&v);
+}
+
+static void pack_and_reduce_local(void) {
+    /* MPI_Pack from a device vector into a host buffer and into a device
+     * buffer; MPI_Unpack back into device memory. */
+    MPI_Datatype v;
+    MPI_Type_vector(64, 2, 5, MPI_INT, &v);
+    MPI_Type_commit(&v);
+    int h[320], pk[128], g[320];
+    for (int i = 0; i < 320; i++) h[i] = i * 7 + rank;
+    int *d = dcopy(h, sizeof h);
+    int pos = 0;
+    MPI_Pack(d, 1, v, pk, sizeof pk, &pos, MPI_COMM_WORLD);
+    CHECK(pos == (int)sizeof pk, "pack position %d", pos);
+    for (int i = 0; i < 128; i++) CHECK(pk[i] == h[(i / 2) * 5 + i % 2], "pack from device: element %d", i);
+    void *dp = dalloc(sizeof pk, 0);
+    pos = 0;
+    MPI_Pack(d, 1, v, dp, sizeof pk, &pos, MPI_COMM_WORLD);
+    int *back = hcopy(dp, sizeof pk);
+    CHECK(memcmp(back, pk, sizeof pk) == 0, "pack into device memory");
+    free(back);
+    int *d2 = dalloc(sizeof h, 0);
+    pos = 0;
+    MPI_Unpack(dp, sizeof pk, &pos, d2, 1, v, MPI_COMM_WORLD);
+    from_dev(g, d2, sizeof g);
+    for (int i = 0; i < 320; i++)
+        CHECK(g[i] == (i % 5 < 2 ? h[i] : 0), "unpack into device: element %d", i);
+    /* Reduce_local: device with device, host with device, a derived type. */
+    double a[100], b[100], r[100];
+    for (int i = 0; i < 100; i++) { a[i] = i; b[i] = 2 * i + rank; }
+    double *da = dcopy(a, sizeof a), *db = dcopy(b, sizeof b);
+    MPI_Reduce_local(da, db, 100, MPI_DOUBLE, MPI_SUM);
+    from_dev(r, db, sizeof r);
+    for (int i = 0; i < 100; i++) CHECK(r[i] == 3 * i + rank, "reduce_local sum %d: %g", i, r[i]);
+    MPI_Reduce_local(a, db, 100, MPI_DOUBLE, MPI_MAX);
+    from_dev(r, db, sizeof r);
+    for (int i = 0; i < 100; i++) CHECK(r[i] == 3 * i + rank, "reduce_local max host->device %d", i);
+    int *di = dcopy(h, sizeof h), *dj = dcopy(h, sizeof h);
+    MPI_Reduce_local(di, dj, 1, v, MPI_PROD);
+    from_dev(g, dj, sizeof g);
+    for (int i = 0; i < 320; i++)
+        CHECK(g[i] == (i % 5 < 2 ? h[i] * h[i] : h[i]), "reduce_local on a device vector: %d", i);
+    dfree(da); dfree(db); dfree(di); dfree(dj); dfree(d); dfree(d2); dfree(dp);
+    MPI_Type_free(&v);
+}
+
+/* An address freed and allocated again carries the new allocation's data. */
+static void reuse_after_free(long n) {
+    unsigned char *h = malloc(n);
+    for (int round = 0; round < 4; round++) {
+        fill(h, n, rank, 20 + round);
+        void *s = dcopy(h, n), *r = dalloc(n, 0);
+        MPI_Sendrecv(s, (int)n, MPI_BYTE, next, 20, r, (int)n, MPI_BYTE, prev, 20, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        unsigned char *g = hcopy(r, n);
+        CHECK(verify(g, n, prev, 20 + round) < 0, "reuse round %d", round);
+        free(g);
+        dfree(s);
+        dfree(r);
+    }
+    free(h);
+}
+
+static void other_memory(long n) {
+    /* Managed memory (CPU-accessible) and pinned host memory. */
+    devptr m;
+    CHECK(cu.alloc_managed(&m, n, 1) == 0, "cuMemAllocManaged");
+    void *pin;
+    CHECK(cu.alloc_host(&pin, n) == 0, "cuMemAllocHost");
+    fill((unsigned char *)(uintptr_t)m, n, rank, 30);
+    MPI_Sendrecv((void *)(uintptr_t)m, (int)n, MPI_BYTE, next, 30, pin, (int)n, MPI_BYTE, prev, 30, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    CHECK(verify(pin, n, prev, 30) < 0, "managed to pinned");
+    cu.free(m);
+    cu.free_host(pin);
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    test_rank = rank;
+    next = (rank + 1) % size;
+    prev = (rank + size - 1) % size;
+    GPU_OR_SKIP(rank);
+    CHECK(MPIX_Query_cuda_support() == 1, "MPIX_Query_cuda_support");
+    int flag = -1;
+    MPIX_GPU_query_support(MPIX_GPU_SUPPORT_CUDA, &flag);
+    CHECK(flag == 1, "MPIX_GPU_query_support(CUDA) = %d", flag);
+    MPIX_GPU_query_support(MPIX_GPU_SUPPORT_HIP, &flag);
+    CHECK(flag == 0, "MPIX_GPU_query_support(HIP) = %d", flag);
+    MPI_Info info;
+    MPI_Comm_get_info(MPI_COMM_WORLD, &info);
+    char val[256];
+    int found = 0;
+    MPI_Info_get(info, "mpi_memory_alloc_kinds", sizeof val - 1, val, &found);
+    CHECK(found && strstr(val, "cuda:device"), "mpi_memory_alloc_kinds = %s", found ? val : "(none)");
+    MPI_Info_free(&info);
+
+    long sizes[] = {0, 8, 1000, 40000, 300000, 5 << 20};
+    for (int i = 0; i < 6; i++) {
+        ring(sizes[i], 1 + i, 'd', 'd');
+        ring(sizes[i], 1 + i, 'h', 'd');
+        ring(sizes[i], 1 + i, 'd', 'h');
+    }
+    long msizes[] = {8, 40000, 300000};
+    for (int i = 0; i < 3; i++) {
+        modes(msizes[i]);
+        probe_and_persistent(msizes[i]);
+    }
+    vector(10, 3, 7);
+    vector(20000, 4, 9);
+    pack_and_reduce_local();
+    reuse_after_free(100000);
+    other_memory(70000);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) printf("gpu_p2p ok\n");
+    MPI_Finalize();
+    return 0;
+}
