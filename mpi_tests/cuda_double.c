@@ -22,7 +22,8 @@
  *  - cuGetExportTable answers CUDA_ERROR_NOT_SUPPORTED (NVRTC calls it).
  *
  * Counters for tests: CUDA_DOUBLE_STATS=1 prints, at exit, the calls of
- * each kind to stderr. CUDA_DOUBLE_DEVICES sets the device count (default
+ * each kind to stderr (and "ipc used" where a handle was opened).
+ * CUDA_DOUBLE_NO_IPC=1 makes every cuIpcOpenMemHandle fail. CUDA_DOUBLE_DEVICES sets the device count (default
  * 1; 0 makes cuInit fail with CUDA_ERROR_NO_DEVICE).
  */
 #define _GNU_SOURCE
@@ -97,6 +98,7 @@ struct ipc { unsigned long long magic; int pid, fd; size_t size; unsigned long l
 static void stats(void) {
     fprintf(stderr, "cuda_double: pid %d attrs %ld copies %ld async %ld ipc_get %ld ipc_open %ld\n",
             (int)getpid(), n_attr, n_copy, n_async, n_ipc_get, n_ipc_open);
+    if (n_ipc_open > 0) fprintf(stderr, "cuda_double: ipc used\n");
 }
 
 static struct alloc *find(uintptr_t p) {
@@ -478,6 +480,7 @@ CUresult cuIpcGetMemHandle(CUipcMemHandle *h, CUdeviceptr p) {
 CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *p, CUipcMemHandle h, unsigned flags) {
     (void)flags;
     if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+    if (getenv("CUDA_DOUBLE_NO_IPC")) return CUDA_ERROR_NOT_SUPPORTED;
     struct ipc i;
     memcpy(&i, h.reserved, sizeof i);
     if (i.magic != MAGIC) return CUDA_ERROR_INVALID_VALUE;

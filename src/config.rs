@@ -33,6 +33,8 @@ pub const TUNABLES: &[(&str, &str, &str)] = &[
     ("OXMPI_UCX_LIB", "libucp.so.0", "the UCX library the inter-node link opens (a soname found by the dynamic loader, or a path)"),
     ("OXMPI_CUDA", "auto", "device buffers: auto opens the CUDA driver at the first buffer an MPI call is given, if there is one (nothing CUDA happens without a driver); 1 requires it (MPI_Init fails without a usable driver); 0 never opens it (every buffer is host memory)"),
     ("OXMPI_CUDA_LIB", "libcuda.so.1", "the CUDA driver library opened for device buffers (a soname found by the dynamic loader, or a path)"),
+    ("OXMPI_CUDA_IPC", "1", "1: contiguous device buffers above the eager limit go to ranks of this node by CUDA IPC (the receiver maps the sender's allocation and copies out of it); 0: staged through host memory"),
+    ("OXMPI_CUDA_IPC_CACHE", "64", "CUDA IPC mappings a receiver keeps open, by (peer, buffer id); the least recently used one is closed when a new one is needed"),
     ("OXMPI_TEST_RANKS_PER_NODE", "0", "tests: pretend world ranks [0,k), [k,2k), ... are separate nodes, so the hierarchical collectives run on one host (0: off)"),
 ];
 

@@ -131,6 +131,9 @@ pub struct Staged {
     pub iov: Vec<[usize; 2]>,
     /// Send: `data` is not packed yet: (type, count, user buffer).
     pub pack: Option<(std::sync::Arc<crate::datatype::Type>, usize, *const u8)>,
+    /// Send of a contiguous device buffer, not packed yet: where its data
+    /// starts, for a CUDA IPC rendezvous to a rank of this node.
+    pub ipc_src: Option<*const u8>,
     /// Receive: the message went straight into the user buffer (no unpack).
     pub direct: bool,
     /// Receive of a large non-contiguous message: unpacked as it arrives,
@@ -151,6 +154,9 @@ pub struct Stream {
     pub count: usize,
     pub base: *mut u8,
     pub at: crate::datatype::CursorState,
+    /// What memory the typed buffer is (a device buffer packs with the
+    /// driver's copies).
+    pub kind: crate::datatype::MemKind,
 }
 
 impl Stream {
@@ -160,18 +166,13 @@ impl Stream {
             count,
             base,
             at: Default::default(),
+            kind: crate::datatype::MemKind::Host,
         }
     }
 
     /// A cursor over the typed buffer where the stream stands.
     pub(crate) fn cursor(&self) -> crate::datatype::Cursor<'_> {
-        crate::datatype::Cursor::resume(
-            &self.t,
-            self.count,
-            self.base,
-            crate::datatype::MemKind::Host,
-            self.at,
-        )
+        crate::datatype::Cursor::resume(&self.t, self.count, self.base, self.kind, self.at)
     }
 
     /// Unpacks bytes [off, off + len) of the message into the typed buffer;
@@ -191,7 +192,8 @@ impl Stream {
     pub(crate) fn pack(&mut self, out: &mut [u8]) -> usize {
         let mut c = self.cursor();
         // SAFETY: `base` is the user's send buffer of `count` elements of
-        // `t`, valid until the request completes; host memory cannot fail.
+        // `t`, valid until the request completes. A failed device copy
+        // packs nothing (the message then ends short).
         let n = unsafe { c.pack(out) }.unwrap_or(0);
         self.at = c.state();
         n
@@ -200,14 +202,14 @@ impl Stream {
 
 impl Staged {
     /// Packs the send data if that has not happened yet; returns its address.
-    pub fn ensure_packed(&mut self) -> *mut u8 {
+    pub fn ensure_packed(&mut self) -> crate::core::error::Result<*mut u8> {
         if let Some((t, count, src)) = self.pack.take() {
             let n = t.size * count;
             self.data = super::pool::take(n);
             // SAFETY: `src` holds `count` elements of `t` until the send completes.
-            unsafe { crate::datatype::pack(&t, count, src, &mut self.data[..n]) };
+            unsafe { crate::datatype::pack_mem(&t, count, src, self.kind, &mut self.data[..n])? };
         }
-        self.data.as_mut_ptr()
+        Ok(self.data.as_mut_ptr())
     }
 }
 

@@ -45,10 +45,16 @@ pub unsafe fn stage(
         // Device memory moves through a host staging area, packed now (a
         // send) or unpacked when the message is in (a receive), with the
         // driver's copies; never vectored or streamed by the CPU.
-        s.data = crate::core::pool::take(bytes);
         if recv {
+            s.data = crate::core::pool::take(bytes);
             s.unpack = Some((t.clone(), count, user));
+        } else if t.is_contiguous(count) && bytes > 0 && crate::gpu::ipc::enabled() {
+            // Packed when the send starts, unless it goes by CUDA IPC to a
+            // rank of this node (`State::launch_send`).
+            s.pack = Some((t.clone(), count, user));
+            s.ipc_src = Some(user.wrapping_offset(t.segs[0].0) as *const u8);
         } else {
+            s.data = crate::core::pool::take(bytes);
             // SAFETY: the user buffer holds `count` elements of `t` (MPI's rule).
             unsafe { crate::datatype::pack_mem(t, count, user, kind, &mut s.data[..bytes])? };
         }

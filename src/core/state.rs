@@ -60,8 +60,14 @@ pub mod flag {
     /// CTS: copy together (split copy). `addr` is the receive buffer, `total`
     /// the bytes to copy, `rreq` the chunk size, `tag` the slot index.
     pub const SPLIT: u16 = 4;
+    /// RTS: the payload is the sender's device buffer as a CUDA IPC
+    /// reference (`gpu::ipc::IpcRef`); the receiver copies out of it with
+    /// the driver and answers FIN.
+    /// cbindgen:ignore
+    pub const CUDA_IPC: u16 = 8;
 }
 
+mod ipc;
 mod outq;
 mod p2p;
 mod rndv;

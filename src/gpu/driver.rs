@@ -39,6 +39,16 @@ pub const CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: c_int = 11;
 /// cbindgen:ignore
 pub const CU_POINTER_ATTRIBUTE_RANGE_SIZE: c_int = 12;
 
+/// `CUipcMemHandle`: 64 opaque bytes, passed by value.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IpcHandle {
+    pub reserved: [u8; 64],
+}
+
+/// cbindgen:ignore
+pub const CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS: c_uint = 1;
+
 /// `CUDA_MEMCPY2D` (the v2 layout, current since CUDA 3.2).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -99,6 +109,9 @@ table! {
     memcpy = "cuMemcpy": fn(CUdeviceptr, CUdeviceptr, usize);
     memcpy_2d = "cuMemcpy2D_v2": fn(*const Memcpy2D);
     get_error_string = "cuGetErrorString": fn(CUresult, *mut *const c_char);
+    ipc_get_mem_handle = "cuIpcGetMemHandle": fn(*mut IpcHandle, CUdeviceptr);
+    ipc_open_mem_handle = "cuIpcOpenMemHandle_v2": fn(*mut CUdeviceptr, IpcHandle, c_uint);
+    ipc_close_mem_handle = "cuIpcCloseMemHandle": fn(CUdeviceptr);
 }
 
 /// Opens the driver `name`, resolves the table, initialises the driver and

@@ -23,6 +23,7 @@
 //! Calls only `base`.
 
 pub mod driver;
+pub mod ipc;
 
 use crate::base::consts::{MPI_ERR_BUFFER, MPI_ERR_OTHER};
 use crate::base::error::{Error, Result};
@@ -157,7 +158,7 @@ fn refused(site: &'static str) -> Error {
 }
 
 /// The driver for a copy, with a context current on this thread.
-fn for_copy() -> Result<&'static Driver> {
+pub(crate) fn for_copy() -> Result<&'static Driver> {
     let d = driver().ok_or_else(|| err!(MPI_ERR_OTHER, "a device copy without a CUDA driver"))?;
     let mut cur: CUcontext = std::ptr::null_mut();
     // SAFETY: `cur` is a valid out pointer.

@@ -28,6 +28,8 @@ pub(super) enum UKind {
         addr: u64,
         /// Segments in the sender's list at `addr` (0: contiguous at `addr`).
         niov: u64,
+        /// The sender's device buffer, to reach by CUDA IPC.
+        ipc: Option<Box<crate::gpu::ipc::IpcRef>>,
     },
 }
 
@@ -104,7 +106,7 @@ impl State {
                 self.incoming_eager(w, h.ctx, h.src, h.tag, h.total as usize, payload, sync);
             }
             kind::FRAG => self.incoming_frag(w, payload),
-            kind::RTS => self.incoming_rts(w, h),
+            kind::RTS => self.incoming_rts(w, h, payload),
             kind::CTS if h.flags & flag::SPLIT != 0 => self.split_as_sender(w, h),
             kind::CTS => {
                 if let Some(rid) = self.reqs.from_token(h.sreq) {
@@ -112,13 +114,14 @@ impl State {
                     // A non-contiguous send not packed yet (a streamed one,
                     // or a vectored one the receiver could not copy
                     // directly) is packed cell by cell as it goes out.
-                    let pack =
-                        r.staged
-                            .as_mut()
-                            .and_then(|s| s.pack.take())
-                            .map(|(t, count, src)| {
-                                Box::new((Stream::new(t, count, src as *mut u8), Vec::new()))
-                            });
+                    let pack = r.staged.as_mut().and_then(|s| {
+                        let kind = s.kind;
+                        s.pack.take().map(|(t, count, src)| {
+                            let mut st = Stream::new(t, count, src as *mut u8);
+                            st.kind = kind;
+                            Box::new((st, Vec::new()))
+                        })
+                    });
                     let hdr = Hdr {
                         rreq: h.rreq,
                         total: h.total,
@@ -284,8 +287,12 @@ impl State {
         }
     }
 
-    pub(super) fn incoming_rts(&mut self, w: usize, h: &Hdr) {
+    pub(super) fn incoming_rts(&mut self, w: usize, h: &Hdr, payload: &[u8]) {
         let uid = self.next_uid;
+        let ipc = (h.flags & flag::CUDA_IPC != 0)
+            .then(|| crate::gpu::ipc::IpcRef::from_bytes(payload))
+            .flatten()
+            .map(Box::new);
         match self.matcher.arrive(h.ctx, h.src, h.tag, uid) {
             Some(rid) => self.start_rndv(
                 rid,
@@ -296,6 +303,7 @@ impl State {
                 h.sreq,
                 h.addr,
                 if h.flags & flag::IOV != 0 { h.rreq } else { 0 },
+                ipc,
             ),
             None => {
                 self.next_uid += 1;
@@ -311,6 +319,7 @@ impl State {
                             sreq: h.sreq,
                             addr: h.addr,
                             niov: if h.flags & flag::IOV != 0 { h.rreq } else { 0 },
+                            ipc,
                         },
                     },
                 );
@@ -673,9 +682,12 @@ impl State {
                     self.send_ctrl(u.peer, kind::ACK, s, 0);
                 }
             }
-            UKind::Rts { sreq, addr, niov } => {
-                self.start_rndv(rid, u.peer, u.src, u.tag, u.total, sreq, addr, niov)
-            }
+            UKind::Rts {
+                sreq,
+                addr,
+                niov,
+                ipc,
+            } => self.start_rndv(rid, u.peer, u.src, u.tag, u.total, sreq, addr, niov, ipc),
         }
     }
 

@@ -16,7 +16,9 @@ impl State {
         sreq: u64,
         addr: u64,
         niov: u64,
+        ipc: Option<Box<crate::gpu::ipc::IpcRef>>,
     ) {
+        let (mut addr, mut niov) = (addr, niov);
         let token = self.reqs.token(rid);
         let r = self.reqs.get_mut(rid).unwrap();
         r.posted = false;
@@ -29,6 +31,15 @@ impl State {
         let n = total.min(r.cap);
         let buf = r.buf;
         let caps = self.net.caps(w);
+        if let Some(ipc) = ipc {
+            if self.recv_ipc(rid, w, sreq, &ipc, n) {
+                return;
+            }
+            // No mapping: nothing to read directly; the CTS below asks the
+            // sender for cells.
+            (addr, niov) = (0, 0);
+        }
+        let r = self.reqs.get_mut(rid).unwrap();
         if caps.fetch && addr != 0 {
             // The link holds the message (a descriptor in `addr`): it lands
             // in the receive buffer, or in a bounce buffer for a streamed

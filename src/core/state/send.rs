@@ -30,6 +30,18 @@ impl State {
             .as_ref()
             .is_some_and(|s| s.pack.is_some());
         if unpacked {
+            let ipc_src = self
+                .reqs
+                .get(rid)
+                .unwrap()
+                .staged
+                .as_ref()
+                .and_then(|s| s.ipc_src);
+            if let Some(src) = ipc_src.filter(|_| mode != SendMode::Buffered) {
+                if self.try_send_ipc(rid, comm, dest, tag, src, bytes)? {
+                    return Ok(());
+                }
+            }
             if mode != SendMode::Buffered && self.try_send_iov(rid, comm, dest, tag, bytes)? {
                 return Ok(());
             }
@@ -47,7 +59,7 @@ impl State {
                 };
             }
             let r = self.reqs.get_mut(rid).unwrap();
-            r.buf = r.staged.as_mut().unwrap().ensure_packed();
+            r.buf = r.staged.as_mut().unwrap().ensure_packed()?;
             buf = r.buf;
         }
         if mode == SendMode::Buffered && dest != MPI_PROC_NULL {

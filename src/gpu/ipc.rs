@@ -1,0 +1,220 @@
+//! CUDA IPC between the ranks of one node: a sender describes a device
+//! buffer as its allocation's IPC handle, the allocation's buffer id and
+//! the offset in it (`export`); the receiver maps the allocation
+//! (`open`) and copies out of it with the driver.
+//!
+//! Both sides cache. The sender keeps the handle of each allocation it has
+//! exported, by buffer id (`cuIpcGetMemHandle` is costly). The receiver
+//! keeps the mappings it opened, keyed by (peer, buffer id): a buffer id is
+//! new for every allocation, so an address the peer freed and allocated
+//! again is a new key and never reads the old mapping. A mapping is closed
+//! when it is evicted (least recently used, `OXMPI_CUDA_IPC_CACHE`
+//! entries) or at exit.
+
+use super::driver::*;
+use super::for_copy;
+use crate::base::consts::MPI_ERR_OTHER;
+use crate::base::error::Result;
+use crate::err;
+use std::collections::HashMap;
+use std::ffi::{c_uint, c_void};
+use std::sync::Mutex;
+
+/// What a receiver needs to reach a sender's device buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IpcRef {
+    pub handle: IpcHandle,
+    /// The allocation's buffer id in the sender.
+    pub id: u64,
+    /// Where the buffer starts in the allocation.
+    pub offset: u64,
+    /// The allocation's size.
+    pub size: u64,
+}
+
+/// Bytes of an `IpcRef` on the wire.
+/// cbindgen:ignore
+pub const WIRE: usize = 64 + 24;
+
+impl IpcRef {
+    pub fn to_bytes(&self) -> [u8; WIRE] {
+        let mut b = [0u8; WIRE];
+        b[..64].copy_from_slice(&self.handle.reserved);
+        b[64..72].copy_from_slice(&self.id.to_le_bytes());
+        b[72..80].copy_from_slice(&self.offset.to_le_bytes());
+        b[80..88].copy_from_slice(&self.size.to_le_bytes());
+        b
+    }
+
+    pub fn from_bytes(b: &[u8]) -> Option<IpcRef> {
+        if b.len() < WIRE {
+            return None;
+        }
+        let word = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
+        let mut handle = IpcHandle { reserved: [0; 64] };
+        handle.reserved.copy_from_slice(&b[..64]);
+        Some(IpcRef {
+            handle,
+            id: word(64),
+            offset: word(72),
+            size: word(80),
+        })
+    }
+}
+
+struct Opened {
+    base: CUdeviceptr,
+    used: u64,
+}
+
+#[derive(Default)]
+struct Caches {
+    /// Sender: buffer id -> handle of the allocation.
+    exported: HashMap<u64, IpcHandle>,
+    /// Receiver: (peer, buffer id) -> mapping.
+    opened: HashMap<(usize, u64), Opened>,
+    clock: u64,
+    opens: u64,
+}
+
+static CACHES: Mutex<Option<Caches>> = Mutex::new(None);
+
+fn caches<T>(f: impl FnOnce(&mut Caches) -> T) -> T {
+    let mut g = CACHES.lock().unwrap_or_else(|e| e.into_inner());
+    f(g.get_or_insert_with(Caches::default))
+}
+
+fn cache_limit() -> usize {
+    static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *N.get_or_init(|| {
+        std::env::var("OXMPI_CUDA_IPC_CACHE")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .filter(|&n: &usize| n > 0)
+            .unwrap_or(64)
+    })
+}
+
+/// Whether device buffers may go by IPC to the ranks of this node
+/// (`OXMPI_CUDA_IPC`, default 1).
+pub fn enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("OXMPI_CUDA_IPC").map_or(true, |v| v.trim() != "0"))
+}
+
+/// The IPC description of the device buffer at `p`.
+pub fn export(p: *const u8) -> Result<IpcRef> {
+    let d = for_copy()?;
+    let mut id: u64 = 0;
+    let mut start: CUdeviceptr = 0;
+    let mut size: usize = 0;
+    let mut attrs = [
+        CU_POINTER_ATTRIBUTE_BUFFER_ID,
+        CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+        CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+    ];
+    let mut data: [*mut c_void; 3] = [
+        (&mut id as *mut u64).cast(),
+        (&mut start as *mut CUdeviceptr).cast(),
+        (&mut size as *mut usize).cast(),
+    ];
+    // SAFETY: three attributes with out pointers of their types
+    // (unsigned long long, CUdeviceptr, size_t).
+    let r =
+        unsafe { (d.pointer_get_attributes)(3, attrs.as_mut_ptr(), data.as_mut_ptr(), p as u64) };
+    if r != CUDA_SUCCESS || start == 0 || id == 0 {
+        return Err(err!(
+            MPI_ERR_OTHER,
+            "CUDA: no allocation range for device buffer {p:p} ({})",
+            d.error(r)
+        ));
+    }
+    let cached = caches(|c| c.exported.get(&id).copied());
+    let handle = match cached {
+        Some(h) => h,
+        None => {
+            let mut h = IpcHandle { reserved: [0; 64] };
+            // SAFETY: `h` is a valid out handle; `start` is an allocation's base.
+            let r = unsafe { (d.ipc_get_mem_handle)(&mut h, start) };
+            if r != CUDA_SUCCESS {
+                return Err(err!(
+                    MPI_ERR_OTHER,
+                    "cuIpcGetMemHandle failed: {}",
+                    d.error(r)
+                ));
+            }
+            caches(|c| {
+                if c.exported.len() >= 4096 {
+                    c.exported.clear();
+                }
+                c.exported.insert(id, h);
+            });
+            h
+        }
+    };
+    Ok(IpcRef {
+        handle,
+        id,
+        offset: p as u64 - start,
+        size: size as u64,
+    })
+}
+
+/// The start of peer `peer`'s buffer `r` in this process, mapping its
+/// allocation if this (peer, buffer id) is not mapped yet.
+pub fn open(peer: usize, r: &IpcRef) -> Result<*mut u8> {
+    let d = for_copy()?;
+    let hit = caches(|c| {
+        c.clock += 1;
+        let now = c.clock;
+        c.opened.get_mut(&(peer, r.id)).map(|o| {
+            o.used = now;
+            o.base
+        })
+    });
+    let base = match hit {
+        Some(b) => b,
+        None => {
+            let mut b: CUdeviceptr = 0;
+            // SAFETY: `b` is a valid out pointer; the handle came from the
+            // peer's cuIpcGetMemHandle.
+            let res = unsafe {
+                (d.ipc_open_mem_handle)(
+                    &mut b,
+                    r.handle,
+                    CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS as c_uint,
+                )
+            };
+            if res != CUDA_SUCCESS {
+                return Err(err!(
+                    MPI_ERR_OTHER,
+                    "cuIpcOpenMemHandle of world rank {peer}'s buffer failed: {}",
+                    d.error(res)
+                ));
+            }
+            let evicted = caches(|c| {
+                c.opens += 1;
+                let mut out = None;
+                if c.opened.len() >= cache_limit() {
+                    let oldest = c.opened.iter().min_by_key(|(_, o)| o.used).map(|(k, _)| *k);
+                    out = oldest.and_then(|k| c.opened.remove(&k)).map(|o| o.base);
+                }
+                let now = c.clock;
+                c.opened.insert((peer, r.id), Opened { base: b, used: now });
+                out
+            });
+            if let Some(old) = evicted {
+                // SAFETY: `old` was mapped by cuIpcOpenMemHandle and is no
+                // longer in the cache, so no copy uses it.
+                unsafe { (d.ipc_close_mem_handle)(old) };
+            }
+            b
+        }
+    };
+    Ok((base + r.offset) as *mut u8)
+}
+
+/// Mappings opened so far (for tests and diagnostics).
+pub fn opens() -> u64 {
+    caches(|c| c.opens)
+}
