@@ -19,7 +19,9 @@
  *    waiting for it sees stale data;
  *  - IPC: a handle names (pid, fd, size, buffer id); another process maps
  *    it through /proc/<pid>/fd/<fd>;
- *  - cuGetExportTable answers CUDA_ERROR_NOT_SUPPORTED (NVRTC calls it).
+ *  - cuGetExportTable answers CUDA_ERROR_NOT_SUPPORTED (NVRTC calls it);
+ *  - modules: cuModuleLoadData answers CUDA_ERROR_NOT_SUPPORTED (no
+ *    kernels run here), so reductions fall back to host copies.
  *
  * Counters for tests: CUDA_DOUBLE_STATS=1 prints, at exit, the calls of
  * each kind to stderr (and "ipc used" where a handle was opened).
@@ -511,4 +513,19 @@ CUresult cuIpcCloseMemHandle(CUdeviceptr p) {
     close(a->fd);
     free(a);
     return CUDA_SUCCESS;
+}
+
+/* ---- modules: the double runs no kernels ---- */
+CUresult cuModuleLoadData(void **m, const void *image) {
+    (void)m; (void)image;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
+    (void)f; (void)m; (void)name;
+    return CUDA_ERROR_INVALID_HANDLE;
+}
+CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                        unsigned shmem, CUstream s, void **params, void **extra) {
+    (void)f; (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shmem; (void)s; (void)params; (void)extra;
+    return CUDA_ERROR_INVALID_HANDLE;
 }

@@ -35,6 +35,7 @@ pub const TUNABLES: &[(&str, &str, &str)] = &[
     ("OXMPI_CUDA_LIB", "libcuda.so.1", "the CUDA driver library opened for device buffers (a soname found by the dynamic loader, or a path)"),
     ("OXMPI_CUDA_IPC", "1", "1: contiguous device buffers above the eager limit go to ranks of this node by CUDA IPC (the receiver maps the sender's allocation and copies out of it); 0: staged through host memory"),
     ("OXMPI_CUDA_IPC_CACHE", "64", "CUDA IPC mappings a receiver keeps open, by (peer, buffer id); the least recently used one is closed when a new one is needed"),
+    ("OXMPI_NVRTC_LIB", "libnvrtc.so.12", "the NVRTC library that compiles the reduction kernels for device buffers at run time (a soname or a path; without it those reductions run on host copies)"),
     ("OXMPI_TEST_RANKS_PER_NODE", "0", "tests: pretend world ranks [0,k), [k,2k), ... are separate nodes, so the hierarchical collectives run on one host (0: off)"),
 ];
 

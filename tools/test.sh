@@ -28,7 +28,12 @@ echo "== the collectives' nonblocking and persistent forms are fresh from their 
 python3 tools/gen_coll_forms.py --check
 echo "== docs/functions.md matches the exported functions"
 python3 tools/function_status.py build/prefix/lib/libmpi.so.12 --check
-echo "== Rust tests (units, matching engine vs reference, header freshness)"
+echo "== NVRTC from NVIDIA's wheel (no GPU needed): every device reduction kernel must compile"
+if [ ! -x build/nvrtc-venv/bin/pip ]; then python3 -m venv build/nvrtc-venv; fi
+build/nvrtc-venv/bin/pip install -q --disable-pip-version-check nvidia-cuda-nvrtc-cu12
+OXMPI_NVRTC_LIB=$(ls "$PWD"/build/nvrtc-venv/lib/python3*/site-packages/nvidia/cuda_nvrtc/lib/libnvrtc.so.12)
+export OXMPI_NVRTC_LIB OXMPI_NVRTC_REQUIRED=1
+echo "== Rust tests (units, matching engine vs reference, header freshness, NVRTC kernels)"
 cargo test --release -q 2>&1 | grep -E "^test result|FAILED|panicked|error" || true
 cargo test --release -q >/dev/null 2>&1
 echo "== MPI test programs"

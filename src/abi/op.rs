@@ -244,10 +244,12 @@ pub unsafe extern "C" fn MPI_Reduce_local(
     }
 }
 
-/// MPI_Reduce_local with either buffer in device memory: both operands
-/// packed into host copies (with the driver's copies), the op applied there
-/// (a user-defined op too, on host copies laid out as its datatype says),
-/// and the result unpacked into `inoutbuf`.
+/// MPI_Reduce_local with either buffer in device memory: a kernel on the
+/// device where both are, the type is contiguous and the op builtin
+/// (`gpu::kernels`); otherwise both operands packed into host copies (with
+/// the driver's copies), the op applied there (a user-defined op too, on
+/// host copies laid out as its datatype says), and the result unpacked into
+/// `inoutbuf`.
 ///
 /// # Safety
 /// Both buffers hold `count` elements of `datatype`.
@@ -264,6 +266,27 @@ unsafe fn reduce_local_staged(
     ok: MemKind,
 ) -> Result<()> {
     let t = crate::abi::datatype::lookup(datatype)?;
+    // Both in device memory, contiguous, a builtin op: a kernel on the device.
+    if let (OpKind::Builtin(op), MemKind::Device, MemKind::Device) = (k, ik, ok) {
+        let elem = crate::op::elem_of(o.dt);
+        if let Some(e) = elem.filter(|_| t.is_contiguous(count as usize) && o.native.is_none()) {
+            let off = t.segs.first().map_or(0, |s| s.0);
+            // SAFETY: both buffers hold `count` elements of `t`, which are
+            // `n` elements of kind `e` from `off` (contiguous).
+            let done = unsafe {
+                crate::gpu::kernels::reduce(
+                    *op,
+                    e,
+                    n,
+                    (inbuf as *const u8).wrapping_offset(off),
+                    (inoutbuf as *mut u8).wrapping_offset(off),
+                )
+            };
+            if done {
+                return Ok(());
+            }
+        }
+    }
     let bytes = t.size * count as usize;
     let mut a = vec![0u8; bytes];
     let mut b = vec![0u8; bytes];

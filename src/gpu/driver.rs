@@ -112,6 +112,12 @@ table! {
     ipc_get_mem_handle = "cuIpcGetMemHandle": fn(*mut IpcHandle, CUdeviceptr);
     ipc_open_mem_handle = "cuIpcOpenMemHandle_v2": fn(*mut CUdeviceptr, IpcHandle, c_uint);
     ipc_close_mem_handle = "cuIpcCloseMemHandle": fn(CUdeviceptr);
+    ctx_get_device = "cuCtxGetDevice": fn(*mut c_int);
+    device_get_attribute = "cuDeviceGetAttribute": fn(*mut c_int, c_int, c_int);
+    module_load_data = "cuModuleLoadData": fn(*mut *mut c_void, *const c_void);
+    module_get_function = "cuModuleGetFunction": fn(*mut *mut c_void, *mut c_void, *const c_char);
+    launch_kernel = "cuLaunchKernel": fn(*mut c_void, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, *mut c_void, *mut *mut c_void, *mut *mut c_void);
+    stream_synchronize = "cuStreamSynchronize": fn(*mut c_void);
 }
 
 /// Opens the driver `name`, resolves the table, initialises the driver and

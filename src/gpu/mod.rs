@@ -20,10 +20,11 @@
 //! every CPU byte-moving site below the abi calls `host_only`: device
 //! buffers reach the transports as host staging areas (`datatype::Cursor`
 //! over device memory packs and unpacks with the driver's strided copies).
-//! Calls only `base`.
+//! Calls `base`, `config` and `op`'s element kinds (for the kernels).
 
 pub mod driver;
 pub mod ipc;
+pub mod kernels;
 
 use crate::base::consts::{MPI_ERR_BUFFER, MPI_ERR_OTHER};
 use crate::base::error::{Error, Result};
