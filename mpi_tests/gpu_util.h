@@ -25,7 +25,7 @@ static struct {
     int (*free_host)(void *);
 } cu;
 
-static int gpu_open(void) {
+static inline int gpu_open(void) {
     const char *name = getenv("OXMPI_CUDA_LIB");
     void *h = dlopen(name && *name ? name : "libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
     if (!h) return 0;
@@ -44,27 +44,27 @@ static int gpu_open(void) {
 }
 
 /* n bytes of device memory (at least 1), set to byte v. */
-static void *dalloc(size_t n, unsigned char v) {
+static inline void *dalloc(size_t n, unsigned char v) {
     devptr d = 0;
     CHECK(cu.alloc(&d, n ? n : 1) == 0, "cuMemAlloc of %zu bytes failed", n);
     CHECK(cu.memset8(d, v, n ? n : 1) == 0, "cuMemsetD8 failed");
     return (void *)(uintptr_t)d;
 }
-static void dfree(void *d) { CHECK(cu.free((devptr)(uintptr_t)d) == 0, "cuMemFree failed"); }
-static void to_dev(void *d, const void *h, size_t n) {
+static inline void dfree(void *d) { CHECK(cu.free((devptr)(uintptr_t)d) == 0, "cuMemFree failed"); }
+static inline void to_dev(void *d, const void *h, size_t n) {
     CHECK(cu.htod((devptr)(uintptr_t)d, h, n) == 0, "cuMemcpyHtoD failed");
 }
-static void from_dev(void *h, const void *d, size_t n) {
+static inline void from_dev(void *h, const void *d, size_t n) {
     CHECK(cu.dtoh(h, (devptr)(uintptr_t)d, n) == 0, "cuMemcpyDtoH failed");
 }
 /* A device copy of n host bytes. */
-static void *dcopy(const void *h, size_t n) {
+static inline void *dcopy(const void *h, size_t n) {
     void *d = dalloc(n, 0);
     to_dev(d, h, n);
     return d;
 }
 /* The n bytes of device buffer d, in a malloc'd host buffer. */
-static void *hcopy(const void *d, size_t n) {
+static inline void *hcopy(const void *d, size_t n) {
     void *h = malloc(n ? n : 1);
     from_dev(h, d, n);
     return h;

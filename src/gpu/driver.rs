@@ -125,7 +125,7 @@ table! {
 pub fn load(name: &str) -> Result<Driver, String> {
     // SAFETY: opening the driver runs its constructors, which only set up
     // the library itself; nothing of ours depends on their effects.
-    let lib = unsafe { libloading::Library::new(name) }.map_err(|e| format!("{name}: {e}"))?;
+    let lib = unsafe { libloading::Library::new(name) }.map_err(|e| e.to_string())?;
     // SAFETY: a library that calls itself libcuda has the driver's functions.
     let d = unsafe { resolve(lib) }.map_err(|e| format!("{name} {e}"))?;
     // SAFETY: cuInit(0) is the driver's documented first call; it creates

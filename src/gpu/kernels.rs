@@ -270,7 +270,7 @@ fn nvrtc() -> Result<&'static Nvrtc, String> {
         let name =
             crate::config::get_str("OXMPI_NVRTC_LIB").unwrap_or_else(|| "libnvrtc.so.12".into());
         // SAFETY: opening NVRTC runs its constructors, which set up only itself.
-        let lib = unsafe { libloading::Library::new(&name) }.map_err(|e| format!("{name}: {e}"))?;
+        let lib = unsafe { libloading::Library::new(&name) }.map_err(|e| e.to_string())?;
         macro_rules! sym {
             ($s:literal) => {
                 // SAFETY: the symbol is NVRTC's function of this name with the

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The GPU checks of the CUDA work, as one prepared script for a machine with
+# a GPU (the tool library's device machine: no network, maybe no compiler).
+#
+#   bash tools/gpu_check.sh prepare   # here: build the programs into build/gpu_check
+#   bash tools/gpu_check.sh run       # there, with build/prefix and build/gpu_check carried
+#
+# `run` prints the GPU, runs the device-buffer test programs against the
+# real driver (gpu_p2p at 2 and 4 ranks, gpu_coll at 2 and 4, gpu_reduce,
+# with and without CUDA IPC), then the device-buffer benchmark (device to
+# device with IPC and staged, host to host, device to host). NVRTC is
+# looked for in the usual places; without it reductions run on host copies
+# (the programs then print one warning line). Every job has a timeout.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=build/gpu_check
+case "${1:-}" in
+prepare)
+  mkdir -p "$out"
+  for p in gpu_p2p gpu_coll gpu_reduce; do
+    build/prefix/bin/mpicc -O1 -g mpi_tests/$p.c -o "$out/$p" || exit 1
+  done
+  build/prefix/bin/mpicc -O2 benches/gpu_bench.c -o "$out/gpu_bench" || exit 1
+  echo "prepared $out (carry build/prefix and $out)"
+  ;;
+run)
+  export LD_LIBRARY_PATH="$PWD/build/prefix/lib:${LD_LIBRARY_PATH:-}"
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 | head -3
+  if [ -z "${OXMPI_NVRTC_LIB:-}" ]; then
+    for d in /usr/local/cuda/lib64 /usr/lib/x86_64-linux-gnu $(ls -d /usr/local/lib/python3*/dist-packages/nvidia/cuda_nvrtc/lib /usr/lib/python3/dist-packages/nvidia/cuda_nvrtc/lib 2>/dev/null); do
+      if [ -e "$d/libnvrtc.so.12" ]; then export OXMPI_NVRTC_LIB="$d/libnvrtc.so.12"; break; fi
+    done
+  fi
+  echo "NVRTC: ${OXMPI_NVRTC_LIB:-none found}"
+  mpirun=build/prefix/bin/mpirun
+  fail=0
+  job() { echo "--- $*"; timeout 120 "$@" 2>&1 | tail -5; local rc=${PIPESTATUS[0]}; [ "$rc" = 0 ] || { echo "FAILED (exit $rc)"; fail=1; }; }
+  job $mpirun -n 1 --timeout 100 "$out/gpu_reduce"
+  job $mpirun -n 2 --timeout 100 "$out/gpu_p2p"
+  job $mpirun -n 4 --timeout 100 "$out/gpu_p2p"
+  job env OXMPI_CUDA_IPC=0 $mpirun -n 2 --timeout 100 "$out/gpu_p2p"
+  job $mpirun -n 2 --timeout 100 "$out/gpu_coll"
+  job $mpirun -n 4 --timeout 100 "$out/gpu_coll"
+  for k in dd hh dh; do job $mpirun -n 2 --timeout 100 "$out/gpu_bench" $k; done
+  job env OXMPI_CUDA_IPC=0 $mpirun -n 2 --timeout 100 "$out/gpu_bench" dd
+  echo "gpu_check: $([ $fail = 0 ] && echo all passed || echo FAILURES)"
+  exit $fail
+  ;;
+*) echo "usage: $0 prepare|run"; exit 2 ;;
+esac
