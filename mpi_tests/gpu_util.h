@@ -24,6 +24,7 @@ static struct {
     int (*alloc_host)(void **, size_t);
     int (*free_host)(void *);
 } cu;
+static void *gpu_ctx; /* the primary context gpu_open made current */
 
 static inline int gpu_open(void) {
     const char *name = getenv("OXMPI_CUDA_LIB");
@@ -38,8 +39,7 @@ static inline int gpu_open(void) {
     SYM(alloc_host, "cuMemAllocHost_v2"); SYM(free_host, "cuMemFreeHost");
 #undef SYM
     int dev;
-    void *ctx;
-    if (cu.init(0) || cu.device_get(&dev, 0) || cu.retain(&ctx, dev) || cu.set_current(ctx)) return 0;
+    if (cu.init(0) || cu.device_get(&dev, 0) || cu.retain(&gpu_ctx, dev) || cu.set_current(gpu_ctx)) return 0;
     return 1;
 }
 

@@ -9,6 +9,8 @@ Each line: `program nranks [key=value ...]` where keys are
   timeout=S       seconds before the job is killed (default 60)
   cuda=double     ranks use the project's test double of the CUDA driver
                   (mpi_tests/cuda_double.c, built here as libcuda.so.1)
+  cuda=devbuf     as cuda=double, and the ranks preload mpi_tests/devbuf_shim.c,
+                  which moves the buffers of the wrapped MPI calls to device memory
 Programs are C files in mpi_tests/ built with PREFIX/bin/mpicc (or mpicxx for .cc).
 Every job runs under `mpirun --timeout` and in its own session; when the
 timeout fires the whole session is killed and the case fails with a message.
@@ -51,8 +53,8 @@ def main():
                 opts["exit"] = [int(x) for x in v.split("|")]
             elif k == "timeout":
                 opts["timeout"] = float(v)
-            elif k == "cuda" and v == "double":
-                opts["cuda"] = True
+            elif k == "cuda" and v in ("double", "devbuf"):
+                opts["cuda"] = v
         cases.append((f[0], int(f[1]), opts))
     built = {}
     failures = []
@@ -63,9 +65,14 @@ def main():
                         "-o", str(double / "libcuda.so.1"), "-lpthread"], capture_output=True, text=True)
     if r.returncode != 0:
         failures.append(f"cuda_double: build failed\n{r.stderr}")
+    shim = bdir / "devbuf_shim.so"
+    r = subprocess.run([str(prefix / "bin" / "mpicc"), "-shared", "-fPIC", "-O1", "-g", "-Wall", "-Werror", str(here / "devbuf_shim.c"),
+                        "-o", str(shim)], capture_output=True, text=True)
+    if r.returncode != 0:
+        failures.append(f"devbuf_shim: build failed\n{r.stderr}")
     t0 = time.time()
     for prog, n, opts in cases:
-        name = f"{prog} -n {n}" + "".join(f" {k}={v}" for k, v in opts["env"].items()) + (" cuda=double" if opts.get("cuda") else "")
+        name = f"{prog} -n {n}" + "".join(f" {k}={v}" for k, v in opts["env"].items()) + (f" cuda={opts['cuda']}" if opts.get("cuda") else "")
         if filt and filt not in name:
             continue
         if prog not in built:
@@ -94,6 +101,8 @@ def main():
         env.setdefault("ASAN_OPTIONS", "detect_leaks=0")
         tmo = opts["timeout"]
         cmd = [str(prefix / "bin" / "mpirun"), "-n", str(n), "--timeout", str(tmo), str(exe)]
+        if opts.get("cuda") == "devbuf":
+            cmd[1:1] = ["-x", f"LD_PRELOAD={shim}"]
         start = time.time()
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
         try:

@@ -63,7 +63,9 @@ fn block_array(
     let kind = if in_place(p) {
         crate::gpu::MemKind::Host
     } else {
-        crate::gpu::classify(p as *const u8, 0)
+        // Where the data starts (see `describe`).
+        let lb = t.as_ref().map_or(0, |t| t.true_lb);
+        crate::gpu::classify((p as *const u8).wrapping_offset(lb), 0)
     };
     let t = match t {
         None if kind == crate::gpu::MemKind::Device => super::datatype::lookup(dt)?,

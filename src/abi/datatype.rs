@@ -173,19 +173,23 @@ fn describe_checked(
     if bytes > 0 && buf.is_null() && !from_bottom(&t) {
         return Err(err!(MPI_ERR_BUFFER, "{name}=NULL with count={count}"));
     }
+    // Classified where the data starts: with a true lower bound the
+    // buffer's address may lie outside the allocation its data is in (or be
+    // MPI_BOTTOM, with absolute displacements).
+    let kind = crate::gpu::classify((buf as *const u8).wrapping_offset(t.true_lb), 0);
     if t.is_contiguous(count as usize) {
         let start = t.segs.first().map(|s| s.0).unwrap_or(0);
         return Ok(Desc {
             ptr: (buf as *mut u8).wrapping_offset(start),
             bytes,
-            kind: crate::gpu::classify(buf as *const u8, 0),
+            kind,
             staged: None,
         });
     }
     Ok(Desc {
         ptr: buf as *mut u8,
         bytes,
-        kind: crate::gpu::classify(buf as *const u8, 0),
+        kind,
         staged: Some(t),
     })
 }
@@ -823,7 +827,7 @@ pub unsafe extern "C" fn MPI_Pack(
         ));
     }
     if need > 0 {
-        let ik = crate::gpu::classify(inbuf as *const u8, 0);
+        let ik = crate::gpu::classify((inbuf as *const u8).wrapping_offset(t.true_lb), 0);
         let at = (outbuf as *mut u8).wrapping_add(pos as usize);
         if crate::gpu::classify(at, need) == crate::gpu::MemKind::Host {
             let dst = bytes_at(outbuf, pos as usize, need);
@@ -865,7 +869,7 @@ pub unsafe extern "C" fn MPI_Unpack(
         ));
     }
     if need > 0 {
-        let ok = crate::gpu::classify(outbuf as *const u8, 0);
+        let ok = crate::gpu::classify((outbuf as *const u8).wrapping_offset(t.true_lb), 0);
         let at = (inbuf as *const u8).wrapping_add(pos as usize);
         let tmp;
         let src = if crate::gpu::classify(at, need) == crate::gpu::MemKind::Host {

@@ -202,8 +202,10 @@ pub unsafe extern "C" fn MPI_Reduce_local(
             if inbuf.is_null() { "inbuf" } else { "inoutbuf" }
         ));
     }
-    let ik = crate::gpu::classify(inbuf as *const u8, bytes);
-    let ok = crate::gpu::classify(inoutbuf as *const u8, bytes);
+    // Where the data starts (see `describe`).
+    let lb = t.as_ref().map_or(0, |t| t.true_lb);
+    let ik = crate::gpu::classify((inbuf as *const u8).wrapping_offset(lb), bytes);
+    let ok = crate::gpu::classify((inoutbuf as *const u8).wrapping_offset(lb), bytes);
     if ik == MemKind::Device || ok == MemKind::Device {
         // SAFETY: both buffers hold `count` elements of `datatype` (MPI's rule).
         return unsafe { reduce_local_staged(&k, &o, n, datatype, count, inbuf, inoutbuf, ik, ok) };
