@@ -67,6 +67,15 @@ pub mod flag {
     pub const CUDA_IPC: u16 = 8;
 }
 
+/// A request whose data is still being copied on the library's CUDA
+/// stream: complete when the copy is done; `fin`: a CUDA IPC receive's
+/// FIN to send then (the sender's buffer is read until the copy ends).
+struct GpuWait {
+    rid: ReqId,
+    copy: crate::gpu::Pending,
+    fin: Option<(usize, u64)>,
+}
+
 mod ipc;
 mod outq;
 mod p2p;
@@ -108,6 +117,8 @@ pub struct State {
     /// stored into the request when the fetch is done.
     /// (The pool's buffer may be longer than the message: its length is kept.)
     fetch_bounce: HashMap<u64, (Vec<u8>, usize)>,
+    /// Requests waiting for a copy on the library's CUDA stream.
+    gpu_pending: Vec<GpuWait>,
     outq: Vec<VecDeque<Out>>,
     out_busy: usize,
     pub reqs: Slab<Request>,
@@ -207,6 +218,7 @@ impl State {
             next_uid: 1,
             asm: (0..n).map(|_| None).collect(),
             fetch_bounce: HashMap::new(),
+            gpu_pending: Vec::new(),
             outq: (0..n).map(|_| VecDeque::new()).collect(),
             out_busy: 0,
             reqs: Slab::default(),
@@ -242,6 +254,9 @@ impl State {
     /// sends, steps the collective schedules. True if anything happened.
     pub fn progress(&mut self) -> bool {
         let mut did = Net::poll(self);
+        if !self.gpu_pending.is_empty() {
+            did |= self.poll_gpu();
+        }
         if self.net.split_busy() {
             did |= self.poll_split();
         }
@@ -255,6 +270,40 @@ impl State {
         if !self.scheds.is_empty() {
             did |= self.step_schedules();
         }
+        did
+    }
+
+    /// Completes the requests whose copies on the library's stream are done
+    /// (answering FIN first for a CUDA IPC receive).
+    fn poll_gpu(&mut self) -> bool {
+        let mut list = std::mem::take(&mut self.gpu_pending);
+        let before = list.len();
+        list.retain(|g| {
+            let res = g.copy.done();
+            if matches!(res, Ok(false)) {
+                return true;
+            }
+            if let (Err(e), Some(r)) = (&res, self.reqs.get_mut(g.rid)) {
+                eprintln!("oxmpi: {}", e.msg);
+                r.status.error = e.class;
+            }
+            match g.fin {
+                Some((w, sreq)) => {
+                    self.send_ctrl(w, kind::FIN, sreq, 0);
+                    self.complete(g.rid);
+                }
+                None => {
+                    if let Some(r) = self.reqs.get_mut(g.rid) {
+                        r.done = true;
+                    }
+                    self.complete_tail(g.rid);
+                }
+            }
+            false
+        });
+        let did = list.len() != before;
+        list.append(&mut self.gpu_pending);
+        self.gpu_pending = list;
         did
     }
 
@@ -315,14 +364,28 @@ impl State {
             self.rndv_out[w as usize] -= 1;
         }
         let mut failed = None;
+        let mut copying = None;
         if let Some(st) = r.staged.as_ref().filter(|s| !s.direct) {
             if let Some((t, count, dst)) = &st.unpack {
                 let n = (r.status.bytes as usize).min(r.cap);
-                // SAFETY: dst is the user's receive buffer of `count` elements of `t`,
-                // valid until this request completes (now).
-                let u =
-                    unsafe { crate::datatype::unpack_mem(t, *count, &st.data[..n], *dst, st.kind) };
-                failed = u.err();
+                if st.kind == crate::gpu::MemKind::Device && t.is_contiguous(*count) && n > 0 {
+                    // Into a contiguous device buffer: a copy on the library's
+                    // stream; the request completes when it is done (`poll_gpu`).
+                    let at = dst.wrapping_offset(t.segs.first().map_or(0, |g| g.0));
+                    // SAFETY: `at` holds the buffer's `n` bytes; the landing
+                    // area is the request's own and outlives the copy.
+                    match unsafe { crate::gpu::copy_async(at, st.data.as_ptr(), n) } {
+                        Ok(p) => copying = Some(p),
+                        Err(e) => failed = Some(e),
+                    }
+                } else {
+                    // SAFETY: dst is the user's receive buffer of `count` elements of `t`,
+                    // valid until this request completes (now).
+                    let u = unsafe {
+                        crate::datatype::unpack_mem(t, *count, &st.data[..n], *dst, st.kind)
+                    };
+                    failed = u.err();
+                }
             }
         }
         if let Some(e) = failed {
@@ -331,6 +394,24 @@ impl State {
             eprintln!("oxmpi: {}", e.msg);
             r.status.error = e.class;
         }
+        if let Some(copy) = copying {
+            r.done = false;
+            self.gpu_pending.push(GpuWait {
+                rid,
+                copy,
+                fin: None,
+            });
+            return;
+        }
+        self.complete_tail(rid);
+    }
+
+    /// The end of completing request `rid`: its buffered-send region, and
+    /// the request itself if the user freed it already.
+    fn complete_tail(&mut self, rid: ReqId) {
+        let Some(r) = self.reqs.get_mut(rid) else {
+            return;
+        };
         if let Some(off) = r.bsend_region.take() {
             if let Some(b) = self.bsend.as_mut() {
                 b.regions.retain(|&(o, _)| o != off as usize);

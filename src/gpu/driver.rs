@@ -47,6 +47,12 @@ pub struct IpcHandle {
 }
 
 /// cbindgen:ignore
+pub const CUDA_ERROR_NOT_READY: CUresult = 600;
+/// cbindgen:ignore
+pub const CU_STREAM_NON_BLOCKING: c_uint = 1;
+/// cbindgen:ignore
+pub const CU_EVENT_DISABLE_TIMING: c_uint = 2;
+/// cbindgen:ignore
 pub const CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS: c_uint = 1;
 
 /// `CUDA_MEMCPY2D` (the v2 layout, current since CUDA 3.2).
@@ -118,6 +124,12 @@ table! {
     module_get_function = "cuModuleGetFunction": fn(*mut *mut c_void, *mut c_void, *const c_char);
     launch_kernel = "cuLaunchKernel": fn(*mut c_void, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, *mut c_void, *mut *mut c_void, *mut *mut c_void);
     stream_synchronize = "cuStreamSynchronize": fn(*mut c_void);
+    stream_create = "cuStreamCreate": fn(*mut *mut c_void, c_uint);
+    memcpy_async = "cuMemcpyAsync": fn(CUdeviceptr, CUdeviceptr, usize, *mut c_void);
+    event_create = "cuEventCreate": fn(*mut *mut c_void, c_uint);
+    event_record = "cuEventRecord": fn(*mut c_void, *mut c_void);
+    event_query = "cuEventQuery": fn(*mut c_void);
+    event_destroy = "cuEventDestroy_v2": fn(*mut c_void);
 }
 
 /// Opens the driver `name`, resolves the table, initialises the driver and

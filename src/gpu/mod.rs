@@ -196,6 +196,92 @@ pub unsafe fn copy(dst: *mut u8, src: *const u8, n: usize) -> Result<()> {
     Ok(())
 }
 
+/// A copy in flight on the library's own stream: done when `done` says so.
+#[derive(Debug)]
+pub struct Pending {
+    event: *mut c_void,
+}
+
+// SAFETY: an event handle is the driver's, usable from any thread of the
+// process; the library's state (which holds it) is behind one lock.
+unsafe impl Send for Pending {}
+
+impl Pending {
+    /// Whether the copy has finished; an error for a copy that failed.
+    pub fn done(&self) -> Result<bool> {
+        let d = for_copy()?;
+        // SAFETY: `event` was created and recorded by `copy_async`.
+        match unsafe { (d.event_query)(self.event) } {
+            CUDA_SUCCESS => Ok(true),
+            CUDA_ERROR_NOT_READY => Ok(false),
+            r => Err(failed(d, "asynchronous copy", r)),
+        }
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if let Some(Ok(d)) = DRIVER.get() {
+            // SAFETY: the event is ours and destroyed once; the driver
+            // releases it when the work before it is done.
+            unsafe { (d.event_destroy)(self.event) };
+        }
+    }
+}
+
+/// The library's own stream (non-blocking with respect to the legacy
+/// default stream), made at the first asynchronous copy.
+fn stream(d: &Driver) -> Result<*mut c_void> {
+    static S: std::sync::atomic::AtomicPtr<c_void> =
+        std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
+    // Acquire/Release: the stream handle published by the store below is
+    // read here; the handle is the driver's, so nothing else rides on it.
+    let s = S.load(std::sync::atomic::Ordering::Acquire);
+    if !s.is_null() {
+        return Ok(s);
+    }
+    let mut st: *mut c_void = std::ptr::null_mut();
+    // SAFETY: valid out pointer; a context is current (`for_copy`).
+    let r = unsafe { (d.stream_create)(&mut st, CU_STREAM_NON_BLOCKING) };
+    if r != CUDA_SUCCESS {
+        return Err(failed(d, "stream creation", r));
+    }
+    // Release: pairs with the Acquire load above. Callers hold the state's
+    // lock, so two threads never both create one.
+    S.store(st, std::sync::atomic::Ordering::Release);
+    Ok(st)
+}
+
+/// Starts copying `n` bytes from `src` to `dst` (either side device or host
+/// memory) on the library's own stream; the copy is done when the returned
+/// `Pending` says so.
+///
+/// # Safety
+/// `src` and `dst` name `n` bytes each, not overlapping, and stay valid
+/// until the copy is done.
+pub unsafe fn copy_async(dst: *mut u8, src: *const u8, n: usize) -> Result<Pending> {
+    let d = for_copy()?;
+    let s = stream(d)?;
+    let mut ev: *mut c_void = std::ptr::null_mut();
+    // SAFETY: valid out pointer; a context is current.
+    let r = unsafe { (d.event_create)(&mut ev, CU_EVENT_DISABLE_TIMING) };
+    if r != CUDA_SUCCESS {
+        return Err(failed(d, "event creation", r));
+    }
+    let p = Pending { event: ev };
+    // SAFETY: forwarded contract; `s` is the library's stream.
+    let r = unsafe { (d.memcpy_async)(dst as u64, src as u64, n, s) };
+    if r != CUDA_SUCCESS {
+        return Err(failed(d, "asynchronous copy", r));
+    }
+    // SAFETY: the event and the stream are live.
+    let r = unsafe { (d.event_record)(p.event, s) };
+    if r != CUDA_SUCCESS {
+        return Err(failed(d, "event record", r));
+    }
+    Ok(p)
+}
+
 /// `height` rows of `width` bytes, `spitch` apart at `src` and `dpitch`
 /// apart at `dst` (either side device or host memory).
 ///

@@ -9,7 +9,9 @@
 //! same node (`shm`: rings, the segment, single and split copies), else
 //! unreachable. The protocols read a link's capabilities (`Caps`) instead of
 //! transport facts. Ranks on other hosts go through the UCX link (`ucx`,
-//! `Link::Ucx`); device-buffer transports (CUDA IPC) are not built yet.
+//! `Link::Ucx`). Device buffers reach the links as host staging areas; the
+//! CUDA IPC protocol between the ranks of a node is the core's, carried on
+//! the shared-memory rings (`core::state::ipc`).
 //!
 //! Calls `sys`, `bootstrap` (the cards), `base`, `backoff`.
 pub mod card;
@@ -71,8 +73,8 @@ pub struct Caps {
     /// Receiver and sender can share the copy of one message (split copy).
     pub coop: bool,
     /// The link's copies serve device memory as it is (none yet: device
-    /// buffers are refused where they are described, and a send's start
-    /// checks this before handing one to the link).
+    /// buffers are staged in host memory where they are described, and a
+    /// send's start checks this before handing one to the link).
     pub device: bool,
 }
 
@@ -176,6 +178,12 @@ impl Net {
                     cards[far].host_name()
                 )
             })?;
+            if std::env::var_os("OXMPI_DEBUG").is_some() && rank == 0 {
+                eprintln!(
+                    "oxmpi: UCX {} CUDA memory; device buffers to other hosts are staged in host memory",
+                    if u.cuda_memory() { "reports" } else { "does not report" }
+                );
+            }
             let addrs = card::exchange_ucx(pmi, u.address(), |r| !same(r))?;
             for (r, a) in addrs.iter().enumerate() {
                 if !a.is_empty() {

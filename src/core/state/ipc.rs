@@ -3,7 +3,8 @@
 //! reference in the payload) on the same ring as every other message to
 //! that peer, so the pair's order holds; the matched receiver maps the
 //! allocation (cached by peer and buffer id, `gpu::ipc`), copies out of it
-//! with the driver into its buffer (device or host), and answers FIN. If
+//! with the driver into its buffer (device or host) on the library's
+//! stream, and answers FIN when that copy is done (`State::poll_gpu`). If
 //! the mapping fails, the receiver answers CTS instead and the sender
 //! streams cells packed from its device buffer.
 
@@ -118,10 +119,26 @@ impl State {
             res
         } else {
             let dst = direct.unwrap_or(q.buf);
+            // On the library's stream: the FIN and the completion wait for
+            // the copy (`State::poll_gpu`), so no call blocks on it.
             // SAFETY: the destination holds `cap` >= n bytes (the receive
-            // buffer, its device data or its landing area); `src` maps the
-            // sender's buffer of at least `n` bytes.
-            unsafe { crate::gpu::copy(dst, src, n) }
+            // buffer, its device data or its landing area) until the request
+            // completes; `src` maps the sender's buffer of at least `n`
+            // bytes, kept until our FIN.
+            match unsafe { crate::gpu::copy_async(dst, src, n) } {
+                Ok(copy) => {
+                    if let (Some(_), Some(s)) = (direct, q.staged.as_mut()) {
+                        s.direct = true;
+                    }
+                    self.gpu_pending.push(super::GpuWait {
+                        rid,
+                        copy,
+                        fin: Some((w, sreq)),
+                    });
+                    return true;
+                }
+                Err(e) => Err(e),
+            }
         };
         match res {
             Ok(()) => {

@@ -87,6 +87,9 @@ pub struct Arrival {
 pub struct Ucx {
     lib: &'static sys::Ucp,
     context: sys::ucp_context_h,
+    /// UCX reports CUDA memory among its memory types
+    /// (`UCP_ATTR_FIELD_MEMORY_TYPES`; Debian's 1.13 does not).
+    cuda: bool,
     worker: sys::ucp_worker_h,
     address: Vec<u8>,
     /// Arrivals since the last `take_arrivals`, in callback order. Boxed so
@@ -251,9 +254,14 @@ impl Ucx {
             if lib.ucp_worker_get_efd(worker, &mut efd) != sys::ucs_status_t_UCS_OK {
                 efd = -1; // waiting then sleeps in short steps, as without UCX
             }
+            let mut attr: sys::ucp_context_attr_t = std::mem::zeroed();
+            attr.field_mask = sys::ucp_context_attr_field_UCP_ATTR_FIELD_MEMORY_TYPES as u64;
+            let cuda = lib.ucp_context_query(context, &mut attr) == sys::ucs_status_t_UCS_OK
+                && attr.memory_types & (1u64 << sys::ucs_memory_type_UCS_MEMORY_TYPE_CUDA) != 0;
             let mut u = Ucx {
                 lib,
                 context,
+                cuda,
                 worker,
                 address,
                 inbox: Box::default(),
@@ -277,6 +285,13 @@ impl Ucx {
             }
             Ok(u)
         }
+    }
+
+    /// Whether this UCX moves CUDA device memory itself. Device buffers to
+    /// other hosts are staged in host memory either way (passing them to a
+    /// UCX that reports CUDA support is not built yet).
+    pub fn cuda_memory(&self) -> bool {
+        self.cuda
     }
 
     /// This worker's address, for the business card.
