@@ -271,6 +271,8 @@ int main(int argc, char **argv) {
     }
     vector(10, 3, 7);
     vector(20000, 4, 9);
+    /* Above OXMPI_PACK_STREAM (4 MiB): packed and unpacked cell by cell. */
+    vector(300000, 4, 9);
     pack_and_reduce_local();
     reuse_after_free(100000);
     other_memory(70000);

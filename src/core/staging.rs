@@ -42,21 +42,26 @@ pub unsafe fn stage(
     let mut s = Staged::default();
     s.kind = kind;
     if kind == MemKind::Device {
-        // Device memory moves through a host staging area, packed now (a
-        // send) or unpacked when the message is in (a receive), with the
-        // driver's copies; never vectored or streamed by the CPU.
-        if recv {
+        // Device memory moves through host memory with the driver's copies,
+        // never by the CPU's vectored copies: a receive lands in a host
+        // area unpacked when the message is in, or (a large non-contiguous
+        // one) is unpacked cell by cell as it arrives; a send is packed
+        // when it starts (`State::launch_send`), cell by cell as it goes
+        // out where it is large and non-contiguous, or not at all where it
+        // goes by CUDA IPC to a rank of this node.
+        let streamed = !t.is_contiguous(count) && bytes > crate::config::pack_stream();
+        if recv && streamed {
+            let mut st = Stream::new(t.clone(), count, user);
+            st.kind = kind;
+            s.stream = Some(st);
+        } else if recv {
             s.data = crate::core::pool::take(bytes);
             s.unpack = Some((t.clone(), count, user));
-        } else if t.is_contiguous(count) && bytes > 0 && crate::gpu::ipc::enabled() {
-            // Packed when the send starts, unless it goes by CUDA IPC to a
-            // rank of this node (`State::launch_send`).
-            s.pack = Some((t.clone(), count, user));
-            s.ipc_src = Some(user.wrapping_offset(t.segs[0].0) as *const u8);
         } else {
-            s.data = crate::core::pool::take(bytes);
-            // SAFETY: the user buffer holds `count` elements of `t` (MPI's rule).
-            unsafe { crate::datatype::pack_mem(t, count, user, kind, &mut s.data[..bytes])? };
+            s.pack = Some((t.clone(), count, user));
+            if t.is_contiguous(count) && bytes > 0 && crate::gpu::ipc::enabled() {
+                s.ipc_src = Some(user.wrapping_offset(t.segs[0].0) as *const u8);
+            }
         }
         let ptr = s.data.as_mut_ptr();
         return Ok((ptr, bytes, Some(Box::new(s))));
