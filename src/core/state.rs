@@ -119,6 +119,9 @@ pub struct State {
     fetch_bounce: HashMap<u64, (Vec<u8>, usize)>,
     /// Requests waiting for a copy on the library's CUDA stream.
     gpu_pending: Vec<GpuWait>,
+    /// The copy of the send being started into its staging area, for the
+    /// message's `Out` to wait on (`launch_send` to `start_send_to`).
+    send_gate: Option<crate::gpu::Pending>,
     outq: Vec<VecDeque<Out>>,
     out_busy: usize,
     pub reqs: Slab<Request>,
@@ -219,6 +222,7 @@ impl State {
             asm: (0..n).map(|_| None).collect(),
             fetch_bounce: HashMap::new(),
             gpu_pending: Vec::new(),
+            send_gate: None,
             outq: (0..n).map(|_| VecDeque::new()).collect(),
             out_busy: 0,
             reqs: Slab::default(),

@@ -20,6 +20,10 @@ pub(super) struct Out {
     /// An RTS that takes its `total` bytes at `data` with it in one push
     /// (`Net::push_whole`, on a link with `Caps::fetch`).
     pub(super) whole: bool,
+    /// The copy of a device buffer into `data` on the library's stream:
+    /// nothing is pushed before it is done (and what is queued behind this
+    /// message to the same peer waits too, so the pair's order holds).
+    pub(super) gate: Option<crate::gpu::Pending>,
 }
 
 impl State {
@@ -57,6 +61,14 @@ impl State {
     pub(super) fn push_cells(&mut self, w: usize, out: &mut Out) -> bool {
         if !self.net.carries(w) {
             return true;
+        }
+        if let Some(g) = out.gate.as_ref() {
+            match g.done() {
+                Ok(false) => return false,
+                Ok(true) => {}
+                Err(e) => eprintln!("oxmpi[{}]: {} (a send to world rank {w})", self.rank, e.msg),
+            }
+            out.gate = None;
         }
         if out.whole {
             // SAFETY: `data` holds `total` bytes until the send's request
@@ -152,6 +164,7 @@ impl Out {
             pack: None,
             mem: crate::gpu::MemKind::Host,
             whole: false,
+            gate: None,
         }
     }
 }

@@ -139,6 +139,7 @@ impl State {
                         pack,
                         mem: r.mem,
                         whole: false,
+                        gate: None,
                     };
                     self.send_out(w, out);
                 }
@@ -533,6 +534,7 @@ impl State {
                         pack: None,
                         mem,
                         whole: false,
+                        gate: None,
                     }
                 } else {
                     hdr.kind = kind::RTS;
@@ -552,6 +554,10 @@ impl State {
                         Out::ctrl(hdr)
                     }
                 };
+                let mut out = out;
+                // A staged device buffer still being copied into its staging
+                // area (`launch_send`): the message waits for that copy.
+                out.gate = self.send_gate.take();
                 self.send_out(w, out);
                 Ok(())
             }

@@ -58,9 +58,7 @@ impl State {
                     self.start_send(rid, comm, dest, tag, std::ptr::null(), bytes, mode)
                 };
             }
-            let r = self.reqs.get_mut(rid).unwrap();
-            r.buf = r.staged.as_mut().unwrap().ensure_packed()?;
-            buf = r.buf;
+            buf = self.pack_staged(rid, comm, dest, bytes, mode)?;
         }
         if mode == SendMode::Buffered && dest != MPI_PROC_NULL {
             // Space held by earlier buffered messages is released as they complete:
@@ -89,6 +87,67 @@ impl State {
         }
         // SAFETY: buf holds `bytes` bytes (validated) and, by MPI's rules, stays valid
         // until the request completes.
-        unsafe { self.start_send(rid, comm, dest, tag, buf, bytes, mode) }
+        let res = unsafe { self.start_send(rid, comm, dest, tag, buf, bytes, mode) };
+        if let Some(g) = self.send_gate.take() {
+            // The message did not take the copy (an error, MPI_PROC_NULL):
+            // it must end before the staging area can go.
+            while matches!(g.done(), Ok(false)) {
+                std::hint::spin_loop();
+            }
+        }
+        res
+    }
+
+    /// Packs the staged send data of request `rid` (not packed yet) and
+    /// returns its address. A contiguous device buffer going to another rank
+    /// by a message is copied on the library's stream instead, and the
+    /// message waits for that copy (`send_gate`), so the call does not
+    /// block on the GPU; a buffered send, or one to this rank delivered in
+    /// place, is copied at once.
+    fn pack_staged(
+        &mut self,
+        rid: ReqId,
+        comm: c_int,
+        dest: i32,
+        bytes: usize,
+        mode: SendMode,
+    ) -> Result<*mut u8> {
+        let to_link = dest != MPI_PROC_NULL
+            && mode != SendMode::Buffered
+            && self
+                .comm(comm)
+                .ok()
+                .filter(|c| dest >= 0 && dest < c.peer_size())
+                .is_some_and(|c| self.net.link(c.peer_world(dest) as usize) != Link::Local);
+        let r = self.reqs.get_mut(rid).unwrap();
+        let st = r.staged.as_mut().unwrap();
+        let contiguous_dev = st.kind == crate::gpu::MemKind::Device
+            && st
+                .pack
+                .as_ref()
+                .is_some_and(|(t, count, _)| t.is_contiguous(*count));
+        if to_link && contiguous_dev && bytes > 0 {
+            let (t, _, src) = st.pack.take().unwrap();
+            st.data = crate::core::pool::take(bytes);
+            let from = src.wrapping_offset(t.segs.first().map_or(0, |g| g.0));
+            // SAFETY: the device buffer holds `bytes` bytes from `from` until
+            // the send completes; the staging area is the request's own.
+            match unsafe { crate::gpu::copy_async(st.data.as_mut_ptr(), from, bytes) } {
+                Ok(p) => {
+                    self.send_gate = Some(p);
+                    r.buf = st.data.as_mut_ptr();
+                    return Ok(r.buf);
+                }
+                Err(_) => {
+                    // The copy made at once instead.
+                    // SAFETY: as above.
+                    unsafe { crate::gpu::copy(st.data.as_mut_ptr(), from, bytes)? };
+                    r.buf = st.data.as_mut_ptr();
+                    return Ok(r.buf);
+                }
+            }
+        }
+        r.buf = st.ensure_packed()?;
+        Ok(r.buf)
     }
 }
