@@ -284,7 +284,7 @@ CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr p)
 }
 
 static void one_attr(struct alloc *a, int attr, void *data) {
-    int dev = a && a->kind != K_REGISTERED ? 0 : 0;
+    int dev = 0; /* every allocation is on device 0 */
     switch (attr) {
     case ATTR_CONTEXT: *(CUcontext *)data = a ? &primary[dev] : NULL; break;
     case ATTR_MEMORY_TYPE:
