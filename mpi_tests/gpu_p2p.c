@@ -203,6 +203,16 @@ static void pack_and_reduce_local(void) {
     from_dev(g, dj, sizeof g);
     for (int i = 0; i < 320; i++)
         CHECK(g[i] == (i % 5 < 2 ? h[i] * h[i] : h[i]), "reduce_local on a device vector: %d", i);
+    /* A count that overruns the device allocation: an MPI error (the
+     * failed CUDA copy's class), not a crash. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    char big[4096];
+    pos = 0;
+    int rc = MPI_Pack(dp, (int)sizeof pk + 1000, MPI_BYTE, big, sizeof big, &pos, MPI_COMM_WORLD);
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    CHECK(rc != MPI_SUCCESS && cls == MPI_ERR_OTHER, "overrun device pack: rc %d class %d", rc, cls);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     dfree(da); dfree(db); dfree(di); dfree(dj); dfree(d); dfree(d2); dfree(dp);
     MPI_Type_free(&v);
 }

@@ -191,7 +191,11 @@ pub unsafe fn copy(dst: *mut u8, src: *const u8, n: usize) -> Result<()> {
     // SAFETY: forwarded contract.
     let r = unsafe { (d.memcpy)(dst as u64, src as u64, n) };
     if r != CUDA_SUCCESS {
-        return Err(failed(d, "copy", r));
+        return Err(failed(
+            d,
+            &format!("copy of {n} bytes from {src:p} to {dst:p}"),
+            r,
+        ));
     }
     Ok(())
 }
@@ -324,7 +328,11 @@ pub unsafe fn copy_2d(
     // SAFETY: `c` describes rows inside the two buffers (contract).
     let r = unsafe { (d.memcpy_2d)(&c) };
     if r != CUDA_SUCCESS {
-        return Err(failed(d, "strided copy", r));
+        return Err(failed(
+            d,
+            &format!("strided copy of {height} rows of {width} bytes from {src:p} (pitch {spitch}) to {dst:p} (pitch {dpitch})"),
+            r,
+        ));
     }
     Ok(())
 }
