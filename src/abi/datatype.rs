@@ -178,7 +178,7 @@ fn describe_checked(
     // MPI_BOTTOM, with absolute displacements).
     let kind = crate::gpu::classify((buf as *const u8).wrapping_offset(t.true_lb), 0);
     if t.is_contiguous(count as usize) {
-        let start = t.segs.first().map(|s| s.0).unwrap_or(0);
+        let start = t.start();
         return Ok(Desc {
             ptr: (buf as *mut u8).wrapping_offset(start),
             bytes,

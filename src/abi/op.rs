@@ -272,7 +272,7 @@ unsafe fn reduce_local_staged(
     if let (OpKind::Builtin(op), MemKind::Device, MemKind::Device) = (k, ik, ok) {
         let elem = crate::op::elem_of(o.dt);
         if let Some(e) = elem.filter(|_| t.is_contiguous(count as usize) && o.native.is_none()) {
-            let off = t.segs.first().map_or(0, |s| s.0);
+            let off = t.start();
             // SAFETY: both buffers hold `count` elements of `t`, which are
             // `n` elements of kind `e` from `off` (contiguous).
             let done = unsafe {

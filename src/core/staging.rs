@@ -60,7 +60,7 @@ pub unsafe fn stage(
         } else {
             s.pack = Some((t.clone(), count, user));
             if t.is_contiguous(count) && bytes > 0 && crate::gpu::ipc::enabled() {
-                s.ipc_src = Some(user.wrapping_offset(t.segs[0].0) as *const u8);
+                s.ipc_src = Some(user.wrapping_offset(t.start()) as *const u8);
             }
         }
         let ptr = s.data.as_mut_ptr();

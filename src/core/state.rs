@@ -375,7 +375,7 @@ impl State {
                 if st.kind == crate::gpu::MemKind::Device && t.is_contiguous(*count) && n > 0 {
                     // Into a contiguous device buffer: a copy on the library's
                     // stream; the request completes when it is done (`poll_gpu`).
-                    let at = dst.wrapping_offset(t.segs.first().map_or(0, |g| g.0));
+                    let at = dst.wrapping_offset(t.start());
                     // SAFETY: `at` holds the buffer's `n` bytes; the landing
                     // area is the request's own and outlives the copy.
                     match unsafe { crate::gpu::copy_async(at, st.data.as_ptr(), n) } {

@@ -195,7 +195,13 @@ impl Type {
         }
     }
 
-    /// True when `count` elements are one contiguous byte range starting at `segs[0].0`.
+    /// Where the data of a contiguous buffer starts, relative to the
+    /// buffer's address (the first segment's offset; 0 for no data).
+    pub fn start(&self) -> isize {
+        self.segs.first().map_or(0, |s| s.0)
+    }
+
+    /// True when `count` elements are one contiguous byte range starting at `start()`.
     pub fn is_contiguous(&self, count: usize) -> bool {
         // One segment per unit, the copies of the unit back to back.
         let one_range =
@@ -848,7 +854,7 @@ impl<'a> Cursor<'a> {
         let moved = if self.t.is_contiguous(self.count) && self.t.size > 0 {
             // One range: one copy, without walking the elements.
             let k = n.min(self.remaining());
-            let start = self.t.segs[0].0 + self.s.done as isize;
+            let start = self.t.start() + self.s.done as isize;
             pieces.push((self.base.wrapping_offset(start), 0, k));
             let p = self.s.done + k;
             let (seg_len, reps) = (self.t.segs[0].1, self.t.reps.max(1));

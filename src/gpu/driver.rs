@@ -173,6 +173,27 @@ impl Driver {
         }
     }
 
+    /// `cuPointerGetAttributes` of the memory at address `p`: each (attribute, out
+    /// pointer) pair in `want` is filled in one call.
+    ///
+    /// # Safety
+    /// Each out pointer is valid for the type the driver writes for its
+    /// attribute (cuda.h).
+    pub unsafe fn attributes<const N: usize>(
+        &self,
+        p: CUdeviceptr,
+        want: [(c_int, *mut c_void); N],
+    ) -> CUresult {
+        // On the stack: this is called for every buffer a call is given.
+        let mut attrs = want.map(|w| w.0);
+        let mut data = want.map(|w| w.1);
+        // SAFETY: as many attributes as out pointers (contract); the driver
+        // answers null values for memory it does not know.
+        unsafe {
+            (self.pointer_get_attributes)(N as c_uint, attrs.as_mut_ptr(), data.as_mut_ptr(), p)
+        }
+    }
+
     /// The driver's version as CUDA reports it (12040 is 12.4).
     pub fn version(&self) -> i32 {
         let mut v = 0;

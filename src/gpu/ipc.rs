@@ -17,7 +17,7 @@ use crate::base::consts::MPI_ERR_OTHER;
 use crate::base::error::Result;
 use crate::err;
 use std::collections::HashMap;
-use std::ffi::{c_uint, c_void};
+use std::ffi::c_uint;
 use std::sync::Mutex;
 
 /// What a receiver needs to reach a sender's device buffer.
@@ -108,20 +108,24 @@ pub fn export(p: *const u8) -> Result<IpcRef> {
     let mut id: u64 = 0;
     let mut start: CUdeviceptr = 0;
     let mut size: usize = 0;
-    let mut attrs = [
-        CU_POINTER_ATTRIBUTE_BUFFER_ID,
-        CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
-        CU_POINTER_ATTRIBUTE_RANGE_SIZE,
-    ];
-    let mut data: [*mut c_void; 3] = [
-        (&mut id as *mut u64).cast(),
-        (&mut start as *mut CUdeviceptr).cast(),
-        (&mut size as *mut usize).cast(),
-    ];
-    // SAFETY: three attributes with out pointers of their types
-    // (unsigned long long, CUdeviceptr, size_t).
-    let r =
-        unsafe { (d.pointer_get_attributes)(3, attrs.as_mut_ptr(), data.as_mut_ptr(), p as u64) };
+    // SAFETY: each out pointer has its attribute's type (unsigned long
+    // long, CUdeviceptr, size_t).
+    let r = unsafe {
+        d.attributes(
+            p as u64,
+            [
+                (CU_POINTER_ATTRIBUTE_BUFFER_ID, (&mut id as *mut u64).cast()),
+                (
+                    CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                    (&mut start as *mut CUdeviceptr).cast(),
+                ),
+                (
+                    CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+                    (&mut size as *mut usize).cast(),
+                ),
+            ],
+        )
+    };
     if r != CUDA_SUCCESS || start == 0 || id == 0 {
         return Err(err!(
             MPI_ERR_OTHER,

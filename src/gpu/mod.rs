@@ -116,21 +116,27 @@ fn classify_driver(p: *const u8) -> MemKind {
     let mut mt: c_uint = 0;
     let mut managed: c_uint = 0;
     let mut ctx: CUcontext = std::ptr::null_mut();
-    let mut attrs = [
-        CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-        CU_POINTER_ATTRIBUTE_IS_MANAGED,
-        CU_POINTER_ATTRIBUTE_CONTEXT,
-    ];
-    let mut data: [*mut c_void; 3] = [
-        (&mut mt as *mut c_uint).cast(),
-        (&mut managed as *mut c_uint).cast(),
-        (&mut ctx as *mut CUcontext).cast(),
-    ];
-    // SAFETY: three attributes, each with an out pointer of its type
-    // (unsigned int, unsigned int, CUcontext); the driver answers null
-    // values for memory it does not know.
-    let r =
-        unsafe { (d.pointer_get_attributes)(3, attrs.as_mut_ptr(), data.as_mut_ptr(), p as u64) };
+    // SAFETY: each out pointer has its attribute's type (unsigned int,
+    // unsigned int, CUcontext).
+    let r = unsafe {
+        d.attributes(
+            p as u64,
+            [
+                (
+                    CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                    (&mut mt as *mut c_uint).cast(),
+                ),
+                (
+                    CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                    (&mut managed as *mut c_uint).cast(),
+                ),
+                (
+                    CU_POINTER_ATTRIBUTE_CONTEXT,
+                    (&mut ctx as *mut CUcontext).cast(),
+                ),
+            ],
+        )
+    };
     if r != CUDA_SUCCESS || mt != CU_MEMORYTYPE_DEVICE || managed != 0 {
         return MemKind::Host;
     }

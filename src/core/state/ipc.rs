@@ -106,7 +106,7 @@ impl State {
                 .filter(|(t, count, _)| {
                     s.kind == crate::gpu::MemKind::Device && t.is_contiguous(*count)
                 })
-                .map(|(t, _, p)| p.wrapping_offset(t.segs.first().map_or(0, |g| g.0)))
+                .map(|(t, _, p)| p.wrapping_offset(t.start()))
         });
         let res = if q.streamed() {
             let mut b = crate::core::pool::take(n);

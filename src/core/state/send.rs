@@ -129,7 +129,7 @@ impl State {
         if to_link && contiguous_dev && bytes > 0 {
             let (t, _, src) = st.pack.take().unwrap();
             st.data = crate::core::pool::take(bytes);
-            let from = src.wrapping_offset(t.segs.first().map_or(0, |g| g.0));
+            let from = src.wrapping_offset(t.start());
             // SAFETY: the device buffer holds `bytes` bytes from `from` until
             // the send completes; the staging area is the request's own.
             match unsafe { crate::gpu::copy_async(st.data.as_mut_ptr(), from, bytes) } {
