@@ -1,5 +1,5 @@
 /* A test double of the CUDA driver (libcuda.so.1), written for OxMPI's
- * tests on machines without a GPU. It is not an emulator: no kernels run.
+ * tests on machines without a GPU. It is not an emulator: no GPU code runs.
  * What it does mimic is what the library's CUDA support depends on:
  *
  *  - device memory: each allocation is a memfd mapped twice, once with
@@ -20,8 +20,10 @@
  *  - IPC: a handle names (pid, fd, size, buffer id); another process maps
  *    it through /proc/<pid>/fd/<fd>;
  *  - cuGetExportTable answers CUDA_ERROR_NOT_SUPPORTED (NVRTC calls it);
- *  - modules: cuModuleLoadData answers CUDA_ERROR_NOT_SUPPORTED (no
- *    kernels run here), so reductions fall back to host copies.
+ *  - modules: cuModuleLoadData answers CUDA_ERROR_NOT_SUPPORTED, so
+ *    reductions fall back to host copies; with CUDA_DOUBLE_KERNELS=1 the
+ *    library's reduction kernels on integers, float and double run on the
+ *    CPU by name (see "modules and kernels" below).
  *
  * Counters for tests: CUDA_DOUBLE_STATS=1 prints, at exit, the calls of
  * each kind to stderr (and "ipc used" where a handle was opened).
@@ -92,7 +94,7 @@ static struct alloc *allocs;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long long next_id = 1;
 static int inited, ndev = -1;
-static long n_attr, n_copy, n_async, n_ipc_open, n_ipc_get;
+static long n_attr, n_copy, n_async, n_ipc_open, n_ipc_get, n_kernels;
 
 #define MAGIC 0x4f58434455444f55ull /* handle marker */
 struct ipc { unsigned long long magic; int pid, fd; size_t size; unsigned long long id; };
@@ -101,6 +103,7 @@ static void stats(void) {
     fprintf(stderr, "cuda_double: pid %d attrs %ld copies %ld async %ld ipc_get %ld ipc_open %ld\n",
             (int)getpid(), n_attr, n_copy, n_async, n_ipc_get, n_ipc_open);
     if (n_ipc_open > 0) fprintf(stderr, "cuda_double: ipc used\n");
+    if (n_kernels > 0) fprintf(stderr, "cuda_double: kernels launched %ld\n", n_kernels);
 }
 
 static struct alloc *find(uintptr_t p) {
@@ -515,17 +518,126 @@ CUresult cuIpcCloseMemHandle(CUdeviceptr p) {
     return CUDA_SUCCESS;
 }
 
-/* ---- modules: the double runs no kernels ---- */
+/* ---- modules and kernels ----
+ * By default cuModuleLoadData answers CUDA_ERROR_NOT_SUPPORTED, so the
+ * library's reductions on device buffers fall back to host copies. With
+ * CUDA_DOUBLE_KERNELS=1 a module loads whatever its image, and
+ * cuModuleGetFunction knows the library's reduction kernels by name
+ * (oxmpi_<op>_<type>) on the integer types, float, double, C bool, LOGICAL
+ * and bytes: launching one runs its loop on the CPU, after what is queued
+ * on its stream, computing what the library's CUDA C says (wrapping
+ * integer arithmetic, no contraction). Other names (16-bit floats,
+ * complex) answer CUDA_ERROR_NOT_FOUND, so those fall back. A kernel's
+ * pointers must be device memory (CUDA_ERROR_ILLEGAL_ADDRESS otherwise, as
+ * a host pointer on a GPU), and its grid must be within the limits. */
+enum { CUDA_ERROR_NOT_FOUND = 500, CUDA_ERROR_ILLEGAL_ADDRESS = 700 };
+static int module_token;
+
+typedef void (*kern_fn)(const void *, void *, unsigned long long);
+#define KERNEL(name, T, U, expr) \
+    static void k_##name(const void *av, void *bv, unsigned long long n) { \
+        const T *a = av; T *b = bv; \
+        for (unsigned long long i = 0; i < n; i++) { expr; } \
+    }
+#define INT_KERNELS(tag, T, U) \
+    KERNEL(max_##tag, T, U, b[i] = a[i] > b[i] ? a[i] : b[i]) \
+    KERNEL(min_##tag, T, U, b[i] = a[i] < b[i] ? a[i] : b[i]) \
+    KERNEL(sum_##tag, T, U, b[i] = (T)((U)a[i] + (U)b[i])) \
+    KERNEL(prod_##tag, T, U, b[i] = (T)((U)a[i] * (U)b[i])) \
+    KERNEL(land_##tag, T, U, b[i] = (T)((a[i] != 0) && (b[i] != 0))) \
+    KERNEL(lor_##tag, T, U, b[i] = (T)((a[i] != 0) || (b[i] != 0))) \
+    KERNEL(lxor_##tag, T, U, b[i] = (T)((a[i] != 0) != (b[i] != 0))) \
+    KERNEL(band_##tag, T, U, b[i] &= a[i]) \
+    KERNEL(bor_##tag, T, U, b[i] |= a[i]) \
+    KERNEL(bxor_##tag, T, U, b[i] ^= a[i]) \
+    KERNEL(replace_##tag, T, U, b[i] = a[i])
+#define FLOAT_KERNELS(tag, T) \
+    KERNEL(max_##tag, T, T, b[i] = a[i] > b[i] ? a[i] : b[i]) \
+    KERNEL(min_##tag, T, T, b[i] = a[i] < b[i] ? a[i] : b[i]) \
+    KERNEL(sum_##tag, T, T, b[i] = a[i] + b[i]) \
+    KERNEL(prod_##tag, T, T, b[i] = a[i] * b[i]) \
+    KERNEL(replace_##tag, T, T, b[i] = a[i])
+INT_KERNELS(i8, signed char, unsigned char)
+INT_KERNELS(u8, unsigned char, unsigned char)
+INT_KERNELS(i16, short, unsigned short)
+INT_KERNELS(u16, unsigned short, unsigned short)
+INT_KERNELS(i32, int, unsigned int)
+INT_KERNELS(u32, unsigned int, unsigned int)
+INT_KERNELS(i64, long long, unsigned long long)
+INT_KERNELS(u64, unsigned long long, unsigned long long)
+FLOAT_KERNELS(f32, float)
+FLOAT_KERNELS(f64, double)
+KERNEL(land_bool, unsigned char, unsigned char, b[i] = (unsigned char)((a[i] != 0) && (b[i] != 0)))
+KERNEL(lor_bool, unsigned char, unsigned char, b[i] = (unsigned char)((a[i] != 0) || (b[i] != 0)))
+KERNEL(lxor_bool, unsigned char, unsigned char, b[i] = (unsigned char)((a[i] != 0) != (b[i] != 0)))
+KERNEL(replace_bool, unsigned char, unsigned char, b[i] = a[i])
+KERNEL(land_logical, int, unsigned int, b[i] = (int)((a[i] != 0) && (b[i] != 0)))
+KERNEL(lor_logical, int, unsigned int, b[i] = (int)((a[i] != 0) || (b[i] != 0)))
+KERNEL(lxor_logical, int, unsigned int, b[i] = (int)((a[i] != 0) != (b[i] != 0)))
+KERNEL(replace_logical, int, unsigned int, b[i] = a[i])
+KERNEL(band_byte, unsigned char, unsigned char, b[i] &= a[i])
+KERNEL(bor_byte, unsigned char, unsigned char, b[i] |= a[i])
+KERNEL(bxor_byte, unsigned char, unsigned char, b[i] ^= a[i])
+KERNEL(replace_byte, unsigned char, unsigned char, b[i] = a[i])
+
+#define E(tag, w) {"oxmpi_max_" #tag, k_max_##tag, w}, {"oxmpi_min_" #tag, k_min_##tag, w}, \
+    {"oxmpi_sum_" #tag, k_sum_##tag, w}, {"oxmpi_prod_" #tag, k_prod_##tag, w}, {"oxmpi_replace_" #tag, k_replace_##tag, w}
+#define EI(tag, w) E(tag, w), {"oxmpi_land_" #tag, k_land_##tag, w}, {"oxmpi_lor_" #tag, k_lor_##tag, w}, \
+    {"oxmpi_lxor_" #tag, k_lxor_##tag, w}, {"oxmpi_band_" #tag, k_band_##tag, w}, {"oxmpi_bor_" #tag, k_bor_##tag, w}, \
+    {"oxmpi_bxor_" #tag, k_bxor_##tag, w}
+static const struct kernel { const char *name; kern_fn f; size_t width; } kernels[] = {
+    EI(i8, 1), EI(u8, 1), EI(i16, 2), EI(u16, 2), EI(i32, 4), EI(u32, 4), EI(i64, 8), EI(u64, 8),
+    E(f32, 4), E(f64, 8),
+    {"oxmpi_land_bool", k_land_bool, 1}, {"oxmpi_lor_bool", k_lor_bool, 1}, {"oxmpi_lxor_bool", k_lxor_bool, 1},
+    {"oxmpi_replace_bool", k_replace_bool, 1},
+    {"oxmpi_land_logical", k_land_logical, 4}, {"oxmpi_lor_logical", k_lor_logical, 4},
+    {"oxmpi_lxor_logical", k_lxor_logical, 4}, {"oxmpi_replace_logical", k_replace_logical, 4},
+    {"oxmpi_band_byte", k_band_byte, 1}, {"oxmpi_bor_byte", k_bor_byte, 1}, {"oxmpi_bxor_byte", k_bxor_byte, 1},
+    {"oxmpi_replace_byte", k_replace_byte, 1},
+};
+
 CUresult cuModuleLoadData(void **m, const void *image) {
-    (void)m; (void)image;
-    return CUDA_ERROR_NOT_SUPPORTED;
+    if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+    if (!getenv("CUDA_DOUBLE_KERNELS")) return CUDA_ERROR_NOT_SUPPORTED;
+    if (!m || !image) return CUDA_ERROR_INVALID_VALUE;
+    *m = &module_token;
+    return CUDA_SUCCESS;
 }
 CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
-    (void)f; (void)m; (void)name;
-    return CUDA_ERROR_INVALID_HANDLE;
+    if (m != &module_token || !f || !name) return CUDA_ERROR_INVALID_HANDLE;
+    for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
+        if (!strcmp(kernels[i].name, name)) { *f = (void *)&kernels[i]; return CUDA_SUCCESS; }
+    return CUDA_ERROR_NOT_FOUND;
+}
+/* The CPU view of a kernel's operand: device, managed or opened IPC memory
+ * only (NULL otherwise, or when the range is overrun). */
+static void *kernel_view(uintptr_t p, size_t n) {
+    pthread_mutex_lock(&lock);
+    struct alloc *a = find(p);
+    void *v = NULL;
+    if (a && (a->kind == K_DEVICE || a->kind == K_MANAGED || a->kind == K_IPC) && p + n <= a->addr + a->size)
+        v = (void *)(a->shadow + (p - a->addr));
+    pthread_mutex_unlock(&lock);
+    return v;
 }
 CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned shmem, CUstream s, void **params, void **extra) {
-    (void)f; (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shmem; (void)s; (void)params; (void)extra;
-    return CUDA_ERROR_INVALID_HANDLE;
+    (void)shmem; (void)extra;
+    if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+    const struct kernel *k = f;
+    if (!k || k < kernels || k >= kernels + sizeof kernels / sizeof kernels[0]) return CUDA_ERROR_INVALID_HANDLE;
+    if (!gx || !gy || !gz || !bx || !by || !bz || gy > 65535 || gz > 65535 || (unsigned long long)bx * by * bz > 1024)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!params) return CUDA_ERROR_INVALID_VALUE;
+    unsigned long long a = *(unsigned long long *)params[0], b = *(unsigned long long *)params[1];
+    unsigned long long n = *(unsigned long long *)params[2];
+    /* What was queued on the stream before the kernel runs first. */
+    CUresult r = drain(s);
+    if (r) return r;
+    if (n == 0) return CUDA_SUCCESS;
+    void *av = kernel_view(a, n * k->width), *bv = kernel_view(b, n * k->width);
+    if (!av || !bv) return CUDA_ERROR_ILLEGAL_ADDRESS;
+    k->f(av, bv, n);
+    __atomic_add_fetch(&n_kernels, 1, __ATOMIC_RELAXED);
+    return CUDA_SUCCESS;
 }
