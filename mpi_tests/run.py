@@ -78,6 +78,11 @@ def main():
         if opts.get("cuda") == "devbuf" and tag == "asan":
             # A preloaded shim cannot come before ASan's runtime.
             continue
+        if "CUDA_DOUBLE_KERNELS" in opts["env"] and not os.environ.get("OXMPI_NVRTC_LIB"):
+            # The kernels are compiled with NVRTC first (tools/test.sh sets
+            # OXMPI_NVRTC_LIB to the wheel's library).
+            print(f"skip {name}: OXMPI_NVRTC_LIB is not set", flush=True)
+            continue
         if prog not in built:
             src = next((p for p in (here / (prog + e) for e in (".c", ".f", ".f90")) if p.exists()), bdir / (prog + ".c"))
             exe = bdir / prog
