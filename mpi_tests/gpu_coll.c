@@ -3,6 +3,8 @@
  * and neighbourhood ones, MPI_IN_PLACE, a derived datatype on device
  * memory, and host and device buffers mixed on one call. Results are
  * checked on the host against values computed from the ranks. */
+#include <math.h>
+#include <string.h>
 #include "gpu_util.h"
 
 static int rank, size;
@@ -296,6 +298,128 @@ static void derived_and_neighbours(void) {
     MPI_Comm_free(&ring);
 }
 
+/* The single-copy reductions (above the node area's copies, 128 KiB) on
+ * device buffers: by CUDA IPC where every rank's are device memory (with
+ * kernels where the driver runs them), staged where the ranks mix device
+ * and host buffers; results bitwise equal on every rank; ops without a
+ * kernel (MAXLOC, float16 in the double); a communicator whose ranks are
+ * world's in reverse order (the IPC cache's peers are world ranks); and a
+ * buffer freed and allocated again between two calls. */
+static void single_copy(void) {
+    const int n = 100000; /* 400 KB of ints, 800 KB of doubles */
+    /* Rank 0 on host buffers, the others on device ones (where mixed). */
+    for (int mixed = 0; mixed < 2; mixed++) {
+        int host = mixed && rank == 0;
+        int *h = malloc(n * sizeof(int));
+        for (int i = 0; i < n; i++) h[i] = val(rank, i);
+        int *s = host ? h : dcopy(h, n * sizeof(int));
+        int *r = host ? calloc(n, sizeof(int)) : dalloc(n * sizeof(int), 0);
+        MPI_Allreduce(s, r, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        int *g = host ? r : back(r, n);
+        for (int i = 0; i < n; i++) {
+            long e = 0;
+            for (int q = 0; q < size; q++) e += val(q, i);
+            CHECK(g[i] == e, "single-copy allreduce (mixed %d) [%d] = %d, expected %ld", mixed, i, g[i], e);
+        }
+        if (!host) free(g);
+        int root = size / 2;
+        MPI_Reduce(s, r, n, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD);
+        if (rank == root) {
+            g = host ? r : back(r, n);
+            for (int i = 0; i < n; i++) {
+                long e = 0;
+                for (int q = 0; q < size; q++) e += val(q, i);
+                CHECK(g[i] == e, "single-copy reduce to %d (mixed %d) [%d] = %d", root, mixed, i, g[i]);
+            }
+            if (!host) free(g);
+        }
+        /* Reduce_scatter_block: blocks of n / size; in place too. */
+        int blk = n / size;
+        MPI_Reduce_scatter_block(s, r, blk, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        g = host ? r : back(r, blk);
+        for (int i = 0; i < blk; i++) {
+            long e = 0;
+            for (int q = 0; q < size; q++) e += val(q, rank * blk + i);
+            CHECK(g[i] == e, "single-copy reduce_scatter_block (mixed %d) [%d] = %d", mixed, i, g[i]);
+        }
+        if (!host) free(g);
+        MPI_Reduce_scatter_block(MPI_IN_PLACE, s, blk, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        g = host ? s : back(s, blk);
+        for (int i = 0; i < blk; i++) {
+            long e = 0;
+            for (int q = 0; q < size; q++) e += val(q, rank * blk + i);
+            CHECK(g[i] == e, "reduce_scatter_block in place (mixed %d) [%d] = %d", mixed, i, g[i]);
+        }
+        if (!host) { free(g); dfree(s); dfree(r); free(h); } else { free(h); free(r); }
+    }
+    /* Doubles whose sum depends on the order: the same bits everywhere. */
+    double *hd = malloc(n * sizeof(double));
+    for (int i = 0; i < n; i++) hd[i] = (rank + 1) * 0.1 + i * 1e-7 + (i % 7 == rank % 7 ? 1e10 : 0);
+    double *sd = dcopy(hd, n * sizeof(double)), *rd = dalloc(n * sizeof(double), 0);
+    MPI_Allreduce(sd, rd, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    double *mine = hcopy(rd, n * sizeof(double));
+    double *r0 = malloc(n * sizeof(double));
+    memcpy(r0, mine, n * sizeof(double));
+    MPI_Bcast(r0, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    CHECK(memcmp(r0, mine, n * sizeof(double)) == 0, "device allreduce of doubles differs from rank 0's bits");
+    for (int i = 0; i < n; i += 997) {
+        double e = 0;
+        for (int q = 0; q < size; q++) e += (q + 1) * 0.1 + i * 1e-7 + (i % 7 == q % 7 ? 1e10 : 0);
+        CHECK(fabs(mine[i] - e) <= 1e-5 * fabs(e), "device allreduce of doubles [%d] = %g, expected %g", i, mine[i], e);
+    }
+    free(mine); free(r0); free(hd); dfree(sd); dfree(rd);
+    /* MAXLOC (no kernel): pairs of (value, index). */
+    int *pairs = malloc(2 * n * sizeof(int));
+    for (int i = 0; i < n; i++) { pairs[2 * i] = (i + rank) % size; pairs[2 * i + 1] = rank; }
+    int *sp = dcopy(pairs, 2 * n * sizeof(int)), *rp = dalloc(2 * n * sizeof(int), 0);
+    MPI_Allreduce(sp, rp, n, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD);
+    int *gp = hcopy(rp, 2 * n * sizeof(int));
+    for (int i = 0; i < n; i++) {
+        int owner = ((size - 1 - i) % size + size) % size; /* (i + owner) % size == size - 1 */
+        CHECK(gp[2 * i] == size - 1 && gp[2 * i + 1] == owner, "device maxloc [%d] = (%d, %d), expected (%d, %d)",
+              i, gp[2 * i], gp[2 * i + 1], size - 1, owner);
+    }
+    free(gp); free(pairs); dfree(sp); dfree(rp);
+    /* float16 sums of small integers (exact): no kernel in the double. */
+    unsigned short *hf = malloc(n * 2);
+    for (int i = 0; i < n; i++) hf[i] = 0x3c00; /* 1.0 */
+    unsigned short *sf = dcopy(hf, n * 2), *rf = dalloc(n * 2, 0);
+    MPI_Allreduce(sf, rf, n, MPIX_C_FLOAT16, MPI_SUM, MPI_COMM_WORLD);
+    unsigned short *gf = hcopy(rf, n * 2);
+    /* size as a float16: 1.0 = 0x3c00, 2.0 = 0x4000, 3.0 = 0x4200, 4.0 = 0x4400 */
+    static const unsigned short want[] = {0, 0x3c00, 0x4000, 0x4200, 0x4400};
+    for (int i = 0; i < n && size <= 4; i++) CHECK(gf[i] == want[size], "float16 sum [%d] = 0x%04x", i, gf[i]);
+    free(gf); free(hf); dfree(sf); dfree(rf);
+    /* World's ranks in reverse order. */
+    MPI_Comm rev;
+    MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &rev);
+    int *h = malloc(n * sizeof(int));
+    for (int i = 0; i < n; i++) h[i] = val(rank, i);
+    int *s = dcopy(h, n * sizeof(int)), *r = dalloc(n * sizeof(int), 0);
+    MPI_Allreduce(s, r, n, MPI_INT, MPI_SUM, rev);
+    int *g = back(r, n);
+    for (int i = 0; i < n; i++) {
+        long e = 0;
+        for (int q = 0; q < size; q++) e += val(q, i);
+        CHECK(g[i] == e, "allreduce on the reversed communicator [%d] = %d", i, g[i]);
+    }
+    free(g);
+    MPI_Comm_free(&rev);
+    /* Freed and allocated again (the double hands out a new buffer id, and
+     * often the same address): the second call must see the new data. */
+    dfree(s);
+    for (int i = 0; i < n; i++) h[i] = -val(rank, i);
+    s = dcopy(h, n * sizeof(int));
+    MPI_Allreduce(s, r, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    g = back(r, n);
+    for (int i = 0; i < n; i++) {
+        long e = 0;
+        for (int q = 0; q < size; q++) e -= val(q, i);
+        CHECK(g[i] == e, "allreduce after free and allocate [%d] = %d, expected %ld", i, g[i], e);
+    }
+    free(g); free(h); dfree(s); dfree(r);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -313,6 +437,7 @@ int main(int argc, char **argv) {
         nonblocking_and_persistent(ns[k]);
     }
     derived_and_neighbours();
+    single_copy();
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) printf("gpu_coll ok\n");
     MPI_Finalize();

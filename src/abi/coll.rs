@@ -370,9 +370,23 @@ fn shm_reduce(
             "recvbuf=NULL with {len} bytes to reduce"
         ));
     }
-    // Device buffers are staged in host copies (the form is decided alike
-    // on every rank, whatever memory each rank's buffers are).
+    // Device buffers: the single copy takes them as they are, by CUDA IPC,
+    // where every rank's are device memory; otherwise (smaller calls, or a
+    // mix of device and host buffers across the ranks, which the single
+    // copy reports alike on every rank) they are staged in host copies.
+    // The form is decided alike on every rank, whatever memory each rank's
+    // buffers are.
     let dev = |p: *const u8| len > 0 && crate::gpu::classify(p, len) == crate::gpu::MemKind::Device;
+    if form == node::AreaForm::Single
+        && crate::gpu::ipc::enabled()
+        && dev(input)
+        && (user_out.is_null() || dev(user_out))
+    {
+        // SAFETY: as below, device memory.
+        if unsafe { node::reduce(form, comm, input, user_out, len, ne, &et, &k, root, true)? } {
+            return Ok(true);
+        }
+    }
     let staged_in = if dev(input) {
         let mut v = vec![0u8; len];
         // SAFETY: `input` names `len` bytes of device memory (checked above).
@@ -393,7 +407,14 @@ fn shm_reduce(
     };
     // SAFETY: input and out (at the root, or everywhere for allreduce)
     // hold `len` bytes (checked above); the form came from reduce_form.
-    unsafe { node::reduce(form, comm, input, out, len, ne, &et, &k, root)? };
+    // A mix of device and host buffers across the ranks: the first call
+    // did nothing on any rank, the second runs on host memory everywhere.
+    for _ in 0..2 {
+        // SAFETY: as above.
+        if unsafe { node::reduce(form, comm, input, out, len, ne, &et, &k, root, false)? } {
+            break;
+        }
+    }
     if !staged_out.is_empty() {
         // SAFETY: `user_out` names `len` bytes of device memory.
         unsafe { crate::gpu::copy(user_out, staged_out.as_ptr(), len)? };
@@ -564,13 +585,41 @@ fn shm_reduce_scatter_block(
     } else {
         sendbuf
     };
+    // Device buffers of a contiguous type: the single copy takes them as
+    // they are where every rank's are (see `shm_reduce`).
+    let (_, t) = size_and_type(datatype)?;
+    let dense = t.is_none_or(|t| {
+        t.is_contiguous(n as usize * recvcount.max(0) as usize) && t.lb == 0 && t.true_lb == 0
+    });
+    let dev = |p: *const c_void| {
+        blk > 0 && crate::gpu::classify(p as *const u8, blk) == crate::gpu::MemKind::Device
+    };
+    if form == node::AreaForm::Single
+        && crate::gpu::ipc::enabled()
+        && dense
+        && dev(src)
+        && dev(recvbuf)
+    {
+        let (input, out) = (src as *const u8, recvbuf as *mut u8);
+        // SAFETY: the input holds n * blk bytes of device memory, the
+        // output blk (contiguous from the buffers' starts).
+        if unsafe { node::reduce_scatter_block(form, comm, input, out, blk, ne, &et, &k, true)? } {
+            return Ok(true);
+        }
+    }
     // SAFETY: the input holds n * recvcount elements.
     let (input, _, _keep) = contiguous_in(src, n * recvcount, datatype, "sendbuf")?;
     // SAFETY: the receive buffer holds recvcount elements.
     let (out, land) = contiguous_out(recvbuf, recvcount, datatype, "recvbuf")?;
     // SAFETY: `input` holds n * blk bytes, `out` blk; the form came from
     // reduce_scatter_form.
-    unsafe { node::reduce_scatter_block(form, comm, input, out, blk, ne, &et, &k)? };
+    // A mix of device and host buffers: as in `shm_reduce`.
+    for _ in 0..2 {
+        // SAFETY: as above.
+        if unsafe { node::reduce_scatter_block(form, comm, input, out, blk, ne, &et, &k, false)? } {
+            break;
+        }
+    }
     contiguous_flush(recvbuf, recvcount, land)?;
     Ok(true)
 }

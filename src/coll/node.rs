@@ -111,6 +111,12 @@ pub fn reduce_form(rooted: bool, len: usize, builtin: bool) -> Option<AreaForm> 
 /// Runs a reduce (to `root`) or allreduce of `ne` elements (`len` bytes) in
 /// `form`.
 ///
+/// `dev`: the buffers are device memory, which only the single copy takes
+/// (by CUDA IPC, where every rank's are); false (nothing done) where the
+/// ranks' buffers were a mix of device and host memory, which every rank
+/// then learns alike: the caller stages its device buffers in host memory
+/// and calls again.
+///
 /// # Safety
 /// `input` holds `len` bytes; `out` too where the result lands (every rank
 /// for allreduce, the root for reduce); the single-copy form was chosen by
@@ -126,18 +132,21 @@ pub unsafe fn reduce(
     et: &Operand,
     k: &OpKind,
     root: Option<usize>,
-) -> Result<()> {
-    debug_assert!(host(&[(input, len), (out, len)]).is_ok());
+    dev: bool,
+) -> Result<bool> {
+    debug_assert!(dev && form == AreaForm::Single || host(&[(input, len), (out, len)]).is_ok());
     // SAFETY: forwarded contract.
     unsafe {
         match (form, root) {
             (AreaForm::Single, Some(r)) => {
-                shm::reduce_cma(comm, input, out, ne, len / ne, et.dt, k, r)
+                shm::reduce_cma(comm, input, out, ne, len / ne, et.dt, k, r, dev)
             }
             (AreaForm::Single, None) => {
-                shm::allreduce_cma(comm, input, out, ne, len / ne, et.dt, k)
+                shm::allreduce_cma(comm, input, out, ne, len / ne, et.dt, k, dev)
             }
-            (AreaForm::Copies, _) => shm::reduce(comm, input, out, len, ne, et, k, root),
+            (AreaForm::Copies, _) => {
+                shm::reduce(comm, input, out, len, ne, et, k, root).map(|()| true)
+            }
         }
     }
 }
@@ -221,6 +230,8 @@ pub fn reduce_scatter_form(blk: usize, n: usize, builtin: bool) -> Option<AreaFo
 
 /// Runs a reduce_scatter_block in `form`.
 ///
+/// `dev` and the answer as for `reduce`.
+///
 /// # Safety
 /// `input` holds one block per rank, `out` one block; the single copy was
 /// chosen by `reduce_scatter_form`.
@@ -234,13 +245,18 @@ pub unsafe fn reduce_scatter_block(
     ne: usize,
     et: &Operand,
     k: &OpKind,
-) -> Result<()> {
-    debug_assert!(host(&[(input, blk), (out, blk)]).is_ok());
+    dev: bool,
+) -> Result<bool> {
+    debug_assert!(dev && form == AreaForm::Single || host(&[(input, blk), (out, blk)]).is_ok());
     // SAFETY: forwarded contract.
     unsafe {
         match form {
-            AreaForm::Single => shm::reduce_scatter_block_cma(comm, input, out, blk, ne, et.dt, k),
-            AreaForm::Copies => shm::reduce_scatter_block(comm, input, out, blk, ne, et, k),
+            AreaForm::Single => {
+                shm::reduce_scatter_block_cma(comm, input, out, blk, ne, et.dt, k, dev)
+            }
+            AreaForm::Copies => {
+                shm::reduce_scatter_block(comm, input, out, blk, ne, et, k).map(|()| true)
+            }
         }
     }
 }

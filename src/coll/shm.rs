@@ -146,7 +146,39 @@ struct Buffers {
     src: usize,
     dst: usize,
     pid: i32,
+    /// The buffers are device memory (the reductions then go by CUDA IPC,
+    /// `ipc`).
+    dev: bool,
 }
+
+/// Marks device buffers in the pid word of a single-copy call's payload.
+const DEV_BIT: u64 = 1 << 63;
+
+/// Whether the ranks of a single-copy reduction published host buffers
+/// (Some(false)), all device buffers (Some(true)), or a mix (None: every
+/// rank then stages its device buffers in host memory and calls again).
+/// Every rank reads the same payloads, so every rank gets the same answer.
+fn kinds(bufs: &[Buffers]) -> Option<bool> {
+    let dev = bufs.iter().filter(|b| b.dev).count();
+    match dev {
+        0 => Some(false),
+        d if d == bufs.len() => Some(true),
+        _ => None,
+    }
+}
+
+/// `kinds` for a reduction's first step: None where every rank's buffers
+/// are host memory (the host form goes on), Some(true) where all are
+/// device memory, Some(false) for a mix.
+fn device_or_mixed(bufs: &[Buffers]) -> Option<bool> {
+    match kinds(bufs) {
+        Some(false) => None,
+        Some(true) => Some(true),
+        None => Some(false),
+    }
+}
+
+mod ipc;
 
 impl AreaClock {
     /// Starts the next call (of `len` bytes per slot): its generation, the
@@ -332,7 +364,7 @@ impl Area {
 
     /// Single copy, first step: this call's line gets the addresses of my
     /// source (input) and output buffers and my process id.
-    fn publish_buffers(&self, src: *const u8, dst: *mut u8) -> Result<()> {
+    fn publish_buffers(&self, src: *const u8, dst: *mut u8, dev: bool) -> Result<()> {
         self.before_write()?;
         let w = self.half(self.me) as *mut u64;
         // SAFETY: the payload (in the call line: INLINE >= BUFFERS bytes,
@@ -340,7 +372,8 @@ impl Area {
         // nobody still reads the call 64 back (before_write waited for them).
         unsafe {
             w.write(src as u64);
-            w.add(1).write(crate::sys::pid() as u64);
+            w.add(1)
+                .write(crate::sys::pid() as u32 as u64 | if dev { DEV_BIT } else { 0 });
             w.add(2).write(dst as u64);
         }
         self.publish();
@@ -357,10 +390,12 @@ impl Area {
         // SAFETY: rank i wrote these words before its Release store of seq,
         // which `wait_seq` saw with Acquire; they stay until everyone is done.
         unsafe {
+            let pid = r.add(1).read();
             Buffers {
                 src: r.read() as usize,
-                pid: r.add(1).read() as i32,
+                pid: pid as u32 as i32,
                 dst: r.add(2).read() as usize,
+                dev: pid & DEV_BIT != 0,
             }
         }
     }
@@ -376,7 +411,7 @@ impl Area {
         let r = self.half(i) as *const u64;
         // SAFETY: rank i wrote both words before its Release store of seq,
         // which `wait_seq` saw with Acquire; they stay until everyone is done.
-        let (addr, pid) = unsafe { (r.read(), r.add(1).read() as i32) };
+        let (addr, pid) = unsafe { (r.read(), r.add(1).read() as u32 as i32) };
         // SAFETY: the caller's contract; the remote range is rank i's buffer,
         // which it does not give back before every rank is done.
         unsafe { crate::sys::cma_read(pid, addr as usize + off, dst, len) }.map_err(|e| {
@@ -403,12 +438,18 @@ impl Area {
 }
 
 /// The area for the next single-copy call on `comm`, with my buffers
-/// published (`Area::publish_buffers`); None where `area` has none.
-fn single_area(comm: std::os::raw::c_int, src: *const u8, dst: *mut u8) -> Result<Option<Area>> {
+/// published (`Area::publish_buffers`; `dev`: they are device memory);
+/// None where `area` has none.
+fn single_area(
+    comm: std::os::raw::c_int,
+    src: *const u8,
+    dst: *mut u8,
+    dev: bool,
+) -> Result<Option<Area>> {
     let Some(a) = area(comm, |_| BUFFERS)? else {
         return Ok(None);
     };
-    a.publish_buffers(src, dst)?;
+    a.publish_buffers(src, dst, dev)?;
     Ok(Some(a))
 }
 
@@ -868,7 +909,7 @@ pub unsafe fn allgather_cma(
     // Both forms publish my block's address (and my output's, for the
     // pushers); a rank writes into rank i's output, or reads rank i's
     // block, as soon as rank i has published.
-    let Some(a) = single_area(comm, mine, out)? else {
+    let Some(a) = single_area(comm, mine, out, false)? else {
         return Ok(());
     };
     // SAFETY: out holds n * blk bytes.
@@ -939,7 +980,7 @@ pub unsafe fn alltoall_cma(
     out: *mut u8,
     blk: usize,
 ) -> Result<()> {
-    let Some(a) = single_area(comm, send, out)? else {
+    let Some(a) = single_area(comm, send, out, false)? else {
         return Ok(());
     };
     // My own block first here (allgather copies it last): at 4 ranks on 2
@@ -966,8 +1007,13 @@ pub unsafe fn alltoall_cma(
 /// input is read by rank r alone, piece by piece, before rank r writes that
 /// piece.
 ///
+/// Device buffers (`dev`, as every rank says in its payload) go by CUDA IPC
+/// instead (`ipc::allreduce`); false (nothing done) where some ranks
+/// published device buffers and others host ones (`kinds`).
+///
 /// # Safety
-/// `input` and `out` hold `count * esize` bytes; `cma_all()` holds.
+/// `input` and `out` hold `count * esize` bytes (of device memory where
+/// `dev`); `cma_all()` holds.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn allreduce_cma(
     comm: std::os::raw::c_int,
@@ -977,12 +1023,24 @@ pub unsafe fn allreduce_cma(
     esize: usize,
     dt: std::os::raw::c_int,
     op: &OpKind,
-) -> Result<()> {
-    let Some(a) = single_area(comm, input, out)? else {
-        return Ok(());
+    dev: bool,
+) -> Result<bool> {
+    let Some(a) = single_area(comm, input, out, dev)? else {
+        return Ok(true);
     };
+    let bufs = a.all_buffers();
+    if let Some(device) = bufs.as_ref().ok().and_then(|b| device_or_mixed(b)) {
+        a.finish_single(Ok(()), || ())?;
+        return match device {
+            true => {
+                // SAFETY: forwarded contract; every rank's buffers are device memory.
+                unsafe { ipc::allreduce(comm, input, out, count, esize, dt, op) }.map(|()| true)
+            }
+            false => Ok(false),
+        };
+    }
     let (lo, len) = reduce_slice(count, a.n, esize, a.me);
-    let r = a.all_buffers().and_then(|bufs| {
+    let r = bufs.and_then(|bufs| {
         let piece = piece_bytes(esize);
         let mut at = 0;
         while at < len {
@@ -1000,7 +1058,7 @@ pub unsafe fn allreduce_cma(
         }
         Ok(())
     });
-    a.finish_single(r, || ())
+    a.finish_single(r, || ()).map(|()| true)
 }
 
 /// Single-copy reduce of `count` elements of `esize` bytes (a builtin op)
@@ -1012,9 +1070,12 @@ pub unsafe fn allreduce_cma(
 /// may equal `input` (in place): slice j of the root's input is read by
 /// rank j alone, piece by piece, before rank j writes that piece.
 ///
+/// Device buffers go by CUDA IPC, and a mix is refused, as in
+/// `allreduce_cma`.
+///
 /// # Safety
-/// `input` holds `count * esize` bytes, as does `out` at the root;
-/// `cma_all()` holds.
+/// `input` holds `count * esize` bytes, as does `out` at the root (device
+/// memory where `dev`); `cma_all()` holds.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn reduce_cma(
     comm: std::os::raw::c_int,
@@ -1025,12 +1086,24 @@ pub unsafe fn reduce_cma(
     dt: std::os::raw::c_int,
     op: &OpKind,
     root: usize,
-) -> Result<()> {
-    let Some(a) = single_area(comm, input, out)? else {
-        return Ok(());
+    dev: bool,
+) -> Result<bool> {
+    let Some(a) = single_area(comm, input, out, dev)? else {
+        return Ok(true);
     };
+    let bufs = a.all_buffers();
+    if let Some(device) = bufs.as_ref().ok().and_then(|b| device_or_mixed(b)) {
+        a.finish_single(Ok(()), || ())?;
+        return match device {
+            true => {
+                // SAFETY: forwarded contract; every rank's buffers are device memory.
+                unsafe { ipc::reduce(comm, input, out, count, esize, dt, op, root) }.map(|()| true)
+            }
+            false => Ok(false),
+        };
+    }
     let (lo, len) = rooted_slice(count, a.n, esize, a.me, root);
-    let r = a.all_buffers().and_then(|bufs| {
+    let r = bufs.and_then(|bufs| {
         if a.me == root {
             // SAFETY: my slice of my input and output (the caller's contract).
             return unsafe {
@@ -1069,7 +1142,7 @@ pub unsafe fn reduce_cma(
         crate::core::pool::give(acc);
         r
     });
-    a.finish_single(r, || ())
+    a.finish_single(r, || ()).map(|()| true)
 }
 
 /// Single-copy reduce-scatter of equal blocks of `blk` bytes (`count`
@@ -1079,8 +1152,12 @@ pub unsafe fn reduce_cma(
 /// result waits in a scratch block until every rank has finished reading
 /// my input, whose first block others still read.
 ///
+/// Device buffers go by CUDA IPC, and a mix is refused, as in
+/// `allreduce_cma`.
+///
 /// # Safety
-/// `input` holds n * blk bytes, `out` blk; `cma_all()` holds.
+/// `input` holds n * blk bytes, `out` blk (device memory where `dev`);
+/// `cma_all()` holds.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn reduce_scatter_block_cma(
     comm: std::os::raw::c_int,
@@ -1090,15 +1167,26 @@ pub unsafe fn reduce_scatter_block_cma(
     count: usize,
     dt: std::os::raw::c_int,
     op: &OpKind,
-) -> Result<()> {
-    let Some(a) = single_area(comm, input, out)? else {
-        return Ok(());
+    dev: bool,
+) -> Result<bool> {
+    let Some(a) = single_area(comm, input, out, dev)? else {
+        return Ok(true);
     };
+    let bufs = a.all_buffers();
+    if let Some(device) = bufs.as_ref().ok().and_then(|b| device_or_mixed(b)) {
+        a.finish_single(Ok(()), || ())?;
+        return match device {
+            // SAFETY: forwarded contract; every rank's buffers are device memory.
+            true => unsafe { ipc::reduce_scatter_block(comm, input, out, blk, count, dt, op) }
+                .map(|()| true),
+            false => Ok(false),
+        };
+    }
     let in_place = std::ptr::eq(input, out);
     let mut scratch = crate::core::pool::take(if in_place { blk } else { 0 });
     let acc = if in_place { scratch.as_mut_ptr() } else { out };
     let esize = blk.checked_div(count).unwrap_or(1);
-    let r = a.all_buffers().and_then(|bufs| {
+    let r = bufs.and_then(|bufs| {
         // SAFETY: block me of my input and every rank's (n * blk bytes
         // each); acc holds blk bytes and overlaps neither.
         unsafe {
@@ -1121,7 +1209,7 @@ pub unsafe fn reduce_scatter_block_cma(
         unsafe { crate::sys::copy(out, acc, blk) };
     }
     crate::core::pool::give(scratch);
-    Ok(())
+    Ok(true)
 }
 
 /// Bytes [lo, lo + len) of the slice rank i reduces in a single-copy
@@ -1294,7 +1382,7 @@ pub unsafe fn bcast_cma(
     len: usize,
     root: usize,
 ) -> Result<()> {
-    let Some(a) = single_area(comm, buf, buf)? else {
+    let Some(a) = single_area(comm, buf, buf, false)? else {
         return Ok(());
     };
     let share = (len / a.n) & !63;

@@ -130,6 +130,8 @@ table! {
     event_record = "cuEventRecord": fn(*mut c_void, *mut c_void);
     event_query = "cuEventQuery": fn(*mut c_void);
     event_destroy = "cuEventDestroy_v2": fn(*mut c_void);
+    mem_alloc = "cuMemAlloc_v2": fn(*mut CUdeviceptr, usize);
+    mem_free = "cuMemFree_v2": fn(CUdeviceptr);
 }
 
 /// Opens the driver `name`, resolves the table, initialises the driver and

@@ -206,6 +206,74 @@ pub unsafe fn copy(dst: *mut u8, src: *const u8, n: usize) -> Result<()> {
     Ok(())
 }
 
+/// Whether the device memory at `p` (an allocation of this process or an
+/// opened IPC mapping) lies on the device of the current context, so a
+/// kernel here may read or write it directly.
+pub fn on_current_device(p: *const u8) -> bool {
+    let Ok(d) = for_copy() else {
+        return false;
+    };
+    let mut ordinal: c_int = -1;
+    let mut dev: c_int = -2;
+    // SAFETY: the out pointer has the attribute's type (int); `dev` is a
+    // valid out pointer.
+    let ok = unsafe {
+        d.attributes(
+            p as u64,
+            [(
+                CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                (&mut ordinal as *mut c_int).cast(),
+            )],
+        ) == CUDA_SUCCESS
+            && (d.ctx_get_device)(&mut dev) == CUDA_SUCCESS
+    };
+    ok && ordinal == dev
+}
+
+/// A device allocation of the library's own, on the current context's
+/// device, freed when dropped: scratch space for device reductions.
+pub struct DeviceScratch {
+    p: CUdeviceptr,
+    len: usize,
+}
+
+impl DeviceScratch {
+    /// `len` bytes (at least one) of device memory.
+    pub fn new(len: usize) -> Result<DeviceScratch> {
+        let d = for_copy()?;
+        let mut p: CUdeviceptr = 0;
+        // SAFETY: `p` is a valid out pointer.
+        let r = unsafe { (d.mem_alloc)(&mut p, len.max(1)) };
+        if r != CUDA_SUCCESS {
+            return Err(failed(
+                d,
+                &format!("allocation of {len} bytes of scratch"),
+                r,
+            ));
+        }
+        Ok(DeviceScratch { p, len })
+    }
+    pub fn ptr(&self) -> *mut u8 {
+        self.p as *mut u8
+    }
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl Drop for DeviceScratch {
+    fn drop(&mut self) {
+        if let Some(d) = driver() {
+            // SAFETY: `p` came from cuMemAlloc and nothing uses it now (every
+            // user's copies and kernels were waited for).
+            unsafe { (d.mem_free)(self.p) };
+        }
+    }
+}
+
 /// A copy in flight on the library's own stream: done when `done` says so.
 #[derive(Debug)]
 pub struct Pending {
