@@ -333,6 +333,21 @@ static void single_copy(void) {
             }
             if (!host) free(g);
         }
+        /* Bcast (single copy from 128 KiB to 4 MiB) from a host root and
+         * from a device one, to host and device readers. */
+        for (int broot = 0; broot < size; broot += size > 1 ? size - 1 : 1) {
+            int *b = host ? calloc(n, sizeof(int)) : dalloc(n * sizeof(int), 0);
+            if (rank == broot) {
+                for (int i = 0; i < n; i++) h[i] = val(broot, i) * 7;
+                if (host) memcpy(b, h, n * sizeof(int)); else to_dev(b, h, n * sizeof(int));
+            }
+            MPI_Bcast(b, n, MPI_INT, broot, MPI_COMM_WORLD);
+            int *gb = host ? b : back(b, n);
+            for (int i = 0; i < n; i++)
+                CHECK(gb[i] == val(broot, i) * 7, "single-copy bcast from %d (mixed %d) [%d] = %d", broot, mixed, i, gb[i]);
+            if (host) free(b); else { free(gb); dfree(b); }
+            for (int i = 0; i < n; i++) h[i] = val(rank, i);
+        }
         /* Reduce_scatter_block: blocks of n / size; in place too. */
         int blk = n / size;
         MPI_Reduce_scatter_block(s, r, blk, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

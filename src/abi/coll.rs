@@ -1298,12 +1298,23 @@ pub unsafe extern "C" fn MPI_Bcast(
         if let Some(form) = node::bcast_form(n, d.bytes) {
             // SAFETY: the pointer holds `len` bytes; the form came from
             // bcast_form.
-            let go =
-                |p: *mut u8, len: usize| unsafe { node::bcast(form, comm, p, len, root as usize) };
+            let go = |p: *mut u8, len: usize, dev: bool| unsafe {
+                node::bcast(form, comm, p, len, root as usize, dev)
+            };
             let Some(t) = d.staged else {
                 // `d` describes `d.bytes` contiguous bytes of the user's buffer.
-                return go(d.ptr, d.bytes);
+                return go(d.ptr, d.bytes, false);
             };
+            // A contiguous device buffer goes as it is in the single copy
+            // (device and host ranks settle each pair, `shm::bcast_cma`).
+            if form == node::AreaForm::Single
+                && d.kind == crate::gpu::MemKind::Device
+                && t.is_contiguous(count as usize)
+                && crate::gpu::ipc::enabled()
+            {
+                let start = (buffer as *mut u8).wrapping_offset(t.start());
+                return go(start, d.bytes, true);
+            }
             // Reused: a fresh large buffer costs a page fault per 4 KiB.
             let mut pool = crate::core::pool::take(d.bytes);
             let v = &mut pool[..d.bytes];
@@ -1316,7 +1327,7 @@ pub unsafe extern "C" fn MPI_Bcast(
                 };
             }
             // Every rank takes part, also a root whose packing failed.
-            let sent = go(v.as_mut_ptr(), d.bytes);
+            let sent = go(v.as_mut_ptr(), d.bytes, false);
             r = r.and(sent);
             if r.is_ok() && me != root {
                 // SAFETY: as above.

@@ -270,6 +270,8 @@ pub fn bcast_form(n: usize, bytes: usize) -> Option<AreaForm> {
 
 /// Runs a broadcast of `len` bytes at `p` from `root` in `form`.
 ///
+/// `dev`: `p` is device memory, which only the single copy takes.
+///
 /// # Safety
 /// `p` holds `len` bytes; the single copy was chosen by `bcast_form`.
 pub unsafe fn bcast(
@@ -278,13 +280,14 @@ pub unsafe fn bcast(
     p: *mut u8,
     len: usize,
     root: usize,
+    dev: bool,
 ) -> Result<()> {
-    debug_assert!(host(&[(p, len)]).is_ok());
+    debug_assert!(dev && form == AreaForm::Single || host(&[(p, len)]).is_ok());
     // SAFETY: forwarded contract.
     unsafe {
         match form {
             AreaForm::Copies => shm::bcast(comm, p, len, root),
-            AreaForm::Single => shm::bcast_cma(comm, p, len, root),
+            AreaForm::Single => shm::bcast_cma(comm, p, len, root, dev),
         }
     }
 }

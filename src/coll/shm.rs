@@ -153,6 +153,13 @@ struct Buffers {
 
 /// Marks device buffers in the pid word of a single-copy call's payload.
 const DEV_BIT: u64 = 1 << 63;
+/// Marks a payload that carries the IPC reference of its source buffer
+/// after the three words (a device bcast root's, `bcast_cma`).
+const REF_BIT: u64 = 1 << 62;
+/// Payload of a single-copy bcast: the buffers and room for one IPC
+/// reference, still inside the call line.
+const BUFFERS_REF: usize = BUFFERS + crate::gpu::ipc::WIRE;
+const _: () = assert!(BUFFERS_REF <= INLINE);
 
 /// Whether the ranks of a single-copy reduction published host buffers
 /// (Some(false)), all device buffers (Some(true)), or a mix (None: every
@@ -365,19 +372,55 @@ impl Area {
     /// Single copy, first step: this call's line gets the addresses of my
     /// source (input) and output buffers and my process id.
     fn publish_buffers(&self, src: *const u8, dst: *mut u8, dev: bool) -> Result<()> {
+        self.publish_buffers_ref(src, dst, dev, None)
+    }
+    /// `publish_buffers` with the IPC reference of my source buffer after
+    /// the three words (the call's payload holds `BUFFERS_REF` bytes).
+    fn publish_buffers_ref(
+        &self,
+        src: *const u8,
+        dst: *mut u8,
+        dev: bool,
+        r: Option<&crate::gpu::ipc::IpcRef>,
+    ) -> Result<()> {
         self.before_write()?;
         let w = self.half(self.me) as *mut u64;
+        let dev = if dev { DEV_BIT } else { 0 } | if r.is_some() { REF_BIT } else { 0 };
+        if let Some(r) = r {
+            // SAFETY: the payload holds BUFFERS_REF bytes (the caller's
+            // contract), mine as below.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    r.to_bytes().as_ptr(),
+                    w.add(3) as *mut u8,
+                    crate::gpu::ipc::WIRE,
+                )
+            };
+        }
         // SAFETY: the payload (in the call line: INLINE >= BUFFERS bytes,
         // 16-byte aligned) is mine; nobody reads it before `publish`, and
         // nobody still reads the call 64 back (before_write waited for them).
         unsafe {
             w.write(src as u64);
-            w.add(1)
-                .write(crate::sys::pid() as u32 as u64 | if dev { DEV_BIT } else { 0 });
+            w.add(1).write(crate::sys::pid() as u32 as u64 | dev);
             w.add(2).write(dst as u64);
         }
         self.publish();
         Ok(())
+    }
+    /// The IPC reference rank i published with `publish_buffers_ref`, if
+    /// any; after `wait_seq`.
+    fn buffer_ref(&self, i: usize) -> Option<crate::gpu::ipc::IpcRef> {
+        let r = self.half(i) as *const u64;
+        // SAFETY: as in `buffers`; the reference's bytes follow the three
+        // words where REF_BIT is set.
+        unsafe {
+            if r.add(1).read() & REF_BIT == 0 {
+                return None;
+            }
+            let b = std::slice::from_raw_parts(r.add(3) as *const u8, crate::gpu::ipc::WIRE);
+            crate::gpu::ipc::IpcRef::from_bytes(b)
+        }
     }
     /// What every rank published with `publish_buffers`, once all have.
     fn all_buffers(&self) -> Result<Vec<Buffers>> {
@@ -1374,30 +1417,115 @@ unsafe fn cma_from(b: &Buffers, i: usize, remote: usize, dst: *mut u8, len: usiz
 /// (`process_vm_writev`) as soon as that reader has published its buffer.
 /// Everyone returns once every rank is done, so every write has landed.
 ///
+/// Device buffers (`dev`, published with the buffers) are settled pair by
+/// pair, from the two payloads both sides of a pair read, so both agree: a
+/// device reader takes the whole message itself (by CUDA IPC out of a
+/// device root's buffer, whose reference the root publishes; through host
+/// pieces out of a host root's), and a device root writes the whole
+/// message into each host reader (from one host copy of its buffer).
+///
 /// # Safety
-/// `buf` holds `len` bytes; `cma_all()` holds.
+/// `buf` holds `len` bytes (of device memory where `dev`); `cma_all()`
+/// holds.
 pub unsafe fn bcast_cma(
     comm: std::os::raw::c_int,
     buf: *mut u8,
     len: usize,
     root: usize,
+    dev: bool,
 ) -> Result<()> {
-    let Some(a) = single_area(comm, buf, buf, false)? else {
+    let Some(a) = area(comm, |_| BUFFERS_REF)? else {
         return Ok(());
     };
+    // A device root publishes its buffer's reference for device readers;
+    // one that cannot export it publishes none, and they fail.
+    let mut export_err = None;
+    let reference = if dev && a.me == root {
+        crate::gpu::ipc::export(buf)
+            .map_err(|e| export_err = Some(e))
+            .ok()
+    } else {
+        None
+    };
+    a.publish_buffers_ref(buf, buf, dev, reference.as_ref())?;
     let share = (len / a.n) & !63;
     let r = if a.me == root {
-        others(&a).try_for_each(|i| {
+        // My device buffer's bytes in host memory, made for the first host
+        // reader.
+        let mut host_copy: Option<Vec<u8>> = None;
+        let r = others(&a).try_for_each(|i| {
             a.wait_seq(std::iter::once(i))?;
             let b = a.buffers(i);
-            // SAFETY: the last `share` bytes of rank i's buffer (len bytes,
-            // as MPI requires), which it does not read or write in this
-            // call and does not give back before I am done.
-            unsafe { cma_to(&b, i, b.dst + len - share, buf.add(len - share), share) }
-        })
+            match (dev, b.dev) {
+                // SAFETY: the last `share` bytes of rank i's buffer (len
+                // bytes, as MPI requires), which it does not read or write
+                // in this call and does not give back before I am done.
+                (false, false) => unsafe {
+                    cma_to(&b, i, b.dst + len - share, buf.add(len - share), share)
+                },
+                // A device reader takes it all.
+                (_, true) => Ok(()),
+                (true, false) => {
+                    if host_copy.is_none() {
+                        let mut v = crate::core::pool::take(len);
+                        // SAFETY: buf holds len bytes of device memory.
+                        unsafe { crate::gpu::copy(v.as_mut_ptr(), buf, len)? };
+                        host_copy = Some(v);
+                    }
+                    let h = host_copy.as_ref().unwrap();
+                    // SAFETY: rank i's buffer holds len bytes; it reads none
+                    // of it in this call (its root is a device one).
+                    unsafe { cma_to(&b, i, b.dst, h.as_ptr(), len) }
+                }
+            }
+        });
+        if let Some(v) = host_copy {
+            crate::core::pool::give(v);
+        }
+        export_err.map_or(r, Err)
     } else {
-        // SAFETY: buf holds len bytes, as does the root's.
-        unsafe { a.read_source(root, 0, buf, len - share) }
+        (|| -> Result<()> {
+            a.wait_seq(std::iter::once(root))?;
+            let rb = a.buffers(root);
+            match (rb.dev, dev) {
+                // SAFETY: buf holds len bytes, as does the root's.
+                (false, false) => unsafe { a.read_source(root, 0, buf, len - share) },
+                // The device root writes it all.
+                (true, false) => Ok(()),
+                (false, true) => {
+                    let piece = piece_bytes(1) * 16;
+                    let mut tmp = crate::core::pool::take(piece.min(len));
+                    let r = (|| -> Result<()> {
+                        let mut at = 0;
+                        while at < len {
+                            let l = piece.min(len - at);
+                            // SAFETY: tmp holds l bytes; the root's buffer
+                            // and mine hold len.
+                            unsafe {
+                                cma_from(&rb, root, rb.src + at, tmp.as_mut_ptr(), l)?;
+                                crate::gpu::copy(buf.add(at), tmp.as_ptr(), l)?;
+                            }
+                            at += l;
+                        }
+                        Ok(())
+                    })();
+                    crate::core::pool::give(tmp);
+                    r
+                }
+                (true, true) => {
+                    let r = a.buffer_ref(root).ok_or_else(|| {
+                        crate::err!(
+                            MPI_ERR_OTHER,
+                            "the bcast root (rank {root} of the communicator) could not export its device buffer for CUDA IPC"
+                        )
+                    })?;
+                    let world = ipc::world_ranks(comm)?;
+                    let src = crate::gpu::ipc::open(world[root], &r)?;
+                    // SAFETY: both hold len bytes of device memory.
+                    unsafe { crate::gpu::copy(buf, src, len) }
+                }
+            }
+        })()
     };
     a.finish_single(r, || ())
 }

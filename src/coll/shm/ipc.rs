@@ -100,7 +100,7 @@ fn exchange(comm: c_int, src: *const u8, dst: *mut u8) -> Result<Option<(Area, V
 }
 
 /// The world ranks of `comm`'s ranks (the IPC cache's peers).
-fn world_ranks(comm: c_int) -> Result<Vec<usize>> {
+pub(super) fn world_ranks(comm: c_int) -> Result<Vec<usize>> {
     crate::core::runtime::with(|st| {
         if comm == MPI_COMM_WORLD {
             return Ok((0..st.size as usize).collect());
