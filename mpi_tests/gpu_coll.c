@@ -348,6 +348,40 @@ static void single_copy(void) {
             if (host) free(b); else { free(gb); dfree(b); }
             for (int i = 0; i < n; i++) h[i] = val(rank, i);
         }
+        /* Allgather (in place too) and alltoall in their single copy,
+         * blocks of 40 KB. */
+        {
+            const int m = 10000;
+            int *ag = host ? calloc((size_t)m * size, sizeof(int)) : dalloc((size_t)m * size * sizeof(int), 0);
+            MPI_Allgather(s, m, MPI_INT, ag, m, MPI_INT, MPI_COMM_WORLD);
+            int *gg = host ? ag : back(ag, m * size);
+            for (int q = 0; q < size; q++)
+                for (int i = 0; i < m; i++)
+                    CHECK(gg[q * m + i] == val(q, i), "single-copy allgather (mixed %d) block %d [%d] = %d", mixed, q, i, gg[q * m + i]);
+            if (!host) free(gg);
+            /* In place: my block is already in the output. */
+            int *hh = calloc((size_t)m * size, sizeof(int));
+            for (int i = 0; i < m; i++) hh[rank * m + i] = -val(rank, i);
+            if (host) memcpy(ag, hh, (size_t)m * size * sizeof(int)); else to_dev(ag, hh, (size_t)m * size * sizeof(int));
+            MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, ag, m, MPI_INT, MPI_COMM_WORLD);
+            gg = host ? ag : back(ag, m * size);
+            for (int q = 0; q < size; q++)
+                for (int i = 0; i < m; i++)
+                    CHECK(gg[q * m + i] == -val(q, i), "allgather in place (mixed %d) block %d [%d] = %d", mixed, q, i, gg[q * m + i]);
+            if (!host) free(gg);
+            /* Alltoall: block q of rank r's send is r * 100000 + q * 1000 + i. */
+            for (int q = 0; q < size; q++)
+                for (int i = 0; i < m; i++) hh[q * m + i] = rank * 100000 + q * 1000 + i % 1000;
+            int *as = host ? hh : dcopy(hh, (size_t)m * size * sizeof(int));
+            MPI_Alltoall(as, m, MPI_INT, ag, m, MPI_INT, MPI_COMM_WORLD);
+            gg = host ? ag : back(ag, m * size);
+            for (int q = 0; q < size; q++)
+                for (int i = 0; i < m; i++)
+                    CHECK(gg[q * m + i] == q * 100000 + rank * 1000 + i % 1000, "single-copy alltoall (mixed %d) block %d [%d] = %d",
+                          mixed, q, i, gg[q * m + i]);
+            if (!host) { free(gg); dfree(as); dfree(ag); } else free(ag);
+            free(hh);
+        }
         /* Reduce_scatter_block: blocks of n / size; in place too. */
         int blk = n / size;
         MPI_Reduce_scatter_block(s, r, blk, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

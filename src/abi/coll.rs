@@ -475,6 +475,28 @@ fn contiguous_flush(p: *mut c_void, count: c_int, l: Landing) -> Result<()> {
     Ok(())
 }
 
+/// Where `count` elements of `dt` at `p` start, when they are device memory
+/// laid out contiguously (the single-copy forms then take them as they are).
+fn device_span(
+    p: *const c_void,
+    count: c_int,
+    dt: MPI_Datatype,
+    name: &str,
+) -> Result<Option<*mut u8>> {
+    if p.is_null() || in_place(p) || !crate::gpu::ipc::enabled() {
+        return Ok(None);
+    }
+    let d = describe(p, count, dt, name)?;
+    Ok(match d.staged {
+        Some(t)
+            if d.kind == crate::gpu::MemKind::Device && t.is_contiguous(count.max(0) as usize) =>
+        {
+            Some((p as *mut u8).wrapping_offset(t.start()))
+        }
+        _ => None,
+    })
+}
+
 /// Blocking allgather through the shared-memory area; false when the call
 /// must use a schedule.
 #[allow(clippy::too_many_arguments)]
@@ -496,13 +518,25 @@ fn shm_allgather(
         let c = st.comm(comm)?;
         Ok((c.size, c.rank))
     })?;
-    let (mine, len, _keep) = if in_place(sendbuf) {
+    let (mine_p, mine_n, mine_t) = if in_place(sendbuf) {
         let ext = rt.as_ref().map(|t| t.extent()).unwrap_or(rsize as isize);
         let at = (recvbuf as *const u8).wrapping_offset(me as isize * recvcount as isize * ext);
-        contiguous_in(at as *const c_void, recvcount, recvtype, "recvbuf")?
+        (at as *const c_void, recvcount, recvtype)
     } else {
-        contiguous_in(sendbuf, sendcount, sendtype, "sendbuf")?
+        (sendbuf, sendcount, sendtype)
     };
+    // Device buffers, contiguous, go as they are in the single copy
+    // (device and host ranks settle each pair, `shm::allgather_cma`).
+    if form == node::AreaForm::Single && size_and_type(mine_t)?.0 * mine_n.max(0) as usize == blk {
+        let m = device_span(mine_p, mine_n, mine_t, "sendbuf")?;
+        let o = device_span(recvbuf, n * recvcount, recvtype, "recvbuf")?;
+        if let (Some(m), Some(o)) = (m, o) {
+            // SAFETY: `m` holds blk bytes of device memory, `o` n * blk.
+            unsafe { node::allgather(form, comm, m, o, blk, true)? };
+            return Ok(true);
+        }
+    }
+    let (mine, len, _keep) = contiguous_in(mine_p, mine_n, mine_t, "sendbuf")?;
     if len != blk {
         return Err(err!(
             MPI_ERR_TRUNCATE,
@@ -513,7 +547,7 @@ fn shm_allgather(
     let (out, land) = contiguous_out(recvbuf, n * recvcount, recvtype, "recvbuf")?;
     // SAFETY: `mine` holds blk bytes, `out` n * blk; the form came from
     // allgather_form.
-    unsafe { node::allgather(form, comm, mine, out, blk)? };
+    unsafe { node::allgather(form, comm, mine, out, blk, false)? };
     contiguous_flush(recvbuf, n * recvcount, land)?;
     Ok(true)
 }
@@ -536,6 +570,20 @@ fn shm_alltoall(
     let Some(form) = node::alltoall_form(comm, blk, n as usize, in_place(sendbuf)) else {
         return Ok(false);
     };
+    // Device buffers, contiguous, go as they are in the single copy (not
+    // in place there, `alltoall_form`).
+    if form == node::AreaForm::Single
+        && size_and_type(sendtype)?.0 * (n * sendcount).max(0) as usize == blk * n as usize
+    {
+        let s = device_span(sendbuf, n * sendcount, sendtype, "sendbuf")?;
+        let o = device_span(recvbuf, n * recvcount, recvtype, "recvbuf")?;
+        if let (Some(s), Some(o)) = (s, o) {
+            // SAFETY: both hold n * blk bytes of device memory, distinct
+            // buffers (MPI's rule).
+            unsafe { node::alltoall(form, comm, s, o, blk, true)? };
+            return Ok(true);
+        }
+    }
     let (send, len, _keep) = if in_place(sendbuf) {
         contiguous_in(recvbuf, n * recvcount, recvtype, "recvbuf")?
     } else {
@@ -552,7 +600,7 @@ fn shm_alltoall(
     let (out, land) = contiguous_out(recvbuf, n * recvcount, recvtype, "recvbuf")?;
     // SAFETY: `send` and `out` hold n * blk bytes; for the single copy they
     // are distinct buffers (not in place; alltoall_form).
-    unsafe { node::alltoall(form, comm, send, out, blk)? };
+    unsafe { node::alltoall(form, comm, send, out, blk, false)? };
     contiguous_flush(recvbuf, n * recvcount, land)?;
     Ok(true)
 }

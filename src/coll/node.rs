@@ -162,7 +162,8 @@ pub fn allgather_form(comm: c_int, blk: usize) -> Option<AreaForm> {
     )
 }
 
-/// Runs an allgather of `blk` bytes per rank in `form`.
+/// Runs an allgather of `blk` bytes per rank in `form`; `dev`: the buffers
+/// are device memory, which only the single copy takes.
 ///
 /// # Safety
 /// `mine` holds `blk` bytes, `out` one block per rank; the single copy was
@@ -173,13 +174,14 @@ pub unsafe fn allgather(
     mine: *const u8,
     out: *mut u8,
     blk: usize,
+    dev: bool,
 ) -> Result<()> {
-    debug_assert!(host(&[(mine, blk), (out, blk)]).is_ok());
+    debug_assert!(dev && form == AreaForm::Single || host(&[(mine, blk), (out, blk)]).is_ok());
     // SAFETY: forwarded contract.
     unsafe {
         match form {
             AreaForm::Copies => shm::allgather(comm, mine, out, blk),
-            AreaForm::Single => shm::allgather_cma(comm, mine, out, blk),
+            AreaForm::Single => shm::allgather_cma(comm, mine, out, blk, dev),
         }
     }
 }
@@ -192,7 +194,8 @@ pub fn alltoall_form(comm: c_int, blk: usize, n: usize, in_place: bool) -> Optio
     area_form(comm, &select::ALLTOALL, blk * n, shm::MAX_BYTES, cma)
 }
 
-/// Runs an alltoall of `blk` bytes per pair in `form`.
+/// Runs an alltoall of `blk` bytes per pair in `form`; `dev` as for
+/// `allgather`.
 ///
 /// # Safety
 /// `send` and `out` hold one block per rank; for the single copy they are
@@ -203,13 +206,14 @@ pub unsafe fn alltoall(
     send: *const u8,
     out: *mut u8,
     blk: usize,
+    dev: bool,
 ) -> Result<()> {
-    debug_assert!(host(&[(send, blk), (out, blk)]).is_ok());
+    debug_assert!(dev && form == AreaForm::Single || host(&[(send, blk), (out, blk)]).is_ok());
     // SAFETY: forwarded contract.
     unsafe {
         match form {
             AreaForm::Copies => shm::alltoall(comm, send, out, blk),
-            AreaForm::Single => shm::alltoall_cma(comm, send, out, blk),
+            AreaForm::Single => shm::alltoall_cma(comm, send, out, blk, dev),
         }
     }
 }

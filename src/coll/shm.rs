@@ -936,23 +936,172 @@ pub unsafe fn reduce_scatter_block(
     Ok(())
 }
 
+/// Who moves a block from a source rank into a destination rank's output
+/// in a single-copy allgather or alltoall, settled from the two payloads
+/// both read: a device destination pulls (the CPU cannot write device
+/// memory from another process); a device source pushes into a host
+/// destination; between host ranks the form's own choice (`push`).
+fn pusher(src_dev: bool, dst_dev: bool, push: bool) -> bool {
+    !dst_dev && (src_dev || push)
+}
+
+/// `len` bytes at byte `off` of rank i's source buffer (described by `b`)
+/// into my `dst`, which is device memory where `dev`: `process_vm_readv`
+/// between host buffers; through host pieces into device memory from a
+/// host source; by CUDA IPC between device buffers (the source's reference
+/// published with its buffers).
+///
+/// # Safety
+/// `dst` holds `len` bytes; rank i's source holds off + len and is not
+/// given back before I am done.
+#[allow(clippy::too_many_arguments)]
+unsafe fn pull(
+    a: &Area,
+    comm: std::os::raw::c_int,
+    b: &Buffers,
+    i: usize,
+    off: usize,
+    dst: *mut u8,
+    len: usize,
+    dev: bool,
+) -> Result<()> {
+    match (b.dev, dev) {
+        // SAFETY: the caller's contract.
+        (false, false) => unsafe { cma_from(b, i, b.src + off, dst, len) },
+        (false, true) => {
+            let piece = piece_bytes(1) * 16;
+            let mut tmp = crate::core::pool::take(piece.min(len));
+            let r = (|| -> Result<()> {
+                let mut at = 0;
+                while at < len {
+                    let l = piece.min(len - at);
+                    // SAFETY: tmp holds l bytes; [at, at + l) lies in both.
+                    unsafe {
+                        cma_from(b, i, b.src + off + at, tmp.as_mut_ptr(), l)?;
+                        crate::gpu::copy(dst.add(at), tmp.as_ptr(), l)?;
+                    }
+                    at += l;
+                }
+                Ok(())
+            })();
+            crate::core::pool::give(tmp);
+            r
+        }
+        (true, _) => {
+            let r = a.buffer_ref(i).ok_or_else(|| {
+                crate::err!(
+                    MPI_ERR_OTHER,
+                    "rank {i} of the communicator could not export its device buffer for CUDA IPC"
+                )
+            })?;
+            let world = ipc::world_ranks(comm)?;
+            let src = crate::gpu::ipc::open(world[i], &r)?;
+            // SAFETY: the caller's contract; `src` maps rank i's source.
+            unsafe { crate::gpu::copy(dst, src.add(off), len) }
+        }
+    }
+}
+
+/// `len` bytes at my `src` (device memory where `dev`) into byte `off` of
+/// host rank i's output: `process_vm_writev`, from host pieces of a device
+/// source.
+///
+/// # Safety
+/// `src` holds `len` bytes; rank i's output holds off + len, which no one
+/// else writes in this call and rank i does not give back before I am done.
+unsafe fn push(
+    b: &Buffers,
+    i: usize,
+    off: usize,
+    src: *const u8,
+    len: usize,
+    dev: bool,
+) -> Result<()> {
+    if !dev {
+        // SAFETY: the caller's contract.
+        return unsafe { cma_to(b, i, b.dst + off, src, len) };
+    }
+    let piece = piece_bytes(1) * 16;
+    let mut tmp = crate::core::pool::take(piece.min(len));
+    let r = (|| -> Result<()> {
+        let mut at = 0;
+        while at < len {
+            let l = piece.min(len - at);
+            // SAFETY: tmp holds l bytes; [at, at + l) lies in both.
+            unsafe {
+                crate::gpu::copy(tmp.as_mut_ptr(), src.add(at), l)?;
+                cma_to(b, i, b.dst + off + at, tmp.as_ptr(), l)?;
+            }
+            at += l;
+        }
+        Ok(())
+    })();
+    crate::core::pool::give(tmp);
+    r
+}
+
+/// The area of a single-copy allgather or alltoall with my buffers
+/// published: a device rank adds its source's IPC reference (a rank that
+/// cannot export it publishes none; the error comes back with the area,
+/// to be returned once the call is finished).
+fn pair_area(
+    comm: std::os::raw::c_int,
+    src: *const u8,
+    dst: *mut u8,
+    dev: bool,
+) -> Result<Option<(Area, Result<()>)>> {
+    let Some(a) = area(comm, |_| BUFFERS_REF)? else {
+        return Ok(None);
+    };
+    let (reference, status) = if dev {
+        match crate::gpu::ipc::export(src) {
+            Ok(r) => (Some(r), Ok(())),
+            Err(e) => (None, Err(e)),
+        }
+    } else {
+        (None, Ok(()))
+    };
+    a.publish_buffers_ref(src, dst, dev, reference.as_ref())?;
+    Ok(Some((a, status)))
+}
+
+/// A copy within my own buffers (device memory where `dev`).
+///
+/// # Safety
+/// Both hold `len` bytes and do not overlap.
+unsafe fn local_copy(dst: *mut u8, src: *const u8, len: usize, dev: bool) -> Result<()> {
+    if dev {
+        // SAFETY: the caller's contract.
+        unsafe { crate::gpu::copy(dst, src, len) }
+    } else {
+        // SAFETY: the caller's contract.
+        unsafe { crate::sys::copy(dst, src, len) };
+        Ok(())
+    }
+}
+
 /// Single-copy allgather of `blk`-byte blocks (see the module comment): mine
 /// (at `mine`, which may be my block inside `out`) and everyone's into `out`
 /// (n * blk bytes, rank order).
 ///
+/// Device buffers (`dev`) are settled pair by pair (`pusher`); a rank
+/// that is one pushes block by block, never in fused pieces.
+///
 /// # Safety
-/// `mine` holds `blk` bytes, `out` n * blk; `cma_all()` holds.
+/// `mine` holds `blk` bytes, `out` n * blk (device memory where `dev`);
+/// `cma_all()` holds.
 pub unsafe fn allgather_cma(
     comm: std::os::raw::c_int,
     mine: *const u8,
     out: *mut u8,
     blk: usize,
+    dev: bool,
 ) -> Result<()> {
-    let push = blk <= allgather_push_max();
+    let pushes = blk <= allgather_push_max();
     // Both forms publish my block's address (and my output's, for the
     // pushers); a rank writes into rank i's output, or reads rank i's
     // block, as soon as rank i has published.
-    let Some(a) = single_area(comm, mine, out, false)? else {
+    let Some((a, status)) = pair_area(comm, mine, out, dev)? else {
         return Ok(());
     };
     // SAFETY: out holds n * blk bytes.
@@ -960,81 +1109,104 @@ pub unsafe fn allgather_cma(
     // `mine` either is my block of out (in place) or does not overlap out
     // (MPI forbids aliasing other than MPI_IN_PLACE).
     let own = !std::ptr::eq(at, mine);
-    let fused = push && blk > allgather_fuse_min(a.n);
-    let r = if fused {
-        // Piece by piece: my own copy, then the same piece, still in cache,
-        // into every other rank's output.
-        a.all_buffers().and_then(|bufs| {
-            let piece = piece_bytes(1);
-            // The pieces of a block that `sys::copy` would copy whole with
-            // non-temporal stores go the same way (2 ranks, 16 MiB blocks:
-            // 0.91 of the time with ordinary stores).
-            let stream = crate::sys::streams(blk);
-            (0..blk).step_by(piece).try_for_each(|off| {
-                let len = piece.min(blk - off);
-                if own {
-                    // SAFETY: bytes [off, off + len) of my block and of my
-                    // block of out, which do not overlap.
-                    unsafe {
-                        if stream {
-                            crate::sys::copy_streaming(at.add(off), mine.add(off), len)
-                        } else {
-                            crate::sys::copy(at.add(off), mine.add(off), len)
+    let fused = pushes && !dev && blk > allgather_fuse_min(a.n);
+    let r = status.and_then(|()| {
+        if fused {
+            // Piece by piece: my own copy, then the same piece, still in
+            // cache, into every other host rank's output (device ranks
+            // pull; every other rank pushes to me, a host rank).
+            a.all_buffers().and_then(|bufs| {
+                let piece = piece_bytes(1);
+                // The pieces of a block that `sys::copy` would copy whole with
+                // non-temporal stores go the same way (2 ranks, 16 MiB blocks:
+                // 0.91 of the time with ordinary stores).
+                let stream = crate::sys::streams(blk);
+                (0..blk).step_by(piece).try_for_each(|off| {
+                    let len = piece.min(blk - off);
+                    if own {
+                        // SAFETY: bytes [off, off + len) of my block and of my
+                        // block of out, which do not overlap.
+                        unsafe {
+                            if stream {
+                                crate::sys::copy_streaming(at.add(off), mine.add(off), len)
+                            } else {
+                                crate::sys::copy(at.add(off), mine.add(off), len)
+                            }
                         }
                     }
-                }
-                others(&a).try_for_each(|i| {
-                    let b = &bufs[i];
-                    // SAFETY: as below, for a part of block me.
-                    unsafe { cma_to(b, i, b.dst + a.me * blk + off, mine.add(off), len) }
+                    others(&a).filter(|&i| !bufs[i].dev).try_for_each(|i| {
+                        let b = &bufs[i];
+                        // SAFETY: as below, for a part of block me.
+                        unsafe { cma_to(b, i, b.dst + a.me * blk + off, mine.add(off), len) }
+                    })
                 })
             })
-        })
-    } else {
-        others(&a).try_for_each(|i| {
-            if push {
+        } else {
+            others(&a).try_for_each(|i| {
                 a.wait_seq(std::iter::once(i))?;
                 let b = a.buffers(i);
-                // SAFETY: block me of rank i's output, written by me alone
-                // in this call; rank i does not return before I am done.
-                unsafe { cma_to(&b, i, b.dst + a.me * blk, mine, blk) }
-            } else {
-                // SAFETY: block i of out; rank i's source holds blk bytes.
-                unsafe { a.read_source(i, 0, out.add(i * blk), blk) }
-            }
-        })
-    };
-    a.finish_single(r, || {
+                if pusher(dev, b.dev, pushes) {
+                    // SAFETY: block me of rank i's output, written by me alone
+                    // in this call; rank i does not return before I am done.
+                    unsafe { push(&b, i, a.me * blk, mine, blk, dev)? };
+                }
+                if !pusher(b.dev, dev, pushes) {
+                    // SAFETY: block i of out; rank i's source holds blk bytes.
+                    unsafe { pull(&a, comm, &b, i, 0, out.add(i * blk), blk, dev)? };
+                }
+                Ok(())
+            })
+        }
+    });
+    let mut local = Ok(());
+    let r = a.finish_single(r, || {
         if own && !fused {
             // SAFETY: as above.
-            unsafe { crate::sys::copy(at, mine, blk) };
+            local = unsafe { local_copy(at, mine, blk, dev) };
         }
-    })
+    });
+    r.and(local)
 }
 
 /// Single-copy alltoall of `blk`-byte blocks: block i of my `send` goes to
 /// rank i, block `me` of rank i's into `out` at i * blk. Not in place.
+/// Device buffers (`dev`) are settled pair by pair (`pusher`, with
+/// pulling as the host ranks' choice).
 ///
 /// # Safety
-/// `send` and `out` hold n * blk bytes and do not overlap; `cma_all()` holds.
+/// `send` and `out` hold n * blk bytes (device memory where `dev`) and do
+/// not overlap; `cma_all()` holds.
 pub unsafe fn alltoall_cma(
     comm: std::os::raw::c_int,
     send: *const u8,
     out: *mut u8,
     blk: usize,
+    dev: bool,
 ) -> Result<()> {
-    let Some(a) = single_area(comm, send, out, false)? else {
+    let Some((a, status)) = pair_area(comm, send, out, dev)? else {
         return Ok(());
     };
     // My own block first here (allgather copies it last): at 4 ranks on 2
     // cores this order measured 5-10% faster for alltoall from 64 KiB, the
     // other one 10-25% for allgather (docs/performance.md, fourth round).
     // SAFETY: both hold n * blk bytes.
-    unsafe { crate::sys::copy(out.add(a.me * blk), send.add(a.me * blk), blk) };
-    let r = others(&a).try_for_each(|i| {
-        // SAFETY: block i of out; rank i's send buffer holds n * blk bytes.
-        unsafe { a.read_source(i, a.me * blk, out.add(i * blk), blk) }
-    });
+    let r = status
+        .and_then(|()| unsafe { local_copy(out.add(a.me * blk), send.add(a.me * blk), blk, dev) })
+        .and_then(|()| {
+            others(&a).try_for_each(|i| {
+                a.wait_seq(std::iter::once(i))?;
+                let b = a.buffers(i);
+                if pusher(dev, b.dev, false) {
+                    // SAFETY: block me of rank i's output, written by me alone.
+                    unsafe { push(&b, i, a.me * blk, send.add(i * blk), blk, dev)? };
+                }
+                if !pusher(b.dev, dev, false) {
+                    // SAFETY: block i of out; rank i's send buffer holds n * blk.
+                    unsafe { pull(&a, comm, &b, i, a.me * blk, out.add(i * blk), blk, dev)? };
+                }
+                Ok(())
+            })
+        });
     a.finish_single(r, || ())
 }
 
