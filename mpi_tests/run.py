@@ -105,6 +105,11 @@ def main():
         env.update(opts["env"])
         if opts.get("cuda"):
             env["LD_LIBRARY_PATH"] = str(double) + ":" + env.get("LD_LIBRARY_PATH", "")
+            if os.environ.get("OXMPI_NVRTC_LIB"):
+                # NVRTC opens libnvrtc-builtins by name from its own
+                # directory ($ORIGIN), which ASan's dlopen interceptor hides.
+                nvrtc_dir = os.path.dirname(os.environ["OXMPI_NVRTC_LIB"])
+                env["LD_LIBRARY_PATH"] = nvrtc_dir + ":" + env["LD_LIBRARY_PATH"]
             env["OXMPI_CUDA_LIB"] = str(double / "libcuda.so.1")
         env.setdefault("ASAN_OPTIONS", "detect_leaks=0")
         tmo = opts["timeout"]
