@@ -264,6 +264,56 @@ impl DeviceScratch {
     }
 }
 
+/// A `DeviceScratch` lent from the process's cache (one allocation kept,
+/// the largest given back, on the device it was made on): allocating and
+/// freeing device memory at every call costs a synchronization of the
+/// device each time.
+pub struct Scratch {
+    s: Option<DeviceScratch>,
+    dev: c_int,
+}
+
+static SCRATCH: std::sync::Mutex<Option<(c_int, DeviceScratch)>> = std::sync::Mutex::new(None);
+
+/// At least `len` bytes of device scratch on the current device.
+pub fn scratch(len: usize) -> Result<Scratch> {
+    let d = for_copy()?;
+    let mut dev: c_int = -1;
+    // SAFETY: `dev` is a valid out pointer.
+    unsafe { (d.ctx_get_device)(&mut dev) };
+    let cached = SCRATCH.lock().unwrap_or_else(|e| e.into_inner()).take();
+    let s = match cached {
+        Some((on, s)) if on == dev && s.len() >= len => s,
+        // Freed before the new one is made (the cache holds one).
+        _ => DeviceScratch::new(len)?,
+    };
+    Ok(Scratch { s: Some(s), dev })
+}
+
+impl Scratch {
+    pub fn ptr(&self) -> *mut u8 {
+        self.s.as_ref().map_or(std::ptr::null_mut(), |s| s.ptr())
+    }
+    pub fn len(&self) -> usize {
+        self.s.as_ref().map_or(0, |s| s.len())
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let Some(s) = self.s.take() else {
+            return;
+        };
+        let mut g = SCRATCH.lock().unwrap_or_else(|e| e.into_inner());
+        if g.as_ref().is_none_or(|(_, c)| c.len() <= s.len()) {
+            *g = Some((self.dev, s));
+        }
+    }
+}
+
 impl Drop for DeviceScratch {
     fn drop(&mut self) {
         if let Some(d) = driver() {

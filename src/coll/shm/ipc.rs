@@ -17,7 +17,7 @@ use super::{area, others, piece_bytes, reduce_slice, rooted_slice, Area};
 use crate::base::consts::*;
 use crate::base::error::Result;
 use crate::gpu::ipc::{IpcRef, WIRE};
-use crate::gpu::DeviceScratch;
+use crate::gpu::{scratch, Scratch};
 use crate::op::user::{apply, OpKind};
 use std::os::raw::c_int;
 
@@ -129,8 +129,8 @@ struct Combine<'a> {
     dt: c_int,
     esize: usize,
     kernel: bool,
-    /// Device space for a part that lies on another device.
-    near: Option<DeviceScratch>,
+    /// Device space for a part that lies on another device (from the cache).
+    near: Option<Scratch>,
 }
 
 impl Combine<'_> {
@@ -151,7 +151,7 @@ impl Combine<'_> {
                     part
                 } else {
                     if self.near.as_ref().is_none_or(|s| s.len() < len) {
-                        self.near = Some(DeviceScratch::new(len)?);
+                        self.near = Some(scratch(len)?);
                     }
                     let near = self.near.as_ref().unwrap().ptr();
                     // SAFETY: `near` holds len bytes; `part` names len bytes.
@@ -342,7 +342,7 @@ pub(super) unsafe fn reduce(
                 )
             };
         }
-        let acc = DeviceScratch::new(len)?;
+        let acc = scratch(len)?;
         // SAFETY: acc holds len bytes, my input lo + len; the root's output
         // holds count * esize bytes.
         unsafe {
@@ -382,10 +382,10 @@ pub(super) unsafe fn reduce_scatter_block(
         kernel: true,
         near: None,
     };
-    let mut scratch = None;
+    let mut scratch_blk = None;
     let r = (|| -> Result<()> {
         let acc = if in_place {
-            scratch.insert(DeviceScratch::new(blk)?).ptr()
+            scratch_blk.insert(scratch(blk)?).ptr()
         } else {
             out
         };
@@ -396,7 +396,7 @@ pub(super) unsafe fn reduce_scatter_block(
         }
     })();
     a.finish_single(r, || ())?;
-    if let Some(s) = scratch {
+    if let Some(s) = scratch_blk {
         // SAFETY: out holds blk bytes; nobody reads my input any more.
         unsafe { crate::gpu::copy(out, s.ptr(), blk)? };
     }
