@@ -1664,38 +1664,9 @@ pub unsafe fn bcast_cma(
                 (false, false) => unsafe { a.read_source(root, 0, buf, len - share) },
                 // The device root writes it all.
                 (true, false) => Ok(()),
-                (false, true) => {
-                    let piece = piece_bytes(1) * 16;
-                    let mut tmp = crate::core::pool::take(piece.min(len));
-                    let r = (|| -> Result<()> {
-                        let mut at = 0;
-                        while at < len {
-                            let l = piece.min(len - at);
-                            // SAFETY: tmp holds l bytes; the root's buffer
-                            // and mine hold len.
-                            unsafe {
-                                cma_from(&rb, root, rb.src + at, tmp.as_mut_ptr(), l)?;
-                                crate::gpu::copy(buf.add(at), tmp.as_ptr(), l)?;
-                            }
-                            at += l;
-                        }
-                        Ok(())
-                    })();
-                    crate::core::pool::give(tmp);
-                    r
-                }
-                (true, true) => {
-                    let r = a.buffer_ref(root).ok_or_else(|| {
-                        crate::err!(
-                            MPI_ERR_OTHER,
-                            "the bcast root (rank {root} of the communicator) could not export its device buffer for CUDA IPC"
-                        )
-                    })?;
-                    let world = ipc::world_ranks(comm)?;
-                    let src = crate::gpu::ipc::open(world[root], &r)?;
-                    // SAFETY: both hold len bytes of device memory.
-                    unsafe { crate::gpu::copy(buf, src, len) }
-                }
+                // A device reader takes it all (`pull`).
+                // SAFETY: buf holds len bytes, as does the root's.
+                (_, true) => unsafe { pull(&a, comm, &rb, root, 0, buf, len, true) },
             }
         })()
     };

@@ -133,7 +133,17 @@ struct Combine<'a> {
     near: Option<Scratch>,
 }
 
-impl Combine<'_> {
+impl<'a> Combine<'a> {
+    fn new(op: &'a OpKind, dt: c_int, esize: usize) -> Combine<'a> {
+        Combine {
+            op,
+            dt,
+            esize,
+            kernel: true,
+            near: None,
+        }
+    }
+
     /// `acc = part op acc` on `len` bytes: `acc` is device memory of this
     /// rank's device, `part` device memory here or mapped from a peer.
     ///
@@ -268,13 +278,7 @@ pub(super) unsafe fn allreduce(
         return Ok(());
     };
     let (lo, len) = reduce_slice(count, a.n, esize, a.me);
-    let mut c = Combine {
-        op,
-        dt,
-        esize,
-        kernel: true,
-        near: None,
-    };
+    let mut c = Combine::new(op, dt, esize);
     let r = (|| -> Result<()> {
         // SAFETY: my slice of my buffers; every rank's hold count * esize.
         unsafe {
@@ -319,13 +323,7 @@ pub(super) unsafe fn reduce(
         return Ok(());
     };
     let (lo, len) = rooted_slice(count, a.n, esize, a.me, root);
-    let mut c = Combine {
-        op,
-        dt,
-        esize,
-        kernel: true,
-        near: None,
-    };
+    let mut c = Combine::new(op, dt, esize);
     let r = (|| -> Result<()> {
         if a.me == root {
             // SAFETY: my slice of my input and output.
@@ -375,13 +373,7 @@ pub(super) unsafe fn reduce_scatter_block(
     };
     let in_place = std::ptr::eq(input, out);
     let esize = blk.checked_div(count).unwrap_or(1);
-    let mut c = Combine {
-        op,
-        dt,
-        esize,
-        kernel: true,
-        near: None,
-    };
+    let mut c = Combine::new(op, dt, esize);
     let mut scratch_blk = None;
     let r = (|| -> Result<()> {
         let acc = if in_place {
