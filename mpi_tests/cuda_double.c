@@ -16,7 +16,13 @@
  *  - streams and events: asynchronous copies are queued on their stream and
  *    run only when the stream is synchronized or an event recorded after
  *    them is queried or synchronized, so code that reads a result before
- *    waiting for it sees stale data;
+ *    waiting for it sees stale data; as with the real driver, a copy with
+ *    pageable host memory (neither pinned nor registered) is made in the
+ *    call instead, which waits for it (counted: the function
+ *    cuda_double_pageable_async() answers how many, for tests);
+ *  - registration: cuMemHostRegister of memory the driver knows already
+ *    answers CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, and
+ *    cuMemHostUnregister of other memory CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
  *  - IPC: a handle names (pid, fd, size, buffer id); another process maps
  *    it through /proc/<pid>/fd/<fd>;
  *  - cuGetExportTable answers CUDA_ERROR_NOT_SUPPORTED (NVRTC calls it);
@@ -61,6 +67,8 @@ enum {
     CUDA_ERROR_MAP_FAILED = 205,
     CUDA_ERROR_INVALID_HANDLE = 400,
     CUDA_ERROR_NOT_READY = 600,
+    CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712,
+    CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED = 713,
     CUDA_ERROR_NOT_SUPPORTED = 801,
 };
 enum { MT_HOST = 1, MT_DEVICE = 2, MT_ARRAY = 3, MT_UNIFIED = 4 };
@@ -94,14 +102,14 @@ static struct alloc *allocs;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long long next_id = 1;
 static int inited, ndev = -1;
-static long n_attr, n_copy, n_async, n_ipc_open, n_ipc_get, n_kernels;
+static long n_attr, n_copy, n_async, n_pageable, n_ipc_open, n_ipc_get, n_kernels;
 
 #define MAGIC 0x4f58434455444f55ull /* handle marker */
 struct ipc { unsigned long long magic; int pid, fd; size_t size; unsigned long long id; };
 
 static void stats(void) {
-    fprintf(stderr, "cuda_double: pid %d attrs %ld copies %ld async %ld ipc_get %ld ipc_open %ld\n",
-            (int)getpid(), n_attr, n_copy, n_async, n_ipc_get, n_ipc_open);
+    fprintf(stderr, "cuda_double: pid %d attrs %ld copies %ld async %ld (pageable %ld) ipc_get %ld ipc_open %ld\n",
+            (int)getpid(), n_attr, n_copy, n_async, n_pageable, n_ipc_get, n_ipc_open);
     if (n_ipc_open > 0) fprintf(stderr, "cuda_double: ipc used\n");
     if (n_kernels > 0) fprintf(stderr, "cuda_double: kernels launched %ld\n", n_kernels);
 }
@@ -261,16 +269,25 @@ CUresult cuMemFreeHost(void *p) {
 CUresult cuMemHostRegister_v2(void *p, size_t size, unsigned flags) {
     (void)flags;
     if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+    if (!size) return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&lock);
+    for (struct alloc *a = allocs; a; a = a->next)
+        if ((uintptr_t)p < a->addr + a->size && a->addr < (uintptr_t)p + size) {
+            /* Overlapping memory the driver knows already, as the driver says. */
+            pthread_mutex_unlock(&lock);
+            return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+        }
     add((uintptr_t)p, (uintptr_t)p, size, K_REGISTERED, -1);
     pthread_mutex_unlock(&lock);
     return CUDA_SUCCESS;
 }
 CUresult cuMemHostUnregister(void *p) {
     pthread_mutex_lock(&lock);
-    struct alloc *a = unlink_at((uintptr_t)p);
+    struct alloc *a = find((uintptr_t)p);
+    if (a && a->addr == (uintptr_t)p && a->kind == K_REGISTERED) unlink_at((uintptr_t)p);
+    else a = NULL;
     pthread_mutex_unlock(&lock);
-    if (!a) return CUDA_ERROR_INVALID_VALUE;
+    if (!a) return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
     free(a);
     return CUDA_SUCCESS;
 }
@@ -439,9 +456,29 @@ CUresult cuStreamDestroy_v2(CUstream s) { CUresult r = drain(s); if (s) free(s);
 CUresult cuStreamSynchronize(CUstream s) { return drain(s); }
 CUresult cuStreamQuery(CUstream s) { return drain(s); }
 
+/* Whether p is host memory the driver does not know (pageable). */
+static int pageable(uintptr_t p) {
+    pthread_mutex_lock(&lock);
+    int r = find(p) == NULL;
+    pthread_mutex_unlock(&lock);
+    return r;
+}
+
+/* Asynchronous copies made with pageable host memory, for tests: the
+ * library's staging areas are pinned, so its own copies never count here. */
+long cuda_double_pageable_async(void) { return __atomic_load_n(&n_pageable, __ATOMIC_RELAXED); }
+
 CUresult cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) {
     if (!current) return CUDA_ERROR_INVALID_CONTEXT;
     if (n && (!view(d, n) || !view(s, n))) return CUDA_ERROR_INVALID_VALUE;
+    if (n && (pageable(d) || pageable(s))) {
+        /* As the real driver does: with pageable memory the copy is made
+         * now, after the work queued before it (the call waits for it). */
+        __atomic_add_fetch(&n_pageable, 1, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&n_async, 1, __ATOMIC_RELAXED);
+        CUresult r = drain(st);
+        return r ? r : rows(d, s, n);
+    }
     struct op *o = calloc(1, sizeof *o);
     o->d = d; o->s = s; o->n = n;
     st = str(st);

@@ -246,6 +246,32 @@ static void other_memory(long n) {
     cu.free_host(pin);
 }
 
+/* The library stages device data through pinned host memory: its
+ * asynchronous copies never use pageable memory, with which the driver's
+ * copy waits for the device inside the call (the test double counts such
+ * copies). A receive from a host sender into a device buffer lands in a
+ * staging area; a send from a device buffer to a host receiver is staged
+ * by the sender where CUDA IPC is off (with IPC the receiver copies from
+ * the sender's buffer into its own, pageable, host buffer). */
+static void pinned_staging(void) {
+    if (!cu.pageable_async) return;
+    const char *ipc = getenv("OXMPI_CUDA_IPC");
+    int ipc_off = ipc && !strcmp(ipc, "0");
+    long sizes[] = {8, 40000, 300000, 3 << 20};
+    for (int i = 0; i < 4; i++) {
+        long before = cu.pageable_async();
+        ring(sizes[i], 60 + i, 'h', 'd');
+        long after = cu.pageable_async();
+        CHECK(after == before, "host to device, %ld bytes: %ld asynchronous copies with pageable memory", sizes[i], after - before);
+        if (ipc_off || size == 1) {
+            before = cu.pageable_async();
+            ring(sizes[i], 70 + i, 'd', 'h');
+            after = cu.pageable_async();
+            CHECK(after == before, "device to host, %ld bytes: %ld asynchronous copies with pageable memory", sizes[i], after - before);
+        }
+    }
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -286,6 +312,7 @@ int main(int argc, char **argv) {
     pack_and_reduce_local();
     reuse_after_free(100000);
     other_memory(70000);
+    pinned_staging();
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) printf("gpu_p2p ok\n");
     MPI_Finalize();

@@ -23,6 +23,7 @@ static struct {
     int (*alloc_managed)(devptr *, size_t, unsigned);
     int (*alloc_host)(void **, size_t);
     int (*free_host)(void *);
+    long (*pageable_async)(void); /* the test double's counter; NULL on a real driver */
 } cu;
 static void *gpu_ctx; /* the primary context gpu_open made current */
 
@@ -38,6 +39,7 @@ static inline int gpu_open(void) {
     SYM(memset8, "cuMemsetD8_v2"); SYM(alloc_managed, "cuMemAllocManaged");
     SYM(alloc_host, "cuMemAllocHost_v2"); SYM(free_host, "cuMemFreeHost");
 #undef SYM
+    *(void **)&cu.pageable_async = dlsym(h, "cuda_double_pageable_async");
     int dev;
     if (cu.init(0) || cu.device_get(&dev, 0) || cu.retain(&gpu_ctx, dev) || cu.set_current(gpu_ctx)) return 0;
     return 1;

@@ -6,6 +6,13 @@
 //!
 //! A buffer handed out may be longer than asked for and holds stale bytes
 //! from earlier use; callers use the prefix they write.
+//!
+//! Staging areas of device buffers come from a second list, of buffers
+//! page-locked with the driver (`take_pinned`): the driver's asynchronous
+//! copies to and from pageable memory wait for the device, which a
+//! nonblocking call must not. Pinning costs much more than a page fault, so
+//! pinned buffers are kept (up to `PINNED_KEEP` of them) and unpinned only
+//! when dropped from the list; areas longer than `MAX` are not pinned.
 
 use parking_lot::Mutex;
 
@@ -15,6 +22,24 @@ const KEEP: usize = 8;
 const MAX: usize = 64 << 20;
 
 static POOL: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
+
+const PINNED_KEEP: usize = 16;
+
+/// Pinned buffers: `free` ones ready for use, and the addresses of those
+/// handed out (`give` knows them by address).
+struct Pinned {
+    free: Vec<Vec<u8>>,
+    out: Vec<usize>,
+}
+
+static PINNED: Mutex<Pinned> = Mutex::new(Pinned {
+    free: Vec::new(),
+    out: Vec::new(),
+});
+
+/// Whether a pinned buffer was ever made: `give` looks at the pinned list
+/// only then, so a host-only process never takes its lock.
+static ANY_PINNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// A buffer of at least `len` bytes.
 pub fn take(len: usize) -> Vec<u8> {
@@ -33,8 +58,58 @@ pub fn take(len: usize) -> Vec<u8> {
     vec![0u8; len]
 }
 
+/// A buffer of at least `len` bytes page-locked with the CUDA driver, for
+/// staging device data; a pageable one where the driver refuses to pin.
+/// Handed back with `give` (a pinned buffer must not simply be dropped).
+pub fn take_pinned(len: usize) -> Vec<u8> {
+    if len > MAX {
+        // Pinning a buffer this long costs more than it saves once (it is
+        // not kept); such messages stay pageable (docs/gpu.md).
+        return take(len);
+    }
+    let mut p = PINNED.lock();
+    let best = p
+        .free
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.len() >= len)
+        .min_by_key(|(_, v)| v.len())
+        .map(|(i, _)| i);
+    if let Some(i) = best {
+        let v = p.free.swap_remove(i);
+        p.out.push(v.as_ptr() as usize);
+        return v;
+    }
+    // Small areas are made 64 KiB long, so one serves many small messages.
+    let mut v = vec![0u8; len.max(MIN)];
+    // SAFETY: `v` stays allocated while pinned: `give` unpins it before
+    // it is dropped, and the pinned list owns it otherwise.
+    if unsafe { crate::gpu::pin(v.as_mut_ptr(), v.len()) } {
+        // Relaxed: the flag only tells `give` to look at the list, whose
+        // lock orders the rest.
+        ANY_PINNED.store(true, std::sync::atomic::Ordering::Relaxed);
+        p.out.push(v.as_ptr() as usize);
+    }
+    v
+}
+
 /// Returns a buffer for reuse.
-pub fn give(v: Vec<u8>) {
+pub fn give(mut v: Vec<u8>) {
+    if ANY_PINNED.load(std::sync::atomic::Ordering::Relaxed) && !v.is_empty() {
+        let mut p = PINNED.lock();
+        let addr = v.as_ptr() as usize;
+        if let Some(i) = p.out.iter().position(|&a| a == addr) {
+            p.out.swap_remove(i);
+            if p.free.len() < PINNED_KEEP {
+                p.free.push(v);
+            } else {
+                // SAFETY: pinned by `take_pinned`; the copies that used it are
+                // done (its owner handed it back).
+                unsafe { crate::gpu::unpin(v.as_mut_ptr()) };
+            }
+            return;
+        }
+    }
     if v.len() < MIN || v.len() > MAX {
         return;
     }

@@ -205,7 +205,11 @@ impl Staged {
     pub fn ensure_packed(&mut self) -> crate::core::error::Result<*mut u8> {
         if let Some((t, count, src)) = self.pack.take() {
             let n = t.size * count;
-            self.data = super::pool::take(n);
+            self.data = if self.kind == crate::datatype::MemKind::Device {
+                super::pool::take_pinned(n)
+            } else {
+                super::pool::take(n)
+            };
             // SAFETY: `src` holds `count` elements of `t` until the send completes.
             unsafe { crate::datatype::pack_mem(&t, count, src, self.kind, &mut self.data[..n])? };
         }

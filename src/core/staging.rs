@@ -55,7 +55,7 @@ pub unsafe fn stage(
             st.kind = kind;
             s.stream = Some(st);
         } else if recv {
-            s.data = crate::core::pool::take(bytes);
+            s.data = crate::core::pool::take_pinned(bytes);
             s.unpack = Some((t.clone(), count, user));
         } else {
             s.pack = Some((t.clone(), count, user));

@@ -132,6 +132,8 @@ table! {
     event_destroy = "cuEventDestroy_v2": fn(*mut c_void);
     mem_alloc = "cuMemAlloc_v2": fn(*mut CUdeviceptr, usize);
     mem_free = "cuMemFree_v2": fn(CUdeviceptr);
+    mem_host_register = "cuMemHostRegister_v2": fn(*mut c_void, usize, c_uint);
+    mem_host_unregister = "cuMemHostUnregister": fn(*mut c_void);
 }
 
 /// Opens the driver `name`, resolves the table, initialises the driver and

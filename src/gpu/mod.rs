@@ -206,6 +206,33 @@ pub unsafe fn copy(dst: *mut u8, src: *const u8, n: usize) -> Result<()> {
     Ok(())
 }
 
+/// Page-locks the `len` host bytes at `p` for every context (the driver's
+/// DMA then reads and writes them directly: an asynchronous copy to or from
+/// them does not wait for the device, as one with pageable memory does).
+/// False where the driver refuses; the bytes then stay pageable.
+///
+/// # Safety
+/// `p` names `len` bytes that stay allocated until `unpin(p)`.
+pub unsafe fn pin(p: *mut u8, len: usize) -> bool {
+    const CU_MEMHOSTREGISTER_PORTABLE: c_uint = 1;
+    let Ok(d) = for_copy() else {
+        return false;
+    };
+    // SAFETY: forwarded contract.
+    unsafe { (d.mem_host_register)(p.cast(), len, CU_MEMHOSTREGISTER_PORTABLE) == CUDA_SUCCESS }
+}
+
+/// Undoes `pin(p, _)`.
+///
+/// # Safety
+/// `p` was pinned by `pin` and no copy in flight uses it.
+pub unsafe fn unpin(p: *mut u8) {
+    if let Some(d) = driver() {
+        // SAFETY: forwarded contract.
+        unsafe { (d.mem_host_unregister)(p.cast()) };
+    }
+}
+
 /// Whether the device memory at `p` (an allocation of this process or an
 /// opened IPC mapping) lies on the device of the current context, so a
 /// kernel here may read or write it directly.

@@ -128,7 +128,7 @@ impl State {
                 .is_some_and(|(t, count, _)| t.is_contiguous(*count));
         if to_link && contiguous_dev && bytes > 0 {
             let (t, _, src) = st.pack.take().unwrap();
-            st.data = crate::core::pool::take(bytes);
+            st.data = crate::core::pool::take_pinned(bytes);
             let from = src.wrapping_offset(t.start());
             // SAFETY: the device buffer holds `bytes` bytes from `from` until
             // the send completes; the staging area is the request's own.
