@@ -828,7 +828,11 @@ typedef int (MPI_Datarep_conversion_function_c)(void *, MPI_Datatype, MPI_Count,
 
 #define MPI_ERR_ERRHANDLER 80
 
+#define KIND_WIN 8
+
 #define OXMPI_BFLOAT16 1275069168
+
+#define EXCL (1 << 63)
 
 typedef struct MPI_Status {
   int count_lo;

@@ -46,6 +46,28 @@ unsafe fn f_pmpi_abort(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> ()
 }
 fsyms!(f_pmpi_abort(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_abort_, pmpi_abort__, pmpi_abort, PMPI_ABORT);
 
+unsafe fn f_mpi_accumulate(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Accumulate(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_accumulate(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_accumulate_, mpi_accumulate__, mpi_accumulate, MPI_ACCUMULATE);
+
+unsafe fn f_pmpi_accumulate(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Accumulate(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_accumulate(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_accumulate_, pmpi_accumulate__, pmpi_accumulate, PMPI_ACCUMULATE);
+
 unsafe fn f_mpi_add_error_class(a0: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -1406,6 +1428,28 @@ unsafe fn f_pmpi_comm_test_inter(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_
 }
 fsyms!(f_pmpi_comm_test_inter(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_test_inter_, pmpi_comm_test_inter__, pmpi_comm_test_inter, PMPI_COMM_TEST_INTER);
 
+unsafe fn f_mpi_compare_and_swap(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Compare_and_swap(buf(a0) as _, buf(a1) as _, buf(a2) as _, *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const i64), *(a6 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_compare_and_swap(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_compare_and_swap_, mpi_compare_and_swap__, mpi_compare_and_swap, MPI_COMPARE_AND_SWAP);
+
+unsafe fn f_pmpi_compare_and_swap(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Compare_and_swap(buf(a0) as _, buf(a1) as _, buf(a2) as _, *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const i64), *(a6 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_compare_and_swap(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_compare_and_swap_, pmpi_compare_and_swap__, pmpi_compare_and_swap, PMPI_COMPARE_AND_SWAP);
+
 unsafe fn f_mpi_dims_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -1630,6 +1674,28 @@ unsafe fn f_pmpi_exscan_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, 
 }
 fsyms!(f_pmpi_exscan_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_exscan_init_, pmpi_exscan_init__, pmpi_exscan_init, PMPI_EXSCAN_INIT);
 
+unsafe fn f_mpi_fetch_and_op(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Fetch_and_op(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_fetch_and_op(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_fetch_and_op_, mpi_fetch_and_op__, mpi_fetch_and_op, MPI_FETCH_AND_OP);
+
+unsafe fn f_pmpi_fetch_and_op(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Fetch_and_op(buf(a0) as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_fetch_and_op(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_fetch_and_op_, pmpi_fetch_and_op__, pmpi_fetch_and_op, PMPI_FETCH_AND_OP);
+
 unsafe fn f_mpi_finalize(ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -1783,6 +1849,50 @@ unsafe fn f_pmpi_gatherv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void,
     }
 }
 fsyms!(f_pmpi_gatherv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); pmpi_gatherv_init_, pmpi_gatherv_init__, pmpi_gatherv_init, PMPI_GATHERV_INIT);
+
+unsafe fn f_mpi_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Get(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_get_, mpi_get__, mpi_get, MPI_GET);
+
+unsafe fn f_pmpi_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Get(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_get_, pmpi_get__, pmpi_get, PMPI_GET);
+
+unsafe fn f_mpi_get_accumulate(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Get_accumulate(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const i64), *(a8 as *const c_int), *(a9 as *const c_int), *(a10 as *const c_int), *(a11 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_get_accumulate(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, ierr: *mut c_int) -> (); mpi_get_accumulate_, mpi_get_accumulate__, mpi_get_accumulate, MPI_GET_ACCUMULATE);
+
+unsafe fn f_pmpi_get_accumulate(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Get_accumulate(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const i64), *(a8 as *const c_int), *(a9 as *const c_int), *(a10 as *const c_int), *(a11 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_get_accumulate(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, ierr: *mut c_int) -> (); pmpi_get_accumulate_, pmpi_get_accumulate__, pmpi_get_accumulate, PMPI_GET_ACCUMULATE);
 
 unsafe fn f_mpi_get_address(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -3796,6 +3906,28 @@ unsafe fn f_pmpi_probe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *m
 }
 fsyms!(f_pmpi_probe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_probe_, pmpi_probe__, pmpi_probe, PMPI_PROBE);
 
+unsafe fn f_mpi_put(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Put(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_put(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_put_, mpi_put__, mpi_put, MPI_PUT);
+
+unsafe fn f_pmpi_put(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Put(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_put(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_put_, pmpi_put__, pmpi_put, PMPI_PUT);
+
 unsafe fn f_mpi_query_thread(a0: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -3817,6 +3949,28 @@ unsafe fn f_pmpi_query_thread(a0: *mut c_void, ierr: *mut c_int) -> () {
     }
 }
 fsyms!(f_pmpi_query_thread(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_query_thread_, pmpi_query_thread__, pmpi_query_thread, PMPI_QUERY_THREAD);
+
+unsafe fn f_mpi_raccumulate(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Raccumulate(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_raccumulate(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_raccumulate_, mpi_raccumulate__, mpi_raccumulate, MPI_RACCUMULATE);
+
+unsafe fn f_pmpi_raccumulate(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Raccumulate(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_raccumulate(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_raccumulate_, pmpi_raccumulate__, pmpi_raccumulate, PMPI_RACCUMULATE);
 
 unsafe fn f_mpi_recv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -4059,6 +4213,72 @@ unsafe fn f_pmpi_request_get_status(a0: *mut c_void, a1: *mut c_void, a2: *mut c
     }
 }
 fsyms!(f_pmpi_request_get_status(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_request_get_status_, pmpi_request_get_status__, pmpi_request_get_status, PMPI_REQUEST_GET_STATUS);
+
+unsafe fn f_mpi_rget(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Rget(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_rget(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_rget_, mpi_rget__, mpi_rget, MPI_RGET);
+
+unsafe fn f_pmpi_rget(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Rget(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_rget(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_rget_, pmpi_rget__, pmpi_rget, PMPI_RGET);
+
+unsafe fn f_mpi_rget_accumulate(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, a12: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Rget_accumulate(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const i64), *(a8 as *const c_int), *(a9 as *const c_int), *(a10 as *const c_int), *(a11 as *const c_int), a12 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_rget_accumulate(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, a12: *mut c_void, ierr: *mut c_int) -> (); mpi_rget_accumulate_, mpi_rget_accumulate__, mpi_rget_accumulate, MPI_RGET_ACCUMULATE);
+
+unsafe fn f_pmpi_rget_accumulate(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, a12: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Rget_accumulate(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const i64), *(a8 as *const c_int), *(a9 as *const c_int), *(a10 as *const c_int), *(a11 as *const c_int), a12 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_rget_accumulate(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, a12: *mut c_void, ierr: *mut c_int) -> (); pmpi_rget_accumulate_, pmpi_rget_accumulate__, pmpi_rget_accumulate, PMPI_RGET_ACCUMULATE);
+
+unsafe fn f_mpi_rput(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Rput(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_rput(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_rput_, mpi_rput__, mpi_rput, MPI_RPUT);
+
+unsafe fn f_pmpi_rput(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Rput(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_rput(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_rput_, pmpi_rput__, pmpi_rput, PMPI_RPUT);
 
 unsafe fn f_mpi_rsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -5379,6 +5599,760 @@ unsafe fn f_pmpi_waitsome(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3:
     }
 }
 fsyms!(f_pmpi_waitsome(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_waitsome_, pmpi_waitsome__, pmpi_waitsome, PMPI_WAITSOME);
+
+unsafe fn f_mpi_win_allocate(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Win_allocate(*(a0 as *const i64), *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), buf(a4) as _, a5 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_win_allocate(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_win_allocate_, mpi_win_allocate__, mpi_win_allocate, MPI_WIN_ALLOCATE);
+
+unsafe fn f_pmpi_win_allocate(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Win_allocate(*(a0 as *const i64), *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), buf(a4) as _, a5 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_win_allocate(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_win_allocate_, pmpi_win_allocate__, pmpi_win_allocate, PMPI_WIN_ALLOCATE);
+
+unsafe fn f_mpi_win_allocate_shared(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Win_allocate_shared(*(a0 as *const i64), *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), buf(a4) as _, a5 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_win_allocate_shared(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_win_allocate_shared_, mpi_win_allocate_shared__, mpi_win_allocate_shared, MPI_WIN_ALLOCATE_SHARED);
+
+unsafe fn f_pmpi_win_allocate_shared(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Win_allocate_shared(*(a0 as *const i64), *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), buf(a4) as _, a5 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_win_allocate_shared(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_win_allocate_shared_, pmpi_win_allocate_shared__, pmpi_win_allocate_shared, PMPI_WIN_ALLOCATE_SHARED);
+
+unsafe fn f_mpi_win_attach(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Win_attach(*(a0 as *const c_int), buf(a1) as _, *(a2 as *const i64));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_win_attach(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_win_attach_, mpi_win_attach__, mpi_win_attach, MPI_WIN_ATTACH);
+
+unsafe fn f_pmpi_win_attach(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Win_attach(*(a0 as *const c_int), buf(a1) as _, *(a2 as *const i64));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_win_attach(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_win_attach_, pmpi_win_attach__, pmpi_win_attach, PMPI_WIN_ATTACH);
+
+unsafe fn f_mpi_win_call_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Win_call_errhandler(*(a0 as *const c_int), *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_win_call_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_win_call_errhandler_, mpi_win_call_errhandler__, mpi_win_call_errhandler, MPI_WIN_CALL_ERRHANDLER);
+
+unsafe fn f_pmpi_win_call_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Win_call_errhandler(*(a0 as *const c_int), *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_win_call_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_win_call_errhandler_, pmpi_win_call_errhandler__, pmpi_win_call_errhandler, PMPI_WIN_CALL_ERRHANDLER);
+
+unsafe fn f_mpi_win_complete(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Win_complete(*(a0 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_win_complete(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_win_complete_, mpi_win_complete__, mpi_win_complete, MPI_WIN_COMPLETE);
+
+unsafe fn f_pmpi_win_complete(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Win_complete(*(a0 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_win_complete(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_win_complete_, pmpi_win_complete__, pmpi_win_complete, PMPI_WIN_COMPLETE);
+
+unsafe fn f_mpi_win_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Win_create(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), a5 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_win_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_win_create_, mpi_win_create__, mpi_win_create, MPI_WIN_CREATE);
+
+unsafe fn f_pmpi_win_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Win_create(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), a5 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_win_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_win_create_, pmpi_win_create__, pmpi_win_create, PMPI_WIN_CREATE);
+
+unsafe fn f_mpi_win_create_dynamic(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Win_create_dynamic(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_win_create_dynamic(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_win_create_dynamic_, mpi_win_create_dynamic__, mpi_win_create_dynamic, MPI_WIN_CREATE_DYNAMIC);
+
+unsafe fn f_pmpi_win_create_dynamic(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Win_create_dynamic(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_win_create_dynamic(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_win_create_dynamic_, pmpi_win_create_dynamic__, pmpi_win_create_dynamic, PMPI_WIN_CREATE_DYNAMIC);
+
+unsafe fn f_mpi_win_create_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Win_create_errhandler(a0 as _, a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_win_create_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_win_create_errhandler_, mpi_win_create_errhandler__, mpi_win_create_errhandler, MPI_WIN_CREATE_ERRHANDLER);
+
+unsafe fn f_pmpi_win_create_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Win_create_errhandler(a0 as _, a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_win_create_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_win_create_errhandler_, pmpi_win_create_errhandler__, pmpi_win_create_errhandler, PMPI_WIN_CREATE_ERRHANDLER);
+
+unsafe fn f_mpi_win_delete_attr(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Win_delete_attr(*(a0 as *const c_int), *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_win_delete_attr(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_win_delete_attr_, mpi_win_delete_attr__, mpi_win_delete_attr, MPI_WIN_DELETE_ATTR);
+
+unsafe fn f_pmpi_win_delete_attr(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Win_delete_attr(*(a0 as *const c_int), *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_win_delete_attr(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_win_delete_attr_, pmpi_win_delete_attr__, pmpi_win_delete_attr, PMPI_WIN_DELETE_ATTR);
+
+unsafe fn f_mpi_win_detach(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Win_detach(*(a0 as *const c_int), buf(a1) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_win_detach(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_win_detach_, mpi_win_detach__, mpi_win_detach, MPI_WIN_DETACH);
+
+unsafe fn f_pmpi_win_detach(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Win_detach(*(a0 as *const c_int), buf(a1) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_win_detach(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_win_detach_, pmpi_win_detach__, pmpi_win_detach, PMPI_WIN_DETACH);
+
+unsafe fn f_mpi_win_fence(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Win_fence(*(a0 as *const c_int), *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_win_fence(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_win_fence_, mpi_win_fence__, mpi_win_fence, MPI_WIN_FENCE);
+
+unsafe fn f_pmpi_win_fence(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Win_fence(*(a0 as *const c_int), *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_win_fence(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_win_fence_, pmpi_win_fence__, pmpi_win_fence, PMPI_WIN_FENCE);
+
+unsafe fn f_mpi_win_flush(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Win_flush(*(a0 as *const c_int), *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_win_flush(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_win_flush_, mpi_win_flush__, mpi_win_flush, MPI_WIN_FLUSH);
+
+unsafe fn f_pmpi_win_flush(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Win_flush(*(a0 as *const c_int), *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_win_flush(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_win_flush_, pmpi_win_flush__, pmpi_win_flush, PMPI_WIN_FLUSH);
+
+unsafe fn f_mpi_win_flush_all(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Win_flush_all(*(a0 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_win_flush_all(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_win_flush_all_, mpi_win_flush_all__, mpi_win_flush_all, MPI_WIN_FLUSH_ALL);
+
+unsafe fn f_pmpi_win_flush_all(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Win_flush_all(*(a0 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_win_flush_all(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_win_flush_all_, pmpi_win_flush_all__, pmpi_win_flush_all, PMPI_WIN_FLUSH_ALL);
+
+unsafe fn f_mpi_win_flush_local(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Win_flush_local(*(a0 as *const c_int), *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_win_flush_local(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_win_flush_local_, mpi_win_flush_local__, mpi_win_flush_local, MPI_WIN_FLUSH_LOCAL);
+
+unsafe fn f_pmpi_win_flush_local(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Win_flush_local(*(a0 as *const c_int), *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_win_flush_local(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_win_flush_local_, pmpi_win_flush_local__, pmpi_win_flush_local, PMPI_WIN_FLUSH_LOCAL);
+
+unsafe fn f_mpi_win_flush_local_all(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Win_flush_local_all(*(a0 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_win_flush_local_all(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_win_flush_local_all_, mpi_win_flush_local_all__, mpi_win_flush_local_all, MPI_WIN_FLUSH_LOCAL_ALL);
+
+unsafe fn f_pmpi_win_flush_local_all(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Win_flush_local_all(*(a0 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_win_flush_local_all(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_win_flush_local_all_, pmpi_win_flush_local_all__, pmpi_win_flush_local_all, PMPI_WIN_FLUSH_LOCAL_ALL);
+
+unsafe fn f_mpi_win_free(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Win_free(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_win_free(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_win_free_, mpi_win_free__, mpi_win_free, MPI_WIN_FREE);
+
+unsafe fn f_pmpi_win_free(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Win_free(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_win_free(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_win_free_, pmpi_win_free__, pmpi_win_free, PMPI_WIN_FREE);
+
+unsafe fn f_mpi_win_free_keyval(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Win_free_keyval(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_win_free_keyval(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_win_free_keyval_, mpi_win_free_keyval__, mpi_win_free_keyval, MPI_WIN_FREE_KEYVAL);
+
+unsafe fn f_pmpi_win_free_keyval(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Win_free_keyval(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_win_free_keyval(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_win_free_keyval_, pmpi_win_free_keyval__, pmpi_win_free_keyval, PMPI_WIN_FREE_KEYVAL);
+
+unsafe fn f_mpi_win_get_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Win_get_errhandler(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_win_get_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_win_get_errhandler_, mpi_win_get_errhandler__, mpi_win_get_errhandler, MPI_WIN_GET_ERRHANDLER);
+
+unsafe fn f_pmpi_win_get_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Win_get_errhandler(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_win_get_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_win_get_errhandler_, pmpi_win_get_errhandler__, pmpi_win_get_errhandler, PMPI_WIN_GET_ERRHANDLER);
+
+unsafe fn f_mpi_win_get_group(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Win_get_group(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_win_get_group(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_win_get_group_, mpi_win_get_group__, mpi_win_get_group, MPI_WIN_GET_GROUP);
+
+unsafe fn f_pmpi_win_get_group(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Win_get_group(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_win_get_group(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_win_get_group_, pmpi_win_get_group__, pmpi_win_get_group, PMPI_WIN_GET_GROUP);
+
+unsafe fn f_mpi_win_get_info(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Win_get_info(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_win_get_info(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_win_get_info_, mpi_win_get_info__, mpi_win_get_info, MPI_WIN_GET_INFO);
+
+unsafe fn f_pmpi_win_get_info(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Win_get_info(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_win_get_info(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_win_get_info_, pmpi_win_get_info__, pmpi_win_get_info, PMPI_WIN_GET_INFO);
+
+unsafe fn f_mpi_win_get_name(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let mut s1 = vec![0 as c_char; l1.max(8192) + 1];
+        let rc = crate::abi::win::MPI_Win_get_name(*(a0 as *const c_int), s1.as_mut_ptr() as _, a2 as _);
+        fstring_out(&s1, a1 as *mut c_char, l1);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_win_get_name(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize) -> (); mpi_win_get_name_, mpi_win_get_name__, mpi_win_get_name, MPI_WIN_GET_NAME);
+
+unsafe fn f_pmpi_win_get_name(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let mut s1 = vec![0 as c_char; l1.max(8192) + 1];
+        let rc = crate::abi::win::PMPI_Win_get_name(*(a0 as *const c_int), s1.as_mut_ptr() as _, a2 as _);
+        fstring_out(&s1, a1 as *mut c_char, l1);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_win_get_name(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize) -> (); pmpi_win_get_name_, pmpi_win_get_name__, pmpi_win_get_name, PMPI_WIN_GET_NAME);
+
+unsafe fn f_mpi_win_lock(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Win_lock(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_win_lock(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); mpi_win_lock_, mpi_win_lock__, mpi_win_lock, MPI_WIN_LOCK);
+
+unsafe fn f_pmpi_win_lock(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Win_lock(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_win_lock(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_win_lock_, pmpi_win_lock__, pmpi_win_lock, PMPI_WIN_LOCK);
+
+unsafe fn f_mpi_win_lock_all(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Win_lock_all(*(a0 as *const c_int), *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_win_lock_all(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_win_lock_all_, mpi_win_lock_all__, mpi_win_lock_all, MPI_WIN_LOCK_ALL);
+
+unsafe fn f_pmpi_win_lock_all(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Win_lock_all(*(a0 as *const c_int), *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_win_lock_all(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_win_lock_all_, pmpi_win_lock_all__, pmpi_win_lock_all, PMPI_WIN_LOCK_ALL);
+
+unsafe fn f_mpi_win_post(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Win_post(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_win_post(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_win_post_, mpi_win_post__, mpi_win_post, MPI_WIN_POST);
+
+unsafe fn f_pmpi_win_post(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Win_post(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_win_post(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_win_post_, pmpi_win_post__, pmpi_win_post, PMPI_WIN_POST);
+
+unsafe fn f_mpi_win_set_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Win_set_errhandler(*(a0 as *const c_int), *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_win_set_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_win_set_errhandler_, mpi_win_set_errhandler__, mpi_win_set_errhandler, MPI_WIN_SET_ERRHANDLER);
+
+unsafe fn f_pmpi_win_set_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Win_set_errhandler(*(a0 as *const c_int), *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_win_set_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_win_set_errhandler_, pmpi_win_set_errhandler__, pmpi_win_set_errhandler, PMPI_WIN_SET_ERRHANDLER);
+
+unsafe fn f_mpi_win_set_info(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Win_set_info(*(a0 as *const c_int), *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_win_set_info(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_win_set_info_, mpi_win_set_info__, mpi_win_set_info, MPI_WIN_SET_INFO);
+
+unsafe fn f_pmpi_win_set_info(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Win_set_info(*(a0 as *const c_int), *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_win_set_info(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_win_set_info_, pmpi_win_set_info__, pmpi_win_set_info, PMPI_WIN_SET_INFO);
+
+unsafe fn f_mpi_win_set_name(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s1 = fstring(a1 as *const c_char, l1);
+        let rc = crate::abi::win::MPI_Win_set_name(*(a0 as *const c_int), s1.as_ptr() as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_win_set_name(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l1: usize) -> (); mpi_win_set_name_, mpi_win_set_name__, mpi_win_set_name, MPI_WIN_SET_NAME);
+
+unsafe fn f_pmpi_win_set_name(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s1 = fstring(a1 as *const c_char, l1);
+        let rc = crate::abi::win::PMPI_Win_set_name(*(a0 as *const c_int), s1.as_ptr() as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_win_set_name(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l1: usize) -> (); pmpi_win_set_name_, pmpi_win_set_name__, pmpi_win_set_name, PMPI_WIN_SET_NAME);
+
+unsafe fn f_mpi_win_shared_query(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Win_shared_query(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _, buf(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_win_shared_query(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_win_shared_query_, mpi_win_shared_query__, mpi_win_shared_query, MPI_WIN_SHARED_QUERY);
+
+unsafe fn f_pmpi_win_shared_query(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Win_shared_query(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _, a3 as _, buf(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_win_shared_query(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_win_shared_query_, pmpi_win_shared_query__, pmpi_win_shared_query, PMPI_WIN_SHARED_QUERY);
+
+unsafe fn f_mpi_win_start(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Win_start(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_win_start(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_win_start_, mpi_win_start__, mpi_win_start, MPI_WIN_START);
+
+unsafe fn f_pmpi_win_start(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Win_start(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_win_start(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_win_start_, pmpi_win_start__, pmpi_win_start, PMPI_WIN_START);
+
+unsafe fn f_mpi_win_sync(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Win_sync(*(a0 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_win_sync(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_win_sync_, mpi_win_sync__, mpi_win_sync, MPI_WIN_SYNC);
+
+unsafe fn f_pmpi_win_sync(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Win_sync(*(a0 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_win_sync(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_win_sync_, pmpi_win_sync__, pmpi_win_sync, PMPI_WIN_SYNC);
+
+unsafe fn f_mpi_win_test(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Win_test(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_win_test(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_win_test_, mpi_win_test__, mpi_win_test, MPI_WIN_TEST);
+
+unsafe fn f_pmpi_win_test(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Win_test(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_win_test(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_win_test_, pmpi_win_test__, pmpi_win_test, PMPI_WIN_TEST);
+
+unsafe fn f_mpi_win_unlock(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Win_unlock(*(a0 as *const c_int), *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_win_unlock(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_win_unlock_, mpi_win_unlock__, mpi_win_unlock, MPI_WIN_UNLOCK);
+
+unsafe fn f_pmpi_win_unlock(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Win_unlock(*(a0 as *const c_int), *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_win_unlock(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_win_unlock_, pmpi_win_unlock__, pmpi_win_unlock, PMPI_WIN_UNLOCK);
+
+unsafe fn f_mpi_win_unlock_all(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Win_unlock_all(*(a0 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_win_unlock_all(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_win_unlock_all_, mpi_win_unlock_all__, mpi_win_unlock_all, MPI_WIN_UNLOCK_ALL);
+
+unsafe fn f_pmpi_win_unlock_all(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Win_unlock_all(*(a0 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_win_unlock_all(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_win_unlock_all_, pmpi_win_unlock_all__, pmpi_win_unlock_all, PMPI_WIN_UNLOCK_ALL);
+
+unsafe fn f_mpi_win_wait(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Win_wait(*(a0 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_win_wait(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_win_wait_, mpi_win_wait__, mpi_win_wait, MPI_WIN_WAIT);
+
+unsafe fn f_pmpi_win_wait(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Win_wait(*(a0 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_win_wait(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_win_wait_, pmpi_win_wait__, pmpi_win_wait, PMPI_WIN_WAIT);
 
 unsafe fn f_mpi_wtick() -> f64 {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).

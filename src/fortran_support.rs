@@ -261,6 +261,71 @@ unsafe fn type_create_keyval(
     unsafe { create_keyval(copy, delete, keyval, extra, ierr, 3) }
 }
 
+unsafe fn win_create_keyval(
+    copy: *mut c_void,
+    delete: *mut c_void,
+    keyval: *mut c_int,
+    extra: *const isize,
+    ierr: *mut c_int,
+) {
+    // SAFETY: valid references from Fortran.
+    unsafe { create_keyval(copy, delete, keyval, extra, ierr, crate::base::handles::KIND_WIN) }
+}
+
+unsafe fn win_set_attr(
+    win: *const c_int,
+    keyval: *const c_int,
+    val: *const isize,
+    ierr: *mut c_int,
+) {
+    // SAFETY: valid references from Fortran.
+    unsafe { *ierr = crate::abi::win::MPI_Win_set_attr(*win, *keyval, *val as *mut c_void) };
+}
+
+/// A window's predefined attribute keys: Fortran's are the C ones plus one.
+fn predefined_win_key(k: c_int) -> Option<c_int> {
+    use crate::abi::consts::*;
+    [
+        MPI_WIN_BASE,
+        MPI_WIN_SIZE,
+        MPI_WIN_DISP_UNIT,
+        MPI_WIN_CREATE_FLAVOR,
+        MPI_WIN_MODEL,
+    ]
+    .into_iter()
+    .find(|&c| c + 1 == k || c == k)
+}
+
+unsafe fn win_get_attr(
+    win: *const c_int,
+    keyval: *const c_int,
+    val: *mut isize,
+    flag: *mut c_int,
+    ierr: *mut c_int,
+) {
+    use crate::abi::consts::*;
+    // SAFETY: valid references from Fortran.
+    unsafe {
+        let pre = predefined_win_key(*keyval);
+        let mut p: *mut c_void = std::ptr::null_mut();
+        *ierr = crate::abi::win::MPI_Win_get_attr(
+            *win,
+            pre.unwrap_or(*keyval),
+            &mut p as *mut _ as *mut c_void,
+            flag,
+        );
+        if *ierr == 0 && *flag != 0 {
+            // C gives the base itself, the size as a pointer to an MPI_Aint
+            // and the rest as pointers to ints; Fortran gets the values.
+            *val = match pre {
+                Some(MPI_WIN_BASE) | None => p as isize,
+                Some(MPI_WIN_SIZE) => *(p as *const isize),
+                Some(_) => *(p as *const c_int) as isize,
+            };
+        }
+    }
+}
+
 unsafe fn comm_set_attr(
     comm: *const c_int,
     keyval: *const c_int,
@@ -409,15 +474,27 @@ alias!(type_set_attr(dt: *const c_int, keyval: *const c_int, val: *const isize, 
 alias!(type_get_attr(dt: *const c_int, keyval: *const c_int, val: *mut isize, flag: *mut c_int, ierr: *mut c_int);
     mpi_type_get_attr_, mpi_type_get_attr__, mpi_type_get_attr, MPI_TYPE_GET_ATTR,
     pmpi_type_get_attr_, pmpi_type_get_attr__, pmpi_type_get_attr, PMPI_TYPE_GET_ATTR);
+alias!(win_create_keyval(copy: *mut c_void, delete: *mut c_void, keyval: *mut c_int, extra: *const isize, ierr: *mut c_int);
+    mpi_win_create_keyval_, mpi_win_create_keyval__, mpi_win_create_keyval, MPI_WIN_CREATE_KEYVAL,
+    pmpi_win_create_keyval_, pmpi_win_create_keyval__, pmpi_win_create_keyval, PMPI_WIN_CREATE_KEYVAL);
+alias!(win_set_attr(win: *const c_int, keyval: *const c_int, val: *const isize, ierr: *mut c_int);
+    mpi_win_set_attr_, mpi_win_set_attr__, mpi_win_set_attr, MPI_WIN_SET_ATTR,
+    pmpi_win_set_attr_, pmpi_win_set_attr__, pmpi_win_set_attr, PMPI_WIN_SET_ATTR);
+alias!(win_get_attr(win: *const c_int, keyval: *const c_int, val: *mut isize, flag: *mut c_int, ierr: *mut c_int);
+    mpi_win_get_attr_, mpi_win_get_attr__, mpi_win_get_attr, MPI_WIN_GET_ATTR,
+    pmpi_win_get_attr_, pmpi_win_get_attr__, pmpi_win_get_attr, PMPI_WIN_GET_ATTR);
 alias!(null_copy_fn(o: *const c_int, k: *const c_int, e: *const isize, i: *const isize, v: *mut isize, flag: *mut c_int, ierr: *mut c_int);
     mpi_null_copy_fn_, mpi_null_copy_fn__, mpi_null_copy_fn, MPI_NULL_COPY_FN,
     mpi_comm_null_copy_fn_, mpi_comm_null_copy_fn__, mpi_comm_null_copy_fn, MPI_COMM_NULL_COPY_FN,
-    mpi_type_null_copy_fn_, mpi_type_null_copy_fn__, mpi_type_null_copy_fn, MPI_TYPE_NULL_COPY_FN);
+    mpi_type_null_copy_fn_, mpi_type_null_copy_fn__, mpi_type_null_copy_fn, MPI_TYPE_NULL_COPY_FN,
+    mpi_win_null_copy_fn_, mpi_win_null_copy_fn__, mpi_win_null_copy_fn, MPI_WIN_NULL_COPY_FN);
 alias!(dup_fn(o: *const c_int, k: *const c_int, e: *const isize, vin: *const isize, vout: *mut isize, flag: *mut c_int, ierr: *mut c_int);
     mpi_dup_fn_, mpi_dup_fn__, mpi_dup_fn, MPI_DUP_FN,
     mpi_comm_dup_fn_, mpi_comm_dup_fn__, mpi_comm_dup_fn, MPI_COMM_DUP_FN,
-    mpi_type_dup_fn_, mpi_type_dup_fn__, mpi_type_dup_fn, MPI_TYPE_DUP_FN);
+    mpi_type_dup_fn_, mpi_type_dup_fn__, mpi_type_dup_fn, MPI_TYPE_DUP_FN,
+    mpi_win_dup_fn_, mpi_win_dup_fn__, mpi_win_dup_fn, MPI_WIN_DUP_FN);
 alias!(null_delete_fn(c: *const c_int, k: *const c_int, v: *const isize, e: *const isize, ierr: *mut c_int);
     mpi_null_delete_fn_, mpi_null_delete_fn__, mpi_null_delete_fn, MPI_NULL_DELETE_FN,
     mpi_comm_null_delete_fn_, mpi_comm_null_delete_fn__, mpi_comm_null_delete_fn, MPI_COMM_NULL_DELETE_FN,
-    mpi_type_null_delete_fn_, mpi_type_null_delete_fn__, mpi_type_null_delete_fn, MPI_TYPE_NULL_DELETE_FN);
+    mpi_type_null_delete_fn_, mpi_type_null_delete_fn__, mpi_type_null_delete_fn, MPI_TYPE_NULL_DELETE_FN,
+    mpi_win_null_delete_fn_, mpi_win_null_delete_fn__, mpi_win_null_delete_fn, MPI_WIN_NULL_DELETE_FN);

@@ -24,5 +24,6 @@ pub mod fortran;
 pub mod fortran_support;
 pub mod gpu;
 pub mod op;
+pub mod rma;
 pub mod sys;
 pub mod transport;

@@ -410,6 +410,38 @@ pub unsafe fn cma_readv(
     local: &[[usize; 2]],
     len: usize,
 ) -> io::Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { cma_vec(pid, remote, local, len, false) }
+}
+
+/// Copies `len` bytes from the segments `local` of this process into the
+/// segments `remote` ([address, length] in process `pid`), both walked in
+/// order, with as few `process_vm_writev` calls as IOV_MAX allows.
+///
+/// # Safety
+/// Every local segment is readable memory of this process; `local` and
+/// `remote` each cover at least `len` bytes.
+pub unsafe fn cma_writev(
+    pid: i32,
+    remote: &[[usize; 2]],
+    local: &[[usize; 2]],
+    len: usize,
+) -> io::Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { cma_vec(pid, remote, local, len, true) }
+}
+
+/// `cma_readv` (`write` false) or `cma_writev`.
+///
+/// # Safety
+/// As theirs.
+unsafe fn cma_vec(
+    pid: i32,
+    remote: &[[usize; 2]],
+    local: &[[usize; 2]],
+    len: usize,
+    write: bool,
+) -> io::Result<()> {
     const MAX: usize = 1024; // IOV_MAX on Linux
                              // Cursors: (segment index, bytes of it already done).
     let (mut ri, mut ro, mut li, mut lo) = (0usize, 0usize, 0usize, 0usize);
@@ -459,17 +491,29 @@ pub unsafe fn cma_readv(
         if liov.is_empty() || riov.is_empty() {
             return Err(io::Error::from(io::ErrorKind::UnexpectedEof));
         }
-        // SAFETY: local iovecs are writable (caller's contract); the kernel
-        // checks the remote ranges and reports EFAULT instead of faulting.
+        // SAFETY: local iovecs are writable (read) or readable (write), the
+        // caller's contract; the kernel checks the remote ranges and reports
+        // EFAULT instead of faulting.
         let n = unsafe {
-            libc::process_vm_readv(
-                pid,
-                liov.as_ptr(),
-                liov.len() as libc::c_ulong,
-                riov.as_ptr(),
-                riov.len() as libc::c_ulong,
-                0,
-            )
+            if write {
+                libc::process_vm_writev(
+                    pid,
+                    liov.as_ptr(),
+                    liov.len() as libc::c_ulong,
+                    riov.as_ptr(),
+                    riov.len() as libc::c_ulong,
+                    0,
+                )
+            } else {
+                libc::process_vm_readv(
+                    pid,
+                    liov.as_ptr(),
+                    liov.len() as libc::c_ulong,
+                    riov.as_ptr(),
+                    riov.len() as libc::c_ulong,
+                    0,
+                )
+            }
         };
         if n < 0 {
             let e = io::Error::last_os_error();

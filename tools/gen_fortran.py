@@ -44,7 +44,8 @@ for m in re.finditer(r'extern "C" fn (MPI_\w+)\(', (root / "src/abi/coll/forms.r
     mod_of[m.group(1)] = "coll"
 
 SKIP = {"MPI_Pcontrol", "MPI_Comm_create_keyval", "MPI_Type_create_keyval", "MPI_Comm_c2f", "MPI_Comm_f2c",
-        "MPI_Init", "MPI_Init_thread", "MPI_Comm_set_attr", "MPI_Comm_get_attr", "MPI_Type_set_attr", "MPI_Type_get_attr"}
+        "MPI_Init", "MPI_Init_thread", "MPI_Comm_set_attr", "MPI_Comm_get_attr", "MPI_Type_set_attr", "MPI_Type_get_attr",
+        "MPI_Win_create_keyval", "MPI_Win_set_attr", "MPI_Win_get_attr"}
 INTS = {"int", "MPI_Comm", "MPI_Datatype", "MPI_Op", "MPI_Group", "MPI_Request", "MPI_Errhandler",
         "MPI_Info", "MPI_Message", "MPI_Win", "MPI_Session", "MPI_Fint"}
 LONGS = {"MPI_Aint", "MPI_Count", "MPI_Offset"}
@@ -232,7 +233,9 @@ fh += ["      INTEGER MPI_BOTTOM, MPI_IN_PLACE",
        "      EXTERNAL MPI_NULL_COPY_FN, MPI_NULL_DELETE_FN, MPI_DUP_FN",
        "      EXTERNAL MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN",
        "      EXTERNAL MPI_COMM_DUP_FN, MPI_TYPE_DUP_FN",
-       "      EXTERNAL MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN"]
+       "      EXTERNAL MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN",
+       "      EXTERNAL MPI_WIN_NULL_COPY_FN, MPI_WIN_NULL_DELETE_FN",
+       "      EXTERNAL MPI_WIN_DUP_FN"]
 too_long = [l for l in fh if len(l) > 72 and not l.startswith("!")]
 assert not too_long, f"mpif.h lines over 72 columns: {too_long}"
 

@@ -8,7 +8,8 @@
 //!   its own name, such as the large-count `MPI_Xxx_c` forms);
 //! * `MPI_Xxx` and `PMPI_Xxx`, both calling that private function through
 //!   `crate::abi::guard::enter`, which catches panics, routes errors to the
-//!   error handler of the argument named `comm` (or of `MPI_COMM_WORLD`) and
+//!   error handler of the argument named `comm`, else of one named `win`
+//!   (or of `MPI_COMM_WORLD`) and
 //!   returns the MPI error code. The two symbols never call each other, so a
 //!   profiling tool that interposes `MPI_Xxx` and calls `PMPI_Xxx` cannot loop.
 //!
@@ -36,12 +37,17 @@ pub fn mpi_fn(_attr: TokenStream, item: TokenStream) -> TokenStream {
         .collect();
     let inputs = &f.sig.inputs;
     let mut args = Vec::new();
-    let mut has_comm = false;
+    // The object whose error handler takes the call's errors: a `comm`
+    // argument, else a `win` argument (a window handle: the guard tells
+    // them apart by the handle's kind).
+    let mut has_comm = None;
     for a in inputs {
         if let FnArg::Typed(pt) = a {
             if let Pat::Ident(pi) = &*pt.pat {
-                if pi.ident == "comm" && matches!(&*pt.ty, Type::Path(_)) {
-                    has_comm = true;
+                if (pi.ident == "comm" || (pi.ident == "win" && has_comm.is_none()))
+                    && matches!(&*pt.ty, Type::Path(_))
+                {
+                    has_comm = Some(pi.ident.clone());
                 }
                 args.push(pi.ident.clone());
             }
@@ -73,10 +79,9 @@ pub fn mpi_fn(_attr: TokenStream, item: TokenStream) -> TokenStream {
         }
         .into();
     }
-    let comm_expr = if has_comm {
-        quote!(Some(comm))
-    } else {
-        quote!(None)
+    let comm_expr = match has_comm {
+        Some(id) => quote!(Some(#id)),
+        None => quote!(None),
     };
     quote! {
         #[allow(non_snake_case, clippy::too_many_arguments, unused_unsafe, unused_mut)]

@@ -117,7 +117,7 @@ pub fn copy_attrs(comm: MPI_Comm, attrs: &[(c_int, usize)]) -> Result<Vec<(c_int
 }
 
 /// Runs one attribute's delete callback and drops its keyval reference.
-fn delete_one(comm: MPI_Comm, kv: c_int, val: usize) -> Result<()> {
+pub(crate) fn delete_one(comm: MPI_Comm, kv: c_int, val: usize) -> Result<()> {
     let k = with(|st| Ok(keyval_index(kv).and_then(|(_, i)| st.keyvals.get(i).copied())))?;
     if let Some(Keyval {
         delete_fn: Some(f),
@@ -162,7 +162,7 @@ pub fn delete_attrs(comm: MPI_Comm, attrs: &[(c_int, usize)]) -> Result<()> {
     Ok(())
 }
 
-fn create_keyval(
+pub(crate) fn create_keyval(
     copy: *mut c_void,
     del: *mut c_void,
     extra: *mut c_void,
@@ -190,7 +190,7 @@ fn create_keyval(
 }
 
 /// Marks keyval `kv` freed; its slot goes when no attribute uses it any more.
-fn free_keyval(kv: c_int, object: u32) -> Result<()> {
+pub(crate) fn free_keyval(kv: c_int, object: u32) -> Result<()> {
     with(|st| {
         st.keyval(kv, object)?;
         let (_, i) = keyval_index(kv).unwrap();

@@ -153,7 +153,7 @@ pub unsafe extern "C" fn MPI_Error_string(
     out(resultlen, "resultlen", n)
 }
 
-fn check_errhandler(
+pub(crate) fn check_errhandler(
     st: &crate::core::state::State,
     h: MPI_Errhandler,
 ) -> crate::core::error::Result<()> {
@@ -230,7 +230,9 @@ pub unsafe extern "C" fn MPI_Errhandler_free(errhandler: *mut MPI_Errhandler) ->
                 check_errhandler(st, h)?;
                 // Communicators still using it keep a valid copy of the function:
                 // the slot is only released when no communicator refers to it.
-                if !st.comms.iter().flatten().any(|c| c.errhandler == h) {
+                if !st.comms.iter().flatten().any(|c| c.errhandler == h)
+                    && !crate::rma::uses_errhandler(h)
+                {
                     st.errhandlers.remove(handles::errh_index(h).unwrap());
                 }
                 Ok(())

@@ -2,8 +2,8 @@
 //! error handler of the right communicator.
 //!
 //! `enter` runs an entry point's body. On `Err` it finds the handler: of the
-//! error's own communicator, else of the call's `comm` argument, else of
-//! MPI_COMM_WORLD. MPI_ERRORS_ARE_FATAL and MPI_ERRORS_ABORT print
+//! error's own communicator, else of the call's `comm` (or `win`: a window's
+//! handler) argument, else of MPI_COMM_WORLD. MPI_ERRORS_ARE_FATAL and MPI_ERRORS_ABORT print
 //! "OxMPI error in <function>: <class>: <argument and value> (rank N)" and
 //! abort the job; MPI_ERRORS_RETURN returns the class; a user handler is
 //! called with the communicator and the code, without the library lock held.
@@ -78,14 +78,21 @@ enum Handler {
 #[inline(never)]
 pub fn raise(func: &str, comm: Option<c_int>, e: Error) -> c_int {
     let mut target = e.comm.or(comm).unwrap_or(MPI_COMM_WORLD);
+    // A window's errors go to the window's handler (looked up before the
+    // state's lock is taken: the window table has a lock of its own).
+    let win_handler = crate::rma::errhandler_of(target);
     let (handler, rank) = runtime::try_with(|st| {
-        if st.comm(target).is_err() {
-            target = MPI_COMM_WORLD;
-        }
-        let h = st
-            .comm(target)
-            .map(|c| c.errhandler)
-            .unwrap_or(MPI_ERRORS_ARE_FATAL);
+        let h = match win_handler {
+            Some(h) => h,
+            None => {
+                if st.comm(target).is_err() {
+                    target = MPI_COMM_WORLD;
+                }
+                st.comm(target)
+                    .map(|c| c.errhandler)
+                    .unwrap_or(MPI_ERRORS_ARE_FATAL)
+            }
+        };
         let h = match h {
             MPI_ERRORS_RETURN => Handler::Return,
             MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT => Handler::Fatal,

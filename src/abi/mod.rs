@@ -28,6 +28,7 @@ pub mod ptr;
 pub mod request;
 pub mod stubs;
 pub mod topo;
+pub mod win;
 
 use std::os::raw::{c_int, c_long, c_void};
 

@@ -15,6 +15,7 @@ pub const KIND_DATATYPE: u32 = 3;
 pub const KIND_ERRHANDLER: u32 = 5;
 pub const KIND_OP: u32 = 6;
 pub const KIND_INFO: u32 = 7;
+pub const KIND_WIN: u32 = 8;
 pub const KIND_REQUEST: u32 = 0xb;
 
 const DIRECT: u32 = 0x8000_0000;
@@ -59,6 +60,7 @@ pub fn kind_hint(h: c_int, expected: u32) -> &'static str {
         KIND_OP => " (it is an op handle)",
         KIND_INFO => " (it is an info handle)",
         KIND_REQUEST => " (it is a request handle)",
+        KIND_WIN => " (it is a window handle)",
         _ => "",
     }
 }

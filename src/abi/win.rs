@@ -1,0 +1,1926 @@
+//! One-sided communication's entry points: window creation and freeing,
+//! the window's attributes, info, name, group and error handlers, the
+//! operations and the synchronization calls. The mechanics (segment,
+//! targets, locks, counters, atomics) are `crate::rma`.
+
+use super::consts::*;
+use super::datatype::lookup;
+use super::handles::{self, KIND_ERRHANDLER};
+use super::ptr::{cstr, inp, out, write_cstr};
+use super::{
+    MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Errhandler, MPI_Group, MPI_Info, MPI_Op,
+    MPI_Request, MPI_Win,
+};
+use super::{
+    MPI_Win_copy_attr_function, MPI_Win_delete_attr_function, MPI_Win_errhandler_function,
+};
+use crate::core::error::Result;
+use crate::core::runtime::with;
+use crate::datatype::{self as dtm, Type};
+use crate::err;
+use crate::rma::{self, layout::Layout, AccOp, Epochs, Target, Win};
+use oxmpi_macros::mpi_fn;
+use std::borrow::Cow;
+use std::os::raw::{c_char, c_int, c_void};
+use std::sync::atomic::{fence, Ordering};
+use std::sync::Arc;
+
+const OBJ_WIN: u32 = handles::KIND_WIN;
+
+/// What each rank tells the others when a window is created.
+#[derive(Clone, Copy, Default)]
+struct Card {
+    pid: i32,
+    node: i32,
+    unit: i64,
+    size: u64,
+    base: u64,
+}
+
+impl Card {
+    const LEN: usize = 32;
+    fn bytes(&self) -> [u8; 32] {
+        let mut b = [0u8; 32];
+        b[0..4].copy_from_slice(&self.pid.to_le_bytes());
+        b[4..8].copy_from_slice(&self.node.to_le_bytes());
+        b[8..16].copy_from_slice(&self.unit.to_le_bytes());
+        b[16..24].copy_from_slice(&self.size.to_le_bytes());
+        b[24..32].copy_from_slice(&self.base.to_le_bytes());
+        b
+    }
+    fn from(b: &[u8]) -> Card {
+        let i = |r: std::ops::Range<usize>| -> [u8; 8] {
+            let mut a = [0u8; 8];
+            a[..r.len()].copy_from_slice(&b[r]);
+            a
+        };
+        Card {
+            pid: i32::from_le_bytes(b[0..4].try_into().unwrap()),
+            node: i32::from_le_bytes(b[4..8].try_into().unwrap()),
+            unit: i64::from_le_bytes(i(8..16)),
+            size: u64::from_le_bytes(i(16..24)),
+            base: u64::from_le_bytes(i(24..32)),
+        }
+    }
+}
+
+/// Every rank's `mine` (equal lengths) on communicator `comm`, in rank order.
+fn allgather_bytes(comm: MPI_Comm, mine: &[u8]) -> Result<Vec<u8>> {
+    let n = with(|st| Ok(st.comm(comm)?.size as usize))?;
+    let mut all = vec![0u8; n * mine.len()];
+    super::coll::__oxmpi_body_MPI_Allgather(
+        mine.as_ptr() as *const c_void,
+        mine.len() as c_int,
+        MPI_BYTE,
+        all.as_mut_ptr() as *mut c_void,
+        mine.len() as c_int,
+        MPI_BYTE,
+        comm,
+    )?;
+    Ok(all)
+}
+
+fn free_comm(mut c: MPI_Comm) {
+    let _ = super::comm::__oxmpi_body_MPI_Comm_free(&mut c);
+}
+
+fn info_of(info: MPI_Info) -> Result<Vec<(String, String)>> {
+    if info == MPI_INFO_NULL {
+        return Ok(Vec::new());
+    }
+    with(|st| Ok(st.info(info)?.clone()))
+}
+
+fn info_true(kv: &[(String, String)], key: &str) -> bool {
+    kv.iter()
+        .any(|(k, v)| k == key && v.trim().eq_ignore_ascii_case("true"))
+}
+
+/// The collective part of every window creation. `base`: the memory the
+/// rank brings (create), else 0. Returns the handle and this rank's base.
+fn create(
+    comm: MPI_Comm,
+    flavor: c_int,
+    base: usize,
+    size: MPI_Aint,
+    unit: MPI_Aint,
+    info: MPI_Info,
+) -> Result<(MPI_Win, usize)> {
+    if size < 0 {
+        return Err(err!(MPI_ERR_SIZE, "size={size} is negative"));
+    }
+    if unit <= 0 {
+        return Err(err!(MPI_ERR_DISP, "disp_unit={unit} must be positive"));
+    }
+    let kv = info_of(info)?;
+    with(|st| {
+        if st.comm(comm)?.remote.is_some() {
+            return Err(err!(
+                MPI_ERR_COMM,
+                "comm=0x{:08x} is an intercommunicator: windows are created on intracommunicators",
+                comm as u32
+            ));
+        }
+        Ok(())
+    })?;
+    let mut wcomm: MPI_Comm = MPI_COMM_NULL;
+    super::comm::__oxmpi_body_MPI_Comm_dup(comm, &mut wcomm)?;
+    let r = build(wcomm, flavor, base, size as usize, unit as usize, kv);
+    if r.is_err() {
+        free_comm(wcomm);
+    }
+    r
+}
+
+fn build(
+    wcomm: MPI_Comm,
+    flavor: c_int,
+    base: usize,
+    size: usize,
+    unit: usize,
+    kv: Vec<(String, String)>,
+) -> Result<(MPI_Win, usize)> {
+    let (rank, world, ctx, kvs) = with(|st| {
+        let c = st.comm(wcomm)?;
+        Ok((
+            c.rank as usize,
+            c.world.clone(),
+            c.ctx,
+            st.pmi.kvsname.clone(),
+        ))
+    })?;
+    let node = with(|st| Ok(st.node_of(world[rank])))?;
+    let mine = Card {
+        pid: crate::sys::pid(),
+        node,
+        unit: unit as i64,
+        size: size as u64,
+        base: base as u64,
+    };
+    let all = allgather_bytes(wcomm, &mine.bytes())?;
+    let cards: Vec<Card> = all.chunks_exact(Card::LEN).map(Card::from).collect();
+    if flavor == MPI_WIN_FLAVOR_SHARED {
+        if let Some(r) = cards.iter().position(|c| c.node != node) {
+            return Err(err!(
+                MPI_ERR_RMA_SHARED,
+                "MPI_Win_allocate_shared needs every rank of comm on one node: rank {r} (world rank {}) is on another node than rank {rank}",
+                world[r]
+            ));
+        }
+    }
+    let local: Vec<usize> = (0..cards.len())
+        .filter(|&r| cards[r].node == node)
+        .collect();
+    let me_local = local.iter().position(|&r| r == rank).unwrap();
+    let allocated = flavor == MPI_WIN_FLAVOR_ALLOCATE || flavor == MPI_WIN_FLAVOR_SHARED;
+    let sizes: Vec<usize> = local
+        .iter()
+        .map(|&r| if allocated { cards[r].size as usize } else { 0 })
+        .collect();
+    let contiguous = flavor == MPI_WIN_FLAVOR_SHARED && !info_true(&kv, "alloc_shared_noncontig");
+    let layout = Layout::new(&sizes, contiguous);
+    let name = format!(
+        "{}-w{}",
+        crate::transport::shm::segment_name(&kvs, world[local[0]]),
+        ctx
+    );
+    // The node's lowest rank creates the segment, the others map it once
+    // it exists; a failure anywhere fails the call on every rank.
+    let leader = me_local == 0;
+    let mut why = String::new();
+    let mut seg = if leader {
+        crate::sys::ShmMap::create(&name, layout.len)
+            .map_err(|e| why = format!("{e}"))
+            .ok()
+    } else {
+        None
+    };
+    let oks = allgather_bytes(wcomm, &[seg.is_some() as u8 | !leader as u8])?;
+    if let Some(r) = oks.iter().position(|&b| b == 0) {
+        return Err(err!(
+            MPI_ERR_NO_MEM,
+            "the window's shared segment ({} bytes) could not be created on rank {r}'s node{}",
+            layout.len,
+            if why.is_empty() {
+                String::new()
+            } else {
+                format!(": {why}")
+            }
+        ));
+    }
+    if !leader {
+        seg = crate::sys::ShmMap::open(&name, layout.len)
+            .map_err(|e| why = format!("{e}"))
+            .ok()
+            .flatten();
+    }
+    let oks = allgather_bytes(wcomm, &[seg.is_some() as u8])?;
+    if leader {
+        crate::sys::ShmMap::unlink(&name);
+    }
+    if let Some(r) = oks.iter().position(|&b| b == 0) {
+        return Err(err!(
+            MPI_ERR_OTHER,
+            "rank {r} could not map the window's shared segment {name}{}",
+            if why.is_empty() {
+                String::new()
+            } else {
+                format!(": {why}")
+            }
+        ));
+    }
+    let seg = seg.unwrap();
+    let sbase = seg.base() as usize;
+    let targets: Vec<Target> = cards
+        .iter()
+        .enumerate()
+        .map(|(r, c)| {
+            let li = local.iter().position(|&q| q == r);
+            let (addr, direct) = match li {
+                Some(i) if allocated => (sbase + layout.data[i], true),
+                _ if r == rank => (base, true),
+                _ => (c.base as usize, false),
+            };
+            Target {
+                world: world[r],
+                pid: c.pid,
+                local: li,
+                addr,
+                direct,
+                size: if flavor == MPI_WIN_FLAVOR_DYNAMIC {
+                    usize::MAX
+                } else {
+                    c.size as usize
+                },
+                unit: if flavor == MPI_WIN_FLAVOR_DYNAMIC {
+                    1
+                } else {
+                    c.unit as usize
+                },
+            }
+        })
+        .collect();
+    let my_base = if allocated {
+        sbase + layout.data[me_local]
+    } else {
+        base
+    };
+    let n = cards.len();
+    let w = Win {
+        comm: wcomm,
+        rank,
+        world,
+        flavor,
+        targets,
+        seg,
+        layout,
+        me_local,
+        atomics: allocated,
+        base: my_base,
+        size_attr: if flavor == MPI_WIN_FLAVOR_DYNAMIC {
+            0
+        } else {
+            size as isize
+        },
+        unit_attr: unit as c_int,
+        flavor_attr: flavor,
+        model_attr: MPI_WIN_UNIFIED,
+        errhandler: MPI_ERRORS_ARE_FATAL,
+        name: String::new(),
+        attrs: Vec::new(),
+        info: kv,
+        ep: Epochs {
+            start_seen: vec![false; n],
+            posts_seen: vec![0; n],
+            posted: vec![0; n],
+            locks: vec![None; n],
+            ..Default::default()
+        },
+        attached: Vec::new(),
+    };
+    Ok((rma::insert(w), my_base))
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_create(
+    base: *mut c_void,
+    size: MPI_Aint,
+    disp_unit: c_int,
+    info: MPI_Info,
+    comm: MPI_Comm,
+    win: *mut MPI_Win,
+) -> c_int {
+    if win.is_null() {
+        return Err(err!(MPI_ERR_ARG, "win=NULL"));
+    }
+    if base.is_null() && size > 0 {
+        return Err(err!(MPI_ERR_BASE, "base=NULL with size={size}"));
+    }
+    let (h, _) = create(
+        comm,
+        MPI_WIN_FLAVOR_CREATE,
+        base as usize,
+        size,
+        disp_unit as MPI_Aint,
+        info,
+    )?;
+    out(win, "win", h)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_create_c(
+    base: *mut c_void,
+    size: MPI_Aint,
+    disp_unit: MPI_Aint,
+    info: MPI_Info,
+    comm: MPI_Comm,
+    win: *mut MPI_Win,
+) -> c_int {
+    if win.is_null() {
+        return Err(err!(MPI_ERR_ARG, "win=NULL"));
+    }
+    if base.is_null() && size > 0 {
+        return Err(err!(MPI_ERR_BASE, "base=NULL with size={size}"));
+    }
+    let (h, _) = create(
+        comm,
+        MPI_WIN_FLAVOR_CREATE,
+        base as usize,
+        size,
+        disp_unit,
+        info,
+    )?;
+    out(win, "win", h)
+}
+
+fn allocate(
+    flavor: c_int,
+    size: MPI_Aint,
+    disp_unit: MPI_Aint,
+    info: MPI_Info,
+    comm: MPI_Comm,
+    baseptr: *mut c_void,
+    win: *mut MPI_Win,
+) -> Result<()> {
+    if win.is_null() {
+        return Err(err!(MPI_ERR_ARG, "win=NULL"));
+    }
+    if baseptr.is_null() {
+        return Err(err!(MPI_ERR_ARG, "baseptr=NULL"));
+    }
+    let (h, b) = create(comm, flavor, 0, size, disp_unit, info)?;
+    out(baseptr as *mut usize, "baseptr", b)?;
+    out(win, "win", h)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_allocate(
+    size: MPI_Aint,
+    disp_unit: c_int,
+    info: MPI_Info,
+    comm: MPI_Comm,
+    baseptr: *mut c_void,
+    win: *mut MPI_Win,
+) -> c_int {
+    allocate(
+        MPI_WIN_FLAVOR_ALLOCATE,
+        size,
+        disp_unit as MPI_Aint,
+        info,
+        comm,
+        baseptr,
+        win,
+    )
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_allocate_c(
+    size: MPI_Aint,
+    disp_unit: MPI_Aint,
+    info: MPI_Info,
+    comm: MPI_Comm,
+    baseptr: *mut c_void,
+    win: *mut MPI_Win,
+) -> c_int {
+    allocate(
+        MPI_WIN_FLAVOR_ALLOCATE,
+        size,
+        disp_unit,
+        info,
+        comm,
+        baseptr,
+        win,
+    )
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_allocate_shared(
+    size: MPI_Aint,
+    disp_unit: c_int,
+    info: MPI_Info,
+    comm: MPI_Comm,
+    baseptr: *mut c_void,
+    win: *mut MPI_Win,
+) -> c_int {
+    allocate(
+        MPI_WIN_FLAVOR_SHARED,
+        size,
+        disp_unit as MPI_Aint,
+        info,
+        comm,
+        baseptr,
+        win,
+    )
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_allocate_shared_c(
+    size: MPI_Aint,
+    disp_unit: MPI_Aint,
+    info: MPI_Info,
+    comm: MPI_Comm,
+    baseptr: *mut c_void,
+    win: *mut MPI_Win,
+) -> c_int {
+    allocate(
+        MPI_WIN_FLAVOR_SHARED,
+        size,
+        disp_unit,
+        info,
+        comm,
+        baseptr,
+        win,
+    )
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_create_dynamic(
+    info: MPI_Info,
+    comm: MPI_Comm,
+    win: *mut MPI_Win,
+) -> c_int {
+    if win.is_null() {
+        return Err(err!(MPI_ERR_ARG, "win=NULL"));
+    }
+    let (h, _) = create(comm, MPI_WIN_FLAVOR_DYNAMIC, 0, 0, 1, info)?;
+    out(win, "win", h)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_attach(win: MPI_Win, base: *mut c_void, size: MPI_Aint) -> c_int {
+    rma::with_win(win, |w| {
+        if w.flavor != MPI_WIN_FLAVOR_DYNAMIC {
+            return Err(err!(
+                MPI_ERR_RMA_FLAVOR,
+                "MPI_Win_attach needs a window of MPI_Win_create_dynamic"
+            ));
+        }
+        if size < 0 {
+            return Err(err!(MPI_ERR_SIZE, "size={size} is negative"));
+        }
+        if base.is_null() && size > 0 {
+            return Err(err!(MPI_ERR_BASE, "base=NULL with size={size}"));
+        }
+        let (a, n) = (base as usize, size as usize);
+        if let Some(&(b, m)) = w.attached.iter().find(|&&(b, m)| a < b + m && b < a + n) {
+            return Err(err!(
+                MPI_ERR_RMA_ATTACH,
+                "base={a:#x} size={n} overlaps the region {b:#x} (size {m}) already attached"
+            ));
+        }
+        w.attached.push((a, n));
+        Ok(())
+    })
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_detach(win: MPI_Win, base: *const c_void) -> c_int {
+    rma::with_win(win, |w| {
+        if w.flavor != MPI_WIN_FLAVOR_DYNAMIC {
+            return Err(err!(
+                MPI_ERR_RMA_FLAVOR,
+                "MPI_Win_detach needs a window of MPI_Win_create_dynamic"
+            ));
+        }
+        let a = base as usize;
+        let i = w
+            .attached
+            .iter()
+            .position(|&(b, _)| b == a)
+            .ok_or_else(|| {
+                err!(
+                    MPI_ERR_RMA_ATTACH,
+                    "base={a:#x} is not the start of memory attached to this window"
+                )
+            })?;
+        w.attached.remove(i);
+        Ok(())
+    })
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_free(win: *mut MPI_Win) -> c_int {
+    let h = inp(win, "win")?;
+    let wcomm = rma::with_win(h, |w| {
+        if let Some(why) = w.open_epoch() {
+            return Err(err!(MPI_ERR_RMA_SYNC, "win=0x{:08x}: {why}", h as u32));
+        }
+        Ok(w.comm)
+    })?;
+    // Every rank has finished with the window memory of all others.
+    fence(Ordering::SeqCst);
+    super::coll::__oxmpi_body_MPI_Barrier(wcomm)?;
+    let attrs = rma::with_win(h, |w| Ok(std::mem::take(&mut w.attrs)))?;
+    for &(kv, val) in attrs.iter().rev() {
+        super::attr::delete_one(h, kv, val)?;
+    }
+    drop(rma::remove(h)?);
+    free_comm(wcomm);
+    out(win, "win", MPI_WIN_NULL)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_shared_query(
+    win: MPI_Win,
+    rank: c_int,
+    size: *mut MPI_Aint,
+    disp_unit: *mut c_int,
+    baseptr: *mut c_void,
+) -> c_int {
+    let (s, u, b) = shared_query(win, rank)?;
+    out(size, "size", s as MPI_Aint)?;
+    out(disp_unit, "disp_unit", u as c_int)?;
+    out(baseptr as *mut usize, "baseptr", b)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_shared_query_c(
+    win: MPI_Win,
+    rank: c_int,
+    size: *mut MPI_Aint,
+    disp_unit: *mut MPI_Aint,
+    baseptr: *mut c_void,
+) -> c_int {
+    let (s, u, b) = shared_query(win, rank)?;
+    out(size, "size", s as MPI_Aint)?;
+    out(disp_unit, "disp_unit", u as MPI_Aint)?;
+    out(baseptr as *mut usize, "baseptr", b)
+}
+
+/// (size, disp_unit, address in this process) of rank `rank`'s window
+/// memory where this process can load and store it, else (0, unit, 0).
+/// MPI_PROC_NULL: the lowest rank with memory.
+fn shared_query(win: MPI_Win, rank: c_int) -> Result<(usize, usize, usize)> {
+    rma::with_win(win, |w| {
+        let n = w.targets.len();
+        let shared = |t: &Target| t.direct && t.local.is_some();
+        let r = if rank == MPI_PROC_NULL {
+            match (0..n).find(|&r| w.targets[r].size > 0 && shared(&w.targets[r])) {
+                Some(r) => r,
+                None => return Ok((0, w.unit_attr as usize, 0)),
+            }
+        } else if rank < 0 || rank as usize >= n {
+            return Err(err!(
+                MPI_ERR_RANK,
+                "rank={rank} is not a rank of the window (size {n})"
+            ));
+        } else {
+            rank as usize
+        };
+        let t = &w.targets[r];
+        if w.flavor == MPI_WIN_FLAVOR_DYNAMIC || !shared(t) {
+            return Ok((0, t.unit, 0));
+        }
+        Ok((t.size, t.unit, t.addr))
+    })
+}
+
+// ---------------------------------------------------------------- attributes
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_create_keyval(
+    win_copy_attr_fn: *mut MPI_Win_copy_attr_function,
+    win_delete_attr_fn: *mut MPI_Win_delete_attr_function,
+    win_keyval: *mut c_int,
+    extra_state: *mut c_void,
+) -> c_int {
+    if win_keyval.is_null() {
+        return Err(err!(MPI_ERR_ARG, "win_keyval=NULL"));
+    }
+    let h = super::attr::create_keyval(win_copy_attr_fn, win_delete_attr_fn, extra_state, OBJ_WIN)?;
+    out(win_keyval, "win_keyval", h)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_free_keyval(win_keyval: *mut c_int) -> c_int {
+    let kv = inp(win_keyval, "win_keyval")?;
+    if predefined(kv) {
+        return Err(err!(
+            MPI_ERR_KEYVAL,
+            "win_keyval={kv:#x} is predefined and cannot be freed"
+        ));
+    }
+    super::attr::free_keyval(kv, OBJ_WIN)?;
+    out(win_keyval, "win_keyval", MPI_KEYVAL_INVALID)
+}
+
+fn predefined(kv: c_int) -> bool {
+    matches!(
+        kv,
+        MPI_WIN_BASE | MPI_WIN_SIZE | MPI_WIN_DISP_UNIT | MPI_WIN_CREATE_FLAVOR | MPI_WIN_MODEL
+    )
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_set_attr(
+    win: MPI_Win,
+    win_keyval: c_int,
+    attribute_val: *mut c_void,
+) -> c_int {
+    if predefined(win_keyval) {
+        return Err(err!(
+            MPI_ERR_KEYVAL,
+            "win_keyval={win_keyval:#x} is predefined and cannot be set"
+        ));
+    }
+    with(|st| st.keyval(win_keyval, OBJ_WIN).map(|_| ()))?;
+    let old = rma::with_win(win, |w| {
+        Ok(w.attrs.iter().find(|a| a.0 == win_keyval).map(|a| a.1))
+    })?;
+    if let Some(v) = old {
+        super::attr::delete_one(win, win_keyval, v)?;
+    }
+    rma::with_win(win, |w| {
+        w.attrs.retain(|x| x.0 != win_keyval);
+        w.attrs.push((win_keyval, attribute_val as usize));
+        Ok(())
+    })?;
+    with(|st| {
+        let (_, i) = crate::core::comm::keyval_index(win_keyval).unwrap();
+        st.keyvals.get_mut(i).unwrap().refs += 1;
+        Ok(())
+    })
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_get_attr(
+    win: MPI_Win,
+    win_keyval: c_int,
+    attribute_val: *mut c_void,
+    flag: *mut c_int,
+) -> c_int {
+    let w = rma::get(win)?;
+    let v = {
+        let g = w.lock().unwrap_or_else(|e| e.into_inner());
+        match win_keyval {
+            // The base itself; the others as the address of their value.
+            MPI_WIN_BASE => Some(g.base),
+            MPI_WIN_SIZE => Some(&g.size_attr as *const isize as usize),
+            MPI_WIN_DISP_UNIT => Some(&g.unit_attr as *const c_int as usize),
+            MPI_WIN_CREATE_FLAVOR => Some(&g.flavor_attr as *const c_int as usize),
+            MPI_WIN_MODEL => Some(&g.model_attr as *const c_int as usize),
+            kv => {
+                with(|st| st.keyval_in_use(kv, OBJ_WIN).map(|_| ()))?;
+                g.attrs.iter().find(|a| a.0 == kv).map(|a| a.1)
+            }
+        }
+    };
+    match v {
+        Some(v) => {
+            out(attribute_val as *mut usize, "attribute_val", v)?;
+            out(flag, "flag", 1)
+        }
+        None => out(flag, "flag", 0),
+    }
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_delete_attr(win: MPI_Win, win_keyval: c_int) -> c_int {
+    with(|st| st.keyval_in_use(win_keyval, OBJ_WIN).map(|_| ()))?;
+    let v = rma::with_win(win, |w| {
+        w.attrs
+            .iter()
+            .find(|a| a.0 == win_keyval)
+            .map(|a| a.1)
+            .ok_or_else(|| {
+                err!(
+                    MPI_ERR_KEYVAL,
+                    "win_keyval={win_keyval:#x} has no attribute on this window"
+                )
+            })
+    })?;
+    super::attr::delete_one(win, win_keyval, v)?;
+    rma::with_win(win, |w| {
+        w.attrs.retain(|x| x.0 != win_keyval);
+        Ok(())
+    })
+}
+
+// ------------------------------------------------- name, group, info, errors
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_set_name(win: MPI_Win, win_name: *const c_char) -> c_int {
+    let s = cstr(win_name, "win_name")?;
+    let s: String = s.chars().take(MPI_MAX_OBJECT_NAME as usize - 1).collect();
+    rma::with_win(win, |w| {
+        w.name = s;
+        Ok(())
+    })
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_get_name(
+    win: MPI_Win,
+    win_name: *mut c_char,
+    resultlen: *mut c_int,
+) -> c_int {
+    let s = rma::with_win(win, |w| Ok(w.name.clone()))?;
+    let n = write_cstr(win_name, MPI_MAX_OBJECT_NAME as usize, &s)?;
+    out(resultlen, "resultlen", n)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_get_group(win: MPI_Win, group: *mut MPI_Group) -> c_int {
+    let world = rma::with_win(win, |w| Ok(w.world.clone()))?;
+    let g = with(|st| Ok(st.add_group(world)))?;
+    out(group, "group", g)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_set_info(win: MPI_Win, info: MPI_Info) -> c_int {
+    let kv = info_of(info)?;
+    rma::with_win(win, |w| {
+        for (k, v) in kv {
+            w.info.retain(|x| x.0 != k);
+            w.info.push((k, v));
+        }
+        Ok(())
+    })
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_get_info(win: MPI_Win, info_used: *mut MPI_Info) -> c_int {
+    let mut kv = rma::with_win(win, |w| {
+        let mut kv = w.info.clone();
+        let defaults: [(&str, &str); 5] = [
+            ("no_locks", "false"),
+            ("accumulate_ordering", "rar,raw,war,waw"),
+            ("accumulate_ops", "same_op_no_op"),
+            ("same_size", "false"),
+            ("same_disp_unit", "false"),
+        ];
+        for (k, v) in defaults {
+            if !kv.iter().any(|x| x.0 == k) {
+                kv.push((k.into(), v.into()));
+            }
+        }
+        if w.flavor == MPI_WIN_FLAVOR_SHARED && !kv.iter().any(|x| x.0 == "alloc_shared_noncontig")
+        {
+            kv.push(("alloc_shared_noncontig".into(), "false".into()));
+        }
+        Ok(kv)
+    })?;
+    if !kv.iter().any(|(k, _)| k == "mpi_memory_alloc_kinds") {
+        kv.push(("mpi_memory_alloc_kinds".into(), "mpi,system".into()));
+    }
+    let h = with(|st| Ok(handles::make(handles::KIND_INFO, st.infos.insert(kv))))?;
+    out(info_used, "info_used", h)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_create_errhandler(
+    win_errhandler_fn: *mut MPI_Win_errhandler_function,
+    errhandler: *mut MPI_Errhandler,
+) -> c_int {
+    if win_errhandler_fn.is_null() {
+        return Err(err!(MPI_ERR_ARG, "win_errhandler_fn=NULL"));
+    }
+    // SAFETY: a non-NULL MPI_Win_errhandler_function pointer is a C function
+    // taking (MPI_Win *, int *, ...); the first two arguments are all it reads.
+    let f: crate::core::state::ErrhFn = unsafe { std::mem::transmute(win_errhandler_fn) };
+    let idx = with(|st| Ok(st.errhandlers.insert(f)))?;
+    out(
+        errhandler,
+        "errhandler",
+        handles::make(KIND_ERRHANDLER, idx),
+    )
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_set_errhandler(win: MPI_Win, errhandler: MPI_Errhandler) -> c_int {
+    with(|st| super::errh::check_errhandler(st, errhandler))?;
+    rma::with_win(win, |w| {
+        w.errhandler = errhandler;
+        Ok(())
+    })
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_get_errhandler(
+    win: MPI_Win,
+    errhandler: *mut MPI_Errhandler,
+) -> c_int {
+    let h = rma::with_win(win, |w| Ok(w.errhandler))?;
+    out(errhandler, "errhandler", h)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_call_errhandler(win: MPI_Win, errorcode: c_int) -> c_int {
+    rma::get(win)?;
+    let e = crate::core::error::Error::new(
+        errorcode,
+        format!("MPI_Win_call_errhandler(errorcode={errorcode})"),
+    );
+    super::guard::raise("MPI_Win_call_errhandler", Some(win), e);
+    Ok(())
+}
+
+// ---------------------------------------------------------------- operations
+
+fn count_of(c: i64, name: &str) -> Result<usize> {
+    if c < 0 {
+        return Err(err!(MPI_ERR_COUNT, "{name}={c} is negative"));
+    }
+    Ok(c as usize)
+}
+
+fn committed(dt: MPI_Datatype, name: &str) -> Result<Arc<Type>> {
+    let t = lookup(dt)?;
+    if !t.committed {
+        return Err(err!(
+            MPI_ERR_TYPE,
+            "{name}=0x{:08x} is not committed",
+            dt as u32
+        ));
+    }
+    Ok(t)
+}
+
+/// The packed bytes of `count` elements of `t` at `buf` (the buffer itself when contiguous host memory).
+fn packed<'a>(buf: *const c_void, count: usize, t: &Type) -> Result<Cow<'a, [u8]>> {
+    let n = count * t.size;
+    if n == 0 {
+        return Ok(Cow::Borrowed(&[]));
+    }
+    let at = (buf as *const u8).wrapping_offset(t.true_lb);
+    let kind = crate::gpu::classify(at, 0);
+    if kind == crate::gpu::MemKind::Host && t.is_contiguous(count) {
+        // SAFETY: `buf` holds `count` elements of `t` (the caller's contract),
+        // which are `n` bytes from its start offset.
+        return Ok(Cow::Borrowed(unsafe {
+            std::slice::from_raw_parts((buf as *const u8).wrapping_offset(t.start()), n)
+        }));
+    }
+    let mut v = vec![0u8; n];
+    // SAFETY: as above.
+    unsafe { dtm::pack_mem(t, count, buf as *const u8, kind, &mut v)? };
+    Ok(Cow::Owned(v))
+}
+
+/// Stores the packed `data` into `count` elements of `t` at `buf`.
+fn unpacked(buf: *mut c_void, count: usize, t: &Type, data: &[u8]) -> Result<()> {
+    if data.is_empty() {
+        return Ok(());
+    }
+    let kind = crate::gpu::classify((buf as *const u8).wrapping_offset(t.true_lb), 0);
+    // SAFETY: `buf` holds `count` elements of `t` (the caller's contract).
+    unsafe { dtm::unpack_mem(t, count, data, buf as *mut u8, kind) }
+}
+
+fn same_bytes(ob: usize, tb: usize) -> Result<()> {
+    if ob != tb {
+        return Err(err!(
+            MPI_ERR_TYPE,
+            "the origin describes {ob} bytes but the target {tb}: their type signatures must match"
+        ));
+    }
+    Ok(())
+}
+
+/// Request-based operations are allowed in passive-target epochs only.
+fn passive(win: MPI_Win, rank: c_int, request: *mut MPI_Request) -> Result<()> {
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    if rank == MPI_PROC_NULL {
+        return Ok(());
+    }
+    rma::with_win(win, |w| {
+        let r = w.check_rank(rank)?;
+        if w.ep.lock_all.is_none() && w.ep.locks[r].is_none() {
+            return Err(err!(
+                MPI_ERR_RMA_SYNC,
+                "request-based operations need a passive-target epoch (MPI_Win_lock or MPI_Win_lock_all) on rank {rank}"
+            ));
+        }
+        Ok(())
+    })
+}
+
+/// The request of an operation that completed in its call.
+fn done_request(request: *mut MPI_Request) -> Result<()> {
+    out(request, "request", super::request::DONE_SEND)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn put(
+    origin_addr: *const c_void,
+    oc: usize,
+    ot: MPI_Datatype,
+    target_rank: c_int,
+    disp: MPI_Aint,
+    tc: usize,
+    tt: MPI_Datatype,
+    win: MPI_Win,
+) -> Result<()> {
+    let (o, t) = (
+        committed(ot, "origin_datatype")?,
+        committed(tt, "target_datatype")?,
+    );
+    rma::with_win(win, |w| {
+        if target_rank == MPI_PROC_NULL {
+            return Ok(());
+        }
+        let r = w.check_rank(target_rank)?;
+        same_bytes(oc * o.size, tc * t.size)?;
+        w.access(r)?;
+        let addr = w.place(r, disp, &t, tc)?;
+        let data = packed(origin_addr, oc, &o)?;
+        // SAFETY: `addr` came from `place` for `t` and `tc`.
+        unsafe { w.write(r, addr, &t, tc, &data) }
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn get(
+    origin_addr: *mut c_void,
+    oc: usize,
+    ot: MPI_Datatype,
+    target_rank: c_int,
+    disp: MPI_Aint,
+    tc: usize,
+    tt: MPI_Datatype,
+    win: MPI_Win,
+) -> Result<()> {
+    let (o, t) = (
+        committed(ot, "origin_datatype")?,
+        committed(tt, "target_datatype")?,
+    );
+    rma::with_win(win, |w| {
+        if target_rank == MPI_PROC_NULL {
+            return Ok(());
+        }
+        let r = w.check_rank(target_rank)?;
+        same_bytes(oc * o.size, tc * t.size)?;
+        w.access(r)?;
+        let addr = w.place(r, disp, &t, tc)?;
+        let mut data = vec![0u8; tc * t.size];
+        // SAFETY: `addr` came from `place` for `t` and `tc`.
+        unsafe { w.read(r, addr, &t, tc, &mut data)? };
+        unpacked(origin_addr, oc, &o, &data)
+    })
+}
+
+/// The element kind of an accumulate of `op` between types `a` and `b`
+/// (each made of one basic type, the same).
+fn acc_op(op: MPI_Op, types: &[(&Type, &str)]) -> Result<AccOp> {
+    if !crate::op::is_builtin_op(op) {
+        return Err(err!(
+            MPI_ERR_OP,
+            "op=0x{:08x}: accumulate operations take predefined ops only",
+            op as u32
+        ));
+    }
+    let mut basic = None;
+    for &(t, name) in types {
+        if t.size == 0 {
+            continue;
+        }
+        let (b, _) = t.homogeneous().ok_or_else(|| {
+            err!(
+                MPI_ERR_TYPE,
+                "{name} mixes basic types: accumulate operations take types of one basic type"
+            )
+        })?;
+        match basic {
+            None => basic = Some(b),
+            Some(x) if x != b => {
+                return Err(err!(
+                    MPI_ERR_TYPE,
+                    "{name} is made of 0x{:08x} but the other datatype of 0x{:08x}",
+                    b as u32,
+                    x as u32
+                ))
+            }
+            _ => {}
+        }
+    }
+    let b = basic.unwrap_or(MPI_BYTE);
+    let elem = crate::op::check(op, b)?;
+    Ok(AccOp {
+        op,
+        elem,
+        esize: handles::type_size(b)?,
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn get_accumulate(
+    origin_addr: *const c_void,
+    oc: usize,
+    ot: MPI_Datatype,
+    result: Option<(*mut c_void, usize, MPI_Datatype)>,
+    target_rank: c_int,
+    disp: MPI_Aint,
+    tc: usize,
+    tt: MPI_Datatype,
+    op: MPI_Op,
+    win: MPI_Win,
+) -> Result<()> {
+    let t = committed(tt, "target_datatype")?;
+    let o = if op == MPI_NO_OP {
+        None
+    } else {
+        Some(committed(ot, "origin_datatype")?)
+    };
+    let res = match result {
+        Some((b, c, dt)) => Some((b, c, committed(dt, "result_datatype")?)),
+        None => None,
+    };
+    let mut types: Vec<(&Type, &str)> = vec![(&t, "target_datatype")];
+    if let Some(o) = o.as_deref() {
+        types.push((o, "origin_datatype"));
+    }
+    if let Some((_, _, r)) = res.as_ref() {
+        types.push((r, "result_datatype"));
+    }
+    let a = acc_op(op, &types)?;
+    rma::with_win(win, |w| {
+        if target_rank == MPI_PROC_NULL {
+            return Ok(());
+        }
+        let r = w.check_rank(target_rank)?;
+        let tb = tc * t.size;
+        if let Some(o) = o.as_ref() {
+            same_bytes(oc * o.size, tb)?;
+        }
+        if let Some((_, rc, rt)) = res.as_ref() {
+            same_bytes(rc * rt.size, tb)?;
+        }
+        w.access(r)?;
+        let addr = w.place(r, disp, &t, tc)?;
+        let data = match o.as_ref() {
+            Some(o) => packed(origin_addr, oc, o)?,
+            None => Cow::Borrowed(&[][..]),
+        };
+        let mut old = res.as_ref().map(|_| vec![0u8; tb]);
+        // SAFETY: `addr` came from `place` for `t` and `tc`.
+        unsafe { w.accumulate(r, addr, &t, tc, a, &data, old.as_deref_mut())? };
+        if let (Some((b, c, rt)), Some(old)) = (res.as_ref(), old) {
+            unpacked(*b, *c, rt, &old)?;
+        }
+        Ok(())
+    })
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Put(
+    origin_addr: *const c_void,
+    origin_count: c_int,
+    origin_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: c_int,
+    target_datatype: MPI_Datatype,
+    win: MPI_Win,
+) -> c_int {
+    put(
+        origin_addr,
+        count_of(origin_count as i64, "origin_count")?,
+        origin_datatype,
+        target_rank,
+        target_disp,
+        count_of(target_count as i64, "target_count")?,
+        target_datatype,
+        win,
+    )
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Put_c(
+    origin_addr: *const c_void,
+    origin_count: MPI_Count,
+    origin_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: MPI_Count,
+    target_datatype: MPI_Datatype,
+    win: MPI_Win,
+) -> c_int {
+    put(
+        origin_addr,
+        count_of(origin_count, "origin_count")?,
+        origin_datatype,
+        target_rank,
+        target_disp,
+        count_of(target_count, "target_count")?,
+        target_datatype,
+        win,
+    )
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rput(
+    origin_addr: *const c_void,
+    origin_count: c_int,
+    origin_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: c_int,
+    target_datatype: MPI_Datatype,
+    win: MPI_Win,
+    request: *mut MPI_Request,
+) -> c_int {
+    passive(win, target_rank, request)?;
+    put(
+        origin_addr,
+        count_of(origin_count as i64, "origin_count")?,
+        origin_datatype,
+        target_rank,
+        target_disp,
+        count_of(target_count as i64, "target_count")?,
+        target_datatype,
+        win,
+    )?;
+    done_request(request)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rput_c(
+    origin_addr: *const c_void,
+    origin_count: MPI_Count,
+    origin_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: MPI_Count,
+    target_datatype: MPI_Datatype,
+    win: MPI_Win,
+    request: *mut MPI_Request,
+) -> c_int {
+    passive(win, target_rank, request)?;
+    put(
+        origin_addr,
+        count_of(origin_count, "origin_count")?,
+        origin_datatype,
+        target_rank,
+        target_disp,
+        count_of(target_count, "target_count")?,
+        target_datatype,
+        win,
+    )?;
+    done_request(request)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get(
+    origin_addr: *mut c_void,
+    origin_count: c_int,
+    origin_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: c_int,
+    target_datatype: MPI_Datatype,
+    win: MPI_Win,
+) -> c_int {
+    get(
+        origin_addr,
+        count_of(origin_count as i64, "origin_count")?,
+        origin_datatype,
+        target_rank,
+        target_disp,
+        count_of(target_count as i64, "target_count")?,
+        target_datatype,
+        win,
+    )
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_c(
+    origin_addr: *mut c_void,
+    origin_count: MPI_Count,
+    origin_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: MPI_Count,
+    target_datatype: MPI_Datatype,
+    win: MPI_Win,
+) -> c_int {
+    get(
+        origin_addr,
+        count_of(origin_count, "origin_count")?,
+        origin_datatype,
+        target_rank,
+        target_disp,
+        count_of(target_count, "target_count")?,
+        target_datatype,
+        win,
+    )
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rget(
+    origin_addr: *mut c_void,
+    origin_count: c_int,
+    origin_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: c_int,
+    target_datatype: MPI_Datatype,
+    win: MPI_Win,
+    request: *mut MPI_Request,
+) -> c_int {
+    passive(win, target_rank, request)?;
+    get(
+        origin_addr,
+        count_of(origin_count as i64, "origin_count")?,
+        origin_datatype,
+        target_rank,
+        target_disp,
+        count_of(target_count as i64, "target_count")?,
+        target_datatype,
+        win,
+    )?;
+    done_request(request)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rget_c(
+    origin_addr: *mut c_void,
+    origin_count: MPI_Count,
+    origin_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: MPI_Count,
+    target_datatype: MPI_Datatype,
+    win: MPI_Win,
+    request: *mut MPI_Request,
+) -> c_int {
+    passive(win, target_rank, request)?;
+    get(
+        origin_addr,
+        count_of(origin_count, "origin_count")?,
+        origin_datatype,
+        target_rank,
+        target_disp,
+        count_of(target_count, "target_count")?,
+        target_datatype,
+        win,
+    )?;
+    done_request(request)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Accumulate(
+    origin_addr: *const c_void,
+    origin_count: c_int,
+    origin_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: c_int,
+    target_datatype: MPI_Datatype,
+    op: MPI_Op,
+    win: MPI_Win,
+) -> c_int {
+    get_accumulate(
+        origin_addr,
+        count_of(origin_count as i64, "origin_count")?,
+        origin_datatype,
+        None,
+        target_rank,
+        target_disp,
+        count_of(target_count as i64, "target_count")?,
+        target_datatype,
+        op,
+        win,
+    )
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Accumulate_c(
+    origin_addr: *const c_void,
+    origin_count: MPI_Count,
+    origin_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: MPI_Count,
+    target_datatype: MPI_Datatype,
+    op: MPI_Op,
+    win: MPI_Win,
+) -> c_int {
+    get_accumulate(
+        origin_addr,
+        count_of(origin_count, "origin_count")?,
+        origin_datatype,
+        None,
+        target_rank,
+        target_disp,
+        count_of(target_count, "target_count")?,
+        target_datatype,
+        op,
+        win,
+    )
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Raccumulate(
+    origin_addr: *const c_void,
+    origin_count: c_int,
+    origin_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: c_int,
+    target_datatype: MPI_Datatype,
+    op: MPI_Op,
+    win: MPI_Win,
+    request: *mut MPI_Request,
+) -> c_int {
+    passive(win, target_rank, request)?;
+    get_accumulate(
+        origin_addr,
+        count_of(origin_count as i64, "origin_count")?,
+        origin_datatype,
+        None,
+        target_rank,
+        target_disp,
+        count_of(target_count as i64, "target_count")?,
+        target_datatype,
+        op,
+        win,
+    )?;
+    done_request(request)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Raccumulate_c(
+    origin_addr: *const c_void,
+    origin_count: MPI_Count,
+    origin_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: MPI_Count,
+    target_datatype: MPI_Datatype,
+    op: MPI_Op,
+    win: MPI_Win,
+    request: *mut MPI_Request,
+) -> c_int {
+    passive(win, target_rank, request)?;
+    get_accumulate(
+        origin_addr,
+        count_of(origin_count, "origin_count")?,
+        origin_datatype,
+        None,
+        target_rank,
+        target_disp,
+        count_of(target_count, "target_count")?,
+        target_datatype,
+        op,
+        win,
+    )?;
+    done_request(request)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_accumulate(
+    origin_addr: *const c_void,
+    origin_count: c_int,
+    origin_datatype: MPI_Datatype,
+    result_addr: *mut c_void,
+    result_count: c_int,
+    result_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: c_int,
+    target_datatype: MPI_Datatype,
+    op: MPI_Op,
+    win: MPI_Win,
+) -> c_int {
+    get_accumulate(
+        origin_addr,
+        count_of(origin_count as i64, "origin_count")?,
+        origin_datatype,
+        Some((
+            result_addr,
+            count_of(result_count as i64, "result_count")?,
+            result_datatype,
+        )),
+        target_rank,
+        target_disp,
+        count_of(target_count as i64, "target_count")?,
+        target_datatype,
+        op,
+        win,
+    )
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_accumulate_c(
+    origin_addr: *const c_void,
+    origin_count: MPI_Count,
+    origin_datatype: MPI_Datatype,
+    result_addr: *mut c_void,
+    result_count: MPI_Count,
+    result_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: MPI_Count,
+    target_datatype: MPI_Datatype,
+    op: MPI_Op,
+    win: MPI_Win,
+) -> c_int {
+    get_accumulate(
+        origin_addr,
+        count_of(origin_count, "origin_count")?,
+        origin_datatype,
+        Some((
+            result_addr,
+            count_of(result_count, "result_count")?,
+            result_datatype,
+        )),
+        target_rank,
+        target_disp,
+        count_of(target_count, "target_count")?,
+        target_datatype,
+        op,
+        win,
+    )
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rget_accumulate(
+    origin_addr: *const c_void,
+    origin_count: c_int,
+    origin_datatype: MPI_Datatype,
+    result_addr: *mut c_void,
+    result_count: c_int,
+    result_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: c_int,
+    target_datatype: MPI_Datatype,
+    op: MPI_Op,
+    win: MPI_Win,
+    request: *mut MPI_Request,
+) -> c_int {
+    passive(win, target_rank, request)?;
+    get_accumulate(
+        origin_addr,
+        count_of(origin_count as i64, "origin_count")?,
+        origin_datatype,
+        Some((
+            result_addr,
+            count_of(result_count as i64, "result_count")?,
+            result_datatype,
+        )),
+        target_rank,
+        target_disp,
+        count_of(target_count as i64, "target_count")?,
+        target_datatype,
+        op,
+        win,
+    )?;
+    done_request(request)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rget_accumulate_c(
+    origin_addr: *const c_void,
+    origin_count: MPI_Count,
+    origin_datatype: MPI_Datatype,
+    result_addr: *mut c_void,
+    result_count: MPI_Count,
+    result_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: MPI_Count,
+    target_datatype: MPI_Datatype,
+    op: MPI_Op,
+    win: MPI_Win,
+    request: *mut MPI_Request,
+) -> c_int {
+    passive(win, target_rank, request)?;
+    get_accumulate(
+        origin_addr,
+        count_of(origin_count, "origin_count")?,
+        origin_datatype,
+        Some((
+            result_addr,
+            count_of(result_count, "result_count")?,
+            result_datatype,
+        )),
+        target_rank,
+        target_disp,
+        count_of(target_count, "target_count")?,
+        target_datatype,
+        op,
+        win,
+    )?;
+    done_request(request)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Fetch_and_op(
+    origin_addr: *const c_void,
+    result_addr: *mut c_void,
+    datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    op: MPI_Op,
+    win: MPI_Win,
+) -> c_int {
+    if handles::builtin_size(datatype).is_none() && handles::type_elements(datatype) != 2 {
+        return Err(err!(
+            MPI_ERR_TYPE,
+            "datatype=0x{:08x}: MPI_Fetch_and_op takes a predefined datatype",
+            datatype as u32
+        ));
+    }
+    get_accumulate(
+        origin_addr,
+        1,
+        datatype,
+        Some((result_addr, 1, datatype)),
+        target_rank,
+        target_disp,
+        1,
+        datatype,
+        op,
+        win,
+    )
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Compare_and_swap(
+    origin_addr: *const c_void,
+    compare_addr: *const c_void,
+    result_addr: *mut c_void,
+    datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    win: MPI_Win,
+) -> c_int {
+    use crate::op::Elem::*;
+    let ok = matches!(
+        crate::op::elem_of(datatype),
+        Some(I8 | U8 | I16 | U16 | I32 | U32 | I64 | U64 | Bool | Logical | Byte)
+    );
+    if !ok {
+        return Err(err!(
+            MPI_ERR_TYPE,
+            "datatype=0x{:08x}: MPI_Compare_and_swap takes a predefined integer, logical or byte datatype",
+            datatype as u32
+        ));
+    }
+    let t = committed(datatype, "datatype")?;
+    let es = t.size;
+    rma::with_win(win, |w| {
+        if target_rank == MPI_PROC_NULL {
+            return Ok(());
+        }
+        let r = w.check_rank(target_rank)?;
+        w.access(r)?;
+        let addr = w.place(r, target_disp, &t, 1)?;
+        let new = packed(origin_addr, 1, &t)?;
+        let cmp = packed(compare_addr, 1, &t)?;
+        let mut old = vec![0u8; es];
+        // SAFETY: `addr` came from `place` for one element of `t`.
+        unsafe { w.compare_swap(r, addr, &t, &new, &cmp, &mut old)? };
+        unpacked(result_addr, 1, &t, &old)
+    })
+}
+
+// ----------------------------------------------------------- synchronization
+
+fn check_assert(assert: c_int, allowed: c_int, call: &str) -> Result<()> {
+    if assert & !allowed != 0 {
+        return Err(err!(
+            MPI_ERR_ASSERT,
+            "assert={assert:#x} has bits {call} does not know ({:#x})",
+            assert & !allowed
+        ));
+    }
+    Ok(())
+}
+
+/// Window ranks of the members of `group` (world ranks).
+fn group_ranks(w: &Win, group: MPI_Group) -> Result<Vec<usize>> {
+    let g = with(|st| Ok(st.group(group)?.to_vec()))?;
+    g.iter()
+        .map(|&wr| {
+            w.world.iter().position(|&x| x == wr).ok_or_else(|| {
+                err!(
+                    MPI_ERR_GROUP,
+                    "group member world rank {wr} is not a rank of the window"
+                )
+            })
+        })
+        .collect()
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_fence(assert: c_int, win: MPI_Win) -> c_int {
+    check_assert(
+        assert,
+        MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED,
+        "MPI_Win_fence",
+    )?;
+    rma::with_win(win, |w| {
+        if w.ep.lock_all.is_some()
+            || w.ep.locks.iter().any(Option::is_some)
+            || w.ep.start.is_some()
+            || w.ep.post.is_some()
+        {
+            return Err(err!(
+                MPI_ERR_RMA_SYNC,
+                "MPI_Win_fence inside another epoch: {}",
+                w.open_epoch().unwrap_or("")
+            ));
+        }
+        fence(Ordering::SeqCst);
+        // Nothing to separate when no epoch ends and none begins.
+        let quiet = assert & MPI_MODE_NOPRECEDE != 0 && assert & MPI_MODE_NOSUCCEED != 0;
+        if !quiet {
+            super::coll::__oxmpi_body_MPI_Barrier(w.comm)?;
+        }
+        fence(Ordering::SeqCst);
+        w.ep.fence = assert & MPI_MODE_NOSUCCEED == 0;
+        Ok(())
+    })
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_post(group: MPI_Group, assert: c_int, win: MPI_Win) -> c_int {
+    check_assert(
+        assert,
+        MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT,
+        "MPI_Win_post",
+    )?;
+    rma::with_win(win, |w| {
+        let g = group_ranks(w, group)?;
+        w.post(g)
+    })
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_start(group: MPI_Group, assert: c_int, win: MPI_Win) -> c_int {
+    check_assert(assert, MPI_MODE_NOCHECK, "MPI_Win_start")?;
+    rma::with_win(win, |w| {
+        let g = group_ranks(w, group)?;
+        w.start(g)
+    })
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_complete(win: MPI_Win) -> c_int {
+    rma::with_win(win, |w| w.complete())
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_wait(win: MPI_Win) -> c_int {
+    let w = rma::get(win)?;
+    let mut g = w.lock().unwrap_or_else(|e| e.into_inner());
+    g.exposure_done()?;
+    crate::core::runtime::wait_for(|_| Ok(g.exposure_done()?.then_some(())))?;
+    fence(Ordering::SeqCst);
+    g.ep.post = None;
+    Ok(())
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_test(win: MPI_Win, flag: *mut c_int) -> c_int {
+    let done = rma::with_win(win, |w| {
+        let d = w.exposure_done()?;
+        if d {
+            fence(Ordering::SeqCst);
+            w.ep.post = None;
+        } else {
+            // Let other work move while the application polls.
+            with(|st| {
+                st.progress();
+                Ok(())
+            })?;
+        }
+        Ok(d)
+    })?;
+    out(flag, "flag", done as c_int)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_lock(
+    lock_type: c_int,
+    rank: c_int,
+    assert: c_int,
+    win: MPI_Win,
+) -> c_int {
+    if lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE {
+        return Err(err!(
+            MPI_ERR_LOCKTYPE,
+            "lock_type={lock_type} is neither MPI_LOCK_SHARED nor MPI_LOCK_EXCLUSIVE"
+        ));
+    }
+    check_assert(assert, MPI_MODE_NOCHECK, "MPI_Win_lock")?;
+    rma::with_win(win, |w| {
+        if rank == MPI_PROC_NULL {
+            return Ok(());
+        }
+        let r = w.check_rank(rank)?;
+        if w.ep.locks[r].is_some() || w.ep.lock_all.is_some() {
+            return Err(err!(
+                MPI_ERR_RMA_SYNC,
+                "rank {rank} is already locked by this rank (MPI_Win_unlock first)"
+            ));
+        }
+        let nocheck = assert & MPI_MODE_NOCHECK != 0;
+        if !nocheck {
+            w.acquire(r, lock_type == MPI_LOCK_EXCLUSIVE)?;
+        }
+        w.ep.locks[r] = Some((lock_type, nocheck));
+        Ok(())
+    })
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_unlock(rank: c_int, win: MPI_Win) -> c_int {
+    rma::with_win(win, |w| {
+        if rank == MPI_PROC_NULL {
+            return Ok(());
+        }
+        let r = w.check_rank(rank)?;
+        let Some((ty, nocheck)) = w.ep.locks[r] else {
+            return Err(err!(
+                MPI_ERR_RMA_SYNC,
+                "rank {rank} is not locked by this rank (MPI_Win_unlock without MPI_Win_lock)"
+            ));
+        };
+        fence(Ordering::SeqCst);
+        if !nocheck {
+            w.release(r, ty == MPI_LOCK_EXCLUSIVE);
+        }
+        w.ep.locks[r] = None;
+        Ok(())
+    })
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_lock_all(assert: c_int, win: MPI_Win) -> c_int {
+    check_assert(assert, MPI_MODE_NOCHECK, "MPI_Win_lock_all")?;
+    rma::with_win(win, |w| {
+        if w.ep.lock_all.is_some() || w.ep.locks.iter().any(Option::is_some) {
+            return Err(err!(
+                MPI_ERR_RMA_SYNC,
+                "a passive-target epoch is already open on this window"
+            ));
+        }
+        let nocheck = assert & MPI_MODE_NOCHECK != 0;
+        if !nocheck {
+            for r in 0..w.targets.len() {
+                if w.targets[r].local.is_some() {
+                    w.acquire(r, false)?;
+                }
+            }
+        }
+        w.ep.lock_all = Some(nocheck);
+        Ok(())
+    })
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_unlock_all(win: MPI_Win) -> c_int {
+    rma::with_win(win, |w| {
+        let Some(nocheck) = w.ep.lock_all else {
+            return Err(err!(
+                MPI_ERR_RMA_SYNC,
+                "MPI_Win_unlock_all without MPI_Win_lock_all"
+            ));
+        };
+        fence(Ordering::SeqCst);
+        if !nocheck {
+            for r in 0..w.targets.len() {
+                if w.targets[r].local.is_some() {
+                    w.release(r, false);
+                }
+            }
+        }
+        w.ep.lock_all = None;
+        Ok(())
+    })
+}
+
+/// Flush of `rank` (None: all): every operation is complete when its call
+/// returns, so a flush orders memory; it needs a passive-target epoch.
+fn flush(win: MPI_Win, rank: Option<c_int>) -> Result<()> {
+    rma::with_win(win, |w| {
+        let open = match rank {
+            Some(MPI_PROC_NULL) => true,
+            Some(r) => {
+                let r = w.check_rank(r)?;
+                w.ep.lock_all.is_some() || w.ep.locks[r].is_some()
+            }
+            None => w.ep.lock_all.is_some() || w.ep.locks.iter().any(Option::is_some),
+        };
+        if !open {
+            return Err(err!(
+                MPI_ERR_RMA_SYNC,
+                "no passive-target epoch is open{} (MPI_Win_lock or MPI_Win_lock_all first)",
+                rank.map_or(String::new(), |r| format!(" on rank {r}"))
+            ));
+        }
+        fence(Ordering::SeqCst);
+        Ok(())
+    })
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_flush(rank: c_int, win: MPI_Win) -> c_int {
+    flush(win, Some(rank))
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_flush_local(rank: c_int, win: MPI_Win) -> c_int {
+    flush(win, Some(rank))
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_flush_all(win: MPI_Win) -> c_int {
+    flush(win, None)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_flush_local_all(win: MPI_Win) -> c_int {
+    flush(win, None)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_sync(win: MPI_Win) -> c_int {
+    rma::get(win)?;
+    fence(Ordering::SeqCst);
+    Ok(())
+}

@@ -1,0 +1,124 @@
+//! The window segment: one POSIX shared-memory file per window per node,
+//! mapped by every rank of the window on that node. It holds each local
+//! rank's control words (the passive-target lock, the accumulate mutex),
+//! the post and complete counters of general active-target
+//! synchronization, and, for `MPI_Win_allocate` and
+//! `MPI_Win_allocate_shared`, the window memory itself, so that every
+//! rank of the node reads and writes it with loads and stores and the
+//! target takes no part. Every struct placed in it is `#[repr(C)]` with
+//! no pointers: it sits at different addresses in each process.
+//!
+//! The file starts zeroed (`ftruncate`), which is every word's initial
+//! state: unlocked, free, no post and no complete yet.
+
+use std::sync::atomic::{AtomicU32, AtomicU64};
+
+/// One target rank's control words, on a pair of cache lines of its own.
+#[repr(C, align(128))]
+pub struct Ctl {
+    /// `MPI_Win_lock`: `EXCL`, or the number of shared holders.
+    pub lock: AtomicU64,
+    /// The accumulate mutex of this rank's window memory: 0 free, 1 held.
+    pub acc: AtomicU32,
+    _pad: [u8; 116],
+}
+
+/// The exclusive holder's bit of `Ctl::lock`.
+pub const EXCL: u64 = 1 << 63;
+
+const PAGE: usize = 4096;
+
+fn round_up(x: usize, a: usize) -> usize {
+    x.div_ceil(a) * a
+}
+
+/// Where things lie in a window segment of `n` local ranks (the same on
+/// every rank: it follows from the sizes every rank was told).
+#[derive(Clone, Debug)]
+pub struct Layout {
+    pub n: usize,
+    /// `n * n` counters: `post[t * n + o]` counts the exposure epochs
+    /// target `t` has opened to origin `o` (`MPI_Win_post`).
+    pub post: usize,
+    /// `complete[t * n + o]` counts the access epochs origin `o` has
+    /// closed on target `t` (`MPI_Win_complete`).
+    pub complete: usize,
+    /// Offset of each local rank's window memory (allocated flavors).
+    pub data: Vec<usize>,
+    pub len: usize,
+}
+
+impl Layout {
+    /// `sizes`: each local rank's window memory in this segment (0 for
+    /// memory the ranks bring themselves); `contiguous`: one rank's memory
+    /// right after the one before (`MPI_Win_allocate_shared` without
+    /// `alloc_shared_noncontig`), else each on a page of its own.
+    pub fn new(sizes: &[usize], contiguous: bool) -> Layout {
+        let n = sizes.len();
+        let post = round_up(n * std::mem::size_of::<Ctl>(), 128);
+        let complete = round_up(post + n * n * 4, 128);
+        let mut at = round_up(complete + n * n * 4, PAGE);
+        let mut data = Vec::with_capacity(n);
+        for &s in sizes {
+            data.push(at);
+            at += s;
+            if !contiguous {
+                at = round_up(at, PAGE);
+            }
+        }
+        Layout {
+            n,
+            post,
+            complete,
+            data,
+            len: round_up(at, PAGE).max(PAGE),
+        }
+    }
+
+    /// Local rank `i`'s control words in the segment mapped at `base`.
+    ///
+    /// # Safety
+    /// `base` maps a segment of this layout and `i < n`.
+    pub unsafe fn ctl<'a>(&self, base: *mut u8, i: usize) -> &'a Ctl {
+        debug_assert!(i < self.n);
+        // SAFETY: the control words start the segment, 128-byte aligned
+        // (the mapping is page aligned); zeroed memory is a valid Ctl.
+        unsafe { &*(base.add(i * std::mem::size_of::<Ctl>()) as *const Ctl) }
+    }
+
+    /// A post (`complete` false) or complete counter of target `t` and origin `o`.
+    ///
+    /// # Safety
+    /// As `ctl`, and `t, o < n`.
+    pub unsafe fn counter<'a>(
+        &self,
+        base: *mut u8,
+        complete: bool,
+        t: usize,
+        o: usize,
+    ) -> &'a AtomicU32 {
+        let at = if complete { self.complete } else { self.post };
+        // SAFETY: the counters lie inside the segment, 4-byte aligned.
+        unsafe { &*(base.add(at + (t * self.n + o) * 4) as *const AtomicU32) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn layout_places_memory_after_the_counters() {
+        let l = Layout::new(&[10, 0, 4096], false);
+        assert_eq!(std::mem::size_of::<Ctl>(), 128);
+        assert_eq!(l.post, 384);
+        assert!(l.complete >= l.post + 36);
+        assert_eq!(l.data[0] % PAGE, 0);
+        assert_eq!(l.data[1], l.data[0] + PAGE);
+        assert_eq!(l.data[2], l.data[1]);
+        assert_eq!(l.len, l.data[2] + PAGE);
+        let c = Layout::new(&[10, 6, 3], true);
+        assert_eq!(c.data[1], c.data[0] + 10);
+        assert_eq!(c.data[2], c.data[0] + 16);
+        assert_eq!(c.len % PAGE, 0);
+    }
+}

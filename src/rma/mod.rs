@@ -1,0 +1,766 @@
+//! One-sided communication: windows and the operations on them.
+//!
+//! Every operation is carried out by the origin alone, at once, so passive
+//! target needs nothing from the target (no call, no progress thread):
+//!
+//! * memory of `MPI_Win_allocate` and `MPI_Win_allocate_shared` lives in
+//!   the window's segment on the node (`layout`), which every local rank
+//!   maps: put and get are copies, accumulates on 4- and 8-byte integers
+//!   and floats at aligned addresses are the CPU's atomic instructions;
+//! * memory of `MPI_Win_create` and `MPI_Win_create_dynamic` is the
+//!   application's own: other ranks of the node reach it by single copy
+//!   (`process_vm_readv`/`writev`), the rank itself directly;
+//! * accumulates that are not one atomic instruction take the target's
+//!   accumulate mutex in the segment around read, reduce and write back,
+//!   so accumulates with the same op and basic type are element-wise
+//!   atomic (MPI-4 11.7.1) and, done in call order, keep every ordering of
+//!   `accumulate_ordering`;
+//! * `MPI_Win_lock` is a reader-writer word per target in the segment;
+//!   post/start/complete/wait are counters per (target, origin) pair;
+//!   fence is a barrier on the window's own communicator.
+//!
+//! An operation is complete when its call returns, so flush and the ends
+//! of epochs only order memory. Ranks on other nodes are not reached yet:
+//! an operation on one reports `MPI_ERR_UNSUPPORTED_OPERATION`.
+
+pub mod layout;
+
+use crate::base::consts::*;
+use crate::base::error::Result;
+use crate::datatype::Type;
+use crate::err;
+use crate::sys::ShmMap;
+use layout::{Layout, EXCL};
+use std::os::raw::c_int;
+use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// One rank of a window as the others see it.
+#[derive(Clone, Debug)]
+pub struct Target {
+    pub world: i32,
+    pub pid: i32,
+    /// Index among the window's ranks on this node (None: another node).
+    pub local: Option<usize>,
+    /// Address of the window memory: in this process when `direct` (the
+    /// node's segment, or this rank's own memory), else in the target's.
+    pub addr: usize,
+    pub direct: bool,
+    pub size: usize,
+    pub unit: usize,
+}
+
+/// What synchronization is open on a window at this rank.
+#[derive(Default)]
+pub struct Epochs {
+    /// A fence opened an access and exposure epoch (the last fence did
+    /// not assert MPI_MODE_NOSUCCEED).
+    pub fence: bool,
+    /// MPI_Win_start's group (window ranks), and for each window rank
+    /// whether its post for this epoch has been seen.
+    pub start: Option<Vec<usize>>,
+    pub start_seen: Vec<bool>,
+    /// Posts seen so far from each target (one per access epoch).
+    pub posts_seen: Vec<u32>,
+    /// MPI_Win_post's group, and posts made so far to each origin.
+    pub post: Option<Vec<usize>>,
+    pub posted: Vec<u32>,
+    /// Passive target: the lock held on each rank (MPI_LOCK_SHARED or
+    /// MPI_LOCK_EXCLUSIVE; with MPI_MODE_NOCHECK nothing was taken: `nocheck`).
+    pub locks: Vec<Option<(c_int, bool)>>,
+    pub lock_all: Option<bool>,
+}
+
+pub struct Win {
+    /// The window's own communicator (a duplicate of the user's).
+    pub comm: c_int,
+    pub rank: usize,
+    pub world: Vec<i32>,
+    pub flavor: c_int,
+    pub targets: Vec<Target>,
+    pub seg: ShmMap,
+    pub layout: Layout,
+    pub me_local: usize,
+    /// Accumulates may use the CPU's atomics on target memory (every
+    /// origin maps it: the allocated flavors).
+    pub atomics: bool,
+    /// The values behind the predefined attributes (their addresses are
+    /// handed out: the window is never moved, it sits behind an `Arc`).
+    pub base: usize,
+    pub size_attr: isize,
+    pub unit_attr: c_int,
+    pub flavor_attr: c_int,
+    pub model_attr: c_int,
+    pub errhandler: c_int,
+    pub name: String,
+    pub attrs: Vec<(c_int, usize)>,
+    pub info: Vec<(String, String)>,
+    pub ep: Epochs,
+    /// This rank's attached regions (dynamic windows): (address, length).
+    pub attached: Vec<(usize, usize)>,
+}
+
+// SAFETY: a Win is only reached through its Mutex; the raw addresses it
+// holds name the window's segment (owned by `seg`) and user memory the
+// application keeps valid for the window's life.
+unsafe impl Send for Win {}
+
+/// The windows of this process, by handle index.
+static WINS: Mutex<Vec<Option<Arc<Mutex<Win>>>>> = Mutex::new(Vec::new());
+
+fn lock_ignoring_poison<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+pub fn handle(idx: usize) -> c_int {
+    crate::base::handles::make(crate::base::handles::KIND_WIN, idx as u32)
+}
+
+/// Registers a new window; returns its handle.
+pub fn insert(w: Win) -> c_int {
+    let mut v = lock_ignoring_poison(&WINS);
+    let w = Some(Arc::new(Mutex::new(w)));
+    match v.iter().position(Option::is_none) {
+        Some(i) => {
+            v[i] = w;
+            handle(i)
+        }
+        None => {
+            v.push(w);
+            handle(v.len() - 1)
+        }
+    }
+}
+
+/// The window behind handle `h`.
+pub fn get(h: c_int) -> Result<Arc<Mutex<Win>>> {
+    let i = crate::base::handles::index(h, crate::base::handles::KIND_WIN);
+    let v = lock_ignoring_poison(&WINS);
+    i.and_then(|i| v.get(i as usize).cloned().flatten())
+        .ok_or_else(|| {
+            if h == MPI_WIN_NULL {
+                err!(MPI_ERR_WIN, "win=MPI_WIN_NULL")
+            } else {
+                err!(
+                    MPI_ERR_WIN,
+                    "win=0x{:08x} is not a valid window{}",
+                    h as u32,
+                    crate::base::handles::kind_hint(h, crate::base::handles::KIND_WIN)
+                )
+            }
+        })
+}
+
+/// Runs `f` on window `h`, under its lock.
+pub fn with_win<R>(h: c_int, f: impl FnOnce(&mut Win) -> Result<R>) -> Result<R> {
+    let w = get(h)?;
+    let mut g = lock_ignoring_poison(&w);
+    f(&mut g)
+}
+
+/// Removes window `h` from the table (MPI_Win_free).
+pub fn remove(h: c_int) -> Result<Arc<Mutex<Win>>> {
+    let w = get(h)?;
+    let i = crate::base::handles::index(h, crate::base::handles::KIND_WIN).unwrap();
+    lock_ignoring_poison(&WINS)[i as usize] = None;
+    Ok(w)
+}
+
+/// The error handler of window `h`, if it is one (for the error path).
+pub fn errhandler_of(h: c_int) -> Option<c_int> {
+    crate::base::handles::index(h, crate::base::handles::KIND_WIN)?;
+    let w = get(h).ok()?;
+    // try_lock: an error raised while this thread holds the window (it
+    // never does: bodies return before errors are raised) must not wait.
+    let g = w.try_lock().ok()?;
+    Some(g.errhandler)
+}
+
+/// Some window uses error handler `h` (MPI_Errhandler_free keeps its slot).
+pub fn uses_errhandler(h: c_int) -> bool {
+    let v = lock_ignoring_poison(&WINS);
+    v.iter()
+        .flatten()
+        .any(|w| w.try_lock().map_or(true, |g| g.errhandler == h))
+}
+
+/// Waits (progressing the library, yielding the CPU as other waits do)
+/// until `f` says done.
+fn wait_until(mut f: impl FnMut() -> bool) -> Result<()> {
+    if f() {
+        return Ok(());
+    }
+    crate::core::runtime::wait_for(|_| Ok(f().then_some(())))
+}
+
+/// Element kinds the CPU's atomics handle: 4- and 8-byte integers and floats.
+fn atomic_elem(e: crate::op::Elem) -> bool {
+    use crate::op::Elem::*;
+    matches!(e, I32 | U32 | I64 | U64 | F32 | F64)
+}
+
+/// What an accumulate does at each target element.
+#[derive(Clone, Copy)]
+pub struct AccOp {
+    pub op: c_int,
+    pub elem: crate::op::Elem,
+    pub esize: usize,
+}
+
+impl Win {
+    fn target(&self, r: usize) -> &Target {
+        &self.targets[r]
+    }
+
+    fn wname(&self) -> &str {
+        &self.name
+    }
+
+    /// Rank `r` of the window as a target: a valid rank on this node.
+    pub fn check_rank(&self, r: c_int) -> Result<usize> {
+        if r < 0 || r as usize >= self.targets.len() {
+            return Err(err!(
+                MPI_ERR_RANK,
+                "target_rank={r} is not a rank of window {} (size {})",
+                self.wname(),
+                self.targets.len()
+            ));
+        }
+        let t = self.target(r as usize);
+        if t.local.is_none() {
+            return Err(err!(
+                MPI_ERR_UNSUPPORTED_OPERATION,
+                "target_rank={r} of window {} is on another node (world rank {}): one-sided operations across nodes are not implemented yet",
+                self.wname(),
+                t.world
+            ));
+        }
+        Ok(r as usize)
+    }
+
+    /// An access epoch to `r` is open; waits for its post in a general
+    /// active-target epoch.
+    pub fn access(&mut self, r: usize) -> Result<()> {
+        if self.ep.fence || self.ep.lock_all.is_some() || self.ep.locks[r].is_some() {
+            return Ok(());
+        }
+        if self.ep.start.as_ref().is_some_and(|g| g.contains(&r)) {
+            if !self.ep.start_seen[r] {
+                self.see_post(r)?;
+            }
+            return Ok(());
+        }
+        Err(err!(
+            MPI_ERR_RMA_SYNC,
+            "no access epoch to rank {r} is open on window {}: call MPI_Win_fence, MPI_Win_start, MPI_Win_lock or MPI_Win_lock_all first",
+            self.wname()
+        ))
+    }
+
+    /// Waits for target `r`'s post of this access epoch.
+    fn see_post(&mut self, r: usize) -> Result<()> {
+        let (lt, me) = (self.target(r).local.unwrap(), self.me_local);
+        let want = self.ep.posts_seen[r] + 1;
+        let (base, l) = (self.seg.base(), self.layout.clone());
+        // SAFETY: the segment is mapped for the window's life; lt, me < n.
+        let c = unsafe { l.counter(base, false, lt, me) };
+        // Acquire: pairs with the Release increment in `post`, so the
+        // target's stores before its post are seen by our accesses.
+        wait_until(|| c.load(Ordering::Acquire) >= want)?;
+        self.ep.posts_seen[r] = want;
+        self.ep.start_seen[r] = true;
+        Ok(())
+    }
+
+    /// Address of `count` elements of `t` at displacement `disp` of target
+    /// `r`, checked against the window's bounds.
+    pub fn place(&self, r: usize, disp: i64, t: &Type, count: usize) -> Result<usize> {
+        let disp = disp as isize;
+        let tg = self.target(r);
+        let dynamic = self.flavor == MPI_WIN_FLAVOR_DYNAMIC;
+        if disp < 0 && !dynamic {
+            return Err(err!(
+                MPI_ERR_DISP,
+                "target_disp={disp} is negative (rank {r} of window {})",
+                self.wname()
+            ));
+        }
+        let off = disp.wrapping_mul(tg.unit as isize);
+        if count == 0 || t.size == 0 {
+            return Ok(tg.addr.wrapping_add_signed(off));
+        }
+        let lo = off as i128 + t.true_lb as i128;
+        let hi = off as i128 + (count as i128 - 1) * t.extent() as i128 + t.true_ub as i128;
+        if dynamic {
+            if r == self.rank
+                && !self
+                    .attached
+                    .iter()
+                    .any(|&(a, n)| lo >= a as i128 && hi <= (a + n) as i128)
+            {
+                return Err(err!(
+                    MPI_ERR_RMA_RANGE,
+                    "target_disp=0x{:x}: bytes [0x{:x}, 0x{:x}) are not in memory attached to window {} at rank {r}",
+                    disp,
+                    lo,
+                    hi,
+                    self.wname()
+                ));
+            }
+        } else if lo < 0 || hi > tg.size as i128 {
+            return Err(err!(
+                MPI_ERR_RMA_RANGE,
+                "target_disp={disp} with target_count={count} reaches bytes [{lo}, {hi}) of rank {r}'s window memory, which has {} bytes (window {})",
+                tg.size,
+                self.wname()
+            ));
+        }
+        Ok(tg.addr.wrapping_add_signed(off))
+    }
+
+    /// Copies the packed bytes `data` into `count` elements of `t` at `addr` of target `r`.
+    ///
+    /// # Safety
+    /// `addr` came from `place` for these `t` and `count`.
+    pub unsafe fn write(
+        &self,
+        r: usize,
+        addr: usize,
+        t: &Type,
+        count: usize,
+        data: &[u8],
+    ) -> Result<()> {
+        let tg = self.target(r);
+        if tg.direct {
+            if t.is_contiguous(count) {
+                // SAFETY: `place` checked the range lies in the window memory.
+                unsafe {
+                    crate::sys::copy(
+                        (addr as *mut u8).wrapping_offset(t.start()),
+                        data.as_ptr(),
+                        data.len(),
+                    )
+                };
+            } else {
+                // SAFETY: as above, element by element of the typemap.
+                unsafe { crate::datatype::unpack(t, count, data, addr as *mut u8) };
+            }
+            return Ok(());
+        }
+        let segs = crate::datatype::segments(t, count, addr);
+        let local = [[data.as_ptr() as usize, data.len()]];
+        // SAFETY: `data` is readable; the kernel checks the target's ranges.
+        unsafe { crate::sys::cma_writev(tg.pid, &segs, &local, data.len()) }
+            .map_err(|e| self.cma_error(r, addr, e))
+    }
+
+    /// Packs `count` elements of `t` at `addr` of target `r` into `out`.
+    ///
+    /// # Safety
+    /// As `write`.
+    pub unsafe fn read(
+        &self,
+        r: usize,
+        addr: usize,
+        t: &Type,
+        count: usize,
+        out: &mut [u8],
+    ) -> Result<()> {
+        let tg = self.target(r);
+        if tg.direct {
+            if t.is_contiguous(count) {
+                // SAFETY: `place` checked the range lies in the window memory.
+                unsafe {
+                    crate::sys::copy(
+                        out.as_mut_ptr(),
+                        (addr as *const u8).wrapping_offset(t.start()),
+                        out.len(),
+                    )
+                };
+            } else {
+                // SAFETY: as above.
+                unsafe { crate::datatype::pack(t, count, addr as *const u8, out) };
+            }
+            return Ok(());
+        }
+        let segs = crate::datatype::segments(t, count, addr);
+        let local = [[out.as_mut_ptr() as usize, out.len()]];
+        let n = out.len();
+        // SAFETY: `out` is writable; the kernel checks the target's ranges.
+        unsafe { crate::sys::cma_readv(tg.pid, &segs, &local, n) }
+            .map_err(|e| self.cma_error(r, addr, e))
+    }
+
+    fn cma_error(&self, r: usize, addr: usize, e: std::io::Error) -> crate::base::error::Error {
+        if e.raw_os_error() == Some(libc::EFAULT) {
+            err!(
+                MPI_ERR_RMA_RANGE,
+                "address 0x{addr:x} of rank {r} is not mapped in that process (window {})",
+                self.wname()
+            )
+        } else {
+            err!(
+                MPI_ERR_OTHER,
+                "single copy with rank {r} (pid {}) failed: {e}; one-sided operations on MPI_Win_create memory need process_vm_readv/writev between the ranks of a node",
+                self.target(r).pid,
+            )
+        }
+    }
+
+    /// Holds target `r`'s accumulate mutex while `f` runs.
+    fn with_acc_lock<R>(&self, r: usize, f: impl FnOnce() -> Result<R>) -> Result<R> {
+        let l = self.target(r).local.unwrap();
+        // SAFETY: the segment is mapped for the window's life; l < n.
+        let m = unsafe { self.layout.ctl(self.seg.base(), l) };
+        let mut spins = 0u32;
+        // Acquire: pairs with the Release store below by the previous
+        // holder, so its writes to the target memory are seen.
+        while m
+            .acc
+            .compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            spins += 1;
+            if spins < 64 {
+                std::hint::spin_loop();
+            } else {
+                crate::sys::yield_now();
+            }
+        }
+        let r = f();
+        // Release: pairs with the Acquire exchange above of the next holder.
+        m.acc.store(0, Ordering::Release);
+        r
+    }
+
+    /// Accumulate of the packed origin elements `data` into `count`
+    /// elements of `t` at `addr` of target `r`; with `fetch`, the target's
+    /// elements before the operation are packed into it.
+    ///
+    /// # Safety
+    /// As `write`.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn accumulate(
+        &self,
+        r: usize,
+        addr: usize,
+        t: &Type,
+        count: usize,
+        a: AccOp,
+        data: &[u8],
+        mut fetch: Option<&mut [u8]>,
+    ) -> Result<()> {
+        let n = data.len().max(fetch.as_ref().map_or(0, |f| f.len()));
+        if n == 0 {
+            return Ok(());
+        }
+        if self.atomics && atomic_elem(a.elem) && self.target(r).direct {
+            // Element by element with the CPU's atomics, at aligned addresses;
+            // an element at an unaligned address (every access to it is) takes the mutex.
+            let segs = crate::datatype::segments(t, count, addr);
+            let mut pos = 0usize;
+            for [sa, sl] in segs {
+                let mut k = 0;
+                while k + a.esize <= sl && pos + a.esize <= n {
+                    let p = (sa + k) as *mut u8;
+                    let src = data.get(pos..pos + a.esize).unwrap_or(&[]);
+                    let got = fetch.as_deref_mut().map(|f| &mut f[pos..pos + a.esize]);
+                    if (p as usize) % a.esize == 0 {
+                        // SAFETY: `p` lies in mapped window memory, aligned to the element.
+                        unsafe { atomic_apply(p, a, src, got) };
+                    } else {
+                        self.with_acc_lock(r, || {
+                            // SAFETY: as above, without alignment: plain accesses under the mutex.
+                            unsafe { locked_apply(p, a, src, got) };
+                            Ok(())
+                        })?;
+                    }
+                    pos += a.esize;
+                    k += a.esize;
+                }
+            }
+            return Ok(());
+        }
+        self.with_acc_lock(r, || {
+            let mut cur = vec![0u8; n];
+            // SAFETY: forwarded contract.
+            unsafe { self.read(r, addr, t, count, &mut cur)? };
+            if let Some(f) = fetch {
+                f.copy_from_slice(&cur);
+            }
+            if a.op != MPI_NO_OP {
+                crate::op::reduce_builtin(a.op, a.elem, n / a.esize, data, &mut cur);
+                // SAFETY: forwarded contract.
+                unsafe { self.write(r, addr, t, count, &cur)? };
+            }
+            Ok(())
+        })
+    }
+
+    /// Compare-and-swap of one element of `esize` bytes at `addr` of target
+    /// `r`: `old` gets the element; it becomes `new` when it equalled `cmp`.
+    ///
+    /// # Safety
+    /// As `write`.
+    pub unsafe fn compare_swap(
+        &self,
+        r: usize,
+        addr: usize,
+        t: &Type,
+        new: &[u8],
+        cmp: &[u8],
+        old: &mut [u8],
+    ) -> Result<()> {
+        let es = new.len();
+        if self.atomics && (es == 4 || es == 8) && self.target(r).direct && addr % es == 0 {
+            // AcqRel: pairs with the other origins' atomics on this word
+            // and, through the epoch's synchronization, the target's own accesses.
+            if es == 8 {
+                // SAFETY: aligned, mapped window memory.
+                let w = unsafe { AtomicU64::from_ptr(addr as *mut u64) };
+                let (c, v) = (
+                    u64::from_ne_bytes(cmp.try_into().unwrap()),
+                    u64::from_ne_bytes(new.try_into().unwrap()),
+                );
+                let o = match w.compare_exchange(c, v, Ordering::AcqRel, Ordering::Acquire) {
+                    Ok(x) | Err(x) => x,
+                };
+                old.copy_from_slice(&o.to_ne_bytes());
+            } else {
+                // SAFETY: aligned, mapped window memory.
+                let w = unsafe { AtomicU32::from_ptr(addr as *mut u32) };
+                let (c, v) = (
+                    u32::from_ne_bytes(cmp.try_into().unwrap()),
+                    u32::from_ne_bytes(new.try_into().unwrap()),
+                );
+                let o = match w.compare_exchange(c, v, Ordering::AcqRel, Ordering::Acquire) {
+                    Ok(x) | Err(x) => x,
+                };
+                old.copy_from_slice(&o.to_ne_bytes());
+            }
+            return Ok(());
+        }
+        self.with_acc_lock(r, || {
+            // SAFETY: forwarded contract.
+            unsafe { self.read(r, addr, t, 1, old)? };
+            if old == cmp {
+                // SAFETY: forwarded contract.
+                unsafe { self.write(r, addr, t, 1, new)? };
+            }
+            Ok(())
+        })
+    }
+
+    /// Local rank `i`'s passive-target lock word.
+    fn lock_word(&self, i: usize) -> &AtomicU64 {
+        // SAFETY: the segment is mapped for the window's life; i < n.
+        &unsafe { self.layout.ctl(self.seg.base(), i) }.lock
+    }
+
+    /// Takes target `r`'s lock (MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE).
+    pub fn acquire(&self, r: usize, exclusive: bool) -> Result<()> {
+        let w = self.lock_word(self.target(r).local.unwrap());
+        // Acquire: pairs with the Release in `release` by the previous
+        // holder, whose accesses to the target then happen before ours.
+        let try_take = || {
+            let v = w.load(Ordering::Relaxed);
+            if exclusive {
+                v == 0
+                    && w.compare_exchange(0, EXCL, Ordering::Acquire, Ordering::Relaxed)
+                        .is_ok()
+            } else {
+                v & EXCL == 0
+                    && w.compare_exchange(v, v + 1, Ordering::Acquire, Ordering::Relaxed)
+                        .is_ok()
+            }
+        };
+        wait_until(try_take)
+    }
+
+    pub fn release(&self, r: usize, exclusive: bool) {
+        let w = self.lock_word(self.target(r).local.unwrap());
+        // Release: pairs with the Acquire in `acquire` of the next holder.
+        if exclusive {
+            w.fetch_and(!EXCL, Ordering::Release);
+        } else {
+            w.fetch_sub(1, Ordering::Release);
+        }
+    }
+
+    /// MPI_Win_post to the window ranks `origins`.
+    pub fn post(&mut self, origins: Vec<usize>) -> Result<()> {
+        if self.ep.post.is_some() {
+            return Err(err!(
+                MPI_ERR_RMA_SYNC,
+                "an exposure epoch is already open on window {} (MPI_Win_post without MPI_Win_wait)",
+                self.wname()
+            ));
+        }
+        for &o in &origins {
+            self.check_rank(o as c_int)?;
+        }
+        fence(Ordering::SeqCst);
+        for &o in &origins {
+            let lo = self.target(o).local.unwrap();
+            // SAFETY: the segment is mapped for the window's life.
+            let c = unsafe {
+                self.layout
+                    .counter(self.seg.base(), false, self.me_local, lo)
+            };
+            // Release: pairs with the Acquire load in `see_post` at origin `o`.
+            c.fetch_add(1, Ordering::Release);
+            self.ep.posted[o] += 1;
+        }
+        self.ep.post = Some(origins);
+        Ok(())
+    }
+
+    /// MPI_Win_start with the window ranks `targets`.
+    pub fn start(&mut self, targets: Vec<usize>) -> Result<()> {
+        if self.ep.start.is_some() {
+            return Err(err!(
+                MPI_ERR_RMA_SYNC,
+                "an access epoch is already open on window {} (MPI_Win_start without MPI_Win_complete)",
+                self.wname()
+            ));
+        }
+        for &t in &targets {
+            self.check_rank(t as c_int)?;
+            self.ep.start_seen[t] = false;
+        }
+        self.ep.start = Some(targets);
+        Ok(())
+    }
+
+    /// MPI_Win_complete.
+    pub fn complete(&mut self) -> Result<()> {
+        let Some(g) = self.ep.start.clone() else {
+            return Err(err!(
+                MPI_ERR_RMA_SYNC,
+                "no access epoch was started on window {} (MPI_Win_complete without MPI_Win_start)",
+                self.wname()
+            ));
+        };
+        for &t in &g {
+            if !self.ep.start_seen[t] {
+                self.see_post(t)?;
+            }
+        }
+        fence(Ordering::SeqCst);
+        for &t in &g {
+            let lt = self.target(t).local.unwrap();
+            // SAFETY: the segment is mapped for the window's life.
+            let c = unsafe {
+                self.layout
+                    .counter(self.seg.base(), true, lt, self.me_local)
+            };
+            // Release: pairs with the Acquire load in `exposure_done` at target `t`.
+            c.fetch_add(1, Ordering::Release);
+        }
+        self.ep.start = None;
+        Ok(())
+    }
+
+    /// Every origin of the exposure epoch has completed (MPI_Win_wait/test).
+    pub fn exposure_done(&self) -> Result<bool> {
+        let Some(g) = self.ep.post.as_ref() else {
+            return Err(err!(
+                MPI_ERR_RMA_SYNC,
+                "no exposure epoch is open on window {} (MPI_Win_wait or MPI_Win_test without MPI_Win_post)",
+                self.wname()
+            ));
+        };
+        Ok(g.iter().all(|&o| {
+            let lo = self.target(o).local.unwrap();
+            // SAFETY: the segment is mapped for the window's life.
+            let c = unsafe {
+                self.layout
+                    .counter(self.seg.base(), true, self.me_local, lo)
+            };
+            // Acquire: pairs with the Release increment in `complete` at origin `o`.
+            c.load(Ordering::Acquire) >= self.ep.posted[o]
+        }))
+    }
+
+    /// Any epoch still open at this rank (for MPI_Win_free), named.
+    pub fn open_epoch(&self) -> Option<&'static str> {
+        if self.ep.lock_all.is_some() || self.ep.locks.iter().any(Option::is_some) {
+            Some("a passive-target lock is held (MPI_Win_unlock / MPI_Win_unlock_all first)")
+        } else if self.ep.start.is_some() {
+            Some("an access epoch is open (MPI_Win_complete first)")
+        } else if self.ep.post.is_some() {
+            Some("an exposure epoch is open (MPI_Win_wait first)")
+        } else {
+            None
+        }
+    }
+}
+
+/// One element of an accumulate with the CPU's atomics.
+///
+/// # Safety
+/// `p` is valid, mapped memory aligned to `a.esize` (4 or 8).
+unsafe fn atomic_apply(p: *mut u8, a: AccOp, src: &[u8], got: Option<&mut [u8]>) {
+    use crate::op::Elem::*;
+    let int = matches!(a.elem, I32 | U32 | I64 | U64);
+    // AcqRel on every read-modify-write: pairs with the other origins'
+    // atomics on the same word (and, through the epoch's synchronization,
+    // with the target's own accesses); Acquire loads pair with them too.
+    macro_rules! go {
+        ($at:ty, $t:ty) => {{
+            // SAFETY: the caller's contract.
+            let w = unsafe { <$at>::from_ptr(p as *mut $t) };
+            let v = <$t>::from_ne_bytes(src.try_into().unwrap_or([0; std::mem::size_of::<$t>()]));
+            let old = match a.op {
+                MPI_NO_OP => w.load(Ordering::Acquire),
+                MPI_REPLACE => w.swap(v, Ordering::AcqRel),
+                MPI_SUM if int => w.fetch_add(v, Ordering::AcqRel),
+                MPI_BAND if int => w.fetch_and(v, Ordering::AcqRel),
+                MPI_BOR if int => w.fetch_or(v, Ordering::AcqRel),
+                MPI_BXOR if int => w.fetch_xor(v, Ordering::AcqRel),
+                _ => {
+                    let mut cur = w.load(Ordering::Relaxed);
+                    loop {
+                        let mut b = cur.to_ne_bytes();
+                        crate::op::reduce_builtin(a.op, a.elem, 1, src, &mut b);
+                        match w.compare_exchange_weak(
+                            cur,
+                            <$t>::from_ne_bytes(b),
+                            Ordering::AcqRel,
+                            Ordering::Relaxed,
+                        ) {
+                            Ok(_) => break cur,
+                            Err(x) => cur = x,
+                        }
+                    }
+                }
+            };
+            if let Some(g) = got {
+                g.copy_from_slice(&old.to_ne_bytes());
+            }
+        }};
+    }
+    if a.esize == 8 {
+        go!(AtomicU64, u64)
+    } else {
+        go!(AtomicU32, u32)
+    }
+}
+
+/// One element of an accumulate with plain accesses (the mutex is held).
+///
+/// # Safety
+/// `p` is valid for `a.esize` bytes.
+unsafe fn locked_apply(p: *mut u8, a: AccOp, src: &[u8], got: Option<&mut [u8]>) {
+    let mut cur = vec![0u8; a.esize];
+    // SAFETY: the caller's contract.
+    unsafe { std::ptr::copy_nonoverlapping(p, cur.as_mut_ptr(), a.esize) };
+    if let Some(g) = got {
+        g.copy_from_slice(&cur);
+    }
+    if a.op != MPI_NO_OP {
+        crate::op::reduce_builtin(a.op, a.elem, 1, src, &mut cur);
+        // SAFETY: the caller's contract.
+        unsafe { std::ptr::copy_nonoverlapping(cur.as_ptr(), p, a.esize) };
+    }
+}
