@@ -3,7 +3,7 @@
 # packages) and runs them alternately, REPS times each, 2 ranks pinned to one
 # core each; prints the median per size and the ratio OxMPI / faster peer.
 # Usage: benches/compare.sh [REPS] [TEST] [MAX_BYTES] [RANKS] [COMM] [COLLS] [MIN_BYTES]
-#   TEST: lat | bw | bibw | rate | all (point-to-point, p2p_bench.c) or coll (coll_bench.c)
+#   TEST: lat | bw | bibw | rate | all (point-to-point, p2p_bench.c), coll (coll_bench.c) or rma (rma_bench.c)
 #   COMM (coll only): world (default) or reversed (world's ranks in reverse order)
 #   COLLS (coll only): all (default) or a comma-separated list (allgather,alltoall)
 #   MIN_BYTES (coll only): first size (default 8); SCALE=k multiplies the iteration counts
@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 reps=${1:-5}; test=${2:-all}; maxn=${3:-16777216}; np=${4:-2}; comm=${5:-world}
 colls=${6:-all}; minn=${7:-8}; mpis=${MPIS:-oxmpi openmpi mpich}
-prog=p2p_bench; [ "$test" = coll ] && prog=coll_bench
+prog=p2p_bench; [ "$test" = coll ] && prog=coll_bench; [ "$test" = rma ] && prog=rma_bench
 if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ] && ! command -v mpicc.openmpi >/dev/null; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openmpi-bin libopenmpi-dev mpich libmpich-dev >/dev/null
 fi
@@ -25,6 +25,7 @@ build/prefix/bin/mpicc -O2 benches/$prog.c -o "$out/${prog}_oxmpi"
 mpicc.openmpi -O2 benches/$prog.c -o "$out/${prog}_openmpi"
 mpicc.mpich -O2 benches/$prog.c -o "$out/${prog}_mpich"
 args="$test $maxn"; [ "$test" = coll ] && args="$maxn $comm $colls $minn ${SCALE:-1}"
+[ "$test" = rma ] && args="$maxn"
 launch() {
   case $1 in
     oxmpi) build/prefix/bin/mpirun -n "$np" "$out/${prog}_oxmpi" $args ;;
@@ -47,12 +48,12 @@ for mpi in mpis:
             f = line.split()
             if len(f) == 3:
                 vals[(f[0], int(f[1]))][mpi].append(float(f[2]))
-print(f"{'test':5} {'size':>9} {'OxMPI':>10} {'Open MPI':>10} {'MPICH':>10} {'ratio':>7}   (median of {reps}; lat and collectives in us, lower is better; bw/bibw MB/s, rate msg/s, higher is better)")
+print(f"{'test':5} {'size':>9} {'OxMPI':>10} {'Open MPI':>10} {'MPICH':>10} {'ratio':>7}   (median of {reps}; lat, collectives and put/get/acc/fop/cas in us, lower is better; bw/bibw/putbw/getbw MB/s, rate msg/s, higher is better)")
 for (t, n) in sorted(vals, key=lambda k: (k[0], k[1])):
     m = {k: statistics.median(v) for k, v in vals[(t, n)].items()}
     if len(m) < len(mpis) or "oxmpi" not in m: continue
     peers = [m[k] for k in mpis if k != "oxmpi"]
-    lower_better = t not in ("bw", "bibw", "rate", "vbw", "cma")
+    lower_better = t not in ("bw", "bibw", "rate", "vbw", "cma", "putbw", "getbw")
     best = (min(peers) if lower_better else max(peers)) if peers else float("nan")
     ratio = m["oxmpi"] / best if best else float("nan")
     cols = " ".join(f"{m.get(k, float('nan')):>10.2f}" for k in ("oxmpi", "openmpi", "mpich"))

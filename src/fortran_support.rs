@@ -269,7 +269,16 @@ unsafe fn win_create_keyval(
     ierr: *mut c_int,
 ) {
     // SAFETY: valid references from Fortran.
-    unsafe { create_keyval(copy, delete, keyval, extra, ierr, crate::base::handles::KIND_WIN) }
+    unsafe {
+        create_keyval(
+            copy,
+            delete,
+            keyval,
+            extra,
+            ierr,
+            crate::base::handles::KIND_WIN,
+        )
+    }
 }
 
 unsafe fn win_set_attr(

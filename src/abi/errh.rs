@@ -222,6 +222,8 @@ pub unsafe extern "C" fn MPI_Comm_create_errhandler(
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Errhandler_free(errhandler: *mut MPI_Errhandler) -> c_int {
     let h = inp(errhandler, "errhandler")?;
+    // Asked before the state is entered: a window is held apart from it.
+    let on_win = crate::rma::uses_errhandler(h);
     with(|st| {
         match h {
             // Freeing a predefined handler only nulls the caller's handle.
@@ -230,9 +232,7 @@ pub unsafe extern "C" fn MPI_Errhandler_free(errhandler: *mut MPI_Errhandler) ->
                 check_errhandler(st, h)?;
                 // Communicators still using it keep a valid copy of the function:
                 // the slot is only released when no communicator refers to it.
-                if !st.comms.iter().flatten().any(|c| c.errhandler == h)
-                    && !crate::rma::uses_errhandler(h)
-                {
+                if !st.comms.iter().flatten().any(|c| c.errhandler == h) && !on_win {
                     st.errhandlers.remove(handles::errh_index(h).unwrap());
                 }
                 Ok(())

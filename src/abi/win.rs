@@ -298,7 +298,7 @@ fn build(
         },
         attached: Vec::new(),
     };
-    Ok((rma::insert(w), my_base))
+    Ok((rma::insert(w)?, my_base))
 }
 
 #[mpi_fn]
@@ -544,7 +544,7 @@ pub unsafe extern "C" fn MPI_Win_free(win: *mut MPI_Win) -> c_int {
     for &(kv, val) in attrs.iter().rev() {
         super::attr::delete_one(h, kv, val)?;
     }
-    drop(rma::remove(h)?);
+    rma::remove(h)?;
     free_comm(wcomm);
     out(win, "win", MPI_WIN_NULL)
 }
@@ -685,10 +685,8 @@ pub unsafe extern "C" fn MPI_Win_get_attr(
     attribute_val: *mut c_void,
     flag: *mut c_int,
 ) -> c_int {
-    let w = rma::get(win)?;
-    let v = {
-        let g = w.lock().unwrap_or_else(|e| e.into_inner());
-        match win_keyval {
+    let v = rma::with_win(win, |g| {
+        Ok(match win_keyval {
             // The base itself; the others as the address of their value.
             MPI_WIN_BASE => Some(g.base),
             MPI_WIN_SIZE => Some(&g.size_attr as *const isize as usize),
@@ -699,8 +697,8 @@ pub unsafe extern "C" fn MPI_Win_get_attr(
                 with(|st| st.keyval_in_use(kv, OBJ_WIN).map(|_| ()))?;
                 g.attrs.iter().find(|a| a.0 == kv).map(|a| a.1)
             }
-        }
-    };
+        })
+    })?;
     match v {
         Some(v) => {
             out(attribute_val as *mut usize, "attribute_val", v)?;
@@ -852,7 +850,7 @@ pub unsafe extern "C" fn MPI_Win_get_errhandler(
 #[mpi_fn]
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_call_errhandler(win: MPI_Win, errorcode: c_int) -> c_int {
-    rma::get(win)?;
+    rma::check(win)?;
     let e = crate::core::error::Error::new(
         errorcode,
         format!("MPI_Win_call_errhandler(errorcode={errorcode})"),
@@ -870,7 +868,42 @@ fn count_of(c: i64, name: &str) -> Result<usize> {
     Ok(c as usize)
 }
 
-fn committed(dt: MPI_Datatype, name: &str) -> Result<Arc<Type>> {
+/// A datatype for one operation: predefined ones from a per-thread table,
+/// so that an operation on one takes no reference count (an atomic
+/// instruction each way) and allocates nothing.
+enum Ty {
+    Builtin(&'static Type),
+    Derived(Arc<Type>),
+}
+
+impl std::ops::Deref for Ty {
+    type Target = Type;
+    fn deref(&self) -> &Type {
+        match self {
+            Ty::Builtin(t) => t,
+            Ty::Derived(t) => t,
+        }
+    }
+}
+
+thread_local! {
+    /// Predefined types built so far by this thread (a few dozen at most,
+    /// kept for the process's life).
+    static BUILTIN: std::cell::RefCell<Vec<(MPI_Datatype, &'static Type)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn committed(dt: MPI_Datatype, name: &str) -> Result<Ty> {
+    if super::datatype::is_predefined(dt) {
+        return BUILTIN.with(|c| {
+            if let Some((_, t)) = c.borrow().iter().find(|x| x.0 == dt) {
+                return Ok(Ty::Builtin(t));
+            }
+            let t: &'static Type = Box::leak(Box::new((*lookup(dt)?).clone()));
+            c.borrow_mut().push((dt, t));
+            Ok(Ty::Builtin(t))
+        });
+    }
     let t = lookup(dt)?;
     if !t.committed {
         return Err(err!(
@@ -879,7 +912,7 @@ fn committed(dt: MPI_Datatype, name: &str) -> Result<Arc<Type>> {
             dt as u32
         ));
     }
-    Ok(t)
+    Ok(Ty::Derived(t))
 }
 
 /// The packed bytes of `count` elements of `t` at `buf` (the buffer itself when contiguous host memory).
@@ -909,6 +942,18 @@ fn unpacked(buf: *mut c_void, count: usize, t: &Type, data: &[u8]) -> Result<()>
         return Ok(());
     }
     let kind = crate::gpu::classify((buf as *const u8).wrapping_offset(t.true_lb), 0);
+    if kind == crate::gpu::MemKind::Host && t.is_contiguous(count) {
+        // SAFETY: `buf` holds `count` elements of `t` (the caller's
+        // contract), `data.len()` contiguous bytes from its start offset.
+        unsafe {
+            crate::sys::copy(
+                (buf as *mut u8).wrapping_offset(t.start()),
+                data.as_ptr(),
+                data.len(),
+            )
+        };
+        return Ok(());
+    }
     // SAFETY: `buf` holds `count` elements of `t` (the caller's contract).
     unsafe { dtm::unpack_mem(t, count, data, buf as *mut u8, kind) }
 }
@@ -1000,7 +1045,20 @@ fn get(
         same_bytes(oc * o.size, tc * t.size)?;
         w.access(r)?;
         let addr = w.place(r, disp, &t, tc)?;
-        let mut data = vec![0u8; tc * t.size];
+        let n = tc * t.size;
+        let into = (origin_addr as *mut u8).wrapping_offset(o.start());
+        if n > 0
+            && o.is_contiguous(oc)
+            && crate::gpu::classify(into, 0) == crate::gpu::MemKind::Host
+        {
+            // Straight into the origin buffer.
+            // SAFETY: `origin_addr` holds `oc` elements of `o` (the caller's
+            // contract): `n` contiguous bytes from its start offset.
+            let dst = unsafe { std::slice::from_raw_parts_mut(into, n) };
+            // SAFETY: `addr` came from `place` for `t` and `tc`.
+            return unsafe { w.read(r, addr, &t, tc, dst) };
+        }
+        let mut data = vec![0u8; n];
         // SAFETY: `addr` came from `place` for `t` and `tc`.
         unsafe { w.read(r, addr, &t, tc, &mut data)? };
         unpacked(origin_addr, oc, &o, &data)
@@ -1073,12 +1131,12 @@ fn get_accumulate(
         Some((b, c, dt)) => Some((b, c, committed(dt, "result_datatype")?)),
         None => None,
     };
-    let mut types: Vec<(&Type, &str)> = vec![(&t, "target_datatype")];
+    let mut types: Vec<(&Type, &str)> = vec![(&*t, "target_datatype")];
     if let Some(o) = o.as_deref() {
         types.push((o, "origin_datatype"));
     }
     if let Some((_, _, r)) = res.as_ref() {
-        types.push((r, "result_datatype"));
+        types.push((&**r, "result_datatype"));
     }
     let a = acc_op(op, &types)?;
     rma::with_win(win, |w| {
@@ -1735,13 +1793,13 @@ pub unsafe extern "C" fn MPI_Win_complete(win: MPI_Win) -> c_int {
 #[mpi_fn]
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_wait(win: MPI_Win) -> c_int {
-    let w = rma::get(win)?;
-    let mut g = w.lock().unwrap_or_else(|e| e.into_inner());
-    g.exposure_done()?;
-    crate::core::runtime::wait_for(|_| Ok(g.exposure_done()?.then_some(())))?;
-    fence(Ordering::SeqCst);
-    g.ep.post = None;
-    Ok(())
+    rma::with_win(win, |g| {
+        g.exposure_done()?;
+        crate::core::runtime::wait_for(|_| Ok(g.exposure_done()?.then_some(())))?;
+        fence(Ordering::SeqCst);
+        g.ep.post = None;
+        Ok(())
+    })
 }
 
 #[mpi_fn]
@@ -1920,7 +1978,7 @@ pub unsafe extern "C" fn MPI_Win_flush_local_all(win: MPI_Win) -> c_int {
 #[mpi_fn]
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_sync(win: MPI_Win) -> c_int {
-    rma::get(win)?;
+    rma::check(win)?;
     fence(Ordering::SeqCst);
     Ok(())
 }

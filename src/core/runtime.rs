@@ -153,6 +153,14 @@ fn not_ready() -> Error {
     }
 }
 
+/// Calls take the library's mutex (MPI_THREAD_MULTIPLE); at the lower
+/// levels one thread at a time is inside MPI.
+#[inline]
+pub fn locked() -> bool {
+    // Relaxed: written only by MPI_Init* and MPI_Finalize (see `install`).
+    LOCKED.load(Ordering::Relaxed)
+}
+
 /// Runs `f` on the state.
 #[inline]
 pub fn with<R>(f: impl FnOnce(&mut State) -> Result<R>) -> Result<R> {

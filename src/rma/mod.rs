@@ -6,7 +6,7 @@
 //! * memory of `MPI_Win_allocate` and `MPI_Win_allocate_shared` lives in
 //!   the window's segment on the node (`layout`), which every local rank
 //!   maps: put and get are copies, accumulates on 4- and 8-byte integers
-//!   and floats at aligned addresses are the CPU's atomic instructions;
+//!   at aligned addresses are the CPU's atomic instructions;
 //! * memory of `MPI_Win_create` and `MPI_Win_create_dynamic` is the
 //!   application's own: other ranks of the node reach it by single copy
 //!   (`process_vm_readv`/`writev`), the rank itself directly;
@@ -31,9 +31,12 @@ use crate::datatype::Type;
 use crate::err;
 use crate::sys::ShmMap;
 use layout::{Layout, EXCL};
+use parking_lot::lock_api::RawMutex as _;
+use parking_lot::RawMutex;
+use std::cell::{Cell, UnsafeCell};
 use std::os::raw::c_int;
-use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{fence, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
 /// One rank of a window as the others see it.
 #[derive(Clone, Debug)]
@@ -85,7 +88,7 @@ pub struct Win {
     /// origin maps it: the allocated flavors).
     pub atomics: bool,
     /// The values behind the predefined attributes (their addresses are
-    /// handed out: the window is never moved, it sits behind an `Arc`).
+    /// handed out: the window is never moved, it sits in a `Box`).
     pub base: usize,
     pub size_attr: isize,
     pub unit_attr: c_int,
@@ -100,13 +103,38 @@ pub struct Win {
     pub attached: Vec<(usize, usize)>,
 }
 
-// SAFETY: a Win is only reached through its Mutex; the raw addresses it
+// SAFETY: a Win is only reached through its WinCell; the raw addresses it
 // holds name the window's segment (owned by `seg`) and user memory the
 // application keeps valid for the window's life.
 unsafe impl Send for Win {}
 
-/// The windows of this process, by handle index.
-static WINS: Mutex<Vec<Option<Arc<Mutex<Win>>>>> = Mutex::new(Vec::new());
+/// Most windows alive at once in one process.
+const MAX_WINS: usize = 16384;
+
+/// A window and what guards it: under MPI_THREAD_MULTIPLE a mutex; at the
+/// lower levels one thread at a time calls MPI, so an operation takes no
+/// locked instruction (on the machines measured each costs about as much
+/// as the rest of an 8-byte put), as the library's own entry does
+/// (`core::runtime`). `busy` turns a re-entrant use into an error.
+pub struct WinCell {
+    lock: RawMutex,
+    busy: Cell<bool>,
+    win: UnsafeCell<Win>,
+}
+
+// SAFETY: `win` and `busy` are touched only by the thread that holds the
+// window: under `lock` when the library is locked (MPI_THREAD_MULTIPLE),
+// else by the one thread the application lets call MPI at a time, whose
+// happens-before edges come from the application's own synchronisation.
+unsafe impl Sync for WinCell {}
+
+/// The windows of this process, by handle index: one pointer each, read
+/// without a lock (an operation's lookup is one load), set and cleared
+/// under `INSERT`. A window is freed only by `MPI_Win_free`, which MPI
+/// forbids to overlap other calls on the same window.
+static WINS: [AtomicPtr<WinCell>; MAX_WINS] =
+    [const { AtomicPtr::new(std::ptr::null_mut()) }; MAX_WINS];
+static INSERT: Mutex<()> = Mutex::new(());
 
 fn lock_ignoring_poison<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -117,71 +145,133 @@ pub fn handle(idx: usize) -> c_int {
 }
 
 /// Registers a new window; returns its handle.
-pub fn insert(w: Win) -> c_int {
-    let mut v = lock_ignoring_poison(&WINS);
-    let w = Some(Arc::new(Mutex::new(w)));
-    match v.iter().position(Option::is_none) {
-        Some(i) => {
-            v[i] = w;
-            handle(i)
-        }
-        None => {
-            v.push(w);
-            handle(v.len() - 1)
+pub fn insert(w: Win) -> Result<c_int> {
+    let _g = lock_ignoring_poison(&INSERT);
+    // Relaxed: slots change only under INSERT, which we hold.
+    let i = WINS
+        .iter()
+        .position(|p| p.load(Ordering::Relaxed).is_null())
+        .ok_or_else(|| {
+            err!(
+                MPI_ERR_NO_MEM,
+                "{MAX_WINS} windows are alive in this process: free some with MPI_Win_free"
+            )
+        })?;
+    let p = Box::into_raw(Box::new(WinCell {
+        lock: RawMutex::INIT,
+        busy: Cell::new(false),
+        win: UnsafeCell::new(w),
+    }));
+    // Release: pairs with the Acquire load in `get`, so a lookup that sees
+    // the pointer sees the window it points to.
+    WINS[i].store(p, Ordering::Release);
+    Ok(handle(i))
+}
+
+fn slot(h: c_int) -> Option<usize> {
+    crate::base::handles::index(h, crate::base::handles::KIND_WIN)
+        .map(|i| i as usize)
+        .filter(|&i| i < MAX_WINS)
+}
+
+/// The window behind handle `h`.
+fn get(h: c_int) -> Result<&'static WinCell> {
+    // Acquire: pairs with the Release store in `insert`.
+    let p = slot(h).map_or(std::ptr::null_mut(), |i| WINS[i].load(Ordering::Acquire));
+    if p.is_null() {
+        return Err(if h == MPI_WIN_NULL {
+            err!(MPI_ERR_WIN, "win=MPI_WIN_NULL")
+        } else {
+            err!(
+                MPI_ERR_WIN,
+                "win=0x{:08x} is not a valid window{}",
+                h as u32,
+                crate::base::handles::kind_hint(h, crate::base::handles::KIND_WIN)
+            )
+        });
+    }
+    // SAFETY: a non-null slot points to a live window (Box::into_raw in
+    // `insert`); it is freed only by `remove`, which MPI_Win_free calls
+    // when no other call may use the window.
+    Ok(unsafe { &*p })
+}
+
+/// `h` is a valid window handle.
+pub fn check(h: c_int) -> Result<()> {
+    get(h).map(|_| ())
+}
+
+/// Leaves a window on drop (also when unwinding from a panic).
+struct Held<'a>(&'a WinCell, bool);
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        self.0.busy.set(false);
+        if self.1 {
+            // SAFETY: this thread locked it in `with_win`.
+            unsafe { self.0.lock.unlock() };
         }
     }
 }
 
-/// The window behind handle `h`.
-pub fn get(h: c_int) -> Result<Arc<Mutex<Win>>> {
-    let i = crate::base::handles::index(h, crate::base::handles::KIND_WIN);
-    let v = lock_ignoring_poison(&WINS);
-    i.and_then(|i| v.get(i as usize).cloned().flatten())
-        .ok_or_else(|| {
-            if h == MPI_WIN_NULL {
-                err!(MPI_ERR_WIN, "win=MPI_WIN_NULL")
-            } else {
-                err!(
-                    MPI_ERR_WIN,
-                    "win=0x{:08x} is not a valid window{}",
-                    h as u32,
-                    crate::base::handles::kind_hint(h, crate::base::handles::KIND_WIN)
-                )
-            }
-        })
-}
-
-/// Runs `f` on window `h`, under its lock.
+/// Runs `f` on window `h`, holding it.
 pub fn with_win<R>(h: c_int, f: impl FnOnce(&mut Win) -> Result<R>) -> Result<R> {
-    let w = get(h)?;
-    let mut g = lock_ignoring_poison(&w);
-    f(&mut g)
+    let c = get(h)?;
+    let locked = crate::core::runtime::locked();
+    if locked {
+        c.lock.lock();
+    }
+    if c.busy.get() {
+        if locked {
+            // SAFETY: locked just above by this thread.
+            unsafe { c.lock.unlock() };
+        }
+        return Err(err!(
+            MPI_ERR_OTHER,
+            "win=0x{:08x} is in use by a call on this thread (an MPI call on a window from a callback of a call on it)",
+            h as u32
+        ));
+    }
+    c.busy.set(true);
+    let _held = Held(c, locked);
+    // SAFETY: this thread holds the window (see WinCell).
+    f(unsafe { &mut *c.win.get() })
 }
 
-/// Removes window `h` from the table (MPI_Win_free).
-pub fn remove(h: c_int) -> Result<Arc<Mutex<Win>>> {
-    let w = get(h)?;
-    let i = crate::base::handles::index(h, crate::base::handles::KIND_WIN).unwrap();
-    lock_ignoring_poison(&WINS)[i as usize] = None;
-    Ok(w)
+/// Removes window `h` from the table and frees it (MPI_Win_free).
+pub fn remove(h: c_int) -> Result<()> {
+    get(h)?;
+    let i = slot(h).unwrap();
+    let p = {
+        let _g = lock_ignoring_poison(&INSERT);
+        WINS[i].swap(std::ptr::null_mut(), Ordering::AcqRel)
+    };
+    // SAFETY: `p` came from Box::into_raw in `insert` and has just left
+    // the table; MPI_Win_free is the window's last call.
+    drop(unsafe { Box::from_raw(p) });
+    Ok(())
 }
 
-/// The error handler of window `h`, if it is one (for the error path).
+/// The error handler of window `h`, if it is one (for the error path,
+/// which runs after the failed call has left the window).
 pub fn errhandler_of(h: c_int) -> Option<c_int> {
-    crate::base::handles::index(h, crate::base::handles::KIND_WIN)?;
-    let w = get(h).ok()?;
-    // try_lock: an error raised while this thread holds the window (it
-    // never does: bodies return before errors are raised) must not wait.
-    let g = w.try_lock().ok()?;
-    Some(g.errhandler)
+    slot(h)?;
+    get(h).ok()?;
+    with_win(h, |w| Ok(w.errhandler)).ok()
 }
 
 /// Some window uses error handler `h` (MPI_Errhandler_free keeps its slot).
 pub fn uses_errhandler(h: c_int) -> bool {
-    let v = lock_ignoring_poison(&WINS);
-    v.iter()
-        .flatten()
-        .any(|w| w.try_lock().map_or(true, |g| g.errhandler == h))
+    let live: Vec<c_int> = {
+        let _g = lock_ignoring_poison(&INSERT);
+        (0..MAX_WINS)
+            // Relaxed: slots change only under INSERT, which we hold.
+            .filter(|&i| !WINS[i].load(Ordering::Relaxed).is_null())
+            .map(handle)
+            .collect()
+    };
+    live.into_iter()
+        .any(|w| with_win(w, |w| Ok(w.errhandler == h)).unwrap_or(true))
 }
 
 /// Waits (progressing the library, yielding the CPU as other waits do)
@@ -193,10 +283,16 @@ fn wait_until(mut f: impl FnMut() -> bool) -> Result<()> {
     crate::core::runtime::wait_for(|_| Ok(f().then_some(())))
 }
 
-/// Element kinds the CPU's atomics handle: 4- and 8-byte integers and floats.
+/// Element kinds whose accumulates use the CPU's atomics: 4- and 8-byte
+/// integers (the fetch-and-op and compare-and-swap of counters, queues and
+/// locks that PGAS runtimes build). Every other kind takes the accumulate
+/// mutex and moves whole vectors: per-element compare-and-swap loops on
+/// floats measured slower from a few elements on. The choice depends on
+/// the basic type alone (and the element's alignment), so every access to
+/// one element with one basic type takes the same path.
 fn atomic_elem(e: crate::op::Elem) -> bool {
     use crate::op::Elem::*;
-    matches!(e, I32 | U32 | I64 | U64 | F32 | F64)
+    matches!(e, I32 | U32 | I64 | U64)
 }
 
 /// What an accumulate does at each target element.
@@ -457,9 +553,17 @@ impl Win {
         if self.atomics && atomic_elem(a.elem) && self.target(r).direct {
             // Element by element with the CPU's atomics, at aligned addresses;
             // an element at an unaligned address (every access to it is) takes the mutex.
-            let segs = crate::datatype::segments(t, count, addr);
+            let one;
+            let many;
+            let segs: &[[usize; 2]] = if t.is_contiguous(count) {
+                one = [[addr.wrapping_add_signed(t.start()), n]];
+                &one
+            } else {
+                many = crate::datatype::segments(t, count, addr);
+                &many
+            };
             let mut pos = 0usize;
-            for [sa, sl] in segs {
+            for &[sa, sl] in segs {
                 let mut k = 0;
                 while k + a.esize <= sl && pos + a.esize <= n {
                     let p = (sa + k) as *mut u8;

@@ -1,0 +1,100 @@
+/* One-sided benchmark, our own (after the OSU one-sided tests): rank 0
+ * reaches rank 1's window (MPI_Win_allocate) in one passive-target epoch
+ * (MPI_Win_lock_all), each operation followed by MPI_Win_flush; rank 1
+ * waits in MPI_Barrier meanwhile. For each size:
+ *   put, get   latency of one operation and its flush, us
+ *   acc        MPI_Accumulate of doubles (MPI_SUM) and its flush, us
+ *   putbw, getbw  64 operations, then one flush, MB/s
+ * and at 8 B only:
+ *   fop        MPI_Fetch_and_op (int64, MPI_SUM) and its flush, us
+ *   cas        MPI_Compare_and_swap (int64) and its flush, us
+ * Usage: rma_bench [max_bytes]   (2 ranks). Output lines "<test> <size> <value>".
+ * Builds against any MPI. */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WINDOW 64
+
+static int iters_for(long n, int base) {
+    if (n <= 8192) return base;
+    long it = base * 8192L / n;
+    return it < 20 ? 20 : (int)it;
+}
+
+enum { PUT, GET, ACC, FOP, CAS };
+
+static double lat(int op, long n, int iters, char *buf, MPI_Win win) {
+    int64_t one = 1, old = 0, cmp = 0;
+    double t0 = 0;
+    for (int i = -iters / 10 - 1; i < iters; i++) {
+        if (i == 0) t0 = MPI_Wtime();
+        switch (op) {
+        case PUT: MPI_Put(buf, (int)n, MPI_BYTE, 1, 0, (int)n, MPI_BYTE, win); break;
+        case GET: MPI_Get(buf, (int)n, MPI_BYTE, 1, 0, (int)n, MPI_BYTE, win); break;
+        case ACC:
+            MPI_Accumulate(buf, (int)(n / 8), MPI_DOUBLE, 1, 0, (int)(n / 8), MPI_DOUBLE, MPI_SUM, win);
+            break;
+        case FOP: MPI_Fetch_and_op(&one, &old, MPI_INT64_T, 1, 0, MPI_SUM, win); break;
+        case CAS: MPI_Compare_and_swap(&one, &cmp, &old, MPI_INT64_T, 1, 0, win); break;
+        }
+        MPI_Win_flush(1, win);
+    }
+    return (MPI_Wtime() - t0) / iters * 1e6;
+}
+
+static double bw(int op, long n, int iters, char *buf, MPI_Win win) {
+    double t0 = 0;
+    for (int i = -2; i < iters; i++) {
+        if (i == 0) t0 = MPI_Wtime();
+        for (int w = 0; w < WINDOW; w++) {
+            if (op == PUT)
+                MPI_Put(buf, (int)n, MPI_BYTE, 1, (MPI_Aint)w * n, (int)n, MPI_BYTE, win);
+            else
+                MPI_Get(buf + (long)w * n, (int)n, MPI_BYTE, 1, (MPI_Aint)w * n, (int)n, MPI_BYTE, win);
+        }
+        MPI_Win_flush(1, win);
+    }
+    double t = MPI_Wtime() - t0;
+    return (double)n * WINDOW * iters / t / 1e6;
+}
+
+int main(int argc, char **argv) {
+    int rank, size;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    long maxn = argc > 1 ? atol(argv[1]) : (1L << 20);
+    if (size < 2) { if (rank == 0) printf("needs 2 ranks\n"); MPI_Finalize(); return 1; }
+    long winbytes = maxn * WINDOW;
+    if (winbytes < 4096) winbytes = 4096;
+    char *mem;
+    MPI_Win win;
+    MPI_Win_allocate(winbytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+    memset(mem, 0, winbytes);
+    char *buf = calloc(1, winbytes);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        MPI_Win_lock_all(0, win);
+        printf("fop 8 %.3f\n", lat(FOP, 8, 20000, buf, win));
+        printf("cas 8 %.3f\n", lat(CAS, 8, 20000, buf, win));
+        for (long n = 8; n <= maxn; n *= 2) {
+            int it = iters_for(n, 10000);
+            printf("put %ld %.3f\n", n, lat(PUT, n, it, buf, win));
+            printf("get %ld %.3f\n", n, lat(GET, n, it, buf, win));
+            printf("acc %ld %.3f\n", n, lat(ACC, n, it, buf, win));
+            int bit = iters_for(n * WINDOW / 8, 200);
+            printf("putbw %ld %.1f\n", n, bw(PUT, n, bit, buf, win));
+            printf("getbw %ld %.1f\n", n, bw(GET, n, bit, buf, win));
+            fflush(stdout);
+        }
+        MPI_Win_unlock_all(win);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_free(&win);
+    free(buf);
+    MPI_Finalize();
+    return 0;
+}

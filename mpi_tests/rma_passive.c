@@ -1,0 +1,108 @@
+/* Passive target makes progress while the target computes and makes no MPI
+ * call: rank 0 spins on its own window memory (no MPI call) until every
+ * origin's accumulates have landed. The origins' accumulates run
+ * concurrently under shared locks, so they are also a check of
+ * element-wise atomicity: int64 (CPU atomics on allocated windows), double
+ * and short (the accumulate mutex), and fetch_and_op, whose fetched values
+ * must all be distinct. */
+#include "util.h"
+#include <sched.h>
+#include <stdint.h>
+#include <time.h>
+
+#define ITERS 300
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+typedef struct {
+    int64_t count;  /* int64 sums */
+    double dsum;    /* double sums */
+    int64_t ticket; /* fetch_and_op */
+    short ssum;     /* short sums */
+    short pad[3];
+} Cell;
+
+static void run(int rank, int size, int allocate) {
+    MPI_Win win;
+    Cell *c;
+    if (allocate) {
+        MPI_Win_allocate(sizeof(Cell), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &c, &win);
+    } else {
+        c = malloc(sizeof(Cell));
+        MPI_Win_create(c, sizeof(Cell), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    }
+    memset(c, 0, sizeof *c);
+    MPI_Barrier(MPI_COMM_WORLD);
+    int64_t want = (int64_t)(size - 1) * ITERS;
+    int64_t *tickets = malloc(sizeof(int64_t) * ITERS);
+    if (rank == 0) {
+        /* compute: no MPI call until the origins are done */
+        double t0 = now();
+        volatile int64_t *cnt = &c->count;
+        long spins = 0;
+        while (__atomic_load_n(cnt, __ATOMIC_ACQUIRE) < want) {
+            if (++spins % 1024 == 0) {
+                sched_yield();
+                CHECK(now() - t0 < 60, "%s: no passive-target progress: count %lld of %lld after 60 s",
+                      allocate ? "allocate" : "create", (long long)*cnt, (long long)want);
+            }
+        }
+    } else {
+        int64_t one = 1;
+        double d = 1.0;
+        short s = 1;
+        MPI_Win_lock_all(0, win);
+        for (int i = 0; i < ITERS; i++) {
+            MPI_Fetch_and_op(&one, &tickets[i], MPI_INT64_T, 0, offsetof(Cell, ticket), MPI_SUM, win);
+            MPI_Accumulate(&d, 1, MPI_DOUBLE, 0, offsetof(Cell, dsum), 1, MPI_DOUBLE, MPI_SUM, win);
+            MPI_Accumulate(&s, 1, MPI_SHORT, 0, offsetof(Cell, ssum), 1, MPI_SHORT, MPI_SUM, win);
+            /* the count last: when the target sees it complete, all else is in */
+            MPI_Win_flush(0, win);
+            MPI_Accumulate(&one, 1, MPI_INT64_T, 0, offsetof(Cell, count), 1, MPI_INT64_T, MPI_SUM, win);
+        }
+        MPI_Win_unlock_all(win);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+        CHECK(c->count == want, "count %lld, want %lld", (long long)c->count, (long long)want);
+        CHECK(c->dsum == (double)want, "double sum %g, want %lld (lost updates)", c->dsum, (long long)want);
+        CHECK(c->ssum == (short)want, "short sum %d, want %lld (lost updates)", c->ssum, (long long)want);
+        CHECK(c->ticket == want, "tickets %lld, want %lld", (long long)c->ticket, (long long)want);
+        MPI_Win_unlock(0, win);
+    }
+    /* every fetched ticket distinct: 0 .. want-1 once each */
+    int64_t *all = rank == 0 ? malloc(sizeof(int64_t) * ITERS * size) : NULL;
+    MPI_Gather(tickets, ITERS, MPI_INT64_T, all, ITERS, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        char *seen = calloc(want, 1);
+        for (long i = ITERS; i < (long)ITERS * size; i++) {
+            int64_t t = all[i];
+            CHECK(t >= 0 && t < want && !seen[t], "fetch_and_op ticket %lld repeated or out of range",
+                  (long long)t);
+            seen[t] = 1;
+        }
+        free(seen);
+        free(all);
+    }
+    free(tickets);
+    MPI_Win_free(&win);
+    if (!allocate) free(c);
+}
+
+int main(int argc, char **argv) {
+    int rank, size;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    test_rank = rank;
+    run(rank, size, 1);
+    run(rank, size, 0);
+    MPI_Finalize();
+    if (rank == 0) printf("rma_passive ok\n");
+    return 0;
+}
