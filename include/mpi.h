@@ -832,8 +832,6 @@ typedef int (MPI_Datarep_conversion_function_c)(void *, MPI_Datatype, MPI_Count,
 
 #define OXMPI_BFLOAT16 1275069168
 
-#define EXCL (1 << 63)
-
 typedef struct MPI_Status {
   int count_lo;
   int count_hi_and_cancelled;

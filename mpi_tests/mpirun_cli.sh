@@ -85,7 +85,7 @@ expect "-ppn without hosts" 2 "" "-ppn / --map-by ppr needs hosts" "$bin/mpirun"
 expect "--map-by bogus" 2 "" "--map-by bogus: use slot, core, node or ppr:N:node" "$bin/mpirun" --map-by bogus true
 
 # ---- the abort summary quotes the error as it was (underscores kept)
-expect "abort summary keeps MPI_ names" 44 "" "called MPI_Abort with error code 44 (MPI_Win_fence: not implemented: MPI_Win_fence" \
+expect "abort summary keeps MPI_ names" 44 "" "called MPI_Abort with error code 44 (MPI_Close_port: not implemented: MPI_Close_port" \
   env OXMPI_TEST_FATAL=1 $M -n 2 "$out/stubs"
 
 left=$(ls /dev/shm | grep '^oxmpi-' || true)

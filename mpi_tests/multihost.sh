@@ -23,7 +23,7 @@ hosts=$(mktemp -d /tmp/oxhosts.XXXXXX)
 cleanup() { "$root/tools/hosts.sh" down "$hosts" || true; }
 trap cleanup EXIT
 fail=0
-progs="crash crash_signal abort peer_exit idle_wait link_conformance p2p_basic p2p_nonblocking p2p_probe p2p_bsend icoll coll_dtypes coll_basic intercomm dtypes threads"
+progs="crash crash_signal abort peer_exit idle_wait link_conformance p2p_basic p2p_nonblocking p2p_probe p2p_bsend icoll coll_dtypes coll_basic intercomm dtypes threads rma_basic rma_passive"
 for p in $progs mpmd; do
   "$prefix/bin/mpicc" -I"$here" "$here/$p.c" -o "$out/$p" -lpthread -lm
 done
@@ -79,6 +79,9 @@ expect "link_conformance, 3 hosts x 1-2 ranks" 0 "ok at 5 ranks" "$M --host oxhn
 for p in p2p_basic icoll coll_basic; do
   expect "$p, 3 hosts x 1 rank" 0 "" "$M --host oxhnode1,oxhnode2,oxhnode3 $out/$p"
 done
+# One-sided operations: ranks of a node by shared memory, of other nodes by UCX.
+expect "rma_basic, 3 hosts x 2,1,2" 0 "rma_basic ok" "$M --host oxhnode1:2,oxhnode2:1,oxhnode3:2 $out/rma_basic"
+expect "rma_passive, 3 hosts x 1 rank" 0 "rma_passive ok" "$M --host oxhnode1,oxhnode2,oxhnode3 $out/rma_passive"
 # mpirun need not be on a host of the job.
 expect "p2p_basic on hosts 2 and 3 only, started from host 1" 0 "p2p_basic ok" \
   "$M --host oxhnode2:2,oxhnode3:1 $out/p2p_basic"

@@ -7,6 +7,9 @@
 
 #define SLOT 8 /* ints per origin in each window */
 static int rank, size;
+/* All ranks share one node (else shared windows are not made, and dynamic
+ * windows are checked for their across-node error only). */
+static int one_node;
 
 enum { CREATE, ALLOCATE, SHARED, DYNAMIC, NFLAVORS };
 static const char *fname[] = {"create", "allocate", "shared", "dynamic"};
@@ -392,6 +395,44 @@ static void queries(void) {
     MPI_Win_free(&win);
 }
 
+/* Across nodes, a dynamic window's ranks on other nodes are refused with
+ * MPI_ERR_UNSUPPORTED_OPERATION (attached memory is not registered with
+ * the fabric yet); its own rank still works. */
+static void dynamic_across(void) {
+    MPI_Win win;
+    int mem[2] = {0, 0}, v = 7, cls;
+    MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Win_attach(win, mem, sizeof mem);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    MPI_Aint a;
+    MPI_Get_address(mem, &a);
+    MPI_Win_lock_all(0, win);
+    MPI_Put(&v, 1, MPI_INT, rank, a, 1, MPI_INT, win);
+    MPI_Win_flush(rank, win);
+    CHECK(mem[0] == 7, "put to self in a dynamic window: %d", mem[0]);
+    /* the first rank on another node */
+    MPI_Comm node;
+    MPI_Group wg, ng;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_group(MPI_COMM_WORLD, &wg);
+    MPI_Comm_group(node, &ng);
+    int other = -1;
+    for (int r = 0; r < size && other < 0; r++) {
+        int in;
+        MPI_Group_translate_ranks(wg, 1, &r, ng, &in);
+        if (in == MPI_UNDEFINED) other = r;
+    }
+    MPI_Group_free(&wg);
+    MPI_Group_free(&ng);
+    MPI_Comm_free(&node);
+    CHECK(other >= 0, "no rank on another node");
+    MPI_Error_class(MPI_Put(&v, 1, MPI_INT, other, 0, 1, MPI_INT, win), &cls);
+    CHECK(cls == MPI_ERR_UNSUPPORTED_OPERATION, "dynamic put across nodes: class %d", cls);
+    MPI_Win_unlock_all(win);
+    MPI_Win_detach(win, mem);
+    MPI_Win_free(&win);
+}
+
 static int handler_calls = 0, handler_class = 0;
 static void win_handler(MPI_Win *w, int *code, ...) {
     (void)w;
@@ -459,13 +500,24 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     test_rank = rank;
+    MPI_Comm node;
+    int nsize;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &nsize);
+    MPI_Comm_free(&node);
+    one_node = nsize == size;
     for (int f = 0; f < NFLAVORS; f++) {
+        if (!one_node && f == SHARED) continue;
+        if (!one_node && f == DYNAMIC) {
+            dynamic_across();
+            continue;
+        }
         fence_put_get(f);
         accumulates(f);
         pscw(f);
         passive(f);
     }
-    queries();
+    if (one_node) queries();
     errors();
     MPI_Finalize();
     if (rank == 0) printf("rma_basic ok\n");

@@ -80,6 +80,27 @@ fn allgather_bytes(comm: MPI_Comm, mine: &[u8]) -> Result<Vec<u8>> {
     Ok(all)
 }
 
+/// Every rank's `mine` (any lengths) on communicator `comm`, in rank order.
+fn allgatherv_bytes(comm: MPI_Comm, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
+    let lens = allgather_bytes(comm, &(mine.len() as u32).to_le_bytes())?;
+    let lens: Vec<usize> = lens
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()) as usize)
+        .collect();
+    let max = lens.iter().copied().max().unwrap_or(0);
+    if max == 0 {
+        return Ok(vec![Vec::new(); lens.len()]);
+    }
+    let mut padded = mine.to_vec();
+    padded.resize(max, 0);
+    let all = allgather_bytes(comm, &padded)?;
+    Ok(all
+        .chunks_exact(max)
+        .zip(&lens)
+        .map(|(c, &n)| c[..n].to_vec())
+        .collect())
+}
+
 fn free_comm(mut c: MPI_Comm) {
     let _ = super::comm::__oxmpi_body_MPI_Comm_free(&mut c);
 }
@@ -266,6 +287,30 @@ fn build(
         base
     };
     let n = cards.len();
+    // Ranks on other nodes: UCX reaches every rank of the window (memory
+    // attached to dynamic windows is not registered: not across nodes yet).
+    let spans = cards.iter().any(|c| c.node != node);
+    let remote = if spans && flavor != MPI_WIN_FLAVOR_DYNAMIC {
+        let mut gather = |b: &[u8]| allgatherv_bytes(wcomm, b);
+        Some(rma::net::Remote::new(
+            n,
+            rank,
+            &world,
+            my_base,
+            size,
+            &mut gather,
+        )?)
+    } else {
+        None
+    };
+    let mut targets = targets;
+    if let Some(net) = remote.as_ref() {
+        for (r, t) in targets.iter_mut().enumerate() {
+            if t.local.is_none() {
+                t.addr = net.peers[r].base as usize;
+            }
+        }
+    }
     let w = Win {
         comm: wcomm,
         rank,
@@ -297,6 +342,7 @@ fn build(
             ..Default::default()
         },
         attached: Vec::new(),
+        remote,
     };
     Ok((rma::insert(w)?, my_base))
 }
@@ -535,6 +581,7 @@ pub unsafe extern "C" fn MPI_Win_free(win: *mut MPI_Win) -> c_int {
         if let Some(why) = w.open_epoch() {
             return Err(err!(MPI_ERR_RMA_SYNC, "win=0x{:08x}: {why}", h as u32));
         }
+        w.settle(None)?;
         Ok(w.comm)
     })?;
     // Every rank has finished with the window memory of all others.
@@ -1748,7 +1795,7 @@ pub unsafe extern "C" fn MPI_Win_fence(assert: c_int, win: MPI_Win) -> c_int {
                 w.open_epoch().unwrap_or("")
             ));
         }
-        fence(Ordering::SeqCst);
+        w.settle(None)?;
         // Nothing to separate when no epoch ends and none begins.
         let quiet = assert & MPI_MODE_NOPRECEDE != 0 && assert & MPI_MODE_NOSUCCEED != 0;
         if !quiet {
@@ -1871,9 +1918,9 @@ pub unsafe extern "C" fn MPI_Win_unlock(rank: c_int, win: MPI_Win) -> c_int {
                 "rank {rank} is not locked by this rank (MPI_Win_unlock without MPI_Win_lock)"
             ));
         };
-        fence(Ordering::SeqCst);
+        w.settle(Some(r))?;
         if !nocheck {
-            w.release(r, ty == MPI_LOCK_EXCLUSIVE);
+            w.release(r, ty == MPI_LOCK_EXCLUSIVE)?;
         }
         w.ep.locks[r] = None;
         Ok(())
@@ -1894,7 +1941,7 @@ pub unsafe extern "C" fn MPI_Win_lock_all(assert: c_int, win: MPI_Win) -> c_int 
         let nocheck = assert & MPI_MODE_NOCHECK != 0;
         if !nocheck {
             for r in 0..w.targets.len() {
-                if w.targets[r].local.is_some() {
+                if w.targets[r].local.is_some() || w.remote.is_some() {
                     w.acquire(r, false)?;
                 }
             }
@@ -1914,11 +1961,11 @@ pub unsafe extern "C" fn MPI_Win_unlock_all(win: MPI_Win) -> c_int {
                 "MPI_Win_unlock_all without MPI_Win_lock_all"
             ));
         };
-        fence(Ordering::SeqCst);
+        w.settle(None)?;
         if !nocheck {
             for r in 0..w.targets.len() {
-                if w.targets[r].local.is_some() {
-                    w.release(r, false);
+                if w.targets[r].local.is_some() || w.remote.is_some() {
+                    w.release(r, false)?;
                 }
             }
         }
@@ -1946,8 +1993,11 @@ fn flush(win: MPI_Win, rank: Option<c_int>) -> Result<()> {
                 rank.map_or(String::new(), |r| format!(" on rank {r}"))
             ));
         }
-        fence(Ordering::SeqCst);
-        Ok(())
+        match rank {
+            Some(MPI_PROC_NULL) => Ok(()),
+            Some(r) => w.settle(Some(r as usize)),
+            None => w.settle(None),
+        }
     })
 }
 

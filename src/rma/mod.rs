@@ -24,12 +24,14 @@
 //! an operation on one reports `MPI_ERR_UNSUPPORTED_OPERATION`.
 
 pub mod layout;
+pub mod net;
 
 use crate::base::consts::*;
 use crate::base::error::Result;
 use crate::datatype::Type;
 use crate::err;
 use crate::sys::ShmMap;
+use crate::transport::ucx::rma::Amo;
 use layout::{Layout, EXCL};
 use parking_lot::lock_api::RawMutex as _;
 use parking_lot::RawMutex;
@@ -101,6 +103,8 @@ pub struct Win {
     pub ep: Epochs,
     /// This rank's attached regions (dynamic windows): (address, length).
     pub attached: Vec<(usize, usize)>,
+    /// The window spans nodes: UCX reaches every rank (`net`).
+    pub remote: Option<net::Remote>,
 }
 
 // SAFETY: a Win is only reached through its WinCell; the raw addresses it
@@ -323,10 +327,10 @@ impl Win {
             ));
         }
         let t = self.target(r as usize);
-        if t.local.is_none() {
+        if t.local.is_none() && self.remote.is_none() {
             return Err(err!(
                 MPI_ERR_UNSUPPORTED_OPERATION,
-                "target_rank={r} of window {} is on another node (world rank {}): one-sided operations across nodes are not implemented yet",
+                "target_rank={r} of window {} is on another node (world rank {}): one-sided operations across nodes on windows of MPI_Win_create_dynamic are not implemented yet",
                 self.wname(),
                 t.world
             ));
@@ -355,6 +359,16 @@ impl Win {
 
     /// Waits for target `r`'s post of this access epoch.
     fn see_post(&mut self, r: usize) -> Result<()> {
+        if let Some(net) = self.remote.as_ref() {
+            let want = self.ep.posts_seen[r] as u64 + 1;
+            let c = net.word(net.post_word(r));
+            // Acquire: pairs with the target's SeqCst fence before its
+            // post (the counter is written by UCX on its behalf).
+            wait_until(|| c.load(Ordering::Acquire) >= want)?;
+            self.ep.posts_seen[r] += 1;
+            self.ep.start_seen[r] = true;
+            return Ok(());
+        }
         let (lt, me) = (self.target(r).local.unwrap(), self.me_local);
         let want = self.ep.posts_seen[r] + 1;
         let (base, l) = (self.seg.base(), self.layout.clone());
@@ -443,6 +457,9 @@ impl Win {
             }
             return Ok(());
         }
+        if let (None, Some(net)) = (tg.local, self.remote.as_ref()) {
+            return net.put(r, &self.segs(t, count, addr, data.len()), data);
+        }
         let segs = crate::datatype::segments(t, count, addr);
         let local = [[data.as_ptr() as usize, data.len()]];
         // SAFETY: `data` is readable; the kernel checks the target's ranges.
@@ -479,12 +496,30 @@ impl Win {
             }
             return Ok(());
         }
+        if let (None, Some(net)) = (tg.local, self.remote.as_ref()) {
+            return net.get(r, &self.segs(t, count, addr, out.len()), out);
+        }
         let segs = crate::datatype::segments(t, count, addr);
         let local = [[out.as_mut_ptr() as usize, out.len()]];
         let n = out.len();
         // SAFETY: `out` is writable; the kernel checks the target's ranges.
         unsafe { crate::sys::cma_readv(tg.pid, &segs, &local, n) }
             .map_err(|e| self.cma_error(r, addr, e))
+    }
+
+    /// The target segments of `count` elements of `t` at `addr`, `n` bytes.
+    fn segs(&self, t: &Type, count: usize, addr: usize, n: usize) -> Vec<[usize; 2]> {
+        if t.is_contiguous(count) {
+            vec![[addr.wrapping_add_signed(t.start()), n]]
+        } else {
+            crate::datatype::segments(t, count, addr)
+        }
+    }
+
+    /// Rank `r`'s own address of `addr` (as `place` gave it), for UCX.
+    fn their(&self, r: usize, addr: usize) -> u64 {
+        let net = self.remote.as_ref().unwrap();
+        net.their(r, self.target(r).addr, addr)
     }
 
     fn cma_error(&self, r: usize, addr: usize, e: std::io::Error) -> crate::base::error::Error {
@@ -505,6 +540,12 @@ impl Win {
 
     /// Holds target `r`'s accumulate mutex while `f` runs.
     fn with_acc_lock<R>(&self, r: usize, f: impl FnOnce() -> Result<R>) -> Result<R> {
+        if let Some(net) = self.remote.as_ref() {
+            net.lock_acc(r)?;
+            let res = f();
+            let un = net.unlock_acc(r);
+            return res.and_then(|v| un.map(|_| v));
+        }
         let l = self.target(r).local.unwrap();
         // SAFETY: the segment is mapped for the window's life; l < n.
         let m = unsafe { self.layout.ctl(self.seg.base(), l) };
@@ -549,6 +590,10 @@ impl Win {
         let n = data.len().max(fetch.as_ref().map_or(0, |f| f.len()));
         if n == 0 {
             return Ok(());
+        }
+        if self.remote.is_some() && atomic_elem(a.elem) {
+            // SAFETY: forwarded contract.
+            return unsafe { self.net_accumulate(r, addr, t, count, a, data, fetch) };
         }
         if self.atomics && atomic_elem(a.elem) && self.target(r).direct {
             // Element by element with the CPU's atomics, at aligned addresses;
@@ -616,6 +661,16 @@ impl Win {
         old: &mut [u8],
     ) -> Result<()> {
         let es = new.len();
+        if let (Some(net), true) = (self.remote.as_ref(), (es == 4 || es == 8) && addr % es == 0) {
+            let v = |b: &[u8]| {
+                let mut x = [0u8; 8];
+                x[..es].copy_from_slice(b);
+                u64::from_le_bytes(x)
+            };
+            let o = net.cswap(r, es, v(cmp), v(new), self.their(r, addr))?;
+            old.copy_from_slice(&o.to_le_bytes()[..es]);
+            return Ok(());
+        }
         if self.atomics && (es == 4 || es == 8) && self.target(r).direct && addr % es == 0 {
             // AcqRel: pairs with the other origins' atomics on this word
             // and, through the epoch's synchronization, the target's own accesses.
@@ -655,6 +710,148 @@ impl Win {
         })
     }
 
+    /// An accumulate on 4- or 8-byte integers in a spanning window: UCX's
+    /// fetching atomics element by element (sum, and, or, xor and replace
+    /// directly, the other ops as compare-and-swap loops), all issued
+    /// before any is waited for; an element at an unaligned address takes
+    /// the mutex (every access to it does).
+    ///
+    /// # Safety
+    /// As `write`.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn net_accumulate(
+        &self,
+        r: usize,
+        addr: usize,
+        t: &Type,
+        count: usize,
+        a: AccOp,
+        data: &[u8],
+        mut fetch: Option<&mut [u8]>,
+    ) -> Result<()> {
+        let net = self.remote.as_ref().unwrap();
+        let es = a.esize;
+        let n = data.len().max(fetch.as_ref().map_or(0, |f| f.len()));
+        let le = |b: &[u8]| {
+            let mut x = [0u8; 8];
+            x[..b.len()].copy_from_slice(b);
+            u64::from_le_bytes(x)
+        };
+        let (mut elems, mut at, mut odd) = (Vec::new(), Vec::new(), Vec::new());
+        let mut pos = 0usize;
+        for [sa, sl] in self.segs(t, count, addr, n) {
+            let mut k = 0;
+            while k + es <= sl && pos + es <= n {
+                let p = sa + k;
+                let v = data.get(pos..pos + es).map_or(0, le);
+                if p % es == 0 {
+                    elems.push((v, self.their(r, p)));
+                    at.push(pos);
+                } else {
+                    odd.push((p, pos));
+                }
+                pos += es;
+                k += es;
+            }
+        }
+        let direct = match a.op {
+            MPI_REPLACE => Some(Amo::Swap),
+            MPI_SUM | MPI_NO_OP => Some(Amo::Add),
+            MPI_BAND => Some(Amo::And),
+            MPI_BOR => Some(Amo::Or),
+            MPI_BXOR => Some(Amo::Xor),
+            _ => None,
+        };
+        let mask = if es == 8 { u64::MAX } else { 0xffff_ffff };
+        if let Some(op) = direct {
+            if a.op == MPI_NO_OP {
+                elems.iter_mut().for_each(|e| e.0 = 0);
+            }
+            if !elems.is_empty() {
+                net.atomics(r, op, es, &mut elems)?;
+            }
+        } else {
+            for e in elems.iter_mut() {
+                let mut one = [(0u64, e.1)];
+                net.atomics(r, Amo::Add, es, &mut one)?;
+                let mut cur = one[0].0 & mask;
+                loop {
+                    let mut b = cur.to_le_bytes();
+                    crate::op::reduce_builtin(
+                        a.op,
+                        a.elem,
+                        1,
+                        &e.0.to_le_bytes()[..es],
+                        &mut b[..es],
+                    );
+                    let old = net.cswap(r, es, cur, u64::from_le_bytes(b) & mask, e.1)?;
+                    if old == cur {
+                        break;
+                    }
+                    cur = old;
+                }
+                e.0 = cur;
+            }
+        }
+        if let Some(f) = fetch.as_deref_mut() {
+            for (e, &p) in elems.iter().zip(&at) {
+                f[p..p + es].copy_from_slice(&e.0.to_le_bytes()[..es]);
+            }
+        }
+        if odd.is_empty() {
+            return Ok(());
+        }
+        self.with_acc_lock(r, || {
+            for &(p, pos) in &odd {
+                let mut cur = vec![0u8; es];
+                self.raw(r, p, &mut cur, false)?;
+                if let Some(f) = fetch.as_deref_mut() {
+                    f[pos..pos + es].copy_from_slice(&cur);
+                }
+                if a.op != MPI_NO_OP {
+                    crate::op::reduce_builtin(a.op, a.elem, 1, &data[pos..pos + es], &mut cur);
+                    self.raw(r, p, &mut cur, true)?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Reads (`write` false) or writes `buf` at address `p` of target `r`
+    /// (as `place` gives addresses).
+    fn raw(&self, r: usize, p: usize, buf: &mut [u8], write: bool) -> Result<()> {
+        let tg = self.target(r);
+        let seg = [[p, buf.len()]];
+        if let (None, Some(net)) = (tg.local, self.remote.as_ref()) {
+            return if write {
+                net.put(r, &seg, buf)
+            } else {
+                net.get(r, &seg, buf)
+            };
+        }
+        if tg.direct {
+            // SAFETY: `p` lies in window memory this process maps (`place`).
+            unsafe {
+                if write {
+                    crate::sys::copy(p as *mut u8, buf.as_ptr(), buf.len())
+                } else {
+                    crate::sys::copy(buf.as_mut_ptr(), p as *const u8, buf.len())
+                }
+            }
+            return Ok(());
+        }
+        let local = [[buf.as_mut_ptr() as usize, buf.len()]];
+        // SAFETY: `buf` is valid; the kernel checks the target's ranges.
+        unsafe {
+            if write {
+                crate::sys::cma_writev(tg.pid, &seg, &local, buf.len())
+            } else {
+                crate::sys::cma_readv(tg.pid, &seg, &local, buf.len())
+            }
+        }
+        .map_err(|e| self.cma_error(r, p, e))
+    }
+
     /// Local rank `i`'s passive-target lock word.
     fn lock_word(&self, i: usize) -> &AtomicU64 {
         // SAFETY: the segment is mapped for the window's life; i < n.
@@ -663,6 +860,9 @@ impl Win {
 
     /// Takes target `r`'s lock (MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE).
     pub fn acquire(&self, r: usize, exclusive: bool) -> Result<()> {
+        if let Some(net) = self.remote.as_ref() {
+            return net_acquire(net, r, exclusive);
+        }
         let w = self.lock_word(self.target(r).local.unwrap());
         // Acquire: pairs with the Release in `release` by the previous
         // holder, whose accesses to the target then happen before ours.
@@ -681,13 +881,33 @@ impl Win {
         wait_until(try_take)
     }
 
-    pub fn release(&self, r: usize, exclusive: bool) {
+    pub fn release(&self, r: usize, exclusive: bool) -> Result<()> {
+        if let Some(net) = self.remote.as_ref() {
+            fence(Ordering::SeqCst);
+            net.flush(Some(r))?;
+            let _ = if exclusive {
+                net.ctl_op(r, net::LOCK, Amo::And, !EXCL)?
+            } else {
+                net.ctl_op(r, net::LOCK, Amo::Add, u64::MAX)?
+            };
+            return Ok(());
+        }
         let w = self.lock_word(self.target(r).local.unwrap());
         // Release: pairs with the Acquire in `acquire` of the next holder.
         if exclusive {
             w.fetch_and(!EXCL, Ordering::Release);
         } else {
             w.fetch_sub(1, Ordering::Release);
+        }
+        Ok(())
+    }
+
+    /// Puts to rank `r` (all: None) are complete at the target (flush).
+    pub fn settle(&self, r: Option<usize>) -> Result<()> {
+        fence(Ordering::SeqCst);
+        match self.remote.as_ref() {
+            Some(net) => net.flush(r),
+            None => Ok(()),
         }
     }
 
@@ -704,6 +924,14 @@ impl Win {
             self.check_rank(o as c_int)?;
         }
         fence(Ordering::SeqCst);
+        if let Some(net) = self.remote.as_ref() {
+            for &o in &origins {
+                net.ctl_op(o, net.post_word(self.rank), Amo::Add, 1)?;
+                self.ep.posted[o] += 1;
+            }
+            self.ep.post = Some(origins);
+            return Ok(());
+        }
         for &o in &origins {
             let lo = self.target(o).local.unwrap();
             // SAFETY: the segment is mapped for the window's life.
@@ -751,6 +979,14 @@ impl Win {
             }
         }
         fence(Ordering::SeqCst);
+        if let Some(net) = self.remote.as_ref() {
+            net.flush(None)?;
+            for &t in &g {
+                net.ctl_op(t, net.complete_word(self.rank), Amo::Add, 1)?;
+            }
+            self.ep.start = None;
+            return Ok(());
+        }
         for &t in &g {
             let lt = self.target(t).local.unwrap();
             // SAFETY: the segment is mapped for the window's life.
@@ -774,6 +1010,13 @@ impl Win {
                 self.wname()
             ));
         };
+        if let Some(net) = self.remote.as_ref() {
+            return Ok(g.iter().all(|&o| {
+                // Acquire: pairs with the origin's flush and SeqCst fence
+                // before its complete (written by UCX on its behalf).
+                net.word(net.complete_word(o)).load(Ordering::Acquire) >= self.ep.posted[o] as u64
+            }));
+        }
         Ok(g.iter().all(|&o| {
             let lo = self.target(o).local.unwrap();
             // SAFETY: the segment is mapped for the window's life.
@@ -798,6 +1041,29 @@ impl Win {
             None
         }
     }
+}
+
+/// Takes rank `r`'s passive-target lock through UCX (spanning windows):
+/// exclusive by compare-and-swap from free, shared by compare-and-swap of
+/// the holders' count while no exclusive holder has it.
+fn net_acquire(net: &net::Remote, r: usize, exclusive: bool) -> Result<()> {
+    let try_take = || -> Result<bool> {
+        Ok(if exclusive {
+            net.ctl_cswap(r, net::LOCK, 0, EXCL)? == 0
+        } else {
+            let v = net.ctl_op(r, net::LOCK, Amo::Add, 0)?;
+            v & EXCL == 0 && net.ctl_cswap(r, net::LOCK, v, v + 1)? == v
+        })
+    };
+    let taken = if try_take()? {
+        Ok(())
+    } else {
+        crate::core::runtime::wait_for(|_| Ok(try_take()?.then_some(())))
+    };
+    // SeqCst: this rank's accesses to the target's memory by load and
+    // store come after the lock (the holder's fence in `release` pairs).
+    fence(Ordering::SeqCst);
+    taken
 }
 
 /// One element of an accumulate with the CPU's atomics.

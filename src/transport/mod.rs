@@ -459,11 +459,13 @@ impl Net {
     }
 
     /// MPI_Finalize, after the last barrier: the inter-node link lets its
-    /// endpoints go.
+    /// endpoints go, the RMA worker's thread stops.
     pub fn close(&mut self) {
         if let Some(u) = self.ucx.as_mut() {
             u.close();
         }
+        // The RMA worker's progress thread, if windows spanned nodes.
+        ucx::rma::Rma::shutdown();
     }
 
     /// A link still holds messages this rank reported sent (UCX sends

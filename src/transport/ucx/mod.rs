@@ -15,6 +15,7 @@
 //! to install, never a panic, and single-node jobs never load it.
 
 pub mod link;
+pub mod rma;
 /// cbindgen:ignore
 pub mod sys;
 

@@ -1,0 +1,552 @@
+//! One-sided operations over UCX, for windows whose ranks span nodes.
+//!
+//! A context of its own (RMA and 32- and 64-bit atomics besides wakeup)
+//! and one worker in UCX's multi-threaded mode, made at the first such
+//! window (single-node jobs never make it). Puts, gets and atomics go
+//! straight to the target's registered memory (`ucp_mem_map`, the rkeys
+//! from `ucp_rkey_pack`); where the fabric does them in hardware the target
+//! takes no part. Where UCX emulates them in software (tcp, and Debian's
+//! UCX on most fabrics) the target's worker must be driven: a progress
+//! thread per process does it, asleep on the worker's event fd between
+//! arrivals, so passive target progresses while the target computes and
+//! no CPU is burnt while nothing arrives.
+//!
+//! Every operation here returns once it is complete at the origin (a get's
+//! bytes are in, a put's buffer may be reused, a fetching atomic's old
+//! value is in); `flush` makes the puts to a peer complete at the target.
+
+use super::sys;
+use super::{ptr_is_err, ptr_status, status_text};
+use std::collections::HashMap;
+use std::ffi::{c_void, CString};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+/// The RMA worker of this process.
+pub struct Rma {
+    lib: &'static sys::Ucp,
+    context: sys::ucp_context_h,
+    worker: sys::ucp_worker_h,
+    address: Vec<u8>,
+    /// Endpoints by world rank (made once, kept for the process's life).
+    eps: Mutex<HashMap<usize, usize>>,
+    /// Endpoints UCX reported failed (the error callback's argument).
+    failed: Box<Mutex<Vec<usize>>>,
+    stop: AtomicBool,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+// SAFETY: the worker was created in UCS_THREAD_MODE_MULTI (checked in
+// `new`): UCX serializes every call on it and on its endpoints; the rest
+// is behind mutexes or atomics.
+unsafe impl Send for Rma {}
+// SAFETY: as above.
+unsafe impl Sync for Rma {}
+
+/// A peer's endpoint on the RMA worker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ep(usize);
+
+impl Ep {
+    fn h(self) -> sys::ucp_ep_h {
+        self.0 as sys::ucp_ep_h
+    }
+}
+
+/// Registered local memory: its handle and packed remote key.
+pub struct Reg {
+    memh: usize,
+    pub packed: Vec<u8>,
+}
+
+/// A peer's remote key, unpacked on our endpoint to it.
+pub struct Rkey(usize);
+
+impl Rkey {
+    fn h(&self) -> sys::ucp_rkey_h {
+        self.0 as sys::ucp_rkey_h
+    }
+}
+
+/// The atomic operations UCX has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Amo {
+    Add,
+    Swap,
+    And,
+    Or,
+    Xor,
+}
+
+unsafe extern "C" fn on_error(arg: *mut c_void, ep: sys::ucp_ep_h, _status: sys::ucs_status_t) {
+    // SAFETY: `arg` is the boxed list of the process's Rma, which lives
+    // until exit (it is leaked).
+    let list = unsafe { &*(arg as *const Mutex<Vec<usize>>) };
+    list.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(ep as usize);
+}
+
+/// `ucp_dt_make_contig(n)`.
+fn contig(n: usize) -> sys::ucp_datatype_t {
+    (n as sys::ucp_datatype_t) << 3
+}
+
+impl Rma {
+    /// The process's RMA worker, made (with its progress thread) on first use.
+    pub fn worker() -> Result<&'static Rma, String> {
+        static R: OnceLock<Result<&'static Rma, String>> = OnceLock::new();
+        R.get_or_init(|| {
+            let r: &'static Rma = Box::leak(Box::new(Rma::new()?));
+            let t = std::thread::Builder::new()
+                .name("oxmpi-rma".into())
+                .spawn(move || r.serve())
+                .map_err(|e| format!("the RMA progress thread could not start: {e}"))?;
+            *r.thread.lock().unwrap() = Some(t);
+            Ok(r)
+        })
+        .clone()
+    }
+
+    /// The worker if it was made (MPI_Finalize stops its thread).
+    pub fn shutdown() {
+        // Only a worker that exists is stopped; none is made here.
+        if let Some(Ok(r)) = RMA_MADE.get().map(|_| Rma::worker()) {
+            r.stop.store(true, Ordering::Relaxed);
+            // SAFETY: multi-threaded worker; wakes the thread from its wait.
+            unsafe { r.lib.ucp_worker_signal(r.worker) };
+            if let Some(t) = r.thread.lock().unwrap().take() {
+                let _ = t.join();
+            }
+        }
+    }
+
+    fn new() -> Result<Rma, String> {
+        let lib = super::lib()?;
+        let fail = |what: &str, s: sys::ucs_status_t| format!("{what}: {}", status_text(lib, s));
+        // SAFETY: plain C calls with valid out-pointers; objects made here
+        // live until the process ends.
+        unsafe {
+            let mut config: *mut sys::ucp_config_t = std::ptr::null_mut();
+            let s = lib.ucp_config_read(std::ptr::null(), std::ptr::null(), &mut config);
+            if s != sys::ucs_status_t_UCS_OK {
+                return Err(fail("ucp_config_read", s));
+            }
+            if std::env::var_os("UCX_TLS").is_none() {
+                // Shared memory between the ranks of a node is ours; the
+                // RMA worker also reaches them (and this rank) for the
+                // window's atomics, over the network transports and self.
+                let (k, v) = (CString::new("TLS").unwrap(), CString::new("^sm").unwrap());
+                lib.ucp_config_modify(config, k.as_ptr(), v.as_ptr());
+            }
+            let mut params: sys::ucp_params_t = std::mem::zeroed();
+            params.field_mask = sys::ucp_params_field_UCP_PARAM_FIELD_FEATURES as u64;
+            params.features = (sys::ucp_feature_UCP_FEATURE_RMA
+                | sys::ucp_feature_UCP_FEATURE_AMO32
+                | sys::ucp_feature_UCP_FEATURE_AMO64
+                | sys::ucp_feature_UCP_FEATURE_WAKEUP) as u64;
+            let mut context: sys::ucp_context_h = std::ptr::null_mut();
+            let s = lib.ucp_init_version(
+                sys::UCP_API_MAJOR,
+                sys::UCP_API_MINOR,
+                &params,
+                config,
+                &mut context,
+            );
+            lib.ucp_config_release(config);
+            if s != sys::ucs_status_t_UCS_OK {
+                return Err(fail("ucp_init (RMA)", s));
+            }
+            let mut wp: sys::ucp_worker_params_t = std::mem::zeroed();
+            wp.field_mask = (sys::ucp_worker_params_field_UCP_WORKER_PARAM_FIELD_THREAD_MODE
+                | sys::ucp_worker_params_field_UCP_WORKER_PARAM_FIELD_EVENTS)
+                as u64;
+            wp.thread_mode = sys::ucs_thread_mode_t_UCS_THREAD_MODE_MULTI;
+            wp.events = sys::ucp_wakeup_event_types_UCP_WAKEUP_RX
+                | sys::ucp_wakeup_event_types_UCP_WAKEUP_TX;
+            let mut worker: sys::ucp_worker_h = std::ptr::null_mut();
+            let s = lib.ucp_worker_create(context, &wp, &mut worker);
+            if s != sys::ucs_status_t_UCS_OK {
+                lib.ucp_cleanup(context);
+                return Err(fail("ucp_worker_create (RMA)", s));
+            }
+            let mut wa: sys::ucp_worker_attr_t = std::mem::zeroed();
+            wa.field_mask = sys::ucp_worker_attr_field_UCP_WORKER_ATTR_FIELD_THREAD_MODE as u64;
+            let s = lib.ucp_worker_query(worker, &mut wa);
+            if s != sys::ucs_status_t_UCS_OK
+                || wa.thread_mode != sys::ucs_thread_mode_t_UCS_THREAD_MODE_MULTI
+            {
+                lib.ucp_worker_destroy(worker);
+                lib.ucp_cleanup(context);
+                return Err(
+                    "this UCX has no multi-threaded workers (built without --enable-mt): one-sided operations across nodes need one"
+                        .into(),
+                );
+            }
+            let mut a: *mut sys::ucp_address_t = std::ptr::null_mut();
+            let mut alen = 0usize;
+            let s = lib.ucp_worker_get_address(worker, &mut a, &mut alen);
+            if s != sys::ucs_status_t_UCS_OK {
+                lib.ucp_worker_destroy(worker);
+                lib.ucp_cleanup(context);
+                return Err(fail("ucp_worker_get_address (RMA)", s));
+            }
+            let address = std::slice::from_raw_parts(a as *const u8, alen).to_vec();
+            lib.ucp_worker_release_address(worker, a);
+            let _ = RMA_MADE.set(());
+            Ok(Rma {
+                lib,
+                context,
+                worker,
+                address,
+                eps: Mutex::new(HashMap::new()),
+                failed: Box::default(),
+                stop: AtomicBool::new(false),
+                thread: Mutex::new(None),
+            })
+        }
+    }
+
+    /// The progress thread: drives the worker while it has work, else
+    /// sleeps on its event fd (UCX's wakeup), until `shutdown`.
+    fn serve(&self) {
+        let mut efd = -1;
+        // SAFETY: multi-threaded worker; valid out-pointer.
+        if unsafe { self.lib.ucp_worker_get_efd(self.worker, &mut efd) } != sys::ucs_status_t_UCS_OK
+        {
+            efd = -1;
+        }
+        // Relaxed: `stop` only ends the loop; `ucp_worker_signal` wakes it.
+        while !self.stop.load(Ordering::Relaxed) {
+            // SAFETY: as above.
+            while unsafe { self.lib.ucp_worker_progress(self.worker) } != 0 {}
+            if efd < 0 {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                continue;
+            }
+            // SAFETY: as above.
+            if unsafe { self.lib.ucp_worker_arm(self.worker) } != sys::ucs_status_t_UCS_OK {
+                continue; // events pending: progress again
+            }
+            let mut p = libc::pollfd {
+                fd: efd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd. The timeout is a backstop only.
+            unsafe { libc::poll(&mut p, 1, 1000) };
+        }
+    }
+
+    /// This worker's address, for the window's exchange.
+    pub fn address(&self) -> &[u8] {
+        &self.address
+    }
+
+    /// The endpoint to world rank `w` at worker `address` (made once).
+    pub fn ep(&self, w: usize, address: &[u8]) -> Result<Ep, String> {
+        let mut eps = self.eps.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(&e) = eps.get(&w) {
+            return Ok(Ep(e));
+        }
+        // SAFETY: `address` is a worker address (copied during the call);
+        // the failure list lives until exit.
+        unsafe {
+            let mut p: sys::ucp_ep_params_t = std::mem::zeroed();
+            p.field_mask = (sys::ucp_ep_params_field_UCP_EP_PARAM_FIELD_REMOTE_ADDRESS
+                | sys::ucp_ep_params_field_UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE
+                | sys::ucp_ep_params_field_UCP_EP_PARAM_FIELD_ERR_HANDLER)
+                as u64;
+            p.address = address.as_ptr() as *const sys::ucp_address_t;
+            p.err_mode = sys::ucp_err_handling_mode_t_UCP_ERR_HANDLING_MODE_PEER;
+            p.err_handler.cb = Some(on_error);
+            p.err_handler.arg = &*self.failed as *const Mutex<Vec<usize>> as *mut c_void;
+            let mut ep: sys::ucp_ep_h = std::ptr::null_mut();
+            let s = self.lib.ucp_ep_create(self.worker, &p, &mut ep);
+            if s != sys::ucs_status_t_UCS_OK {
+                return Err(format!(
+                    "ucp_ep_create to world rank {w}: {}",
+                    status_text(self.lib, s)
+                ));
+            }
+            eps.insert(w, ep as usize);
+            Ok(Ep(ep as usize))
+        }
+    }
+
+    /// Registers `len` bytes at `addr` for remote access.
+    pub fn map(&self, addr: usize, len: usize) -> Result<Reg, String> {
+        // SAFETY: the caller keeps the memory for the registration's life;
+        // valid out-pointers; the packed key is copied, then released.
+        unsafe {
+            let mut p: sys::ucp_mem_map_params_t = std::mem::zeroed();
+            p.field_mask = (sys::ucp_mem_map_params_field_UCP_MEM_MAP_PARAM_FIELD_ADDRESS
+                | sys::ucp_mem_map_params_field_UCP_MEM_MAP_PARAM_FIELD_LENGTH)
+                as u64;
+            p.address = addr as *mut c_void;
+            p.length = len.max(1);
+            let mut memh: sys::ucp_mem_h = std::ptr::null_mut();
+            let s = self.lib.ucp_mem_map(self.context, &p, &mut memh);
+            if s != sys::ucs_status_t_UCS_OK {
+                return Err(format!(
+                    "ucp_mem_map of {len} bytes at {addr:#x}: {}",
+                    status_text(self.lib, s)
+                ));
+            }
+            let mut kb: *mut c_void = std::ptr::null_mut();
+            let mut kl = 0usize;
+            let s = self.lib.ucp_rkey_pack(self.context, memh, &mut kb, &mut kl);
+            if s != sys::ucs_status_t_UCS_OK {
+                self.lib.ucp_mem_unmap(self.context, memh);
+                return Err(format!("ucp_rkey_pack: {}", status_text(self.lib, s)));
+            }
+            let packed = std::slice::from_raw_parts(kb as *const u8, kl).to_vec();
+            self.lib.ucp_rkey_buffer_release(kb);
+            Ok(Reg {
+                memh: memh as usize,
+                packed,
+            })
+        }
+    }
+
+    /// Ends a registration (no peer uses its key any more).
+    pub fn unmap(&self, r: Reg) {
+        // SAFETY: `memh` came from `map` and is unmapped once.
+        unsafe {
+            self.lib
+                .ucp_mem_unmap(self.context, r.memh as sys::ucp_mem_h)
+        };
+    }
+
+    /// A peer's packed key, for use on `ep`.
+    pub fn unpack(&self, ep: Ep, packed: &[u8]) -> Result<Rkey, String> {
+        let mut k: sys::ucp_rkey_h = std::ptr::null_mut();
+        // SAFETY: `packed` is a key packed by `map` on the peer; valid out-pointer.
+        let s = unsafe {
+            self.lib
+                .ucp_ep_rkey_unpack(ep.h(), packed.as_ptr() as *const c_void, &mut k)
+        };
+        if s != sys::ucs_status_t_UCS_OK {
+            return Err(format!("ucp_ep_rkey_unpack: {}", status_text(self.lib, s)));
+        }
+        Ok(Rkey(k as usize))
+    }
+
+    pub fn drop_key(&self, k: Rkey) {
+        // SAFETY: `k` came from `unpack` and is destroyed once.
+        unsafe { self.lib.ucp_rkey_destroy(k.h()) };
+    }
+
+    /// Waits for every request of `reqs` (driving the worker), frees them;
+    /// the first failure, if any, is the result.
+    fn wait_all(&self, reqs: &mut Vec<sys::ucs_status_ptr_t>, what: &str) -> Result<(), String> {
+        let mut err = None;
+        let mut spins = 0u32;
+        while !reqs.is_empty() {
+            let lib = self.lib;
+            reqs.retain(|&r| {
+                // SAFETY: a live request of ours.
+                let s = unsafe { lib.ucp_request_check_status(r) };
+                if s == sys::ucs_status_t_UCS_INPROGRESS {
+                    return true;
+                }
+                if s != sys::ucs_status_t_UCS_OK && err.is_none() {
+                    err = Some(format!("{what}: {}", status_text(lib, s)));
+                }
+                // SAFETY: completed: ours to free.
+                unsafe { lib.ucp_request_free(r) };
+                false
+            });
+            if reqs.is_empty() {
+                break;
+            }
+            // SAFETY: multi-threaded worker.
+            if unsafe { self.lib.ucp_worker_progress(self.worker) } == 0 {
+                spins += 1;
+                if spins > 256 {
+                    crate::sys::yield_now();
+                }
+            }
+        }
+        err.map_or(Ok(()), Err)
+    }
+
+    /// What an operation returned: done, an error, or a request to wait for.
+    fn keep(
+        &self,
+        r: sys::ucs_status_ptr_t,
+        reqs: &mut Vec<sys::ucs_status_ptr_t>,
+        what: &str,
+    ) -> Result<(), String> {
+        if r.is_null() {
+            return Ok(());
+        }
+        if ptr_is_err(r) {
+            return Err(format!("{what}: {}", status_text(self.lib, ptr_status(r))));
+        }
+        reqs.push(r);
+        Ok(())
+    }
+
+    /// Puts each (local address, length, remote address) of `segs`; returns
+    /// when the local buffers may be reused.
+    ///
+    /// # Safety
+    /// The local ranges are readable; the remote ones lie in the memory
+    /// `key` registers.
+    pub unsafe fn put(
+        &self,
+        ep: Ep,
+        key: &Rkey,
+        segs: &[(usize, usize, u64)],
+    ) -> Result<(), String> {
+        let mut reqs = Vec::new();
+        for &(a, n, ra) in segs {
+            // SAFETY: per the contract; the parameter block is read during the call.
+            let r = unsafe {
+                let p: sys::ucp_request_param_t = std::mem::zeroed();
+                self.lib
+                    .ucp_put_nbx(ep.h(), a as *const c_void, n, ra, key.h(), &p)
+            };
+            self.keep(r, &mut reqs, "ucp_put_nbx")?;
+        }
+        self.wait_all(&mut reqs, "a put")
+    }
+
+    /// Gets each (local address, length, remote address) of `segs`; returns
+    /// when the bytes are in.
+    ///
+    /// # Safety
+    /// The local ranges are writable; the remote ones lie in the memory
+    /// `key` registers.
+    pub unsafe fn get(
+        &self,
+        ep: Ep,
+        key: &Rkey,
+        segs: &[(usize, usize, u64)],
+    ) -> Result<(), String> {
+        let mut reqs = Vec::new();
+        for &(a, n, ra) in segs {
+            // SAFETY: per the contract.
+            let r = unsafe {
+                let p: sys::ucp_request_param_t = std::mem::zeroed();
+                self.lib
+                    .ucp_get_nbx(ep.h(), a as *mut c_void, n, ra, key.h(), &p)
+            };
+            self.keep(r, &mut reqs, "ucp_get_nbx")?;
+        }
+        self.wait_all(&mut reqs, "a get")
+    }
+
+    /// Fetching atomics of `size` bytes (4 or 8): each (operand, remote
+    /// address) of `ops` becomes the old value there.
+    ///
+    /// # Safety
+    /// The remote addresses lie in the memory `key` registers, aligned.
+    pub unsafe fn atomics(
+        &self,
+        ep: Ep,
+        key: &Rkey,
+        op: Amo,
+        size: usize,
+        ops: &mut [(u64, u64)],
+    ) -> Result<(), String> {
+        let code = match op {
+            Amo::Add => sys::ucp_atomic_op_t_UCP_ATOMIC_OP_ADD,
+            Amo::Swap => sys::ucp_atomic_op_t_UCP_ATOMIC_OP_SWAP,
+            Amo::And => sys::ucp_atomic_op_t_UCP_ATOMIC_OP_AND,
+            Amo::Or => sys::ucp_atomic_op_t_UCP_ATOMIC_OP_OR,
+            Amo::Xor => sys::ucp_atomic_op_t_UCP_ATOMIC_OP_XOR,
+        };
+        // Operands and replies stay in place until every request is done.
+        let operands: Vec<u64> = ops.iter().map(|o| o.0).collect();
+        let mut reqs = Vec::new();
+        let mut res = Ok(());
+        for (i, o) in ops.iter_mut().enumerate() {
+            let opnd = &operands[i] as *const u64 as *const c_void;
+            o.0 = 0;
+            // SAFETY: per the contract; `o.0` (the reply, its low `size`
+            // bytes on this little-endian machine) and the operand live
+            // until `wait_all` below returns.
+            let r = unsafe {
+                let mut p: sys::ucp_request_param_t = std::mem::zeroed();
+                p.op_attr_mask = sys::ucp_op_attr_t_UCP_OP_ATTR_FIELD_DATATYPE
+                    | sys::ucp_op_attr_t_UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+                p.datatype = contig(size);
+                p.reply_buffer = &mut o.0 as *mut u64 as *mut c_void;
+                self.lib
+                    .ucp_atomic_op_nbx(ep.h(), code, opnd, 1, o.1, key.h(), &p)
+            };
+            if let Err(e) = self.keep(r, &mut reqs, "ucp_atomic_op_nbx") {
+                res = Err(e);
+                break;
+            }
+        }
+        let w = self.wait_all(&mut reqs, "an atomic operation");
+        res.and(w)
+    }
+
+    /// Compare-and-swap of `size` bytes (4 or 8) at `raddr`: the old value.
+    ///
+    /// # Safety
+    /// As `atomics`.
+    pub unsafe fn cswap(
+        &self,
+        ep: Ep,
+        key: &Rkey,
+        size: usize,
+        cmp: u64,
+        new: u64,
+        raddr: u64,
+    ) -> Result<u64, String> {
+        let mut reply = new;
+        let mut reqs = Vec::new();
+        // SAFETY: per the contract; `cmp` and `reply` live until the wait.
+        let r = unsafe {
+            let mut p: sys::ucp_request_param_t = std::mem::zeroed();
+            p.op_attr_mask = sys::ucp_op_attr_t_UCP_OP_ATTR_FIELD_DATATYPE
+                | sys::ucp_op_attr_t_UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+            p.datatype = contig(size);
+            p.reply_buffer = &mut reply as *mut u64 as *mut c_void;
+            self.lib.ucp_atomic_op_nbx(
+                ep.h(),
+                sys::ucp_atomic_op_t_UCP_ATOMIC_OP_CSWAP,
+                &cmp as *const u64 as *const c_void,
+                1,
+                raddr,
+                key.h(),
+                &p,
+            )
+        };
+        self.keep(r, &mut reqs, "ucp_atomic_op_nbx(CSWAP)")?;
+        self.wait_all(&mut reqs, "a compare-and-swap")?;
+        Ok(if size == 4 {
+            reply & 0xffff_ffff
+        } else {
+            reply
+        })
+    }
+
+    /// Every operation issued to `ep` is complete at the target.
+    pub fn flush(&self, ep: Ep) -> Result<(), String> {
+        let mut reqs = Vec::new();
+        // SAFETY: a live endpoint; the parameter block is read during the call.
+        let r = unsafe {
+            let p: sys::ucp_request_param_t = std::mem::zeroed();
+            self.lib.ucp_ep_flush_nbx(ep.h(), &p)
+        };
+        self.keep(r, &mut reqs, "ucp_ep_flush_nbx")?;
+        self.wait_all(&mut reqs, "a flush")
+    }
+
+    /// A peer's endpoint failed (it died, or its host did).
+    pub fn failed(&self, ep: Ep) -> bool {
+        self.failed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(&ep.0)
+    }
+}
+
+/// Set once the RMA worker exists (so `shutdown` makes none).
+static RMA_MADE: OnceLock<()> = OnceLock::new();
