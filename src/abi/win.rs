@@ -22,7 +22,7 @@ use crate::rma::{self, layout::Layout, AccOp, Epochs, Target, Win};
 use oxmpi_macros::mpi_fn;
 use std::borrow::Cow;
 use std::os::raw::{c_char, c_int, c_void};
-use std::sync::atomic::{fence, Ordering};
+use std::sync::atomic::{fence, AtomicPtr, Ordering};
 use std::sync::Arc;
 
 const OBJ_WIN: u32 = handles::KIND_WIN;
@@ -933,23 +933,70 @@ impl std::ops::Deref for Ty {
     }
 }
 
-thread_local! {
-    /// Predefined types built so far by this thread (a few dozen at most,
-    /// kept for the process's life).
-    static BUILTIN: std::cell::RefCell<Vec<(MPI_Datatype, &'static Type)>> =
-        const { std::cell::RefCell::new(Vec::new()) };
+/// A predefined type as built once for the process's life.
+struct Builtin {
+    dt: MPI_Datatype,
+    t: Type,
+}
+
+/// Predefined types built so far (a few dozen at most), by a hash of the
+/// handle with linear probing: a lookup is a few loads, with no lock and
+/// no thread-local access (which costs a call in a shared library).
+static BUILTIN: [AtomicPtr<Builtin>; 256] = [const { AtomicPtr::new(std::ptr::null_mut()) }; 256];
+static BUILTIN_ADD: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn slot_of(dt: MPI_Datatype) -> usize {
+    ((dt as u32).wrapping_mul(0x9e37_79b1) >> 24) as usize
+}
+
+/// The built predefined type `dt`, if it is in the table.
+fn builtin_find(dt: MPI_Datatype) -> Option<&'static Type> {
+    let h = slot_of(dt);
+    for k in 0..BUILTIN.len() {
+        // Acquire: pairs with the Release store in `builtin`, so the
+        // type the pointer names is seen whole.
+        let p = BUILTIN[(h + k) % BUILTIN.len()].load(Ordering::Acquire);
+        if p.is_null() {
+            return None;
+        }
+        // SAFETY: non-null slots hold leaked, never freed entries.
+        let e: &'static Builtin = unsafe { &*p };
+        if e.dt == dt {
+            return Some(&e.t);
+        }
+    }
+    None
+}
+
+fn builtin(dt: MPI_Datatype) -> Result<&'static Type> {
+    if let Some(t) = builtin_find(dt) {
+        return Ok(t);
+    }
+    let _g = BUILTIN_ADD.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(t) = builtin_find(dt) {
+        return Ok(t);
+    }
+    let t = (*lookup(dt)?).clone();
+    let h = slot_of(dt);
+    for k in 0..BUILTIN.len() {
+        let s = &BUILTIN[(h + k) % BUILTIN.len()];
+        // Relaxed: slots are written only under BUILTIN_ADD, which we hold.
+        if s.load(Ordering::Relaxed).is_null() {
+            let e: &'static mut Builtin = Box::leak(Box::new(Builtin { dt, t }));
+            // Release: pairs with the Acquire load in `builtin_find`.
+            s.store(e, Ordering::Release);
+            return Ok(&e.t);
+        }
+    }
+    Err(err!(
+        MPI_ERR_INTERN,
+        "the table of predefined types is full"
+    ))
 }
 
 fn committed(dt: MPI_Datatype, name: &str) -> Result<Ty> {
     if super::datatype::is_predefined(dt) {
-        return BUILTIN.with(|c| {
-            if let Some((_, t)) = c.borrow().iter().find(|x| x.0 == dt) {
-                return Ok(Ty::Builtin(t));
-            }
-            let t: &'static Type = Box::leak(Box::new((*lookup(dt)?).clone()));
-            c.borrow_mut().push((dt, t));
-            Ok(Ty::Builtin(t))
-        });
+        return builtin(dt).map(Ty::Builtin);
     }
     let t = lookup(dt)?;
     if !t.committed {
@@ -1178,14 +1225,17 @@ fn get_accumulate(
         Some((b, c, dt)) => Some((b, c, committed(dt, "result_datatype")?)),
         None => None,
     };
-    let mut types: Vec<(&Type, &str)> = vec![(&*t, "target_datatype")];
+    let mut types: [(&Type, &str); 3] = [(&*t, "target_datatype"); 3];
+    let mut nt = 1;
     if let Some(o) = o.as_deref() {
-        types.push((o, "origin_datatype"));
+        types[nt] = (o, "origin_datatype");
+        nt += 1;
     }
     if let Some((_, _, r)) = res.as_ref() {
-        types.push((&**r, "result_datatype"));
+        types[nt] = (&**r, "result_datatype");
+        nt += 1;
     }
-    let a = acc_op(op, &types)?;
+    let a = acc_op(op, &types[..nt])?;
     rma::with_win(win, |w| {
         if target_rank == MPI_PROC_NULL {
             return Ok(());
@@ -1204,11 +1254,21 @@ fn get_accumulate(
             Some(o) => packed(origin_addr, oc, o)?,
             None => Cow::Borrowed(&[][..]),
         };
-        let mut old = res.as_ref().map(|_| vec![0u8; tb]);
+        // The fetched elements: on the stack when few (fetch-and-op).
+        let mut small = [0u8; 64];
+        let mut big = Vec::new();
+        let mut old: Option<&mut [u8]> = match res.as_ref() {
+            None => None,
+            Some(_) if tb <= small.len() => Some(&mut small[..tb]),
+            Some(_) => {
+                big.resize(tb, 0);
+                Some(&mut big[..])
+            }
+        };
         // SAFETY: `addr` came from `place` for `t` and `tc`.
         unsafe { w.accumulate(r, addr, &t, tc, a, &data, old.as_deref_mut())? };
         if let (Some((b, c, rt)), Some(old)) = (res.as_ref(), old) {
-            unpacked(*b, *c, rt, &old)?;
+            unpacked(*b, *c, rt, old)?;
         }
         Ok(())
     })

@@ -631,16 +631,24 @@ impl Win {
             return Ok(());
         }
         self.with_acc_lock(r, || {
-            let mut cur = vec![0u8; n];
+            // The target's elements: on the stack when few.
+            let mut small = [0u8; 256];
+            let mut big = Vec::new();
+            let cur: &mut [u8] = if n <= small.len() {
+                &mut small[..n]
+            } else {
+                big.resize(n, 0);
+                &mut big
+            };
             // SAFETY: forwarded contract.
-            unsafe { self.read(r, addr, t, count, &mut cur)? };
+            unsafe { self.read(r, addr, t, count, cur)? };
             if let Some(f) = fetch {
-                f.copy_from_slice(&cur);
+                f.copy_from_slice(cur);
             }
             if a.op != MPI_NO_OP {
-                crate::op::reduce_builtin(a.op, a.elem, n / a.esize, data, &mut cur);
+                crate::op::reduce_builtin(a.op, a.elem, n / a.esize, data, cur);
                 // SAFETY: forwarded contract.
-                unsafe { self.write(r, addr, t, count, &cur)? };
+                unsafe { self.write(r, addr, t, count, cur)? };
             }
             Ok(())
         })
