@@ -591,7 +591,7 @@ impl Win {
         if n == 0 {
             return Ok(());
         }
-        if self.remote.is_some() && atomic_elem(a.elem) {
+        if self.remote.is_some() && (a.esize == 4 || a.esize == 8) {
             // SAFETY: forwarded contract.
             return unsafe { self.net_accumulate(r, addr, t, count, a, data, fetch) };
         }
@@ -718,11 +718,13 @@ impl Win {
         })
     }
 
-    /// An accumulate on 4- or 8-byte integers in a spanning window: UCX's
-    /// fetching atomics element by element (sum, and, or, xor and replace
-    /// directly, the other ops as compare-and-swap loops), all issued
+    /// An accumulate on 4- or 8-byte elements (integers, floats, complex
+    /// floats, pairs) in a spanning window: UCX's fetching atomics element
+    /// by element (replace, and on integers sum, and, or and xor,
+    /// directly; the other ops as compare-and-swap rounds), all issued
     /// before any is waited for; an element at an unaligned address takes
-    /// the mutex (every access to it does).
+    /// the mutex (every access to it does). Every origin chooses by the
+    /// element's size and address alone, so each element has one path.
     ///
     /// # Safety
     /// As `write`.
@@ -762,12 +764,15 @@ impl Win {
                 k += es;
             }
         }
+        let int = atomic_elem(a.elem);
         let direct = match a.op {
             MPI_REPLACE => Some(Amo::Swap),
-            MPI_SUM | MPI_NO_OP => Some(Amo::Add),
-            MPI_BAND => Some(Amo::And),
-            MPI_BOR => Some(Amo::Or),
-            MPI_BXOR => Some(Amo::Xor),
+            // Adding integer 0 reads any element's bits unchanged.
+            MPI_NO_OP => Some(Amo::Add),
+            MPI_SUM if int => Some(Amo::Add),
+            MPI_BAND if int => Some(Amo::And),
+            MPI_BOR if int => Some(Amo::Or),
+            MPI_BXOR if int => Some(Amo::Xor),
             _ => None,
         };
         let mask = if es == 8 { u64::MAX } else { 0xffff_ffff };
@@ -778,27 +783,40 @@ impl Win {
             if !elems.is_empty() {
                 net.atomics(r, op, es, &mut elems)?;
             }
-        } else {
-            for e in elems.iter_mut() {
-                let mut one = [(0u64, e.1)];
-                net.atomics(r, Amo::Add, es, &mut one)?;
-                let mut cur = one[0].0 & mask;
-                loop {
-                    let mut b = cur.to_le_bytes();
-                    crate::op::reduce_builtin(
-                        a.op,
-                        a.elem,
-                        1,
-                        &e.0.to_le_bytes()[..es],
-                        &mut b[..es],
-                    );
-                    let old = net.cswap(r, es, cur, u64::from_le_bytes(b) & mask, e.1)?;
-                    if old == cur {
-                        break;
+        } else if !elems.is_empty() {
+            // Read every element, reduce, compare-and-swap every one at
+            // once; those another origin changed meanwhile go round again.
+            let mut cur: Vec<(u64, u64)> = elems.iter().map(|e| (0, e.1)).collect();
+            net.atomics(r, Amo::Add, es, &mut cur)?;
+            let mut todo: Vec<usize> = (0..elems.len()).collect();
+            while !todo.is_empty() {
+                let mut ops: Vec<(u64, u64, u64)> = todo
+                    .iter()
+                    .map(|&i| {
+                        let c = cur[i].0 & mask;
+                        let mut b = c.to_le_bytes();
+                        crate::op::reduce_builtin(
+                            a.op,
+                            a.elem,
+                            1,
+                            &elems[i].0.to_le_bytes()[..es],
+                            &mut b[..es],
+                        );
+                        (c, u64::from_le_bytes(b) & mask, elems[i].1)
+                    })
+                    .collect();
+                net.cswaps(r, es, &mut ops)?;
+                let mut again = Vec::new();
+                for (&i, o) in todo.iter().zip(&ops) {
+                    if o.1 != o.0 {
+                        cur[i].0 = o.1;
+                        again.push(i);
                     }
-                    cur = old;
                 }
-                e.0 = cur;
+                todo = again;
+            }
+            for (e, c) in elems.iter_mut().zip(&cur) {
+                e.0 = c.0 & mask;
             }
         }
         if let Some(f) = fetch.as_deref_mut() {

@@ -280,6 +280,15 @@ impl Remote {
         unsafe { self.rma.cswap(p.ep, key, size, cmp, new, raddr) }.map_err(ucx_err)
     }
 
+    /// Compare-and-swaps on rank `r`'s window memory, all issued at once:
+    /// each (compare, new, remote address) gets the old value for `new`.
+    pub fn cswaps(&self, r: usize, size: usize, ops: &mut [(u64, u64, u64)]) -> Result<()> {
+        let p = &self.peers[r];
+        let key = p.data.as_ref().ok_or_else(|| no_memory(r))?;
+        // SAFETY: as for `atomics`.
+        unsafe { self.rma.cswaps(p.ep, key, size, ops) }.map_err(ucx_err)
+    }
+
     /// A fetching atomic on control word `i` of rank `r`: the old value.
     pub fn ctl_op(&self, r: usize, i: usize, op: Amo, v: u64) -> Result<u64> {
         let p = &self.peers[r];

@@ -527,6 +527,52 @@ impl Rma {
         })
     }
 
+    /// Compare-and-swaps of `size` bytes (4 or 8), all issued before any
+    /// is waited for: each (compare, new, remote address) of `ops` has the
+    /// old value in place of `new` on return.
+    ///
+    /// # Safety
+    /// As `atomics`.
+    pub unsafe fn cswaps(
+        &self,
+        ep: Ep,
+        key: &Rkey,
+        size: usize,
+        ops: &mut [(u64, u64, u64)],
+    ) -> Result<(), String> {
+        let mut reqs = Vec::new();
+        let mut res = Ok(());
+        for o in ops.iter_mut() {
+            // SAFETY: per the contract; the compare value and the reply
+            // (in place in `ops`) live until `wait_all` below returns.
+            let r = unsafe {
+                let mut p: sys::ucp_request_param_t = std::mem::zeroed();
+                p.op_attr_mask = sys::ucp_op_attr_t_UCP_OP_ATTR_FIELD_DATATYPE
+                    | sys::ucp_op_attr_t_UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+                p.datatype = contig(size);
+                p.reply_buffer = &mut o.1 as *mut u64 as *mut c_void;
+                self.lib.ucp_atomic_op_nbx(
+                    ep.h(),
+                    sys::ucp_atomic_op_t_UCP_ATOMIC_OP_CSWAP,
+                    &o.0 as *const u64 as *const c_void,
+                    1,
+                    o.2,
+                    key.h(),
+                    &p,
+                )
+            };
+            if let Err(e) = self.keep(r, &mut reqs, "ucp_atomic_op_nbx(CSWAP)") {
+                res = Err(e);
+                break;
+            }
+        }
+        let w = self.wait_all(&mut reqs, "a compare-and-swap");
+        if size == 4 {
+            ops.iter_mut().for_each(|o| o.1 &= 0xffff_ffff);
+        }
+        res.and(w)
+    }
+
     /// Every operation issued to `ep` is complete at the target.
     pub fn flush(&self, ep: Ep) -> Result<(), String> {
         let mut reqs = Vec::new();
