@@ -29,12 +29,21 @@ typedef struct {
 static void run(int rank, int size, int allocate) {
     MPI_Win win;
     Cell *c;
+    /* RMA_TEST_INTRINSIC=1: single-element accumulates as the fabric's
+     * atomics (acc_single_intrinsic); the accumulates below are all single
+     * elements, as that hint requires. */
+    MPI_Info info = MPI_INFO_NULL;
+    if (getenv("RMA_TEST_INTRINSIC")) {
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "acc_single_intrinsic", "true");
+    }
     if (allocate) {
-        MPI_Win_allocate(sizeof(Cell), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &c, &win);
+        MPI_Win_allocate(sizeof(Cell), 1, info, MPI_COMM_WORLD, &c, &win);
     } else {
         c = malloc(sizeof(Cell));
-        MPI_Win_create(c, sizeof(Cell), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+        MPI_Win_create(c, sizeof(Cell), 1, info, MPI_COMM_WORLD, &win);
     }
+    if (info != MPI_INFO_NULL) MPI_Info_free(&info);
     memset(c, 0, sizeof *c);
     MPI_Barrier(MPI_COMM_WORLD);
     int64_t want = (int64_t)(size - 1) * ITERS;

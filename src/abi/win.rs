@@ -321,6 +321,7 @@ fn build(
         layout,
         me_local,
         atomics: allocated,
+        single_intrinsic: info_true(&kv, "acc_single_intrinsic"),
         base: my_base,
         size_attr: if flavor == MPI_WIN_FLAVOR_DYNAMIC {
             0

@@ -1,7 +1,8 @@
 //! One-sided communication: windows and the operations on them.
 //!
 //! Every operation is carried out by the origin alone, at once, so passive
-//! target needs nothing from the target (no call, no progress thread):
+//! target needs nothing from the target (within a node: no call and no
+//! progress thread):
 //!
 //! * memory of `MPI_Win_allocate` and `MPI_Win_allocate_shared` lives in
 //!   the window's segment on the node (`layout`), which every local rank
@@ -19,9 +20,12 @@
 //!   post/start/complete/wait are counters per (target, origin) pair;
 //!   fence is a barrier on the window's own communicator.
 //!
-//! An operation is complete when its call returns, so flush and the ends
-//! of epochs only order memory. Ranks on other nodes are not reached yet:
-//! an operation on one reports `MPI_ERR_UNSUPPORTED_OPERATION`.
+//! An operation is complete at the origin when its call returns; flush and
+//! the ends of epochs order memory and, across nodes, wait for UCX's puts to
+//! complete at their targets. A window whose ranks span nodes reaches the
+//! other nodes through UCX (`net`): puts and gets on registered memory, and
+//! for every target the control words and the accumulate mutex by UCX's
+//! atomics (docs/architecture.md says why).
 
 pub mod layout;
 pub mod net;
@@ -89,6 +93,12 @@ pub struct Win {
     /// Accumulates may use the CPU's atomics on target memory (every
     /// origin maps it: the allocated flavors).
     pub atomics: bool,
+    /// Across nodes, single-element accumulates, fetch-and-op and
+    /// compare-and-swap on 4- and 8-byte elements go as the fabric's
+    /// atomics without the mutex (info `acc_single_intrinsic`: the
+    /// application does not mix them with longer accumulates on the same
+    /// elements).
+    pub single_intrinsic: bool,
     /// The values behind the predefined attributes (their addresses are
     /// handed out: the window is never moved, it sits in a `Box`).
     pub base: usize,
@@ -591,11 +601,15 @@ impl Win {
         if n == 0 {
             return Ok(());
         }
-        if self.remote.is_some() && (a.esize == 4 || a.esize == 8) {
-            // SAFETY: forwarded contract.
-            return unsafe { self.net_accumulate(r, addr, t, count, a, data, fetch) };
-        }
-        if self.atomics && atomic_elem(a.elem) && self.target(r).direct {
+        if self.remote.is_some() {
+            // Across nodes every accumulate takes the target's mutex (one
+            // path for every element whatever the count), unless the window
+            // said single elements may go as the fabric's atomics.
+            if self.single_intrinsic && (a.esize == 4 || a.esize == 8) && n == a.esize {
+                // SAFETY: forwarded contract.
+                return unsafe { self.net_accumulate(r, addr, t, count, a, data, fetch) };
+            }
+        } else if self.atomics && atomic_elem(a.elem) && self.target(r).direct {
             // Element by element with the CPU's atomics, at aligned addresses;
             // an element at an unaligned address (every access to it is) takes the mutex.
             let one;
@@ -669,7 +683,10 @@ impl Win {
         old: &mut [u8],
     ) -> Result<()> {
         let es = new.len();
-        if let (Some(net), true) = (self.remote.as_ref(), (es == 4 || es == 8) && addr % es == 0) {
+        if let (Some(net), true) = (
+            self.remote.as_ref(),
+            self.single_intrinsic && (es == 4 || es == 8) && addr % es == 0,
+        ) {
             let v = |b: &[u8]| {
                 let mut x = [0u8; 8];
                 x[..es].copy_from_slice(b);
@@ -679,7 +696,12 @@ impl Win {
             old.copy_from_slice(&o.to_le_bytes()[..es]);
             return Ok(());
         }
-        if self.atomics && (es == 4 || es == 8) && self.target(r).direct && addr % es == 0 {
+        if self.remote.is_none()
+            && self.atomics
+            && (es == 4 || es == 8)
+            && self.target(r).direct
+            && addr % es == 0
+        {
             // AcqRel: pairs with the other origins' atomics on this word
             // and, through the epoch's synchronization, the target's own accesses.
             if es == 8 {
@@ -718,13 +740,15 @@ impl Win {
         })
     }
 
-    /// An accumulate on 4- or 8-byte elements (integers, floats, complex
-    /// floats, pairs) in a spanning window: UCX's fetching atomics element
-    /// by element (replace, and on integers sum, and, or and xor,
-    /// directly; the other ops as compare-and-swap rounds), all issued
-    /// before any is waited for; an element at an unaligned address takes
-    /// the mutex (every access to it does). Every origin chooses by the
-    /// element's size and address alone, so each element has one path.
+    /// A single-element accumulate on a 4- or 8-byte element (integer,
+    /// float, complex float, pair) in a spanning window with
+    /// `acc_single_intrinsic`: UCX's fetching atomics (replace, and on
+    /// integers sum, and, or and xor, directly; the other ops as
+    /// compare-and-swap rounds); an element at an unaligned address takes
+    /// the mutex (every access to it does). Written for any number of
+    /// elements, all issued before any is waited for (the fabric's message
+    /// rate then decides: over tcp here each costs about 12 us, so longer
+    /// accumulates take the mutex and one get and put instead).
     ///
     /// # Safety
     /// As `write`.

@@ -3,12 +3,13 @@
 //! (`transport::ucx::rma`), and each rank's endpoint and remote keys.
 //!
 //! In such a window the words that order and exclude (passive-target
-//! locks, the accumulate mutex, post and complete counters) and the
-//! element-wise atomics of accumulates go through UCX for every target,
-//! the rank's own and its node's included: then one agent (the fabric's
-//! atomics, or the target's UCX worker where they are emulated) applies
-//! every atomic on a word, whatever the fabric guarantees about atomics of
-//! the CPU beside its own. Puts and gets to ranks of the node still go by
+//! locks, the accumulate mutex, post and complete counters) go through
+//! UCX's atomics for every target, the rank's own and its node's included:
+//! then one agent (the fabric's atomics, or the target's UCX worker where
+//! they are emulated) applies every atomic on a word, whatever the fabric
+//! guarantees about atomics of the CPU beside its own. Accumulates take the
+//! target's mutex (with `acc_single_intrinsic`, single elements go as UCX
+//! atomics instead). Puts and gets to ranks of the node still go by
 //! load/store and single copy; to other nodes by `ucp_put_nbx`/`get_nbx`.
 
 use crate::base::consts::*;
