@@ -935,12 +935,11 @@ impl Win {
         if let Some(net) = self.remote.as_ref() {
             fence(Ordering::SeqCst);
             net.flush(Some(r))?;
-            let _ = if exclusive {
-                net.ctl_op(r, net::LOCK, Amo::And, !EXCL)?
+            return if exclusive {
+                net.ctl_post(r, net::LOCK, Amo::And, !EXCL)
             } else {
-                net.ctl_op(r, net::LOCK, Amo::Add, u64::MAX)?
+                net.ctl_post(r, net::LOCK, Amo::Add, u64::MAX)
             };
-            return Ok(());
         }
         let w = self.lock_word(self.target(r).local.unwrap());
         // Release: pairs with the Acquire in `acquire` of the next holder.
@@ -976,7 +975,7 @@ impl Win {
         fence(Ordering::SeqCst);
         if let Some(net) = self.remote.as_ref() {
             for &o in &origins {
-                net.ctl_op(o, net.post_word(self.rank), Amo::Add, 1)?;
+                net.ctl_post(o, net.post_word(self.rank), Amo::Add, 1)?;
                 self.ep.posted[o] += 1;
             }
             self.ep.post = Some(origins);
@@ -1032,7 +1031,7 @@ impl Win {
         if let Some(net) = self.remote.as_ref() {
             net.flush(None)?;
             for &t in &g {
-                net.ctl_op(t, net.complete_word(self.rank), Amo::Add, 1)?;
+                net.ctl_post(t, net.complete_word(self.rank), Amo::Add, 1)?;
             }
             self.ep.start = None;
             return Ok(());

@@ -300,6 +300,16 @@ impl Remote {
         Ok(one[0].0)
     }
 
+    /// A non-fetching atomic on control word `i` of rank `r` (it lands in
+    /// its time: a flush of `r` waits for it, and it follows everything
+    /// flushed before it).
+    pub fn ctl_post(&self, r: usize, i: usize, op: Amo, v: u64) -> Result<()> {
+        let p = &self.peers[r];
+        self.dirty[r].set(true);
+        // SAFETY: as for `ctl_op`.
+        unsafe { self.rma.post(p.ep, &p.ctl_key, op, v, p.ctl + 8 * i as u64) }.map_err(ucx_err)
+    }
+
     /// Compare-and-swap on control word `i` of rank `r`.
     pub fn ctl_cswap(&self, r: usize, i: usize, cmp: u64, new: u64) -> Result<u64> {
         let p = &self.peers[r];
@@ -350,7 +360,9 @@ impl Remote {
         // partner is the fence in `lock_acc` of the next holder).
         std::sync::atomic::fence(Ordering::SeqCst);
         self.flush(Some(r))?;
-        self.ctl_op(r, ACC, Amo::Swap, 0).map(|_| ())
+        // Not waited for: the next holder sees it a moment later; this
+        // rank's own next compare-and-swap at worst goes round once more.
+        self.ctl_post(r, ACC, Amo::And, 0)
     }
 }
 

@@ -486,6 +486,49 @@ impl Rma {
         res.and(w)
     }
 
+    /// A non-fetching atomic of 8 bytes at `raddr`: returns once UCX has
+    /// taken the operand (it reaches the target in its time; a flush of
+    /// `ep` waits for it).
+    /// Not `Amo::Swap`: UCX's emulation posts add, and, or and xor only.
+    ///
+    /// # Safety
+    /// As `atomics`.
+    pub unsafe fn post(
+        &self,
+        ep: Ep,
+        key: &Rkey,
+        op: Amo,
+        v: u64,
+        raddr: u64,
+    ) -> Result<(), String> {
+        let code = match op {
+            Amo::Add => sys::ucp_atomic_op_t_UCP_ATOMIC_OP_ADD,
+            Amo::Swap => sys::ucp_atomic_op_t_UCP_ATOMIC_OP_SWAP,
+            Amo::And => sys::ucp_atomic_op_t_UCP_ATOMIC_OP_AND,
+            Amo::Or => sys::ucp_atomic_op_t_UCP_ATOMIC_OP_OR,
+            Amo::Xor => sys::ucp_atomic_op_t_UCP_ATOMIC_OP_XOR,
+        };
+        let mut reqs = Vec::new();
+        // SAFETY: per the contract; `v` lives until the request's local
+        // completion, waited for below.
+        let r = unsafe {
+            let mut p: sys::ucp_request_param_t = std::mem::zeroed();
+            p.op_attr_mask = sys::ucp_op_attr_t_UCP_OP_ATTR_FIELD_DATATYPE;
+            p.datatype = contig(8);
+            self.lib.ucp_atomic_op_nbx(
+                ep.h(),
+                code,
+                &v as *const u64 as *const c_void,
+                1,
+                raddr,
+                key.h(),
+                &p,
+            )
+        };
+        self.keep(r, &mut reqs, "ucp_atomic_op_nbx")?;
+        self.wait_all(&mut reqs, "an atomic operation")
+    }
+
     /// Compare-and-swap of `size` bytes (4 or 8) at `raddr`: the old value.
     ///
     /// # Safety
