@@ -293,6 +293,7 @@ fn build(
     let remote = if spans && flavor != MPI_WIN_FLAVOR_DYNAMIC {
         let mut gather = |b: &[u8]| allgatherv_bytes(wcomm, b);
         Some(rma::net::Remote::new(
+            ctx as u64,
             n,
             rank,
             &world,
@@ -1200,6 +1201,7 @@ fn acc_op(op: MPI_Op, types: &[(&Type, &str)]) -> Result<AccOp> {
         op,
         elem,
         esize: handles::type_size(b)?,
+        basic: b,
     })
 }
 

@@ -315,6 +315,8 @@ pub struct AccOp {
     pub op: c_int,
     pub elem: crate::op::Elem,
     pub esize: usize,
+    /// The basic datatype (the target derives `elem` from it again).
+    pub basic: c_int,
 }
 
 impl Win {
@@ -601,7 +603,7 @@ impl Win {
         if n == 0 {
             return Ok(());
         }
-        if self.remote.is_some() {
+        if let Some(net) = self.remote.as_ref() {
             // Across nodes every accumulate takes the target's mutex (one
             // path for every element whatever the count), unless the window
             // said single elements may go as the fabric's atomics.
@@ -609,6 +611,8 @@ impl Win {
                 // SAFETY: forwarded contract.
                 return unsafe { self.net_accumulate(r, addr, t, count, a, data, fetch) };
             }
+            let segs = self.segs(t, count, addr, n);
+            return net.accumulate(r, self.target(r).addr, &segs, a, data, fetch);
         } else if self.atomics && atomic_elem(a.elem) && self.target(r).direct {
             // Element by element with the CPU's atomics, at aligned addresses;
             // an element at an unaligned address (every access to it is) takes the mutex.
@@ -695,6 +699,10 @@ impl Win {
             let o = net.cswap(r, es, v(cmp), v(new), self.their(r, addr))?;
             old.copy_from_slice(&o.to_le_bytes()[..es]);
             return Ok(());
+        }
+        if let Some(net) = self.remote.as_ref() {
+            let segs = self.segs(t, 1, addr, es);
+            return net.compare_swap(r, self.target(r).addr, &segs, new, cmp, old);
         }
         if self.remote.is_none()
             && self.atomics

@@ -7,16 +7,21 @@
 //! UCX's atomics for every target, the rank's own and its node's included:
 //! then one agent (the fabric's atomics, or the target's UCX worker where
 //! they are emulated) applies every atomic on a word, whatever the fabric
-//! guarantees about atomics of the CPU beside its own. Accumulates take the
-//! target's mutex (with `acc_single_intrinsic`, single elements go as UCX
+//! guarantees about atomics of the CPU beside its own. Accumulates are
+//! active messages that the target's process applies under a mutex of its
+//! own (`serve`; with `acc_single_intrinsic`, single elements go as UCX
 //! atomics instead). Puts and gets to ranks of the node still go by
 //! load/store and single copy; to other nodes by `ucp_put_nbx`/`get_nbx`.
 
+use super::AccOp;
 use crate::base::consts::*;
 use crate::base::error::Result;
 use crate::err;
 use crate::transport::ucx::rma::{Amo, Ep, Reg, Rkey, Rma};
+use std::collections::HashMap;
+use std::os::raw::c_int;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// Index of the passive-target lock word in a rank's control words.
 pub const LOCK: usize = 0;
@@ -37,6 +42,9 @@ pub struct Peer {
 
 /// What a spanning window holds of UCX.
 pub struct Remote {
+    /// The window's key in every process (its communicator's context).
+    key: u64,
+    rank: usize,
     pub rma: &'static Rma,
     /// This rank's control words: lock, accumulate mutex, then per window
     /// rank the posts it made to us and the completes it made on us.
@@ -101,6 +109,7 @@ impl Remote {
     /// `size` bytes at `base`; `gather` exchanges byte strings over the
     /// window's communicator (every rank's, in rank order). Collective.
     pub fn new(
+        key: u64,
         n: usize,
         rank: usize,
         world: &[i32],
@@ -199,7 +208,18 @@ impl Remote {
                 }
             }
         }
+        crate::transport::ucx::rma::set_server(serve);
+        lock_served().insert(
+            key,
+            Arc::new(Served {
+                base,
+                size,
+                lock: parking_lot::Mutex::new(()),
+            }),
+        );
         Ok(Remote {
+            key,
+            rank,
             rma,
             ctl,
             regs,
@@ -366,6 +386,226 @@ impl Remote {
     }
 }
 
+/// This process's window memory as the accumulates of spanning windows
+/// reach it: every accumulate, fetch-and-op and compare-and-swap on it,
+/// from any origin (this rank's own included), is applied here by this
+/// process under `lock`, so they are element-wise atomic whatever the
+/// fabric's atomics are.
+struct Served {
+    base: usize,
+    size: usize,
+    lock: parking_lot::Mutex<()>,
+}
+
+static SERVED: std::sync::LazyLock<Mutex<HashMap<u64, Arc<Served>>>> =
+    std::sync::LazyLock::new(|| Mutex::new(HashMap::new()));
+
+fn lock_served() -> std::sync::MutexGuard<'static, HashMap<u64, Arc<Served>>> {
+    SERVED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+const KIND_ACC: u8 = 0;
+const KIND_CAS: u8 = 1;
+
+/// A request's header: the window, what to do, the target segments
+/// (offsets from the window's base and lengths).
+fn header(key: u64, kind: u8, fetch: bool, a: AccOp, segs: &[(u64, u64)]) -> Vec<u8> {
+    let mut h = Vec::with_capacity(32 + 16 * segs.len());
+    h.extend_from_slice(&key.to_le_bytes());
+    h.extend_from_slice(&[kind, fetch as u8, 0, 0]);
+    h.extend_from_slice(&a.op.to_le_bytes());
+    h.extend_from_slice(&a.basic.to_le_bytes());
+    h.extend_from_slice(&(a.esize as u32).to_le_bytes());
+    h.extend_from_slice(&(segs.len() as u32).to_le_bytes());
+    for &(o, l) in segs {
+        h.extend_from_slice(&o.to_le_bytes());
+        h.extend_from_slice(&l.to_le_bytes());
+    }
+    h
+}
+
+/// Applies a request to this process's window memory: the reply is a
+/// status byte (0 done, 1 an error, its text follows) and the fetched bytes.
+fn serve(h: &[u8], data: &[u8]) -> Vec<u8> {
+    match serve_inner(h, data) {
+        Ok(mut v) => {
+            v.insert(0, 0);
+            v
+        }
+        Err(e) => {
+            let mut v = vec![1u8];
+            v.extend_from_slice(e.as_bytes());
+            v
+        }
+    }
+}
+
+fn serve_inner(h: &[u8], data: &[u8]) -> std::result::Result<Vec<u8>, String> {
+    let u32at = |i: usize| -> std::result::Result<u32, String> {
+        h.get(i..i + 4)
+            .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
+            .ok_or_else(|| "a short request".to_string())
+    };
+    let u64at = |i: usize| -> std::result::Result<u64, String> {
+        h.get(i..i + 8)
+            .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
+            .ok_or_else(|| "a short request".to_string())
+    };
+    let key = u64at(0)?;
+    let (kind, fetch) = (h[8], h[9] != 0);
+    let (op, basic) = (u32at(12)? as c_int, u32at(16)? as c_int);
+    let esize = u32at(20)? as usize;
+    let nseg = u32at(24)? as usize;
+    let w = lock_served()
+        .get(&key)
+        .cloned()
+        .ok_or_else(|| format!("no window {key} here (freed?)"))?;
+    let mut segs = Vec::with_capacity(nseg);
+    let mut n = 0usize;
+    for i in 0..nseg {
+        let (o, l) = (u64at(28 + 16 * i)? as usize, u64at(36 + 16 * i)? as usize);
+        if o.checked_add(l).is_none_or(|e| e > w.size) {
+            return Err(format!(
+                "bytes [{o}, {}) are outside the window's {} bytes",
+                o.saturating_add(l),
+                w.size
+            ));
+        }
+        segs.push((w.base + o, l));
+        n += l;
+    }
+    let _g = w.lock.lock();
+    let mut cur = vec![0u8; n];
+    let mut at = 0;
+    for &(p, l) in &segs {
+        // SAFETY: the segment lies in this process's window memory (checked
+        // above), alive while the window is registered.
+        unsafe { crate::sys::copy(cur.as_mut_ptr().add(at), p as *const u8, l) };
+        at += l;
+    }
+    let reply = if fetch { cur.clone() } else { Vec::new() };
+    let changed = if kind == KIND_CAS {
+        // data: the new value, then the compare value
+        let (new, cmp) = data.split_at(data.len() / 2);
+        if cur == cmp {
+            cur.copy_from_slice(new);
+            true
+        } else {
+            false
+        }
+    } else if op != MPI_NO_OP {
+        let elem = crate::op::check(op, basic).map_err(|e| e.msg)?;
+        if data.len() != n || esize == 0 {
+            return Err(format!(
+                "{} bytes of data for {n} bytes of window",
+                data.len()
+            ));
+        }
+        crate::op::reduce_builtin(op, elem, n / esize, data, &mut cur);
+        true
+    } else {
+        false
+    };
+    if changed {
+        let mut at = 0;
+        for &(p, l) in &segs {
+            // SAFETY: as above.
+            unsafe { crate::sys::copy(p as *mut u8, cur.as_ptr().add(at), l) };
+            at += l;
+        }
+    }
+    Ok(reply)
+}
+
+impl Remote {
+    /// Sends a request to rank `r` (or serves it here, for this rank) and
+    /// returns the fetched bytes.
+    fn call(&self, r: usize, h: &[u8], data: &[u8]) -> Result<Vec<u8>> {
+        let reply = if r == self.rank {
+            serve(h, data)
+        } else {
+            self.rma
+                .request(self.peers[r].ep, h, data)
+                .map_err(ucx_err)?
+        };
+        match reply.first() {
+            Some(0) => Ok(reply[1..].to_vec()),
+            _ => Err(err!(
+                MPI_ERR_OTHER,
+                "rank {r} could not apply the operation: {}",
+                String::from_utf8_lossy(reply.get(1..).unwrap_or(&[]))
+            )),
+        }
+    }
+
+    /// An accumulate (with `fetch`, a get-accumulate) of the packed `data`
+    /// into the segments `segs` of rank `r`, whose memory this rank sees
+    /// at `tbase`: applied by the target's process (`serve`).
+    pub fn accumulate(
+        &self,
+        r: usize,
+        tbase: usize,
+        segs: &[[usize; 2]],
+        a: AccOp,
+        data: &[u8],
+        fetch: Option<&mut [u8]>,
+    ) -> Result<()> {
+        let rel: Vec<(u64, u64)> = segs
+            .iter()
+            .map(|&[p, l]| (p.wrapping_sub(tbase) as u64, l as u64))
+            .collect();
+        let h = header(self.key, KIND_ACC, fetch.is_some(), a, &rel);
+        let got = self.call(r, &h, data)?;
+        if let Some(f) = fetch {
+            if got.len() != f.len() {
+                return Err(err!(
+                    MPI_ERR_INTERN,
+                    "rank {r} returned {} bytes for {}",
+                    got.len(),
+                    f.len()
+                ));
+            }
+            f.copy_from_slice(&got);
+        }
+        Ok(())
+    }
+
+    /// Compare-and-swap of the element at `segs` of rank `r`.
+    pub fn compare_swap(
+        &self,
+        r: usize,
+        tbase: usize,
+        segs: &[[usize; 2]],
+        new: &[u8],
+        cmp: &[u8],
+        old: &mut [u8],
+    ) -> Result<()> {
+        let rel: Vec<(u64, u64)> = segs
+            .iter()
+            .map(|&[p, l]| (p.wrapping_sub(tbase) as u64, l as u64))
+            .collect();
+        let a = AccOp {
+            op: MPI_REPLACE,
+            elem: crate::op::Elem::Byte,
+            esize: new.len(),
+            basic: MPI_BYTE,
+        };
+        let h = header(self.key, KIND_CAS, true, a, &rel);
+        let mut data = new.to_vec();
+        data.extend_from_slice(cmp);
+        let got = self.call(r, &h, &data)?;
+        if got.len() != old.len() {
+            return Err(err!(
+                MPI_ERR_INTERN,
+                "rank {r} returned {} bytes",
+                got.len()
+            ));
+        }
+        old.copy_from_slice(&got);
+        Ok(())
+    }
+}
+
 fn no_memory(r: usize) -> crate::base::error::Error {
     err!(
         MPI_ERR_RMA_RANGE,
@@ -375,6 +615,7 @@ fn no_memory(r: usize) -> crate::base::error::Error {
 
 impl Drop for Remote {
     fn drop(&mut self) {
+        lock_served().remove(&self.key);
         for p in self.peers.drain(..) {
             self.rma.drop_key(p.ctl_key);
             if let Some(k) = p.data {

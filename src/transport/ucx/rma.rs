@@ -34,6 +34,102 @@ pub struct Rma {
     failed: Box<Mutex<Vec<usize>>>,
     stop: AtomicBool,
     thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// Requests served for peers and replies to ours (the active-message
+    /// callbacks' argument: boxed, so it stays put).
+    am: Box<Am>,
+}
+
+/// The target's side of a request: (header, data) -> reply; set once by
+/// the layer above (`set_server`).
+pub type Serve = fn(&[u8], &[u8]) -> Vec<u8>;
+static SERVE: OnceLock<Serve> = OnceLock::new();
+
+/// Sets what serves the requests of peers (`Rma::request`).
+pub fn set_server(f: Serve) {
+    let _ = SERVE.set(f);
+}
+
+/// Active-message ids of the RMA worker: a request, its reply.
+const AM_REQ: u32 = 1;
+const AM_REP: u32 = 2;
+
+/// A reply UCX still sends: its request, header and bytes.
+type Sending = (usize, Box<[u8; 8]>, Vec<u8>);
+
+/// What the active-message callbacks share with the worker's users.
+#[derive(Default)]
+struct Am {
+    /// Replies that arrived, by token.
+    replies: Mutex<HashMap<u64, Vec<u8>>>,
+    /// Replies to send (the peer's reply endpoint, token, bytes): sent by
+    /// `pump` after the worker's progress returns, not from its callback.
+    todo: Mutex<Vec<(usize, u64, Vec<u8>)>>,
+    /// Replies UCX still sends, with their buffers.
+    sending: Mutex<Vec<Sending>>,
+    next: std::sync::atomic::AtomicU64,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn bytes<'a>(p: *const c_void, n: usize) -> &'a [u8] {
+    if n == 0 || p.is_null() {
+        &[]
+    } else {
+        // SAFETY: UCX passes buffers of the given lengths, valid during
+        // the callback (the only place this is called from).
+        unsafe { std::slice::from_raw_parts(p as *const u8, n) }
+    }
+}
+
+/// A peer's request: served at once (the server only touches window
+/// memory under its own lock); the reply is queued for `pump`.
+unsafe extern "C" fn on_request(
+    arg: *mut c_void,
+    header: *const c_void,
+    header_length: usize,
+    data: *mut c_void,
+    length: usize,
+    param: *const sys::ucp_am_recv_param_t,
+) -> sys::ucs_status_t {
+    // SAFETY: `arg` is the Rma's boxed Am, alive until exit (leaked).
+    let am = unsafe { &*(arg as *const Am) };
+    let h = bytes(header, header_length);
+    // SAFETY: UCX passes a valid parameter block.
+    let (attr, ep) = unsafe { ((*param).recv_attr, (*param).reply_ep) };
+    if h.len() < 8 || attr & sys::ucp_am_recv_attr_t_UCP_AM_RECV_ATTR_FIELD_REPLY_EP as u64 == 0 {
+        return sys::ucs_status_t_UCS_OK; // not ours: nothing to answer
+    }
+    let token = u64::from_le_bytes(h[..8].try_into().unwrap());
+    let reply = match SERVE.get() {
+        // Requests are sent eager (UCP_AM_SEND_FLAG_EAGER): the data is here.
+        Some(f) if attr & sys::ucp_am_recv_attr_t_UCP_AM_RECV_ATTR_FLAG_RNDV as u64 == 0 => {
+            f(&h[8..], bytes(data, length))
+        }
+        _ => b"\x01no server for one-sided requests in this process".to_vec(),
+    };
+    lock(&am.todo).push((ep as usize, token, reply));
+    sys::ucs_status_t_UCS_OK
+}
+
+/// A reply to one of our requests.
+unsafe extern "C" fn on_reply(
+    arg: *mut c_void,
+    header: *const c_void,
+    header_length: usize,
+    data: *mut c_void,
+    length: usize,
+    _param: *const sys::ucp_am_recv_param_t,
+) -> sys::ucs_status_t {
+    // SAFETY: as in `on_request`.
+    let am = unsafe { &*(arg as *const Am) };
+    let h = bytes(header, header_length);
+    if h.len() == 8 {
+        let token = u64::from_le_bytes(h.try_into().unwrap());
+        lock(&am.replies).insert(token, bytes(data, length).to_vec());
+    }
+    sys::ucs_status_t_UCS_OK
 }
 
 // SAFETY: the worker was created in UCS_THREAD_MODE_MULTI (checked in
@@ -142,6 +238,7 @@ impl Rma {
             let mut params: sys::ucp_params_t = std::mem::zeroed();
             params.field_mask = sys::ucp_params_field_UCP_PARAM_FIELD_FEATURES as u64;
             params.features = (sys::ucp_feature_UCP_FEATURE_RMA
+                | sys::ucp_feature_UCP_FEATURE_AM
                 | sys::ucp_feature_UCP_FEATURE_AMO32
                 | sys::ucp_feature_UCP_FEATURE_AMO64
                 | sys::ucp_feature_UCP_FEATURE_WAKEUP) as u64;
@@ -193,6 +290,25 @@ impl Rma {
             }
             let address = std::slice::from_raw_parts(a as *const u8, alen).to_vec();
             lib.ucp_worker_release_address(worker, a);
+            let am: Box<Am> = Box::default();
+            let handlers: [(u32, sys::ucp_am_recv_callback_t); 2] =
+                [(AM_REQ, Some(on_request)), (AM_REP, Some(on_reply))];
+            for (id, cb) in handlers {
+                let mut hp: sys::ucp_am_handler_param_t = std::mem::zeroed();
+                hp.field_mask = (sys::ucp_am_handler_param_field_UCP_AM_HANDLER_PARAM_FIELD_ID
+                    | sys::ucp_am_handler_param_field_UCP_AM_HANDLER_PARAM_FIELD_CB
+                    | sys::ucp_am_handler_param_field_UCP_AM_HANDLER_PARAM_FIELD_ARG)
+                    as u64;
+                hp.id = id;
+                hp.cb = cb;
+                hp.arg = &*am as *const Am as *mut c_void;
+                let s = lib.ucp_worker_set_am_recv_handler(worker, &hp);
+                if s != sys::ucs_status_t_UCS_OK {
+                    lib.ucp_worker_destroy(worker);
+                    lib.ucp_cleanup(context);
+                    return Err(fail("ucp_worker_set_am_recv_handler (RMA)", s));
+                }
+            }
             let _ = RMA_MADE.set(());
             Ok(Rma {
                 lib,
@@ -203,6 +319,7 @@ impl Rma {
                 failed: Box::default(),
                 stop: AtomicBool::new(false),
                 thread: Mutex::new(None),
+                am,
             })
         }
     }
@@ -219,7 +336,12 @@ impl Rma {
         // Relaxed: `stop` only ends the loop; `ucp_worker_signal` wakes it.
         while !self.stop.load(Ordering::Relaxed) {
             // SAFETY: as above.
-            while unsafe { self.lib.ucp_worker_progress(self.worker) } != 0 {}
+            while unsafe { self.lib.ucp_worker_progress(self.worker) } != 0 {
+                self.pump();
+            }
+            if self.pump() {
+                continue;
+            }
             if efd < 0 {
                 std::thread::sleep(std::time::Duration::from_millis(1));
                 continue;
@@ -361,7 +483,8 @@ impl Rma {
                 break;
             }
             // SAFETY: multi-threaded worker.
-            if unsafe { self.lib.ucp_worker_progress(self.worker) } == 0 {
+            let n = unsafe { self.lib.ucp_worker_progress(self.worker) };
+            if n == 0 && !self.pump() {
                 spins += 1;
                 if spins > 256 {
                     crate::sys::yield_now();
@@ -614,6 +737,93 @@ impl Rma {
             ops.iter_mut().for_each(|o| o.1 &= 0xffff_ffff);
         }
         res.and(w)
+    }
+
+    /// Sends the replies the callbacks queued and retires those UCX has
+    /// sent; true if it sent any.
+    fn pump(&self) -> bool {
+        let todo = std::mem::take(&mut *lock(&self.am.todo));
+        let sent = !todo.is_empty();
+        for (ep, token, reply) in todo {
+            let head = Box::new(token.to_le_bytes());
+            // SAFETY: `ep` is the reply endpoint UCX gave with the request;
+            // the header and reply live in `sending` until completion.
+            let r = unsafe {
+                let mut p: sys::ucp_request_param_t = std::mem::zeroed();
+                p.op_attr_mask = sys::ucp_op_attr_t_UCP_OP_ATTR_FIELD_FLAGS;
+                p.flags = sys::ucp_send_am_flags_UCP_AM_SEND_FLAG_EAGER;
+                self.lib.ucp_am_send_nbx(
+                    ep as sys::ucp_ep_h,
+                    AM_REP,
+                    head.as_ptr() as *const c_void,
+                    8,
+                    reply.as_ptr() as *const c_void,
+                    reply.len(),
+                    &p,
+                )
+            };
+            if !r.is_null() && !ptr_is_err(r) {
+                lock(&self.am.sending).push((r as usize, head, reply));
+            }
+            // An error: the origin is gone, and its failure ends the job.
+        }
+        let lib = self.lib;
+        lock(&self.am.sending).retain(|&(r, _, _)| {
+            let r = r as sys::ucs_status_ptr_t;
+            // SAFETY: a live request of ours.
+            if unsafe { lib.ucp_request_check_status(r) } == sys::ucs_status_t_UCS_INPROGRESS {
+                return true;
+            }
+            // SAFETY: completed: ours to free.
+            unsafe { lib.ucp_request_free(r) };
+            false
+        });
+        sent
+    }
+
+    /// Sends `header` and `data` to the peer at `ep` as a request and
+    /// waits for its reply (the server's bytes).
+    pub fn request(&self, ep: Ep, header: &[u8], data: &[u8]) -> Result<Vec<u8>, String> {
+        let token = self.am.next.fetch_add(1, Ordering::Relaxed);
+        let mut head = token.to_le_bytes().to_vec();
+        head.extend_from_slice(header);
+        let mut reqs = Vec::new();
+        // SAFETY: `head` and `data` live until the send completes (waited
+        // for below, before the reply is).
+        let r = unsafe {
+            let mut p: sys::ucp_request_param_t = std::mem::zeroed();
+            p.op_attr_mask = sys::ucp_op_attr_t_UCP_OP_ATTR_FIELD_FLAGS;
+            p.flags = sys::ucp_send_am_flags_UCP_AM_SEND_FLAG_REPLY
+                | sys::ucp_send_am_flags_UCP_AM_SEND_FLAG_EAGER;
+            self.lib.ucp_am_send_nbx(
+                ep.h(),
+                AM_REQ,
+                head.as_ptr() as *const c_void,
+                head.len(),
+                data.as_ptr() as *const c_void,
+                data.len(),
+                &p,
+            )
+        };
+        self.keep(r, &mut reqs, "ucp_am_send_nbx")?;
+        self.wait_all(&mut reqs, "a one-sided request")?;
+        let mut spins = 0u32;
+        loop {
+            if let Some(v) = lock(&self.am.replies).remove(&token) {
+                return Ok(v);
+            }
+            if self.failed(ep) {
+                return Err("the target's endpoint failed (its process or host is gone)".into());
+            }
+            // SAFETY: multi-threaded worker.
+            let n = unsafe { self.lib.ucp_worker_progress(self.worker) };
+            if n == 0 && !self.pump() {
+                spins += 1;
+                if spins > 256 {
+                    crate::sys::yield_now();
+                }
+            }
+        }
     }
 
     /// Every operation issued to `ep` is complete at the target.
