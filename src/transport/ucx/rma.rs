@@ -342,6 +342,23 @@ impl Rma {
             if self.pump() {
                 continue;
             }
+            // Right after work, the next request of a busy origin usually
+            // follows within a round trip: poll for a short while before
+            // sleeping (sleep and wake-up cost about as much as the round
+            // trip), so only a burst of traffic keeps the CPU busy.
+            let t0 = std::time::Instant::now();
+            let mut more = false;
+            while t0.elapsed() < SPIN_AFTER_WORK {
+                // SAFETY: as above.
+                if unsafe { self.lib.ucp_worker_progress(self.worker) } != 0 || self.pump() {
+                    more = true;
+                    break;
+                }
+                std::hint::spin_loop();
+            }
+            if more {
+                continue;
+            }
             if efd < 0 {
                 std::thread::sleep(std::time::Duration::from_millis(1));
                 continue;
@@ -846,6 +863,10 @@ impl Rma {
             .contains(&ep.0)
     }
 }
+
+/// How long the progress thread polls after its last piece of work
+/// before it sleeps on the event fd.
+const SPIN_AFTER_WORK: std::time::Duration = std::time::Duration::from_micros(50);
 
 /// Set once the RMA worker exists (so `shutdown` makes none).
 static RMA_MADE: OnceLock<()> = OnceLock::new();
