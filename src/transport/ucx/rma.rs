@@ -85,6 +85,10 @@ fn bytes<'a>(p: *const c_void, n: usize) -> &'a [u8] {
 
 /// A peer's request: served at once (the server only touches window
 /// memory under its own lock); the reply is queued for `pump`.
+///
+/// # Safety
+/// UCX calls it from `ucp_worker_progress` with the `arg` registered in
+/// `new` (the Rma's boxed `Am`) and buffers of the given lengths.
 unsafe extern "C" fn on_request(
     arg: *mut c_void,
     header: *const c_void,
@@ -114,6 +118,9 @@ unsafe extern "C" fn on_request(
 }
 
 /// A reply to one of our requests.
+///
+/// # Safety
+/// As `on_request`.
 unsafe extern "C" fn on_reply(
     arg: *mut c_void,
     header: *const c_void,
@@ -174,6 +181,10 @@ pub enum Amo {
     Xor,
 }
 
+/// The endpoint error callback: records the failed endpoint.
+///
+/// # Safety
+/// UCX calls it with the `arg` registered in `ep`: the Rma's boxed list.
 unsafe extern "C" fn on_error(arg: *mut c_void, ep: sys::ucp_ep_h, _status: sys::ucs_status_t) {
     // SAFETY: `arg` is the boxed list of the process's Rma, which lives
     // until exit (it is leaked).
