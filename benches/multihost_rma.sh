@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One-sided operations across two pretend hosts (tools/hosts.sh), 1 rank
 # per host: benches/rma_bench.c under OxMPI (UCX RMA over tcp), MPICH
-# (ch4:ucx) and Open MPI (ob1 over tcp, its osc), each started by its own
+# (ch4:ucx) and Open MPI (ob1 over tcp with osc/pt2pt: its osc/rdma refuses
+# MPI_Win_allocate over tcp with MPI_ERR_WIN), each started by its own
 # launcher through the same agent from inside host 1, alternated REPS times.
 # Prints the median per test and size over the launches, with the range, and
 # the ratio OxMPI / faster peer.
@@ -27,7 +28,7 @@ launch() {
     oxmpi) "$A" oxhnode1 "timeout 300 $PWD/build/prefix/bin/mpirun --bind-to none --launcher-exec $A --host $hl $out/rb_oxmpi $maxn" ;;
     mpich) "$A" oxhnode1 "timeout 300 mpiexec.hydra -launcher ssh -launcher-exec $A -hosts $hl -n 2 $out/rb_mpich $maxn" ;;
     openmpi) "$A" oxhnode1 "timeout 300 mpirun.openmpi --allow-run-as-root --bind-to none --mca plm_rsh_agent $A --host $hl -n 2 \
-       --mca pml ob1 --mca btl tcp,vader,self --mca btl_tcp_if_include 10.200.0.0/24 --mca oob_tcp_if_include 10.200.0.0/24 \
+       --mca pml ob1 --mca osc pt2pt --mca btl tcp,vader,self --mca btl_tcp_if_include 10.200.0.0/24 --mca oob_tcp_if_include 10.200.0.0/24 \
        $out/rb_openmpi $maxn" 2>/dev/null ;;
   esac
 }
