@@ -249,16 +249,7 @@ impl Remote {
     pub fn put(&self, r: usize, segs: &[[usize; 2]], data: &[u8]) -> Result<()> {
         let p = &self.peers[r];
         let key = p.data.as_ref().ok_or_else(|| no_memory(r))?;
-        let mut at = 0usize;
-        let v: Vec<(usize, usize, u64)> = segs
-            .iter()
-            .map(|&[a, n]| {
-                let s = (data.as_ptr() as usize + at, n, a as u64);
-                at += n;
-                s
-            })
-            .collect();
-        debug_assert!(at <= data.len());
+        let v = pairs(data.as_ptr() as usize, segs, data.len());
         self.dirty[r].set(true);
         // SAFETY: `data` is readable for the segments' total; `place`
         // checked the remote ranges against rank r's window memory.
@@ -269,16 +260,7 @@ impl Remote {
     pub fn get(&self, r: usize, segs: &[[usize; 2]], out: &mut [u8]) -> Result<()> {
         let p = &self.peers[r];
         let key = p.data.as_ref().ok_or_else(|| no_memory(r))?;
-        let mut at = 0usize;
-        let v: Vec<(usize, usize, u64)> = segs
-            .iter()
-            .map(|&[a, n]| {
-                let s = (out.as_mut_ptr() as usize + at, n, a as u64);
-                at += n;
-                s
-            })
-            .collect();
-        debug_assert!(at <= out.len());
+        let v = pairs(out.as_mut_ptr() as usize, segs, out.len());
         // SAFETY: `out` is writable for the segments' total; the remote
         // ranges were checked as for `put`.
         unsafe { self.rma.get(p.ep, key, &v) }.map_err(ucx_err)
@@ -604,6 +586,22 @@ impl Remote {
         old.copy_from_slice(&got);
         Ok(())
     }
+}
+
+/// The target segments `segs` paired with consecutive pieces of the
+/// `len` packed bytes at `local`: (local address, length, remote address).
+fn pairs(local: usize, segs: &[[usize; 2]], len: usize) -> Vec<(usize, usize, u64)> {
+    let mut at = 0usize;
+    let v = segs
+        .iter()
+        .map(|&[a, n]| {
+            let s = (local + at, n, a as u64);
+            at += n;
+            s
+        })
+        .collect();
+    debug_assert!(at <= len);
+    v
 }
 
 fn no_memory(r: usize) -> crate::base::error::Error {

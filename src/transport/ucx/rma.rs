@@ -551,17 +551,8 @@ impl Rma {
         key: &Rkey,
         segs: &[(usize, usize, u64)],
     ) -> Result<(), String> {
-        let mut reqs = Vec::new();
-        for &(a, n, ra) in segs {
-            // SAFETY: per the contract; the parameter block is read during the call.
-            let r = unsafe {
-                let p: sys::ucp_request_param_t = std::mem::zeroed();
-                self.lib
-                    .ucp_put_nbx(ep.h(), a as *const c_void, n, ra, key.h(), &p)
-            };
-            self.keep(r, &mut reqs, "ucp_put_nbx")?;
-        }
-        self.wait_all(&mut reqs, "a put")
+        // SAFETY: forwarded contract.
+        unsafe { self.transfer(ep, key, segs, false) }
     }
 
     /// Gets each (local address, length, remote address) of `segs`; returns
@@ -576,17 +567,44 @@ impl Rma {
         key: &Rkey,
         segs: &[(usize, usize, u64)],
     ) -> Result<(), String> {
+        // SAFETY: forwarded contract.
+        unsafe { self.transfer(ep, key, segs, true) }
+    }
+
+    /// Puts (or with `get`, gets) every segment, all issued before any is
+    /// waited for; those issued are waited for also when a later one fails.
+    ///
+    /// # Safety
+    /// As `put` or `get`.
+    unsafe fn transfer(
+        &self,
+        ep: Ep,
+        key: &Rkey,
+        segs: &[(usize, usize, u64)],
+        get: bool,
+    ) -> Result<(), String> {
         let mut reqs = Vec::new();
+        let mut res = Ok(());
         for &(a, n, ra) in segs {
-            // SAFETY: per the contract.
+            // SAFETY: per the contract; the parameter block is read during the call.
             let r = unsafe {
                 let p: sys::ucp_request_param_t = std::mem::zeroed();
-                self.lib
-                    .ucp_get_nbx(ep.h(), a as *mut c_void, n, ra, key.h(), &p)
+                if get {
+                    self.lib
+                        .ucp_get_nbx(ep.h(), a as *mut c_void, n, ra, key.h(), &p)
+                } else {
+                    self.lib
+                        .ucp_put_nbx(ep.h(), a as *const c_void, n, ra, key.h(), &p)
+                }
             };
-            self.keep(r, &mut reqs, "ucp_get_nbx")?;
+            let what = if get { "ucp_get_nbx" } else { "ucp_put_nbx" };
+            if let Err(e) = self.keep(r, &mut reqs, what) {
+                res = Err(e);
+                break;
+            }
         }
-        self.wait_all(&mut reqs, "a get")
+        let w = self.wait_all(&mut reqs, if get { "a get" } else { "a put" });
+        res.and(w)
     }
 
     /// Fetching atomics of `size` bytes (4 or 8): each (operand, remote
