@@ -828,8 +828,6 @@ typedef int (MPI_Datarep_conversion_function_c)(void *, MPI_Datatype, MPI_Count,
 
 #define MPI_ERR_ERRHANDLER 80
 
-#define KIND_WIN 8
-
 #define OXMPI_BFLOAT16 1275069168
 
 typedef struct MPI_Status {

@@ -468,9 +468,28 @@ static int pageable(uintptr_t p) {
  * library's staging areas are pinned, so its own copies never count here. */
 long cuda_double_pageable_async(void) { return __atomic_load_n(&n_pageable, __ATOMIC_RELAXED); }
 
+/* The longest asynchronous copy between host and device memory since the
+ * last call, for tests (a staged message moved through the library's
+ * pipeline is copied a chunk at a time); the record starts over. */
+static long max_staged;
+long cuda_double_take_max_staged(void) { return __atomic_exchange_n(&max_staged, 0, __ATOMIC_RELAXED); }
+
+/* Whether p is device memory (plain or IPC-mapped). */
+static int on_device(uintptr_t p) {
+    pthread_mutex_lock(&lock);
+    struct alloc *a = find(p);
+    int r = a && (a->kind == K_DEVICE || a->kind == K_IPC);
+    pthread_mutex_unlock(&lock);
+    return r;
+}
+
 CUresult cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) {
     if (!current) return CUDA_ERROR_INVALID_CONTEXT;
     if (n && (!view(d, n) || !view(s, n))) return CUDA_ERROR_INVALID_VALUE;
+    if (n && on_device(d) != on_device(s)) {
+        long m = __atomic_load_n(&max_staged, __ATOMIC_RELAXED);
+        while ((long)n > m && !__atomic_compare_exchange_n(&max_staged, &m, (long)n, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+    }
     if (n && (pageable(d) || pageable(s))) {
         /* As the real driver does: with pageable memory the copy is made
          * now, after the work queued before it (the call waits for it). */

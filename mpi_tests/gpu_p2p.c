@@ -272,6 +272,46 @@ static void pinned_staging(void) {
     }
 }
 
+/* A large contiguous device message staged through host memory (to a rank
+ * over UCX, or on this node without CUDA IPC) moves through the library's
+ * pipeline: no copy between host and device is longer than one chunk
+ * (OXMPI_GPU_PIPELINE_CHUNK), none uses pageable memory (80 MiB is above
+ * the longest staging area the library pins whole), and the data arrive
+ * whole. A host sender's message to a device receiver on this node is
+ * copied to the device a chunk at a time too; by CUDA IPC nothing is
+ * staged. */
+static void pipelined(void) {
+    if (!cu.take_max_staged || size == 1) return;
+    const char *ipc = getenv("OXMPI_CUDA_IPC"), *ucx = getenv("OXMPI_TEST_UCX");
+    const char *noipc = getenv("CUDA_DOUBLE_NO_IPC"), *c = getenv("OXMPI_GPU_PIPELINE_CHUNK");
+    int over_ucx = ucx && !strcmp(ucx, "1");
+    int staged = over_ucx || (ipc && !strcmp(ipc, "0")) || (noipc && *noipc);
+    long chunk = c ? atol(c) : 524288;
+    long sizes[] = {(12L << 20) + 5, 80L << 20};
+    for (int i = 0; i < 2; i++) {
+        long n = sizes[i], m, before = cu.pageable_async();
+        cu.take_max_staged();
+        ring(n, 80 + i, 'd', 'd');
+        m = cu.take_max_staged();
+        if (staged)
+            CHECK(m > 0 && m <= chunk, "device to device, %ld bytes staged: a copy of %ld bytes (chunk %ld)", n, m, chunk);
+        else
+            CHECK(m == 0, "device to device, %ld bytes by CUDA IPC: a staged copy of %ld bytes", n, m);
+        if (!over_ucx) {
+            ring(n, 82 + i, 'h', 'd');
+            m = cu.take_max_staged();
+            CHECK(m > 0 && m <= chunk, "host to device, %ld bytes: a copy of %ld bytes (chunk %ld)", n, m, chunk);
+        }
+        if (staged) {
+            ring(n, 84 + i, 'd', 'h');
+            m = cu.take_max_staged();
+            CHECK(m > 0 && m <= chunk, "device to host, %ld bytes: a copy of %ld bytes (chunk %ld)", n, m, chunk);
+        }
+        long after = cu.pageable_async();
+        CHECK(after == before, "%ld bytes through the pipeline: %ld asynchronous copies with pageable memory", n, after - before);
+    }
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -313,6 +353,7 @@ int main(int argc, char **argv) {
     reuse_after_free(100000);
     other_memory(70000);
     pinned_staging();
+    pipelined();
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) printf("gpu_p2p ok\n");
     MPI_Finalize();

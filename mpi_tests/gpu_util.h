@@ -24,6 +24,7 @@ static struct {
     int (*alloc_host)(void **, size_t);
     int (*free_host)(void *);
     long (*pageable_async)(void); /* the test double's counter; NULL on a real driver */
+    long (*take_max_staged)(void); /* the test double's longest host<->device async copy since the last call */
 } cu;
 static void *gpu_ctx; /* the primary context gpu_open made current */
 
@@ -40,6 +41,7 @@ static inline int gpu_open(void) {
     SYM(alloc_host, "cuMemAllocHost_v2"); SYM(free_host, "cuMemFreeHost");
 #undef SYM
     *(void **)&cu.pageable_async = dlsym(h, "cuda_double_pageable_async");
+    *(void **)&cu.take_max_staged = dlsym(h, "cuda_double_take_max_staged");
     int dev;
     if (cu.init(0) || cu.device_get(&dev, 0) || cu.retain(&gpu_ctx, dev) || cu.set_current(gpu_ctx)) return 0;
     return 1;

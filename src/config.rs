@@ -35,6 +35,8 @@ pub const TUNABLES: &[(&str, &str, &str)] = &[
     ("OXMPI_CUDA_LIB", "libcuda.so.1", "the CUDA driver library opened for device buffers (a soname found by the dynamic loader, or a path)"),
     ("OXMPI_CUDA_IPC", "1", "1: contiguous device buffers above the eager limit go to ranks of this node by CUDA IPC (the receiver maps the sender's allocation and copies out of it); 0: staged through host memory"),
     ("OXMPI_CUDA_IPC_CACHE", "64", "CUDA IPC mappings a receiver keeps open, by (peer, buffer id); the least recently used one is closed when a new one is needed"),
+    ("OXMPI_GPU_PIPELINE", "1048576", "contiguous device buffers longer than this (bytes) that are staged through host memory (to ranks on other hosts, or on this node without CUDA IPC) move through pinned host slots a chunk at a time, the driver's copies overlapping the transfer; 0: every staged device message"),
+    ("OXMPI_GPU_PIPELINE_CHUNK", "524288", "bytes per chunk of the device pipeline (OXMPI_GPU_PIPELINE); four chunks per message are in flight at most"),
     ("OXMPI_NVRTC_LIB", "libnvrtc.so.12", "the NVRTC library that compiles the reduction kernels for device buffers at run time (a soname or a path; without it those reductions run on host copies)"),
     ("OXMPI_TEST_RANKS_PER_NODE", "0", "tests: pretend world ranks [0,k), [k,2k), ... are separate nodes, so the hierarchical collectives run on one host (0: off)"),
 ];
@@ -44,6 +46,18 @@ pub const TUNABLES: &[(&str, &str, &str)] = &[
 pub fn pack_stream() -> usize {
     static V: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *V.get_or_init(|| get("OXMPI_PACK_STREAM") as usize)
+}
+
+/// (OXMPI_GPU_PIPELINE, OXMPI_GPU_PIPELINE_CHUNK), read once (receives
+/// are staged before the state is entered); the chunk is at least 4 KiB.
+pub fn gpu_pipeline() -> (usize, usize) {
+    static V: std::sync::OnceLock<(usize, usize)> = std::sync::OnceLock::new();
+    *V.get_or_init(|| {
+        (
+            get("OXMPI_GPU_PIPELINE") as usize,
+            (get("OXMPI_GPU_PIPELINE_CHUNK") as usize).max(4096),
+        )
+    })
 }
 
 /// (OXMPI_NET_LATENCY_US, OXMPI_NET_BANDWIDTH): the inter-node link as the

@@ -8,7 +8,8 @@
 # `run` prints the GPU, runs the device-buffer test programs against the
 # real driver (gpu_p2p at 2 and 4 ranks, gpu_coll at 2 and 4, gpu_reduce,
 # with and without CUDA IPC), then the device-buffer benchmark (device to
-# device with IPC and staged, host to host, device to host). NVRTC is
+# device with IPC and staged, host to host, device to host; staged with the
+# device pipeline off and at three chunk sizes). NVRTC is
 # looked for in the usual places; without it reductions run on host copies
 # (the programs then print one warning line). Every job has a timeout.
 set -uo pipefail
@@ -43,6 +44,12 @@ run)
   job $mpirun -n 4 --timeout 100 "$out/gpu_coll"
   for k in dd hh dh; do job $mpirun -n 2 --timeout 100 "$out/gpu_bench" $k; done
   job env OXMPI_CUDA_IPC=0 $mpirun -n 2 --timeout 100 "$out/gpu_bench" dd
+  # The device pipeline's threshold and chunk (staged device to device):
+  # off (whole copies), then three chunk sizes.
+  job env OXMPI_CUDA_IPC=0 OXMPI_GPU_PIPELINE=1000000000 $mpirun -n 2 --timeout 100 "$out/gpu_bench" dd
+  for c in 131072 524288 2097152; do
+    job env OXMPI_CUDA_IPC=0 OXMPI_GPU_PIPELINE_CHUNK=$c $mpirun -n 2 --timeout 100 "$out/gpu_bench" dd
+  done
   echo "gpu_check: $([ $fail = 0 ] && echo all passed || echo FAILURES)"
   exit $fail
   ;;

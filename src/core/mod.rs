@@ -5,6 +5,7 @@
 pub mod comm;
 pub use crate::base::error;
 pub mod matching;
+pub mod pipe;
 pub mod pool;
 pub mod request;
 pub use crate::backoff as progress;

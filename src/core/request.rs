@@ -139,6 +139,10 @@ pub struct Staged {
     /// Receive of a large non-contiguous message: unpacked as it arrives,
     /// with no landing area (`config::pack_stream`).
     pub stream: Option<Stream>,
+    /// Receive into a large contiguous device buffer: lands in pinned
+    /// chunks copied to the device as each fills (`core::pipe`), with no
+    /// landing area.
+    pub pipe: Option<crate::core::pipe::RecvPipe>,
 }
 
 /// Bytes a streamed receive reads from a contiguous sender at a time.
@@ -236,8 +240,16 @@ impl Request {
     /// receive; what lies beyond the buffer is dropped.
     #[inline]
     pub(crate) fn store(&mut self, off: usize, payload: &[u8]) {
-        if let Some(s) = self.staged.as_mut().and_then(|s| s.stream.as_mut()) {
-            s.unpack(off, payload);
+        if let Some(s) = self
+            .staged
+            .as_mut()
+            .filter(|s| s.stream.is_some() || s.pipe.is_some())
+        {
+            match (s.stream.as_mut(), s.pipe.as_mut()) {
+                (Some(st), _) => st.unpack(off, payload),
+                (None, Some(p)) => p.store(off, payload),
+                _ => {}
+            }
             return;
         }
         if off < self.cap {
@@ -251,9 +263,24 @@ impl Request {
         }
     }
 
-    /// A receive unpacked as it arrives (no landing area).
+    /// A receive unpacked (or copied to the device) as it arrives: no
+    /// landing area.
     pub fn streamed(&self) -> bool {
-        self.staged.as_ref().is_some_and(|s| s.stream.is_some())
+        self.staged
+            .as_ref()
+            .is_some_and(|s| s.stream.is_some() || s.pipe.is_some())
+    }
+
+    /// The whole message arrived in `b` (`n` bytes; a fetch's bounce):
+    /// stored, or copied to the device from it where the receive is a
+    /// device pipeline (`b` is then pinned and kept until that copy ends).
+    pub(crate) fn land(&mut self, b: Vec<u8>, n: usize) {
+        if let Some(p) = self.staged.as_mut().and_then(|s| s.pipe.as_mut()) {
+            p.adopt(b, n);
+            return;
+        }
+        self.store(0, &b[..n]);
+        super::pool::give(b);
     }
 
     /// A send that completed when it was started (its cell is in the ring).

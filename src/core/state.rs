@@ -369,7 +369,19 @@ impl State {
         }
         let mut failed = None;
         let mut copying = None;
-        if let Some(st) = r.staged.as_ref().filter(|s| !s.direct) {
+        if let Some(p) = r
+            .staged
+            .as_mut()
+            .filter(|s| !s.direct)
+            .and_then(|s| s.pipe.as_mut())
+        {
+            // The last chunk's copy starts; the request completes when
+            // every chunk's copy is done (`poll_gpu`).
+            match p.finish() {
+                Ok(c) => copying = c,
+                Err(e) => failed = Some(e),
+            }
+        } else if let Some(st) = r.staged.as_ref().filter(|s| !s.direct) {
             if let Some((t, count, dst)) = &st.unpack {
                 let n = (r.status.bytes as usize).min(r.cap);
                 if st.kind == crate::gpu::MemKind::Device && t.is_contiguous(*count) && n > 0 {

@@ -437,6 +437,26 @@ pub unsafe fn copy_async(dst: *mut u8, src: *const u8, n: usize) -> Result<Pendi
     Ok(p)
 }
 
+/// An event on the library's own stream after every copy queued on it so
+/// far: done when they all are (the stream runs its copies in order).
+pub fn mark() -> Result<Pending> {
+    let d = for_copy()?;
+    let s = stream(d)?;
+    let mut ev: *mut c_void = std::ptr::null_mut();
+    // SAFETY: valid out pointer; a context is current.
+    let r = unsafe { (d.event_create)(&mut ev, CU_EVENT_DISABLE_TIMING) };
+    if r != CUDA_SUCCESS {
+        return Err(failed(d, "event creation", r));
+    }
+    let p = Pending { event: ev };
+    // SAFETY: the event and the stream are live.
+    let r = unsafe { (d.event_record)(p.event, s) };
+    if r != CUDA_SUCCESS {
+        return Err(failed(d, "event record", r));
+    }
+    Ok(p)
+}
+
 /// `height` rows of `width` bytes, `spitch` apart at `src` and `dpitch`
 /// apart at `dst` (either side device or host memory).
 ///

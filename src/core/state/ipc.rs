@@ -100,6 +100,8 @@ impl State {
         // receive buffer, else into the landing area that completion
         // unpacks (a device buffer of a derived type, a host one), or a
         // bounce stored piece by piece (a streamed receive).
+        // A device pipeline's buffer takes the copy whole, from device to
+        // device, as a contiguous one does.
         let direct = q.staged.as_ref().and_then(|s| {
             s.unpack
                 .as_ref()
@@ -107,8 +109,9 @@ impl State {
                     s.kind == crate::gpu::MemKind::Device && t.is_contiguous(*count)
                 })
                 .map(|(t, _, p)| p.wrapping_offset(t.start()))
+                .or_else(|| s.pipe.as_ref().map(|p| p.dst))
         });
-        let res = if q.streamed() {
+        let res = if q.streamed() && direct.is_none() {
             let mut b = crate::core::pool::take(n);
             // SAFETY: `src` maps the sender's `n`-byte buffer; `b` holds `n` bytes.
             let res = unsafe { crate::gpu::copy(b.as_mut_ptr(), src, n) };

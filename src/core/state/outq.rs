@@ -24,6 +24,9 @@ pub(super) struct Out {
     /// nothing is pushed before it is done (and what is queued behind this
     /// message to the same peer waits too, so the pair's order holds).
     pub(super) gate: Option<crate::gpu::Pending>,
+    /// A contiguous device buffer read ahead into pinned chunks as its
+    /// cells go out (`core::pipe`), instead of from `data`.
+    pub(super) pipe: Option<Box<crate::core::pipe::SendPipe>>,
 }
 
 impl State {
@@ -77,6 +80,37 @@ impl State {
             return true;
         }
         let cap = self.net.frag(w);
+        if let Some(p) = out.pipe.as_mut() {
+            loop {
+                if out.started && out.sent >= out.total {
+                    if let (Some(e), Some(rid)) = (p.failed.take(), out.done_req) {
+                        eprintln!("oxmpi[{}]: {} (a send to world rank {w})", self.rank, e.msg);
+                        if let Some(r) = self.reqs.get_mut(rid) {
+                            r.status.error = e.class;
+                        }
+                    }
+                    return true;
+                }
+                // The chunk's bytes once its copy from the device is done.
+                let Some(bytes) = p.chunk_at(out.sent) else {
+                    return false;
+                };
+                let payload = &bytes[..bytes.len().min(cap)];
+                let mut h = out.hdr;
+                h.kind = if out.started {
+                    out.rest_kind
+                } else {
+                    out.first_kind
+                };
+                h.offset = out.sent as u64;
+                h.len = payload.len() as u32;
+                if !self.net.push(w, &h, payload, false) {
+                    return false;
+                }
+                out.started = true;
+                out.sent += payload.len();
+            }
+        }
         loop {
             if out.started && out.sent >= out.total {
                 return true;
@@ -165,6 +199,7 @@ impl Out {
             mem: crate::gpu::MemKind::Host,
             whole: false,
             gate: None,
+            pipe: None,
         }
     }
 }

@@ -93,8 +93,7 @@ impl State {
             return;
         };
         if let Some((b, n)) = self.fetch_bounce.remove(&token) {
-            self.reqs.get_mut(rid).unwrap().store(0, &b[..n]);
-            crate::core::pool::give(b);
+            self.reqs.get_mut(rid).unwrap().land(b, n);
         }
         self.complete(rid);
     }
@@ -114,6 +113,27 @@ impl State {
                     // A non-contiguous send not packed yet (a streamed one,
                     // or a vectored one the receiver could not copy
                     // directly) is packed cell by cell as it goes out.
+                    // A contiguous device buffer goes through the device
+                    // pipeline: chunks copied ahead on the library's stream.
+                    let pipe = r
+                        .staged
+                        .as_mut()
+                        .filter(|s| {
+                            s.kind == crate::gpu::MemKind::Device
+                                && s.pack.as_ref().is_some_and(|(t, c, _)| t.is_contiguous(*c))
+                        })
+                        .and_then(|s| s.pack.take())
+                        .map(|(t, _, src)| {
+                            // SAFETY: the send buffer holds the message's
+                            // `total` bytes from its first one until the
+                            // request completes, which waits for this `Out`.
+                            Box::new(unsafe {
+                                crate::core::pipe::SendPipe::new(
+                                    src.wrapping_offset(t.start()),
+                                    h.total as usize,
+                                )
+                            })
+                        });
                     let pack = r.staged.as_mut().and_then(|s| {
                         let kind = s.kind;
                         s.pack.take().map(|(t, count, src)| {
@@ -140,6 +160,7 @@ impl State {
                         mem: r.mem,
                         whole: false,
                         gate: None,
+                        pipe,
                     };
                     self.send_out(w, out);
                 }
@@ -535,6 +556,7 @@ impl State {
                         mem,
                         whole: false,
                         gate: None,
+                        pipe: None,
                     }
                 } else {
                     hdr.kind = kind::RTS;

@@ -46,7 +46,14 @@ impl State {
             // receive (no landing area) or a truncated one, stored when the
             // link is done.
             let dst = if r.streamed() || total > r.cap {
-                let mut b = crate::core::pool::take(total);
+                // A device pipeline's bounce is pinned: it is copied to the
+                // device straight from there (`Request::land`).
+                let piped = r.staged.as_ref().is_some_and(|s| s.pipe.is_some());
+                let mut b = if piped {
+                    crate::core::pool::take_pinned(total)
+                } else {
+                    crate::core::pool::take(total)
+                };
                 let p = b.as_mut_ptr();
                 self.fetch_bounce.insert(token, (b, total));
                 p
@@ -68,20 +75,37 @@ impl State {
         // takes the cells the CTS below asks for.
         if r.streamed() {
             if caps.get && addr != 0 && niov == 0 {
-                let mut bounce = crate::core::pool::take(STREAM_CHUNK.min(n));
+                let piped = r.staged.as_ref().is_some_and(|s| s.pipe.is_some());
+                let mut bounce = if piped {
+                    Vec::new()
+                } else {
+                    crate::core::pool::take(STREAM_CHUNK.min(n))
+                };
                 let mut off = 0;
                 let mut res = Ok(());
                 while off < n && res.is_ok() {
-                    let len = (n - off).min(bounce.len());
-                    // SAFETY: `bounce` holds at least `len` bytes; the sender keeps
-                    // its `total` bytes at `addr` until our FIN.
-                    res = unsafe {
-                        self.net
-                            .copy
-                            .read(w, addr as usize + off, bounce.as_mut_ptr(), len)
+                    // A device pipeline's chunks are read into in place: the
+                    // copy of each to the device runs while the next is read.
+                    let pipe = r.staged.as_mut().and_then(|s| s.pipe.as_mut());
+                    let (at, len) = match pipe {
+                        Some(p) => {
+                            let room = p.room(off);
+                            (room.as_mut_ptr(), room.len().min(n - off))
+                        }
+                        None => (bounce.as_mut_ptr(), (n - off).min(bounce.len())),
                     };
+                    if len == 0 {
+                        break;
+                    }
+                    // SAFETY: `at` holds at least `len` bytes (the bounce or
+                    // the chunk's room); the sender keeps its `total` bytes
+                    // at `addr` until our FIN.
+                    res = unsafe { self.net.copy.read(w, addr as usize + off, at, len) };
                     if res.is_ok() {
-                        r.store(off, &bounce[..len]);
+                        match r.staged.as_mut().and_then(|s| s.pipe.as_mut()) {
+                            Some(p) => p.advance(len),
+                            None => r.store(off, &bounce[..len]),
+                        }
                         off += len;
                     }
                 }

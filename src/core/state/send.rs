@@ -45,8 +45,23 @@ impl State {
             if mode != SendMode::Buffered && self.try_send_iov(rid, comm, dest, tag, bytes)? {
                 return Ok(());
             }
+            // A contiguous device buffer above the pipeline's threshold
+            // streams too: its cells are read ahead from the device in
+            // pinned chunks (`core::pipe`) instead of after one copy of the
+            // whole buffer.
+            let piped = bytes > crate::config::gpu_pipeline().0
+                && self
+                    .reqs
+                    .get(rid)
+                    .unwrap()
+                    .staged
+                    .as_ref()
+                    .is_some_and(|s| {
+                        s.kind == crate::gpu::MemKind::Device
+                            && s.pack.as_ref().is_some_and(|(t, c, _)| t.is_contiguous(*c))
+                    });
             if mode != SendMode::Buffered
-                && bytes > crate::config::pack_stream()
+                && (bytes > crate::config::pack_stream() || piped)
                 && bytes > self.cfg.eager_limit
                 && self.carries_to(comm, dest)
             {
