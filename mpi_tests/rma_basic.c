@@ -8,7 +8,7 @@
 #define SLOT 8 /* ints per origin in each window */
 static int rank, size;
 /* All ranks share one node (else shared windows are not made, and dynamic
- * windows are checked for their across-node error only). */
+ * windows are also checked for their across-node errors). */
 static int one_node;
 
 enum { CREATE, ALLOCATE, SHARED, DYNAMIC, NFLAVORS };
@@ -395,9 +395,10 @@ static void queries(void) {
     MPI_Win_free(&win);
 }
 
-/* Across nodes, a dynamic window's ranks on other nodes are refused with
- * MPI_ERR_UNSUPPORTED_OPERATION (attached memory is not registered with
- * the fabric yet); its own rank still works. */
+/* Across nodes, a dynamic window reaches what ranks on other nodes
+ * attached, and only that: a put to an address not attached there, and
+ * one to memory detached since, fail with MPI_ERR_RMA_RANGE; get,
+ * accumulate and fetch-and-op reach the attached memory. */
 static void dynamic_across(void) {
     MPI_Win win;
     int mem[2] = {0, 0}, v = 7, cls;
@@ -426,10 +427,41 @@ static void dynamic_across(void) {
     MPI_Group_free(&ng);
     MPI_Comm_free(&node);
     CHECK(other >= 0, "no rank on another node");
-    MPI_Error_class(MPI_Put(&v, 1, MPI_INT, other, 0, 1, MPI_INT, win), &cls);
-    CHECK(cls == MPI_ERR_UNSUPPORTED_OPERATION, "dynamic put across nodes: class %d", cls);
+    MPI_Aint all[64];
+    MPI_Allgather(&a, 1, MPI_AINT, all, 1, MPI_AINT, MPI_COMM_WORLD);
+    MPI_Error_class(MPI_Put(&v, 1, MPI_INT, other, 8, 1, MPI_INT, win), &cls);
+    CHECK(cls == MPI_ERR_RMA_RANGE, "dynamic put across nodes to address 8: class %d", cls);
+    /* The second int of `other`'s memory: one past its end is refused. */
+    int two[2] = {7, 7};
+    MPI_Error_class(MPI_Put(two, 2, MPI_INT, other, all[other] + 4, 2, MPI_INT, win), &cls);
+    CHECK(cls == MPI_ERR_RMA_RANGE, "dynamic put across nodes past the attached region: class %d", cls);
     MPI_Win_unlock_all(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* Every rank adds its rank + 1 to mem[1] of every other rank; a get
+     * and a fetch-and-op read what is there. */
+    MPI_Win_lock_all(0, win);
+    for (int r = 0; r < size; r++) {
+        int add = rank + 1;
+        MPI_Accumulate(&add, 1, MPI_INT, r, all[r] + 4, 1, MPI_INT, MPI_SUM, win);
+    }
+    MPI_Win_unlock_all(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(mem[1] == size * (size + 1) / 2, "dynamic accumulates across nodes: %d", mem[1]);
+    MPI_Win_lock(MPI_LOCK_SHARED, other, 0, win);
+    int got = -1, old = -1, one = 1;
+    MPI_Get(&got, 1, MPI_INT, other, all[other] + 4, 1, MPI_INT, win);
+    MPI_Win_flush(other, win);
+    CHECK(got == size * (size + 1) / 2, "dynamic get across nodes: %d", got);
+    MPI_Fetch_and_op(&one, &old, MPI_INT, other, all[other], MPI_NO_OP, win);
+    MPI_Win_unlock(other, win);
+    CHECK(old == 7, "dynamic fetch-and-op across nodes: %d", old);
+    MPI_Barrier(MPI_COMM_WORLD);
     MPI_Win_detach(win, mem);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock_all(0, win);
+    MPI_Error_class(MPI_Put(&v, 1, MPI_INT, other, all[other], 1, MPI_INT, win), &cls);
+    CHECK(cls == MPI_ERR_RMA_RANGE, "dynamic put across nodes to detached memory: class %d", cls);
+    MPI_Win_unlock_all(win);
     MPI_Win_free(&win);
 }
 
@@ -508,10 +540,7 @@ int main(int argc, char **argv) {
     one_node = nsize == size;
     for (int f = 0; f < NFLAVORS; f++) {
         if (!one_node && f == SHARED) continue;
-        if (!one_node && f == DYNAMIC) {
-            dynamic_across();
-            continue;
-        }
+        if (!one_node && f == DYNAMIC) dynamic_across();
         fence_put_get(f);
         accumulates(f);
         pscw(f);

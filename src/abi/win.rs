@@ -288,9 +288,9 @@ fn build(
     };
     let n = cards.len();
     // Ranks on other nodes: UCX reaches every rank of the window (memory
-    // attached to dynamic windows is not registered: not across nodes yet).
+    // attached to a dynamic window by active messages its target checks).
     let spans = cards.iter().any(|c| c.node != node);
-    let remote = if spans && flavor != MPI_WIN_FLAVOR_DYNAMIC {
+    let remote = if spans {
         let mut gather = |b: &[u8]| allgatherv_bytes(wcomm, b);
         Some(rma::net::Remote::new(
             ctx as u64,
@@ -299,6 +299,7 @@ fn build(
             &world,
             my_base,
             size,
+            flavor == MPI_WIN_FLAVOR_DYNAMIC,
             &mut gather,
         )?)
     } else {
@@ -322,7 +323,9 @@ fn build(
         layout,
         me_local,
         atomics: allocated,
-        single_intrinsic: info_true(&kv, "acc_single_intrinsic"),
+        // A dynamic window's memory has no keys for the fabric's atomics.
+        single_intrinsic: info_true(&kv, "acc_single_intrinsic")
+            && flavor != MPI_WIN_FLAVOR_DYNAMIC,
         base: my_base,
         size_attr: if flavor == MPI_WIN_FLAVOR_DYNAMIC {
             0
@@ -545,6 +548,9 @@ pub unsafe extern "C" fn MPI_Win_attach(win: MPI_Win, base: *mut c_void, size: M
             ));
         }
         w.attached.push((a, n));
+        if let Some(net) = w.remote.as_ref() {
+            net.attach(a, n);
+        }
         Ok(())
     })
 }
@@ -571,6 +577,9 @@ pub unsafe extern "C" fn MPI_Win_detach(win: MPI_Win, base: *const c_void) -> c_
                 )
             })?;
         w.attached.remove(i);
+        if let Some(net) = w.remote.as_ref() {
+            net.detach(a);
+        }
         Ok(())
     })
 }

@@ -23,7 +23,8 @@
 //! An operation is complete at the origin when its call returns; flush and
 //! the ends of epochs order memory and, across nodes, wait for UCX's puts to
 //! complete at their targets. A window whose ranks span nodes reaches the
-//! other nodes through UCX (`net`): puts and gets on registered memory, and
+//! other nodes through UCX (`net`): puts and gets on registered memory (a
+//! dynamic window's as active messages its target checks), and
 //! for every target the control words and the accumulate mutex by UCX's
 //! atomics (docs/architecture.md says why).
 
@@ -340,9 +341,10 @@ impl Win {
         }
         let t = self.target(r as usize);
         if t.local.is_none() && self.remote.is_none() {
+            // A window that spans nodes always has its UCX part.
             return Err(err!(
-                MPI_ERR_UNSUPPORTED_OPERATION,
-                "target_rank={r} of window {} is on another node (world rank {}): one-sided operations across nodes on windows of MPI_Win_create_dynamic are not implemented yet",
+                MPI_ERR_INTERN,
+                "target_rank={r} of window {} is on another node (world rank {}) but the window has no link there",
                 self.wname(),
                 t.world
             ));

@@ -54,6 +54,11 @@ pub struct Remote {
     /// Puts issued to each rank since its last flush.
     dirty: Vec<std::cell::Cell<bool>>,
     n: usize,
+    /// A window of `MPI_Win_create_dynamic`: its memory is what each rank
+    /// attaches, reached by active messages that the target's process
+    /// checks against its attached regions (`served`).
+    dynamic: bool,
+    served: Arc<Served>,
 }
 
 /// Exchanges one byte string per rank over the window's communicator.
@@ -108,6 +113,7 @@ impl Remote {
     /// This rank's part of a spanning window of `n` ranks whose memory is
     /// `size` bytes at `base`; `gather` exchanges byte strings over the
     /// window's communicator (every rank's, in rank order). Collective.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         key: u64,
         n: usize,
@@ -115,6 +121,7 @@ impl Remote {
         world: &[i32],
         base: usize,
         size: usize,
+        dynamic: bool,
         gather: &mut Gather,
     ) -> Result<Remote> {
         // Every rank learns whether every other could start UCX.
@@ -209,14 +216,13 @@ impl Remote {
             }
         }
         crate::transport::ucx::rma::set_server(serve);
-        lock_served().insert(
-            key,
-            Arc::new(Served {
-                base,
-                size,
-                lock: parking_lot::Mutex::new(()),
-            }),
-        );
+        let served = Arc::new(Served {
+            base,
+            size,
+            dynamic,
+            lock: parking_lot::Mutex::new(Vec::new()),
+        });
+        lock_served().insert(key, served.clone());
         Ok(Remote {
             key,
             rank,
@@ -226,6 +232,8 @@ impl Remote {
             peers,
             dirty: (0..n).map(|_| std::cell::Cell::new(false)).collect(),
             n,
+            dynamic,
+            served,
         })
     }
 
@@ -247,6 +255,9 @@ impl Remote {
     /// Puts the packed `data` into the target segments `segs` (addresses
     /// in rank `r`'s process).
     pub fn put(&self, r: usize, segs: &[[usize; 2]], data: &[u8]) -> Result<()> {
+        if self.dynamic {
+            return self.moved(r, KIND_PUT, segs, data, None);
+        }
         let p = &self.peers[r];
         let key = p.data.as_ref().ok_or_else(|| no_memory(r))?;
         let v = pairs(data.as_ptr() as usize, segs, data.len());
@@ -258,6 +269,9 @@ impl Remote {
 
     /// Gets the target segments `segs` of rank `r` packed into `out`.
     pub fn get(&self, r: usize, segs: &[[usize; 2]], out: &mut [u8]) -> Result<()> {
+        if self.dynamic {
+            return self.moved(r, KIND_GET, segs, &[], Some(out));
+        }
         let p = &self.peers[r];
         let key = p.data.as_ref().ok_or_else(|| no_memory(r))?;
         let v = pairs(out.as_mut_ptr() as usize, segs, out.len());
@@ -372,11 +386,14 @@ impl Remote {
 /// reach it: every accumulate, fetch-and-op and compare-and-swap on it,
 /// from any origin (this rank's own included), is applied here by this
 /// process under `lock`, so they are element-wise atomic whatever the
-/// fabric's atomics are.
+/// fabric's atomics are. A dynamic window's puts and gets come here too,
+/// checked against the regions attached (which `lock` holds: a detach
+/// waits for the operation being applied).
 struct Served {
     base: usize,
     size: usize,
-    lock: parking_lot::Mutex<()>,
+    dynamic: bool,
+    lock: parking_lot::Mutex<Vec<(usize, usize)>>,
 }
 
 static SERVED: std::sync::LazyLock<Mutex<HashMap<u64, Arc<Served>>>> =
@@ -388,6 +405,15 @@ fn lock_served() -> std::sync::MutexGuard<'static, HashMap<u64, Arc<Served>>> {
 
 const KIND_ACC: u8 = 0;
 const KIND_CAS: u8 = 1;
+/// A dynamic window's put (the data is stored) and get (fetched).
+const KIND_PUT: u8 = 2;
+const KIND_GET: u8 = 3;
+
+/// A reply's status byte: done, failed (the text follows), or a range not
+/// in the target's window memory (MPI_ERR_RMA_RANGE; the text follows).
+const DONE: u8 = 0;
+const FAILED: u8 = 1;
+const RANGE: u8 = 2;
 
 /// A request's header: the window, what to do, the target segments
 /// (offsets from the window's base and lengths).
@@ -411,18 +437,28 @@ fn header(key: u64, kind: u8, fetch: bool, a: AccOp, segs: &[(u64, u64)]) -> Vec
 fn serve(h: &[u8], data: &[u8]) -> Vec<u8> {
     match serve_inner(h, data) {
         Ok(mut v) => {
-            v.insert(0, 0);
+            v.insert(0, DONE);
             v
         }
-        Err(e) => {
-            let mut v = vec![1u8];
+        Err((status, e)) => {
+            let mut v = vec![status];
             v.extend_from_slice(e.as_bytes());
             v
         }
     }
 }
 
-fn serve_inner(h: &[u8], data: &[u8]) -> std::result::Result<Vec<u8>, String> {
+fn serve_inner(h: &[u8], data: &[u8]) -> std::result::Result<Vec<u8>, (u8, String)> {
+    serve_checked(h, data).map_err(|e| (FAILED, e))?
+}
+
+/// `serve`'s work: Err is a malformed request, Ok(Err) an operation the
+/// window refuses (status and text).
+#[allow(clippy::type_complexity)]
+fn serve_checked(
+    h: &[u8],
+    data: &[u8],
+) -> std::result::Result<std::result::Result<Vec<u8>, (u8, String)>, String> {
     let u32at = |i: usize| -> std::result::Result<u32, String> {
         h.get(i..i + 4)
             .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
@@ -442,28 +478,63 @@ fn serve_inner(h: &[u8], data: &[u8]) -> std::result::Result<Vec<u8>, String> {
         .get(&key)
         .cloned()
         .ok_or_else(|| format!("no window {key} here (freed?)"))?;
+    let attached = w.lock.lock();
     let mut segs = Vec::with_capacity(nseg);
     let mut n = 0usize;
     for i in 0..nseg {
         let (o, l) = (u64at(28 + 16 * i)? as usize, u64at(36 + 16 * i)? as usize);
-        if o.checked_add(l).is_none_or(|e| e > w.size) {
-            return Err(format!(
-                "bytes [{o}, {}) are outside the window's {} bytes",
-                o.saturating_add(l),
-                w.size
-            ));
+        let end = o.checked_add(l);
+        if w.dynamic {
+            // `o` is an address of this process: within one attached region.
+            if !end.is_some_and(|e| attached.iter().any(|&(a, m)| o >= a && e <= a + m)) {
+                return Ok(Err((
+                    RANGE,
+                    format!(
+                        "bytes [{o:#x}, {:#x}) are not in memory attached to the window there",
+                        o.saturating_add(l)
+                    ),
+                )));
+            }
+        } else if end.is_none_or(|e| e > w.size) {
+            return Ok(Err((
+                RANGE,
+                format!(
+                    "bytes [{o}, {}) are outside the window's {} bytes",
+                    o.saturating_add(l),
+                    w.size
+                ),
+            )));
         }
         segs.push((w.base + o, l));
         n += l;
     }
-    let _g = w.lock.lock();
+    if kind == KIND_PUT {
+        if data.len() != n {
+            return Err(format!(
+                "{} bytes of data for {n} bytes of window",
+                data.len()
+            ));
+        }
+        let mut at = 0;
+        for &(p, l) in &segs {
+            // SAFETY: the segment lies in attached memory (checked above),
+            // which stays attached while `lock` is held.
+            unsafe { crate::sys::copy(p as *mut u8, data.as_ptr().add(at), l) };
+            at += l;
+        }
+        return Ok(Ok(Vec::new()));
+    }
     let mut cur = vec![0u8; n];
     let mut at = 0;
     for &(p, l) in &segs {
         // SAFETY: the segment lies in this process's window memory (checked
-        // above), alive while the window is registered.
+        // above), alive while the window is registered (attached memory:
+        // while `lock` is held).
         unsafe { crate::sys::copy(cur.as_mut_ptr().add(at), p as *const u8, l) };
         at += l;
+    }
+    if kind == KIND_GET {
+        return Ok(Ok(cur));
     }
     let reply = if fetch { cur.clone() } else { Vec::new() };
     let changed = if kind == KIND_CAS {
@@ -496,7 +567,7 @@ fn serve_inner(h: &[u8], data: &[u8]) -> std::result::Result<Vec<u8>, String> {
             at += l;
         }
     }
-    Ok(reply)
+    Ok(Ok(reply))
 }
 
 impl Remote {
@@ -510,14 +581,69 @@ impl Remote {
                 .request(self.peers[r].ep, h, data)
                 .map_err(ucx_err)?
         };
+        let text = || String::from_utf8_lossy(reply.get(1..).unwrap_or(&[])).into_owned();
         match reply.first() {
-            Some(0) => Ok(reply[1..].to_vec()),
+            Some(&DONE) => Ok(reply[1..].to_vec()),
+            Some(&RANGE) => Err(err!(
+                MPI_ERR_RMA_RANGE,
+                "target rank {r}: {} (window {})",
+                text(),
+                self.key
+            )),
             _ => Err(err!(
                 MPI_ERR_OTHER,
                 "rank {r} could not apply the operation: {}",
-                String::from_utf8_lossy(reply.get(1..).unwrap_or(&[]))
+                text()
             )),
         }
+    }
+
+    /// A dynamic window's put (`KIND_PUT`, `data` stored) or get
+    /// (`KIND_GET`, into `out`) on the segments `segs` (addresses of rank
+    /// `r`'s process), applied by the target's process after it checks
+    /// them against its attached regions: one round trip, done at the
+    /// target when it returns.
+    fn moved(
+        &self,
+        r: usize,
+        kind: u8,
+        segs: &[[usize; 2]],
+        data: &[u8],
+        out: Option<&mut [u8]>,
+    ) -> Result<()> {
+        let rel: Vec<(u64, u64)> = segs.iter().map(|&[p, l]| (p as u64, l as u64)).collect();
+        let a = AccOp {
+            op: MPI_REPLACE,
+            elem: crate::op::Elem::Byte,
+            esize: 1,
+            basic: MPI_BYTE,
+        };
+        let h = header(self.key, kind, out.is_some(), a, &rel);
+        let got = self.call(r, &h, data)?;
+        if let Some(o) = out {
+            if got.len() != o.len() {
+                return Err(err!(
+                    MPI_ERR_INTERN,
+                    "rank {r} returned {} bytes for {}",
+                    got.len(),
+                    o.len()
+                ));
+            }
+            o.copy_from_slice(&got);
+        }
+        Ok(())
+    }
+
+    /// `len` bytes at `base` of this process were attached to the dynamic
+    /// window: the other ranks' operations may reach them.
+    pub fn attach(&self, base: usize, len: usize) {
+        self.served.lock.lock().push((base, len));
+    }
+
+    /// The region at `base` was detached; an operation being applied to it
+    /// ends first (it holds the lock).
+    pub fn detach(&self, base: usize) {
+        self.served.lock.lock().retain(|&(a, _)| a != base);
     }
 
     /// An accumulate (with `fetch`, a get-accumulate) of the packed `data`
