@@ -508,6 +508,44 @@ CUresult cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) {
     __atomic_add_fetch(&n_async, 1, __ATOMIC_RELAXED);
     return CUDA_SUCCESS;
 }
+/* A strided copy on stream st: its rows are queued as copies (or, with
+ * pageable memory on the host side, made now, as the real driver does). */
+CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, CUstream st) {
+    if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+    if (c->srcPitch < c->WidthInBytes && c->Height > 1) return CUDA_ERROR_INVALID_VALUE;
+    if (c->dstPitch < c->WidthInBytes && c->Height > 1) return CUDA_ERROR_INVALID_VALUE;
+    uintptr_t s = side(c->srcMemoryType, c->srcHost, c->srcDevice);
+    uintptr_t d = side(c->dstMemoryType, c->dstHost, c->dstDevice);
+    if (!s || !d) return CUDA_ERROR_INVALID_VALUE;
+    s += c->srcXInBytes + c->srcY * c->srcPitch;
+    d += c->dstXInBytes + c->dstY * c->dstPitch;
+    size_t w = c->WidthInBytes, h = c->Height;
+    if (!w || !h) return CUDA_SUCCESS;
+    for (size_t r = 0; r < h; r++)
+        if (!view(d + r * c->dstPitch, w) || !view(s + r * c->srcPitch, w)) return CUDA_ERROR_INVALID_VALUE;
+    __atomic_add_fetch(&n_async, 1, __ATOMIC_RELAXED);
+    if (pageable(d) || pageable(s)) {
+        __atomic_add_fetch(&n_pageable, 1, __ATOMIC_RELAXED);
+        CUresult e = drain(st);
+        for (size_t r = 0; !e && r < h; r++) e = rows(d + r * c->dstPitch, s + r * c->srcPitch, w);
+        return e;
+    }
+    st = str(st);
+    pthread_mutex_lock(&st->m);
+    for (size_t r = 0; r < h; r++) {
+        struct op *o = calloc(1, sizeof *o);
+        o->d = d + r * c->dstPitch; o->s = s + r * c->srcPitch; o->n = w;
+        if (st->tail) st->tail->next = o; else st->head = o;
+        st->tail = o;
+    }
+    pthread_mutex_unlock(&st->m);
+    return CUDA_SUCCESS;
+}
+
+/* Copies that wait in the call (cuMemcpy, cuMemcpy2D, their typed forms),
+ * for tests: a nonblocking call on device buffers makes none. */
+long cuda_double_sync_copies(void) { return __atomic_load_n(&n_copy, __ATOMIC_RELAXED); }
+
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, CUstream st) { return cuMemcpyAsync(d, (uintptr_t)s, n, st); }
 CUresult cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, CUstream st) { return cuMemcpyAsync((uintptr_t)d, s, n, st); }
 CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { return cuMemcpyAsync(d, s, n, st); }

@@ -210,10 +210,16 @@ static void scans_and_scatter_reduce(int n) {
 static void nonblocking_and_persistent(int n) {
     int *s = dev_ints(n, val, rank), *r = dalloc(n * sizeof(int), 0);
     MPI_Request q[2];
-    MPI_Iallreduce(s, r, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q[0]);
     int *b = rank == 0 ? dev_ints(n, val, 0) : dalloc(n * sizeof(int), 0);
+    /* Their device buffers are staged with copies queued on the library's
+     * stream: no call waits for the device (the test double counts copies
+     * that do). */
+    long before = cu.sync_copies ? cu.sync_copies() : 0;
+    MPI_Iallreduce(s, r, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q[0]);
     MPI_Ibcast(b, n, MPI_INT, 0, MPI_COMM_WORLD, &q[1]);
     MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
+    if (cu.sync_copies)
+        CHECK(cu.sync_copies() == before, "iallreduce and ibcast n=%d: %ld copies waited for the device in the calls", n, cu.sync_copies() - before);
     int *g = back(r, n), *gb = back(b, n);
     for (int i = 0; i < n; i++) {
         long e = 0;
@@ -230,8 +236,11 @@ static void nonblocking_and_persistent(int n) {
         int *h = malloc(n * sizeof(int));
         for (int i = 0; i < n; i++) h[i] = val(rank, i) * (round + 1);
         to_dev(s, h, n * sizeof(int));
+        before = cu.sync_copies ? cu.sync_copies() : 0;
         MPI_Start(&p);
         MPI_Wait(&p, MPI_STATUS_IGNORE);
+        if (cu.sync_copies)
+            CHECK(cu.sync_copies() == before, "persistent allreduce n=%d: %ld copies waited for the device in the calls", n, cu.sync_copies() - before);
         g = back(r, n);
         for (int i = 0; i < n; i++) CHECK(g[i] == val(size - 1, i) * (round + 1), "persistent allreduce round %d", round);
         free(g);

@@ -163,6 +163,40 @@ static void vector(int count, int blk, int stride) {
     MPI_Type_free(&v);
 }
 
+/* A device vector sent and received with Isend/Irecv to another rank:
+ * the strided copies that pack and unpack it go on the library's stream
+ * (whole, or a chunk at a time through the device pipeline), so none of
+ * the calls makes a copy that waits for the device (the test double
+ * counts those), and the blocks arrive. */
+static void vector_nonblocking(int count, int blk, int stride) {
+    if (!cu.sync_copies || size == 1) return;
+    MPI_Datatype v;
+    MPI_Type_vector(count, blk, stride, MPI_INT, &v);
+    MPI_Type_commit(&v);
+    long nint = (long)count * stride;
+    int *h = malloc(nint * sizeof(int));
+    for (long i = 0; i < nint; i++) h[i] = rank * 7919 + (int)i;
+    int *s = dcopy(h, nint * sizeof(int));
+    int *r = dalloc(nint * sizeof(int), 0x22);
+    MPI_Request q[2];
+    long before = cu.sync_copies();
+    MPI_Irecv(r, 1, v, prev, 13, MPI_COMM_WORLD, &q[0]);
+    MPI_Isend(s, 1, v, next, 13, MPI_COMM_WORLD, &q[1]);
+    MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
+    long after = cu.sync_copies();
+    CHECK(after == before, "vector %d x %d / %d with Isend/Irecv: %ld copies waited for the device in the calls", count, blk, stride, after - before);
+    int *g = hcopy(r, nint * sizeof(int));
+    for (long i = 0; i < nint; i++) {
+        int want = (i % stride) < blk ? prev * 7919 + (int)i : 0x22222222;
+        CHECK(g[i] == want, "vector %d x %d / %d with Isend/Irecv: int %ld is %d, not %d", count, blk, stride, i, g[i], want);
+    }
+    free(g);
+    free(h);
+    dfree(s);
+    dfree(r);
+    MPI_Type_free(&v);
+}
+
 static void pack_and_reduce_local(void) {
     /* MPI_Pack from a device vector into a host buffer and into a device
      * buffer; MPI_Unpack back into device memory. */
@@ -349,6 +383,9 @@ int main(int argc, char **argv) {
     vector(20000, 4, 9);
     /* Above OXMPI_PACK_STREAM (4 MiB): packed and unpacked cell by cell. */
     vector(300000, 4, 9);
+    vector_nonblocking(10, 3, 7);
+    vector_nonblocking(20000, 4, 9);
+    vector_nonblocking(300000, 4, 9);
     pack_and_reduce_local();
     reuse_after_free(100000);
     other_memory(70000);

@@ -106,7 +106,7 @@ fn block_array(
             "{name}=NULL with {end} bytes to transfer"
         ));
     }
-    let mut area = vec![0u8; end];
+    let mut area = scratch_for(kind, end);
     let mut steps = Vec::new();
     for (i, &(off, len)) in packed.iter().enumerate() {
         let n = counts[i] as usize;
@@ -116,7 +116,7 @@ fn block_array(
         let u = user(i)?;
         if !recv || preload.contains(&i) {
             // SAFETY: block i of the user buffer holds counts[i] elements of t.
-            unsafe { crate::datatype::pack_mem(&t, n, u, kind, &mut area[off..off + len])? };
+            unsafe { pack_for(s, &t, n, u, kind, &mut area[off..off + len])? };
         }
         if recv {
             steps.push((off, len, n, u));
@@ -135,6 +135,42 @@ fn block_array(
         })
         .collect();
     Ok((Loc::Scratch(idx, 0), packed, end, steps))
+}
+
+/// A schedule's scratch area of `len` bytes for a buffer of memory `kind`:
+/// pinned for a device buffer (its copies are queued on the library's
+/// stream, which pageable memory would make wait in the call).
+fn scratch_for(kind: crate::gpu::MemKind, len: usize) -> Vec<u8> {
+    if kind == crate::gpu::MemKind::Device {
+        crate::core::pool::take_pinned(len)
+    } else {
+        vec![0u8; len]
+    }
+}
+
+/// Packs `count` elements of `t` at `src` (memory `kind`) into `out`, an
+/// area of schedule `s`: a device buffer's copies are queued on the
+/// library's stream and the schedule's first stage waits for them
+/// (`Sched::gate_device`), so a nonblocking call does not wait for the GPU.
+///
+/// # Safety
+/// `src` holds `count` elements of `t`; `out` is (or will be) scratch of
+/// `s`, so it outlives the queued copies.
+unsafe fn pack_for(
+    s: &mut Sched,
+    t: &crate::datatype::Type,
+    count: usize,
+    src: *const u8,
+    kind: crate::gpu::MemKind,
+    out: &mut [u8],
+) -> Result<()> {
+    if kind == crate::gpu::MemKind::Device {
+        // SAFETY: forwarded contract.
+        unsafe { crate::datatype::pack_queued(t, count, src, out)? };
+        return s.gate_device();
+    }
+    // SAFETY: forwarded contract.
+    unsafe { crate::datatype::pack_mem(t, count, src, kind, out) }
 }
 
 /// A byte view of a user buffer; NULL is allowed for zero bytes.
@@ -236,10 +272,17 @@ fn input(
     Ok(match d.staged {
         None => (Loc::User(d.ptr), d.bytes),
         Some(t) => {
-            let mut v = vec![0u8; d.bytes];
+            let mut v = scratch_for(d.kind, d.bytes);
             // SAFETY: the buffer holds count elements of t (MPI's rule).
             unsafe {
-                crate::datatype::pack_mem(&t, count as usize, p as *const u8, d.kind, &mut v)?
+                pack_for(
+                    s,
+                    &t,
+                    count as usize,
+                    p as *const u8,
+                    d.kind,
+                    &mut v[..d.bytes],
+                )?
             };
             (Loc::Scratch(s.buffer(v), 0), d.bytes)
         }
@@ -266,10 +309,17 @@ fn output(
     Ok(match d.staged {
         None => (Loc::User(d.ptr), d.bytes, None),
         Some(t) => {
-            let mut v = vec![0u8; d.bytes];
+            let mut v = scratch_for(d.kind, d.bytes);
             // SAFETY: as for input.
             unsafe {
-                crate::datatype::pack_mem(&t, count as usize, p as *const u8, d.kind, &mut v)?
+                pack_for(
+                    s,
+                    &t,
+                    count as usize,
+                    p as *const u8,
+                    d.kind,
+                    &mut v[..d.bytes],
+                )?
             };
             let i = s.buffer(v);
             let step = Step::Unpack {

@@ -92,6 +92,11 @@ pub struct Sched {
     pub mem: crate::gpu::MemKind,
     pub stages: Vec<Vec<Step>>,
     pub scratch: Vec<Vec<u8>>,
+    /// Device copies queued on the library's stream (device buffers
+    /// packed into scratch when the call starts, unpacked by a stage's
+    /// `Step::Unpack`): no stage begins, and the schedule does not end,
+    /// before this event is done (`gate_device`).
+    pub gate: Option<crate::gpu::Pending>,
     cur: usize,
     entered: bool,
     pending: Vec<ReqId>,
@@ -109,6 +114,7 @@ impl Sched {
             mem: crate::gpu::MemKind::Host,
             stages: Vec::new(),
             scratch: Vec::new(),
+            gate: None,
             cur: 0,
             entered: false,
             pending: Vec::new(),
@@ -126,6 +132,14 @@ impl Sched {
     /// schedule writes before it reads them. Returns its index.
     pub fn buffer_reused(&mut self, len: usize) -> usize {
         self.buffer(crate::core::pool::take(len))
+    }
+
+    /// Device copies were queued on the library's stream for this schedule
+    /// (they read or write its scratch): what follows waits for them.
+    pub fn gate_device(&mut self) -> Result<()> {
+        // A later event covers the earlier copies (one stream, in order).
+        self.gate = Some(crate::gpu::mark()?);
+        Ok(())
     }
 
     /// Starts a new stage and returns it for steps to be pushed.
@@ -221,15 +235,17 @@ impl Sched {
                 } => {
                     let a = self.ptr(src);
                     // SAFETY: `src` holds `len` packed bytes; `dst` holds `count` elements of `ty`.
-                    unsafe {
-                        crate::datatype::unpack_mem(
-                            ty,
-                            count,
-                            std::slice::from_raw_parts(a, len),
-                            dst,
-                            kind,
-                        )?
-                    };
+                    let inp = unsafe { std::slice::from_raw_parts(a, len) };
+                    if kind == crate::gpu::MemKind::Device {
+                        // Queued on the library's stream: the schedule ends
+                        // when the copies are done (its scratch outlives them).
+                        // SAFETY: as above; both stay valid until the gate is done.
+                        unsafe { crate::datatype::unpack_queued(ty, count, inp, dst)? };
+                        self.gate_device()?;
+                    } else {
+                        // SAFETY: as above.
+                        unsafe { crate::datatype::unpack_mem(ty, count, inp, dst, kind)? };
+                    }
                 }
             }
         }
@@ -239,6 +255,12 @@ impl Sched {
 
 impl Drop for Sched {
     fn drop(&mut self) {
+        if let Some(g) = self.gate.take() {
+            // Queued copies read or write the scratch: they end first.
+            while matches!(g.done(), Ok(false)) {
+                std::hint::spin_loop();
+            }
+        }
         for b in self.scratch.drain(..) {
             crate::core::pool::give(b);
         }
@@ -248,6 +270,13 @@ impl Drop for Sched {
 impl Progress for Sched {
     fn step(&mut self, st: &mut State) -> Result<bool> {
         loop {
+            if let Some(g) = self.gate.as_ref() {
+                // Device copies queued before this point end first.
+                if !g.done()? {
+                    return Ok(false);
+                }
+                self.gate = None;
+            }
             if !self.entered {
                 if self.cur == self.stages.len() {
                     return Ok(true);

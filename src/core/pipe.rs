@@ -1,5 +1,5 @@
-//! The device pipeline: a contiguous device buffer staged through host
-//! memory a chunk at a time (`config::gpu_pipeline`), so that the driver's
+//! The device pipeline: a device buffer (of any datatype) staged through
+//! host memory a chunk at a time (`config::gpu_pipeline`), so that the driver's
 //! copies overlap the transfer instead of preceding (send) or following
 //! (receive) the whole of it. Each message holds at most `SLOTS` pinned
 //! chunks from `pool::take_pinned`; every copy goes on the library's own
@@ -10,8 +10,12 @@
 //! it (`SendPipe::chunk_at`); a receiver copies what arrives into the
 //! current chunk and starts that chunk's copy to the device once it is full
 //! (`RecvPipe::store`), or at the end of the message (`RecvPipe::finish`).
+//! A chunk is packed from (or unpacked into) the typed buffer by a cursor
+//! whose copies are queued (`datatype::Cursor::queued`): one copy for a
+//! contiguous buffer, strided copies for a derived type.
 
 use crate::core::error::{Error, Result};
+use crate::core::request::Stream;
 use crate::gpu::Pending;
 use std::collections::VecDeque;
 
@@ -40,11 +44,11 @@ fn settle(copy: Option<Pending>) -> Option<Error> {
     }
 }
 
-/// A send from `total` contiguous device bytes at `src`, read ahead into
-/// pinned chunks as the cells go out.
+/// A send of `total` packed bytes from a typed device buffer, read ahead
+/// into pinned chunks as the cells go out.
 #[derive(Debug)]
 pub struct SendPipe {
-    src: *const u8,
+    src: Stream,
     total: usize,
     chunk: usize,
     /// Bytes whose copies were started.
@@ -60,9 +64,9 @@ pub struct SendPipe {
 
 impl SendPipe {
     /// # Safety
-    /// `src` names `total` bytes of device memory that stay valid and
-    /// unchanged until the pipe is dropped.
-    pub unsafe fn new(src: *const u8, total: usize) -> SendPipe {
+    /// `src` is a device buffer holding its `count` elements (`total`
+    /// packed bytes), valid and unchanged until the pipe is dropped.
+    pub unsafe fn new(src: Stream, total: usize) -> SendPipe {
         SendPipe {
             src,
             total,
@@ -82,17 +86,10 @@ impl SendPipe {
                 .spare
                 .pop()
                 .unwrap_or_else(|| crate::core::pool::take_pinned(self.chunk));
-            let from = self.src.wrapping_add(self.issued);
-            // SAFETY: `from` names `len` device bytes of the send buffer
-            // (`new`'s contract); `buf` holds at least `chunk` >= len bytes
-            // and stays in this slot until its copy is done.
-            let copy = match unsafe { crate::gpu::copy_async(buf.as_mut_ptr(), from, len) } {
+            let copy = match self.src.pack_queued(&mut buf[..len]) {
                 Ok(p) => Some(p),
-                Err(_) => {
-                    // SAFETY: as above; made at once instead.
-                    if let Err(e) = unsafe { crate::gpu::copy(buf.as_mut_ptr(), from, len) } {
-                        self.failed.get_or_insert(e);
-                    }
+                Err(e) => {
+                    self.failed.get_or_insert(e);
                     None
                 }
             };
@@ -147,12 +144,14 @@ impl Drop for SendPipe {
     }
 }
 
-/// A receive into `cap` contiguous device bytes at `dst`, landing in pinned
-/// chunks whose copies to the device start as each fills.
+/// A receive into a typed device buffer of `cap` packed bytes, landing in
+/// pinned chunks whose copies to the device start as each fills.
 #[derive(Debug)]
 pub struct RecvPipe {
-    /// Where the data goes (the buffer's first byte, past its lower bound).
-    pub dst: *mut u8,
+    dst: Stream,
+    /// A contiguous buffer's first byte (past its lower bound), where a
+    /// copy of the whole message may go straight (CUDA IPC).
+    pub direct: Option<*mut u8>,
     cap: usize,
     chunk: usize,
     /// Bytes stored so far (arrivals come in order).
@@ -167,11 +166,16 @@ pub struct RecvPipe {
 
 impl RecvPipe {
     /// # Safety
-    /// `dst` names `cap` bytes of device memory, writable until the pipe
-    /// is dropped.
-    pub unsafe fn new(dst: *mut u8, cap: usize) -> RecvPipe {
+    /// `dst` is a device buffer of its `count` elements (`cap` packed
+    /// bytes), writable until the pipe is dropped.
+    pub unsafe fn new(dst: Stream, cap: usize) -> RecvPipe {
+        let direct = dst
+            .t
+            .is_contiguous(dst.count)
+            .then(|| dst.base.wrapping_offset(dst.t.start()));
         RecvPipe {
             dst,
+            direct,
             cap,
             chunk: crate::config::gpu_pipeline().1,
             pos: 0,
@@ -221,17 +225,11 @@ impl RecvPipe {
             self.spare.push(s.buf);
             return;
         }
-        let to = self.dst.wrapping_add(s.off);
-        // SAFETY: `to` names `len` bytes of the receive buffer (`off + len`
-        // <= cap, `new`'s contract); the chunk stays in `busy` until its
-        // copy is done.
-        match unsafe { crate::gpu::copy_async(to, s.buf.as_ptr(), s.len) } {
+        // The chunk stays in `busy` until its copy is done.
+        match self.dst.unpack_queued(&s.buf[..s.len]) {
             Ok(p) => s.copy = Some(p),
-            Err(_) => {
-                // SAFETY: as above; made at once instead.
-                if let Err(e) = unsafe { crate::gpu::copy(to, s.buf.as_ptr(), s.len) } {
-                    self.failed.get_or_insert(e);
-                }
+            Err(e) => {
+                self.failed.get_or_insert(e);
             }
         }
         self.busy.push_back(s);

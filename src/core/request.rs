@@ -192,6 +192,39 @@ impl Stream {
         self.at = c.state();
     }
 
+    /// Packs the next `out.len()` bytes of a device buffer's message into
+    /// `out` with the driver's copies queued on the library's stream; the
+    /// returned event is done when they are. `out` stays valid until then.
+    pub(crate) fn pack_queued(
+        &mut self,
+        out: &mut [u8],
+    ) -> crate::core::error::Result<crate::gpu::Pending> {
+        let mut c = self.cursor().queued();
+        // SAFETY: `base` is the user's device send buffer of `count`
+        // elements of `t`, valid until the request completes (which waits
+        // for the event).
+        let n = unsafe { c.pack(out) }?;
+        self.at = c.state();
+        debug_assert_eq!(n, out.len());
+        crate::gpu::mark()
+    }
+
+    /// Unpacks `data` (the next bytes of the message) into a device
+    /// buffer with the driver's copies queued on the library's stream, as
+    /// `pack_queued`; bytes past the typemap are dropped.
+    pub(crate) fn unpack_queued(
+        &mut self,
+        data: &[u8],
+    ) -> crate::core::error::Result<crate::gpu::Pending> {
+        let mut c = self.cursor().queued();
+        // SAFETY: `base` is the user's device receive buffer of `count`
+        // elements of `t`, valid until the request completes (which waits
+        // for the event).
+        unsafe { c.unpack(data) }?;
+        self.at = c.state();
+        crate::gpu::mark()
+    }
+
     /// Packs the next bytes of the message into `out`; returns how many.
     pub(crate) fn pack(&mut self, out: &mut [u8]) -> usize {
         let mut c = self.cursor();

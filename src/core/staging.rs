@@ -48,23 +48,19 @@ pub unsafe fn stage(
         // one) is unpacked cell by cell as it arrives; a send is packed
         // when it starts (`State::launch_send`), cell by cell as it goes
         // out where it is large and non-contiguous, or not at all where it
-        // goes by CUDA IPC to a rank of this node. A large contiguous one
-        // moves through the device pipeline (`core::pipe`): a receive lands
-        // in pinned chunks copied to the device as each fills, a send is
-        // read ahead into them as its cells go out.
+        // goes by CUDA IPC to a rank of this node. A large one moves
+        // through the device pipeline (`core::pipe`): a receive lands in
+        // pinned chunks copied to the device as each fills, a send is read
+        // ahead into them as its cells go out.
         let streamed = !t.is_contiguous(count) && bytes > crate::config::pack_stream();
-        let piped = t.is_contiguous(count) && bytes > crate::config::gpu_pipeline().0;
-        if recv && piped {
-            // SAFETY: the buffer's `bytes` bytes from its first one are the
-            // user's device receive buffer, writable until the request
-            // completes (which outlives its staging).
-            s.pipe = Some(unsafe {
-                crate::core::pipe::RecvPipe::new(user.wrapping_offset(t.start()), bytes)
-            });
-        } else if recv && streamed {
+        let piped = bytes > crate::config::gpu_pipeline().0;
+        if recv && (piped || streamed) {
             let mut st = Stream::new(t.clone(), count, user);
             st.kind = kind;
-            s.stream = Some(st);
+            // SAFETY: `user` is the user's device receive buffer of `count`
+            // elements of `t`, writable until the request completes (which
+            // outlives its staging).
+            s.pipe = Some(unsafe { crate::core::pipe::RecvPipe::new(st, bytes) });
         } else if recv {
             s.data = crate::core::pool::take_pinned(bytes);
             s.unpack = Some((t.clone(), count, user));

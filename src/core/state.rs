@@ -394,6 +394,21 @@ impl State {
                         Ok(p) => copying = Some(p),
                         Err(e) => failed = Some(e),
                     }
+                } else if st.kind == crate::gpu::MemKind::Device && n > 0 {
+                    // A derived type's device buffer: the strided copies go
+                    // on the library's stream, and the request completes
+                    // when they are done (`poll_gpu`).
+                    // SAFETY: dst is the user's receive buffer of `count`
+                    // elements of `t`, valid until this request completes
+                    // (after the copies); the landing area is the request's.
+                    let q = unsafe {
+                        crate::datatype::unpack_queued(t, *count, &st.data[..n], *dst)
+                            .and_then(|_| crate::gpu::mark())
+                    };
+                    match q {
+                        Ok(p) => copying = Some(p),
+                        Err(e) => failed = Some(e),
+                    }
                 } else {
                     // SAFETY: dst is the user's receive buffer of `count` elements of `t`,
                     // valid until this request completes (now).

@@ -743,6 +743,9 @@ pub struct Cursor<'a> {
     base: *mut u8,
     kind: MemKind,
     s: CursorState,
+    /// Device copies go on the library's stream, done at a later
+    /// `gpu::mark` (`queued`), instead of in the call.
+    queued: bool,
 }
 
 /// Where a cursor stands, kept between calls (a message streamed through
@@ -786,7 +789,16 @@ impl<'a> Cursor<'a> {
             base,
             kind,
             s,
+            queued: false,
         }
+    }
+
+    /// The same cursor with its device copies queued on the library's
+    /// stream: the bytes are moved once a `gpu::mark` made after the call
+    /// is done, and both sides must stay valid until then.
+    pub fn queued(mut self) -> Cursor<'a> {
+        self.queued = true;
+        self
     }
 
     /// Where it stands, to resume later.
@@ -876,7 +888,7 @@ impl<'a> Cursor<'a> {
             })
         };
         // SAFETY: each piece lies in the typed buffer and in `host` (contract).
-        if let Err(e) = unsafe { crate::gpu::copy_pieces(&pieces, host, to_device) } {
+        if let Err(e) = unsafe { crate::gpu::copy_pieces(&pieces, host, to_device, self.queued) } {
             self.s = before;
             return Err(e);
         }
@@ -952,6 +964,29 @@ pub unsafe fn pack_mem(
     let mut c = Cursor::new(t, count, src as *mut u8, kind);
     // SAFETY: forwarded contract.
     unsafe { c.pack(out) }.map(|_| ())
+}
+
+/// `pack_mem` of device memory with the driver's copies queued on the
+/// library's stream: `out` holds the bytes once a `gpu::mark` made after
+/// this call is done.
+///
+/// # Safety
+/// As `pack_mem`; `src` and `out` stay valid until then.
+pub unsafe fn pack_queued(t: &Type, count: usize, src: *const u8, out: &mut [u8]) -> Result<()> {
+    let mut c = Cursor::new(t, count, src as *mut u8, MemKind::Device).queued();
+    // SAFETY: forwarded contract.
+    unsafe { c.pack(out) }.map(|_| ())
+}
+
+/// `unpack_mem` into device memory with the driver's copies queued on the
+/// library's stream (as `pack_queued`).
+///
+/// # Safety
+/// As `unpack_mem`; `inp` and `dst` stay valid until the copies are done.
+pub unsafe fn unpack_queued(t: &Type, count: usize, inp: &[u8], dst: *mut u8) -> Result<()> {
+    let mut c = Cursor::new(t, count, dst, MemKind::Device).queued();
+    // SAFETY: forwarded contract.
+    unsafe { c.unpack(inp) }.map(|_| ())
 }
 
 /// `unpack` into a buffer of either kind of memory.

@@ -114,6 +114,7 @@ table! {
     ctx_set_current = "cuCtxSetCurrent": fn(CUcontext);
     memcpy = "cuMemcpy": fn(CUdeviceptr, CUdeviceptr, usize);
     memcpy_2d = "cuMemcpy2D_v2": fn(*const Memcpy2D);
+    memcpy_2d_async = "cuMemcpy2DAsync_v2": fn(*const Memcpy2D, *mut c_void);
     get_error_string = "cuGetErrorString": fn(CUresult, *mut *const c_char);
     ipc_get_mem_handle = "cuIpcGetMemHandle": fn(*mut IpcHandle, CUdeviceptr);
     ipc_open_mem_handle = "cuIpcOpenMemHandle_v2": fn(*mut CUdeviceptr, IpcHandle, c_uint);

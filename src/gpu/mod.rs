@@ -458,10 +458,12 @@ pub fn mark() -> Result<Pending> {
 }
 
 /// `height` rows of `width` bytes, `spitch` apart at `src` and `dpitch`
-/// apart at `dst` (either side device or host memory).
+/// apart at `dst` (either side device or host memory); `queued`: on the
+/// library's stream, done when a later `mark` is (else made in the call).
 ///
 /// # Safety
-/// Every row lies in memory of its side; rows do not overlap.
+/// Every row lies in memory of its side; rows do not overlap; for a queued
+/// copy both sides stay valid until it is done.
 pub unsafe fn copy_2d(
     dst: *mut u8,
     dpitch: usize,
@@ -469,15 +471,29 @@ pub unsafe fn copy_2d(
     spitch: usize,
     width: usize,
     height: usize,
+    queued: bool,
 ) -> Result<()> {
     if width == 0 || height == 0 {
         return Ok(());
     }
-    if height == 1 {
-        // SAFETY: forwarded contract.
-        return unsafe { copy(dst, src, width) };
-    }
     let d = for_copy()?;
+    if height == 1 {
+        if !queued {
+            // SAFETY: forwarded contract.
+            return unsafe { copy(dst, src, width) };
+        }
+        let s = stream(d)?;
+        // SAFETY: forwarded contract; `s` is the library's stream.
+        let r = unsafe { (d.memcpy_async)(dst as u64, src as u64, width, s) };
+        if r != CUDA_SUCCESS {
+            return Err(failed(
+                d,
+                &format!("queued copy of {width} bytes from {src:p} to {dst:p}"),
+                r,
+            ));
+        }
+        return Ok(());
+    }
     let c = Memcpy2D {
         src_x_in_bytes: 0,
         src_y: 0,
@@ -496,8 +512,15 @@ pub unsafe fn copy_2d(
         width_in_bytes: width,
         height,
     };
-    // SAFETY: `c` describes rows inside the two buffers (contract).
-    let r = unsafe { (d.memcpy_2d)(&c) };
+    // SAFETY: `c` describes rows inside the two buffers (contract); a
+    // queued copy goes on the library's stream.
+    let r = unsafe {
+        if queued {
+            (d.memcpy_2d_async)(&c, stream(d)?)
+        } else {
+            (d.memcpy_2d)(&c)
+        }
+    };
     if r != CUDA_SUCCESS {
         return Err(failed(
             d,
@@ -512,14 +535,16 @@ pub unsafe fn copy_2d(
 /// (device address, offset in `host`, length) piece, `to_device` or from
 /// it. Runs of pieces of one length at a constant stride, back to back in
 /// `host`, go as one strided copy each (a vector type is one copy, not one
-/// per block).
+/// per block). `queued`: on the library's stream (`copy_2d`).
 ///
 /// # Safety
-/// Each piece lies in device memory of the buffer and in `host`.
+/// Each piece lies in device memory of the buffer and in `host` (valid
+/// until a queued copy is done).
 pub unsafe fn copy_pieces(
     pieces: &[(*mut u8, usize, usize)],
     host: *mut u8,
     to_device: bool,
+    queued: bool,
 ) -> Result<()> {
     for (i, rows, pitch) in strided_runs(pieces) {
         let (a, pos, len) = pieces[i];
@@ -527,9 +552,9 @@ pub unsafe fn copy_pieces(
         // SAFETY: the rows are pieces i..i + rows (contract).
         unsafe {
             if to_device {
-                copy_2d(a, pitch, h, len, len, rows)?
+                copy_2d(a, pitch, h, len, len, rows, queued)?
             } else {
-                copy_2d(h, len, a, pitch, len, rows)?
+                copy_2d(h, len, a, pitch, len, rows, queued)?
             }
         }
     }

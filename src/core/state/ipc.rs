@@ -109,7 +109,7 @@ impl State {
                     s.kind == crate::gpu::MemKind::Device && t.is_contiguous(*count)
                 })
                 .map(|(t, _, p)| p.wrapping_offset(t.start()))
-                .or_else(|| s.pipe.as_ref().map(|p| p.dst))
+                .or_else(|| s.pipe.as_ref().and_then(|p| p.direct))
         });
         let res = if q.streamed() && direct.is_none() {
             let mut b = crate::core::pool::take(n);

@@ -113,25 +113,21 @@ impl State {
                     // A non-contiguous send not packed yet (a streamed one,
                     // or a vectored one the receiver could not copy
                     // directly) is packed cell by cell as it goes out.
-                    // A contiguous device buffer goes through the device
-                    // pipeline: chunks copied ahead on the library's stream.
+                    // A device buffer goes through the device pipeline:
+                    // chunks packed ahead on the library's stream.
                     let pipe = r
                         .staged
                         .as_mut()
-                        .filter(|s| {
-                            s.kind == crate::gpu::MemKind::Device
-                                && s.pack.as_ref().is_some_and(|(t, c, _)| t.is_contiguous(*c))
-                        })
+                        .filter(|s| s.kind == crate::gpu::MemKind::Device)
                         .and_then(|s| s.pack.take())
-                        .map(|(t, _, src)| {
-                            // SAFETY: the send buffer holds the message's
-                            // `total` bytes from its first one until the
-                            // request completes, which waits for this `Out`.
+                        .map(|(t, count, src)| {
+                            let mut st = Stream::new(t, count, src as *mut u8);
+                            st.kind = crate::gpu::MemKind::Device;
+                            // SAFETY: the send buffer holds its `count`
+                            // elements until the request completes, which
+                            // waits for this `Out`.
                             Box::new(unsafe {
-                                crate::core::pipe::SendPipe::new(
-                                    src.wrapping_offset(t.start()),
-                                    h.total as usize,
-                                )
+                                crate::core::pipe::SendPipe::new(st, h.total as usize)
                             })
                         });
                     let pack = r.staged.as_mut().and_then(|s| {

@@ -162,6 +162,28 @@ impl State {
                 }
             }
         }
+        if to_link && st.kind == crate::gpu::MemKind::Device && bytes > 0 {
+            // A derived type's device buffer: its strided copies go on the
+            // library's stream too, and the message waits for them.
+            let (t, count, src) = st.pack.take().unwrap();
+            st.data = crate::core::pool::take_pinned(bytes);
+            // SAFETY: the device buffer holds `count` elements of `t` until
+            // the send completes; the staging area is the request's own.
+            let queued = unsafe {
+                crate::datatype::pack_queued(&t, count, src, &mut st.data[..bytes])
+                    .and_then(|_| crate::gpu::mark())
+            };
+            r.buf = st.data.as_mut_ptr();
+            match queued {
+                Ok(p) => self.send_gate = Some(p),
+                // SAFETY: as above; made at once instead (after what was
+                // queued, which the synchronous copies follow on the device).
+                Err(_) => unsafe {
+                    crate::datatype::pack_mem(&t, count, src, st.kind, &mut st.data[..bytes])?
+                },
+            }
+            return Ok(r.buf);
+        }
         r.buf = st.ensure_packed()?;
         Ok(r.buf)
     }
