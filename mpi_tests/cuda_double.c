@@ -33,7 +33,8 @@
  *
  * Counters for tests: CUDA_DOUBLE_STATS=1 prints, at exit, the calls of
  * each kind to stderr (and "ipc used" where a handle was opened).
- * CUDA_DOUBLE_NO_IPC=1 makes every cuIpcOpenMemHandle fail. CUDA_DOUBLE_DEVICES sets the device count (default
+ * CUDA_DOUBLE_NO_IPC=1 makes every cuIpcOpenMemHandle fail.
+ * CUDA_DOUBLE_VISIBLE=1 maps device memory read/write at its address too. CUDA_DOUBLE_DEVICES sets the device count (default
  * 1; 0 makes cuInit fail with CUDA_ERROR_NO_DEVICE).
  */
 #define _GNU_SOURCE
@@ -194,7 +195,11 @@ CUresult cuGetErrorName(CUresult e, const char **s) { return cuGetErrorString(e,
 
 static CUresult map_device(int fd, size_t size, uintptr_t *addr, uintptr_t *shadow) {
     size_t len = size ? size : 1;
-    void *d = mmap(NULL, len, PROT_NONE, MAP_SHARED, fd, 0);
+    /* CUDA_DOUBLE_VISIBLE=1: the CPU may read and write device memory, for
+     * tests that hand device pointers to a library that takes them as they
+     * are (UCX told it has CUDA memory support) but copies with the CPU. */
+    int prot = getenv("CUDA_DOUBLE_VISIBLE") ? PROT_READ | PROT_WRITE : PROT_NONE;
+    void *d = mmap(NULL, len, prot, MAP_SHARED, fd, 0);
     if (d == MAP_FAILED) return CUDA_ERROR_MAP_FAILED;
     void *s = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (s == MAP_FAILED) { munmap(d, len); return CUDA_ERROR_MAP_FAILED; }
@@ -545,6 +550,10 @@ CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, CUstream st) {
 /* Copies that wait in the call (cuMemcpy, cuMemcpy2D, their typed forms),
  * for tests: a nonblocking call on device buffers makes none. */
 long cuda_double_sync_copies(void) { return __atomic_load_n(&n_copy, __ATOMIC_RELAXED); }
+/* Every copy the driver was asked for, in the call or queued. */
+long cuda_double_copies(void) {
+    return __atomic_load_n(&n_copy, __ATOMIC_RELAXED) + __atomic_load_n(&n_async, __ATOMIC_RELAXED);
+}
 
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, CUstream st) { return cuMemcpyAsync(d, (uintptr_t)s, n, st); }
 CUresult cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, CUstream st) { return cuMemcpyAsync((uintptr_t)d, s, n, st); }

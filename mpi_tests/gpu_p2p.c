@@ -197,6 +197,50 @@ static void vector_nonblocking(int count, int blk, int stride) {
     MPI_Type_free(&v);
 }
 
+/* With GPU_TEST_UCX_DEVICE=1 (the job runs every other rank through UCX,
+ * taken as reporting CUDA memory, over the test double's CPU-visible
+ * device memory): contiguous device buffers above UCX's eager limit go to
+ * UCX as they are, so the driver makes no copy on either side, whichever
+ * side is device memory; smaller ones and a device vector are staged. */
+static void ucx_device_whole(void) {
+    if (!getenv("GPU_TEST_UCX_DEVICE") || !cu.copies || size == 1) return;
+    long sizes[] = {300000, 5 << 20};
+    const char *kinds[] = {"dd", "dh", "hd"};
+    for (int i = 0; i < 2; i++) {
+        for (int k = 0; k < 3; k++) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            long before = cu.copies();
+            ring(sizes[i], 40 + k, kinds[k][0], kinds[k][1]);
+            long made = cu.copies() - before;
+            /* ring() itself copies the pattern in (device send) and out
+             * (device receive) with the driver: one copy each. */
+            long own = (kinds[k][0] == 'd') + (kinds[k][1] == 'd');
+            CHECK(made == own, "%s %ld bytes over UCX: the library made %ld driver copies, not 0", kinds[k], sizes[i], made - own);
+        }
+    }
+    /* Ssend completes only when the receiver has the data. */
+    long n = 1 << 20;
+    unsigned char *h = malloc(n);
+    fill(h, n, rank, 49);
+    void *s = dcopy(h, n), *r = dalloc(n, 0);
+    MPI_Request q;
+    MPI_Irecv(r, (int)n, MPI_BYTE, prev, 49, MPI_COMM_WORLD, &q);
+    long before = cu.copies();
+    MPI_Ssend(s, (int)n, MPI_BYTE, next, 49, MPI_COMM_WORLD);
+    MPI_Wait(&q, MPI_STATUS_IGNORE);
+    CHECK(cu.copies() == before, "Ssend of 1 MiB over UCX: %ld driver copies", cu.copies() - before);
+    unsigned char *g = hcopy(r, n);
+    CHECK(verify(g, n, prev, 49) < 0, "Ssend of 1 MiB over UCX: wrong data");
+    /* Small ones are staged (a copy at each side). */
+    before = cu.copies();
+    ring(1000, 50, 'd', 'd');
+    CHECK(cu.copies() - before > 2, "1000 device bytes over UCX were not staged");
+    free(g);
+    free(h);
+    dfree(s);
+    dfree(r);
+}
+
 static void pack_and_reduce_local(void) {
     /* MPI_Pack from a device vector into a host buffer and into a device
      * buffer; MPI_Unpack back into device memory. */
@@ -315,7 +359,8 @@ static void pinned_staging(void) {
  * copied to the device a chunk at a time too; by CUDA IPC nothing is
  * staged. */
 static void pipelined(void) {
-    if (!cu.take_max_staged || size == 1) return;
+    /* Not staged at all where UCX takes device memory (ucx_device_whole). */
+    if (!cu.take_max_staged || size == 1 || getenv("GPU_TEST_UCX_DEVICE")) return;
     const char *ipc = getenv("OXMPI_CUDA_IPC"), *ucx = getenv("OXMPI_TEST_UCX");
     const char *noipc = getenv("CUDA_DOUBLE_NO_IPC"), *c = getenv("OXMPI_GPU_PIPELINE_CHUNK");
     int over_ucx = ucx && !strcmp(ucx, "1");
@@ -386,6 +431,7 @@ int main(int argc, char **argv) {
     vector_nonblocking(10, 3, 7);
     vector_nonblocking(20000, 4, 9);
     vector_nonblocking(300000, 4, 9);
+    ucx_device_whole();
     pack_and_reduce_local();
     reuse_after_free(100000);
     other_memory(70000);

@@ -25,6 +25,7 @@ static struct {
     int (*free_host)(void *);
     long (*pageable_async)(void); /* the test double's counter; NULL on a real driver */
     long (*sync_copies)(void); /* the test double's copies that wait in the call */
+    long (*copies)(void); /* the test double's copies, in the call or queued */
     long (*take_max_staged)(void); /* the test double's longest host<->device async copy since the last call */
 } cu;
 static void *gpu_ctx; /* the primary context gpu_open made current */
@@ -44,6 +45,7 @@ static inline int gpu_open(void) {
     *(void **)&cu.pageable_async = dlsym(h, "cuda_double_pageable_async");
     *(void **)&cu.take_max_staged = dlsym(h, "cuda_double_take_max_staged");
     *(void **)&cu.sync_copies = dlsym(h, "cuda_double_sync_copies");
+    *(void **)&cu.copies = dlsym(h, "cuda_double_copies");
     int dev;
     if (cu.init(0) || cu.device_get(&dev, 0) || cu.retain(&gpu_ctx, dev) || cu.set_current(gpu_ctx)) return 0;
     return 1;

@@ -28,6 +28,8 @@ pub const TUNABLES: &[(&str, &str, &str)] = &[
     ("OXMPI_TEST_UCX", "0", "tests: 1 makes every other rank count as on another host, so all traffic between ranks goes through the UCX link (with UCX_TLS=tcp UCX_NET_DEVICES=lo on one machine)"),
     ("OXMPI_UCX_EAGER_LIMIT", "131072", "largest message (bytes) sent eagerly to a rank on another host (as UCX active messages of up to 64 KiB); larger ones use rendezvous"),
     ("OXMPI_UCX_RNDV", "1", "1: messages above the eager limit to ranks on other hosts go by UCX's active-message rendezvous, straight from the send buffer into the receive buffer; 0: a CTS answered by 64 KiB fragments, each copied on both sides (for comparison)"),
+    ("OXMPI_UCX_CUDA", "1", "1: where UCX reports CUDA memory (UCP_ATTR_FIELD_MEMORY_TYPES), contiguous device buffers above OXMPI_UCX_EAGER_LIMIT go to and from ranks on other hosts as they are, by UCX's rendezvous; 0: always staged through host memory (as with a UCX built without CUDA)"),
+    ("OXMPI_TEST_UCX_CUDA", "0", "tests: 1 takes UCX as reporting CUDA memory whatever it says (only for the test double of the driver with CUDA_DOUBLE_VISIBLE=1, whose device memory the CPU can read)"),
     ("OXMPI_NET_LATENCY_US", "7", "collectives across nodes: the inter-node link's latency per message (µs) in the cost models that choose their algorithms (the default is TCP between the test's pretend hosts)"),
     ("OXMPI_NET_BANDWIDTH", "2500", "collectives across nodes: the inter-node link's bandwidth (MB/s) in the same cost models"),
     ("OXMPI_UCX_LIB", "libucp.so.0", "the UCX library the inter-node link opens (a soname found by the dynamic loader, or a path)"),
@@ -94,6 +96,10 @@ pub struct Config {
     pub ucx_eager_limit: usize,
     /// Large messages over UCX by its rendezvous (OXMPI_UCX_RNDV).
     pub ucx_rndv: bool,
+    /// Device buffers to UCX as they are where it reports CUDA memory
+    /// (OXMPI_UCX_CUDA), or always, for tests (OXMPI_TEST_UCX_CUDA).
+    pub ucx_cuda: bool,
+    pub test_ucx_cuda: bool,
     pub ring_cells: usize,
     /// Payload bytes per ring cell; 0: chosen by the number of local ranks.
     pub cell_bytes: usize,
@@ -131,6 +137,8 @@ impl Config {
             loopback: get("OXMPI_LOOPBACK") != 0,
             test_ucx: get("OXMPI_TEST_UCX") != 0,
             ucx_rndv: get("OXMPI_UCX_RNDV") != 0,
+            ucx_cuda: get("OXMPI_UCX_CUDA") != 0,
+            test_ucx_cuda: get("OXMPI_TEST_UCX_CUDA") != 0,
             ucx_eager_limit: get("OXMPI_UCX_EAGER_LIMIT") as usize,
             // A power of two, so a cell index is a mask, not a division.
             ring_cells: (get("OXMPI_RING_CELLS") as usize)

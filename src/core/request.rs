@@ -139,10 +139,26 @@ pub struct Staged {
     /// Receive of a large non-contiguous message: unpacked as it arrives,
     /// with no landing area (`config::pack_stream`).
     pub stream: Option<Stream>,
-    /// Receive into a large contiguous device buffer: lands in pinned
+    /// Receive into a large device buffer: lands in pinned
     /// chunks copied to the device as each fills (`core::pipe`), with no
     /// landing area.
     pub pipe: Option<crate::core::pipe::RecvPipe>,
+}
+
+impl Staged {
+    /// A receive into a contiguous device buffer: where its data starts,
+    /// for a copy (CUDA IPC) or a transfer (UCX with CUDA memory) of the
+    /// whole message straight into it.
+    pub fn device_direct(&self) -> Option<*mut u8> {
+        if self.kind != crate::gpu::MemKind::Device {
+            return None;
+        }
+        self.unpack
+            .as_ref()
+            .filter(|(t, count, _)| t.is_contiguous(*count))
+            .map(|(t, _, p)| p.wrapping_offset(t.start()))
+            .or_else(|| self.pipe.as_ref().and_then(|p| p.direct))
+    }
 }
 
 /// Bytes a streamed receive reads from a contiguous sender at a time.

@@ -72,9 +72,11 @@ pub struct Caps {
     pub fetch: bool,
     /// Receiver and sender can share the copy of one message (split copy).
     pub coop: bool,
-    /// The link's copies serve device memory as it is (none yet: device
-    /// buffers are staged in host memory where they are described, and a
-    /// send's start checks this before handing one to the link).
+    /// The link's rendezvous (`push_whole`/`fetch`) takes device memory as
+    /// it is: UCX that reports CUDA memory. Every other copy of every link
+    /// is a host copy: device buffers are staged in host memory where they
+    /// are described, and a send's start checks this before handing one to
+    /// the link.
     pub device: bool,
 }
 
@@ -111,6 +113,9 @@ pub struct Net {
     ucx: Option<ucx::link::UcxLink>,
     /// Rendezvous over UCX by `push_whole`/`fetch` (OXMPI_UCX_RNDV).
     ucx_rndv: bool,
+    /// UCX takes device buffers as they are in that rendezvous: it
+    /// reports CUDA memory (or a test says so) and OXMPI_UCX_CUDA allows it.
+    ucx_device: bool,
 }
 
 impl Net {
@@ -179,9 +184,19 @@ impl Net {
                 )
             })?;
             if std::env::var_os("OXMPI_DEBUG").is_some() && rank == 0 {
+                let passed = cfg.ucx_rndv && cfg.ucx_cuda && u.cuda_memory();
                 eprintln!(
-                    "oxmpi: UCX {} CUDA memory; device buffers to other hosts are staged in host memory",
-                    if u.cuda_memory() { "reports" } else { "does not report" }
+                    "oxmpi: UCX {} CUDA memory; device buffers to other hosts {}",
+                    if u.cuda_memory() {
+                        "reports"
+                    } else {
+                        "does not report"
+                    },
+                    if passed {
+                        "above the eager limit go to it as they are"
+                    } else {
+                        "are staged in host memory"
+                    }
                 );
             }
             let addrs = card::exchange_ucx(pmi, u.address(), |r| !same(r))?;
@@ -223,8 +238,9 @@ impl Net {
             peers,
             me: rank,
             nlocal: local.len(),
-            ucx,
             ucx_rndv: cfg.ucx_rndv,
+            ucx_device: ucx_device(cfg, ucx.as_ref().is_some_and(|u| u.cuda_memory())),
+            ucx,
         })
     }
 
@@ -270,7 +286,7 @@ impl Net {
                 vectored: false,
                 fetch: self.ucx_rndv,
                 coop: false,
-                device: false,
+                device: self.ucx_device,
             },
             Link::Local | Link::Unreachable => Caps {
                 frag: 0,
@@ -343,29 +359,46 @@ impl Net {
 
     /// Sends envelope `h` (a rendezvous) with the `len` bytes at `data` to
     /// `w` whole, on a link with `Caps::fetch`; `h.sreq` comes back through
-    /// `Sink::done` when the link no longer reads `data`.
+    /// `Sink::done` when the link no longer reads `data`, which is device
+    /// memory where `device` (only on a link with `Caps::device`).
     ///
     /// # Safety
     /// `data` holds `len` readable bytes until then.
-    pub unsafe fn push_whole(&mut self, w: usize, h: &Hdr, data: *const u8, len: usize) {
+    pub unsafe fn push_whole(
+        &mut self,
+        w: usize,
+        h: &Hdr,
+        data: *const u8,
+        len: usize,
+        device: bool,
+    ) {
         if let (Link::Ucx, Some(u)) = (self.links[w], self.ucx.as_mut()) {
             // SAFETY: forwarded contract.
-            unsafe { u.push_whole(w, h, data, len) }
+            unsafe { u.push_whole(w, h, data, len, device) }
         }
     }
 
     /// Receives the data of a rendezvous arrival from `w` (its envelope's
     /// `addr`, `len` = the envelope's `total` bytes) into `dst`, on a link
     /// with `Caps::fetch`; `token` comes back through `Sink::done` when
-    /// the bytes are in.
+    /// the bytes are in. `dst` is device memory where `device` (only on a
+    /// link with `Caps::device`).
     ///
     /// # Safety
     /// `addr` came from one arrival and is fetched once; `dst` holds `len`
     /// writable bytes until then.
-    pub unsafe fn fetch(&mut self, w: usize, addr: u64, dst: *mut u8, len: usize, token: u64) {
+    pub unsafe fn fetch(
+        &mut self,
+        w: usize,
+        addr: u64,
+        dst: *mut u8,
+        len: usize,
+        token: u64,
+        device: bool,
+    ) {
         if let (Link::Ucx, Some(u)) = (self.links[w], self.ucx.as_mut()) {
             // SAFETY: forwarded contract.
-            unsafe { u.fetch(addr, dst, len, token) }
+            unsafe { u.fetch(addr, dst, len, token, device) }
         }
     }
 
@@ -489,6 +522,14 @@ impl Net {
 static NODE_MAP: std::sync::OnceLock<Vec<i32>> = std::sync::OnceLock::new();
 
 /// The node of every world rank (`Net::node`), once MPI_Init has found them.
+/// Whether device buffers go to UCX's rendezvous as they are: it reports
+/// CUDA memory (`reports`, or OXMPI_TEST_UCX_CUDA for tests), OXMPI_UCX_CUDA
+/// allows it, and large messages go by that rendezvous (OXMPI_UCX_RNDV;
+/// the fragments of the other form are host copies).
+fn ucx_device(cfg: &Config, reports: bool) -> bool {
+    cfg.ucx_rndv && cfg.ucx_cuda && (reports || cfg.test_ucx_cuda)
+}
+
 pub fn node_map() -> Option<&'static [i32]> {
     NODE_MAP.get().map(Vec::as_slice)
 }

@@ -102,15 +102,7 @@ impl State {
         // bounce stored piece by piece (a streamed receive).
         // A device pipeline's buffer takes the copy whole, from device to
         // device, as a contiguous one does.
-        let direct = q.staged.as_ref().and_then(|s| {
-            s.unpack
-                .as_ref()
-                .filter(|(t, count, _)| {
-                    s.kind == crate::gpu::MemKind::Device && t.is_contiguous(*count)
-                })
-                .map(|(t, _, p)| p.wrapping_offset(t.start()))
-                .or_else(|| s.pipe.as_ref().and_then(|p| p.direct))
-        });
+        let direct = q.staged.as_ref().and_then(|s| s.device_direct());
         let res = if q.streamed() && direct.is_none() {
             let mut b = crate::core::pool::take(n);
             // SAFETY: `src` maps the sender's `n`-byte buffer; `b` holds `n` bytes.

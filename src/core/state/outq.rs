@@ -74,9 +74,15 @@ impl State {
             out.gate = None;
         }
         if out.whole {
+            // Device memory only where the link takes it
+            // (`State::try_send_device_whole`).
+            let device = out.mem == crate::gpu::MemKind::Device;
             // SAFETY: `data` holds `total` bytes until the send's request
             // completes, which waits for the link's `done`.
-            unsafe { self.net.push_whole(w, &out.hdr, out.data, out.total) };
+            unsafe {
+                self.net
+                    .push_whole(w, &out.hdr, out.data, out.total, device)
+            };
             return true;
         }
         let cap = self.net.frag(w);

@@ -42,9 +42,22 @@ impl State {
         let r = self.reqs.get_mut(rid).unwrap();
         if caps.fetch && addr != 0 {
             // The link holds the message (a descriptor in `addr`): it lands
-            // in the receive buffer, or in a bounce buffer for a streamed
-            // receive (no landing area) or a truncated one, stored when the
-            // link is done.
+            // in a contiguous device receive buffer as it is where the link
+            // takes device memory, else in the receive buffer, or in a
+            // bounce buffer for a streamed receive (no landing area) or a
+            // truncated one, stored when the link is done.
+            let device = r
+                .staged
+                .as_ref()
+                .filter(|_| caps.device && total <= r.cap)
+                .and_then(|s| s.device_direct());
+            if let Some(dst) = device {
+                r.staged.as_mut().unwrap().direct = true;
+                // SAFETY: as below; `dst` is the user's contiguous device
+                // receive buffer of `cap` >= total bytes.
+                unsafe { self.net.fetch(w, addr, dst, total, token, true) };
+                return;
+            }
             let dst = if r.streamed() || total > r.cap {
                 // A device pipeline's bounce is pinned: it is copied to the
                 // device straight from there (`Request::land`).
@@ -64,7 +77,7 @@ impl State {
             // (the message left the unexpected store or was never in it);
             // `dst` holds `total` bytes until the request completes (the
             // receive buffer's `cap`, or the bounce kept in `fetch_bounce`).
-            unsafe { self.net.fetch(w, addr, dst, total, token) };
+            unsafe { self.net.fetch(w, addr, dst, total, token, false) };
             return;
         }
         // The single copies below are the kernel's copies of host memory.

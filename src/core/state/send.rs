@@ -42,6 +42,11 @@ impl State {
                     return Ok(());
                 }
             }
+            if mode != SendMode::Buffered
+                && self.try_send_device_whole(rid, comm, dest, tag, bytes)?
+            {
+                return Ok(());
+            }
             if mode != SendMode::Buffered && self.try_send_iov(rid, comm, dest, tag, bytes)? {
                 return Ok(());
             }
@@ -111,6 +116,65 @@ impl State {
             }
         }
         res
+    }
+
+    /// Starts the send of request `rid`, a contiguous device buffer, as a
+    /// rendezvous whose buffer the link takes as it is (UCX that reports
+    /// CUDA memory: `Caps::device`); false, having done nothing, where
+    /// that does not apply: a message within the link's eager limit (staged
+    /// through host cells, as UCX would), a non-contiguous or host buffer,
+    /// a link that takes no device memory.
+    fn try_send_device_whole(
+        &mut self,
+        rid: ReqId,
+        comm: c_int,
+        dest: i32,
+        tag: i32,
+        bytes: usize,
+    ) -> Result<bool> {
+        if dest == MPI_PROC_NULL || bytes <= self.cfg.ucx_eager_limit {
+            return Ok(false);
+        }
+        let c = self.comm(comm)?;
+        let (ctx, me, w) = (c.ctx, c.rank, c.peer_world(dest) as usize);
+        let caps = self.net.caps(w);
+        if !(caps.device && caps.fetch) {
+            return Ok(false);
+        }
+        let token = self.reqs.token(rid);
+        let st = self.reqs.get_mut(rid).unwrap().staged.as_mut().unwrap();
+        let src = match st.pack.as_ref() {
+            Some((t, count, u))
+                if st.kind == crate::gpu::MemKind::Device && t.is_contiguous(*count) =>
+            {
+                u.wrapping_offset(t.start())
+            }
+            _ => return Ok(false),
+        };
+        // Nothing is packed: the link reads the device buffer.
+        st.pack = None;
+        let hdr = Hdr {
+            kind: kind::RTS,
+            ctx,
+            src: me,
+            tag,
+            total: bytes as u64,
+            sreq: token,
+            addr: src as u64,
+            ..Default::default()
+        };
+        self.count_rndv(rid, w);
+        self.send_out(
+            w,
+            Out {
+                data: src,
+                total: bytes,
+                mem: crate::gpu::MemKind::Device,
+                whole: true,
+                ..Out::ctrl(hdr)
+            },
+        );
+        Ok(true)
     }
 
     /// Packs the staged send data of request `rid` (not packed yet) and

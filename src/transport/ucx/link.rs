@@ -117,13 +117,20 @@ impl UcxLink {
     ///
     /// # Safety
     /// `data` holds `len` readable bytes until `h.sreq` is reported done.
-    pub unsafe fn push_whole(&mut self, w: usize, h: &Hdr, data: *const u8, len: usize) {
+    pub unsafe fn push_whole(
+        &mut self,
+        w: usize,
+        h: &Hdr,
+        data: *const u8,
+        len: usize,
+        device: bool,
+    ) {
         let Some(wire) = self.next_wire(w, h) else {
             return;
         };
         let ep = self.eps[w].as_ref().unwrap();
         // SAFETY: forwarded contract.
-        if let Err(e) = unsafe { self.ucx.send_whole(ep, &wire, data, len, h.sreq) } {
+        if let Err(e) = unsafe { self.ucx.send_whole(ep, &wire, data, len, h.sreq, device) } {
             self.failed = Some(format!("sending to world rank {w}: {e}"));
         }
     }
@@ -134,14 +141,19 @@ impl UcxLink {
     /// # Safety
     /// `desc` came from an arrival and is fetched once; `dst` holds `len`
     /// writable bytes until `token` is reported done.
-    pub unsafe fn fetch(&mut self, desc: u64, dst: *mut u8, len: usize, token: u64) {
+    pub unsafe fn fetch(&mut self, desc: u64, dst: *mut u8, len: usize, token: u64, device: bool) {
         if self.failed.is_some() {
             return;
         }
         // SAFETY: forwarded contract.
-        if let Err(e) = unsafe { self.ucx.fetch(desc as usize, dst, len, token) } {
+        if let Err(e) = unsafe { self.ucx.fetch(desc as usize, dst, len, token, device) } {
             self.failed = Some(e);
         }
+    }
+
+    /// UCX reports CUDA memory (`Ucx::cuda_memory`).
+    pub fn cuda_memory(&self) -> bool {
+        self.ucx.cuda_memory()
     }
 
     /// Tokens of whole sends and fetches completed since the last call.

@@ -66,6 +66,18 @@ pub fn status_text(l: &sys::Ucp, s: sys::ucs_status_t) -> String {
 }
 
 /// `UCS_PTR_IS_ERR`: a pointer-sized status in [UCS_ERR_LAST, 0).
+/// Tells UCX that an operation's buffer is CUDA device memory (`device`,
+/// given only where UCX reports CUDA memory), which spares it the lookup
+/// of the buffer's memory type; a host buffer is left to that lookup
+/// (UCX's default). A test's device memory that UCX does not know
+/// (OXMPI_TEST_UCX_CUDA) is host memory to it.
+fn memory_type(p: &mut sys::ucp_request_param_t, device: bool) {
+    if device {
+        p.op_attr_mask |= sys::ucp_op_attr_t_UCP_OP_ATTR_FIELD_MEMORY_TYPE;
+        p.memory_type = sys::ucs_memory_type_UCS_MEMORY_TYPE_CUDA;
+    }
+}
+
 fn ptr_is_err(p: sys::ucs_status_ptr_t) -> bool {
     (p as usize) >= (sys::ucs_status_t_UCS_ERR_LAST as isize as usize)
 }
@@ -360,7 +372,8 @@ impl Ucx {
     /// Sends `header` and the `len` bytes at `data` as one active message
     /// by UCX's rendezvous (the receiver fetches the bytes straight from
     /// `data` into its buffer). `token` goes to `take_done` when UCX is
-    /// done with `data`; the header is copied here.
+    /// done with `data`; the header is copied here. `data` is CUDA device
+    /// memory where `device` (only when `cuda_memory` says UCX takes it).
     ///
     /// # Safety
     /// `data` holds `len` readable bytes until `token` is reported done.
@@ -371,6 +384,7 @@ impl Ucx {
         data: *const u8,
         len: usize,
         token: u64,
+        device: bool,
     ) -> Result<(), String> {
         // UCX 1.13 reads the header until the send completes (no
         // COPY_HEADER flag there): it lives in `pending` with the request.
@@ -382,6 +396,7 @@ impl Ucx {
             let mut p: sys::ucp_request_param_t = std::mem::zeroed();
             p.op_attr_mask = sys::ucp_op_attr_t_UCP_OP_ATTR_FIELD_FLAGS;
             p.flags = sys::ucp_send_am_flags_UCP_AM_SEND_FLAG_RNDV;
+            memory_type(&mut p, device && self.cuda);
             self.lib.ucp_am_send_nbx(
                 ep.0,
                 AM_ID,
@@ -401,7 +416,8 @@ impl Ucx {
 
     /// Receives the rendezvous data of an arrival (`Arrival::rndv`'s
     /// descriptor, `len` bytes) into `dst`; `token` goes to `take_done`
-    /// when the bytes are in.
+    /// when the bytes are in. `dst` is CUDA device memory where `device`
+    /// (as for `send_whole`).
     ///
     /// # Safety
     /// `desc` is a descriptor from an arrival not fetched yet; `dst` holds
@@ -412,10 +428,12 @@ impl Ucx {
         dst: *mut u8,
         len: usize,
         token: u64,
+        device: bool,
     ) -> Result<(), String> {
         // SAFETY: per the contract; the parameter block is read during the call.
         let r = unsafe {
-            let p: sys::ucp_request_param_t = std::mem::zeroed();
+            let mut p: sys::ucp_request_param_t = std::mem::zeroed();
+            memory_type(&mut p, device && self.cuda);
             self.lib.ucp_am_recv_data_nbx(
                 self.worker,
                 desc as *mut c_void,
@@ -711,7 +729,7 @@ mod tests {
         let n = (1 << 20) + 13;
         let src: Vec<u8> = (0..n).map(|k| (k * 7 + 3) as u8).collect();
         // SAFETY: `src` outlives the send (the loop below waits for its token).
-        unsafe { a.send_whole(&ep, b"head", src.as_ptr(), n, 7) }.expect("send");
+        unsafe { a.send_whole(&ep, b"head", src.as_ptr(), n, 7, false) }.expect("send");
         let mut dst = vec![0u8; n];
         let (mut sent, mut fetched, mut arrived) = (false, false, false);
         let start = std::time::Instant::now();
@@ -728,7 +746,7 @@ mod tests {
                 assert_eq!(len, n);
                 // SAFETY: the descriptor is fetched once; `dst` holds n bytes
                 // until token 9 is done.
-                unsafe { b.fetch(desc, dst.as_mut_ptr(), n, 9) }.expect("fetch");
+                unsafe { b.fetch(desc, dst.as_mut_ptr(), n, 9, false) }.expect("fetch");
             }
             assert!(
                 start.elapsed().as_secs() < 30,
