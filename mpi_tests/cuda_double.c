@@ -474,8 +474,8 @@ static int pageable(uintptr_t p) {
 long cuda_double_pageable_async(void) { return __atomic_load_n(&n_pageable, __ATOMIC_RELAXED); }
 
 /* The longest asynchronous copy between host and device memory since the
- * last call, for tests (a staged message moved through the library's
- * pipeline is copied a chunk at a time); the record starts over. */
+ * last call (a strided one counts its rows together), for tests (a staged
+ * message moved through the pipeline is copied a chunk at a time); the record starts over. */
 static long max_staged;
 long cuda_double_take_max_staged(void) { return __atomic_exchange_n(&max_staged, 0, __ATOMIC_RELAXED); }
 
@@ -488,13 +488,19 @@ static int on_device(uintptr_t p) {
     return r;
 }
 
-CUresult cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) {
-    if (!current) return CUDA_ERROR_INVALID_CONTEXT;
-    if (n && (!view(d, n) || !view(s, n))) return CUDA_ERROR_INVALID_VALUE;
+/* A copy of n bytes between d and s: kept in max_staged where it goes
+ * between host and device memory. */
+static void note_staged(uintptr_t d, uintptr_t s, size_t n) {
     if (n && on_device(d) != on_device(s)) {
         long m = __atomic_load_n(&max_staged, __ATOMIC_RELAXED);
         while ((long)n > m && !__atomic_compare_exchange_n(&max_staged, &m, (long)n, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
     }
+}
+
+CUresult cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) {
+    if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+    if (n && (!view(d, n) || !view(s, n))) return CUDA_ERROR_INVALID_VALUE;
+    note_staged(d, s, n);
     if (n && (pageable(d) || pageable(s))) {
         /* As the real driver does: with pageable memory the copy is made
          * now, after the work queued before it (the call waits for it). */
@@ -529,6 +535,7 @@ CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, CUstream st) {
     for (size_t r = 0; r < h; r++)
         if (!view(d + r * c->dstPitch, w) || !view(s + r * c->srcPitch, w)) return CUDA_ERROR_INVALID_VALUE;
     __atomic_add_fetch(&n_async, 1, __ATOMIC_RELAXED);
+    note_staged(d, s, w * h);
     if (pageable(d) || pageable(s)) {
         __atomic_add_fetch(&n_pageable, 1, __ATOMIC_RELAXED);
         CUresult e = drain(st);

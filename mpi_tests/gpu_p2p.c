@@ -180,11 +180,23 @@ static void vector_nonblocking(int count, int blk, int stride) {
     int *r = dalloc(nint * sizeof(int), 0x22);
     MPI_Request q[2];
     long before = cu.sync_copies();
+    if (cu.take_max_staged) cu.take_max_staged();
     MPI_Irecv(r, 1, v, prev, 13, MPI_COMM_WORLD, &q[0]);
     MPI_Isend(s, 1, v, next, 13, MPI_COMM_WORLD, &q[1]);
     MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
     long after = cu.sync_copies();
     CHECK(after == before, "vector %d x %d / %d with Isend/Irecv: %ld copies waited for the device in the calls", count, blk, stride, after - before);
+    /* Above the eager limit, to a rank of this node with CUDA IPC: packed on
+     * the device, unpacked from the mapped copy on the device; nothing
+     * crosses between host and device. */
+    const char *ipc = getenv("OXMPI_CUDA_IPC"), *ucx = getenv("OXMPI_TEST_UCX"), *noipc = getenv("CUDA_DOUBLE_NO_IPC");
+    int by_ipc = !(ipc && !strcmp(ipc, "0")) && !(ucx && !strcmp(ucx, "1")) && !(noipc && *noipc) && !getenv("OXMPI_TEST_RANKS_PER_NODE");
+    long packed = (long)count * blk * (long)sizeof(int);
+    if (cu.take_max_staged && by_ipc && packed > 32768) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        long m = cu.take_max_staged();
+        CHECK(m == 0, "vector %d x %d / %d by CUDA IPC: a host<->device copy of %ld bytes", count, blk, stride, m);
+    }
     int *g = hcopy(r, nint * sizeof(int));
     for (long i = 0; i < nint; i++) {
         int want = (i % stride) < blk ? prev * 7919 + (int)i : 0x22222222;

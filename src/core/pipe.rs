@@ -165,6 +165,11 @@ pub struct RecvPipe {
 }
 
 impl RecvPipe {
+    /// The typed device buffer it fills: (type, count, buffer).
+    pub fn typed(&self) -> (std::sync::Arc<crate::datatype::Type>, usize, *mut u8) {
+        (self.dst.t.clone(), self.dst.count, self.dst.base)
+    }
+
     /// # Safety
     /// `dst` is a device buffer of its `count` elements (`cap` packed
     /// bytes), writable until the pipe is dropped.

@@ -134,6 +134,9 @@ pub struct Staged {
     /// Send of a contiguous device buffer, not packed yet: where its data
     /// starts, for a CUDA IPC rendezvous to a rank of this node.
     pub ipc_src: Option<*const u8>,
+    /// Send of a derived type's device buffer by CUDA IPC: its packed copy
+    /// on the device, kept until the receiver's FIN.
+    pub dev: Option<crate::gpu::DevBuf>,
     /// Receive: the message went straight into the user buffer (no unpack).
     pub direct: bool,
     /// Receive of a large non-contiguous message: unpacked as it arrives,
@@ -158,6 +161,17 @@ impl Staged {
             .filter(|(t, count, _)| t.is_contiguous(*count))
             .map(|(t, _, p)| p.wrapping_offset(t.start()))
             .or_else(|| self.pipe.as_ref().and_then(|p| p.direct))
+    }
+
+    /// A receive into a device buffer of a derived type: (type, count,
+    /// buffer), for the driver's strided copies from device to device.
+    pub fn device_typed(&self) -> Option<(std::sync::Arc<crate::datatype::Type>, usize, *mut u8)> {
+        if self.kind != crate::gpu::MemKind::Device {
+            return None;
+        }
+        self.unpack
+            .clone()
+            .or_else(|| self.pipe.as_ref().map(|p| p.typed()))
     }
 }
 

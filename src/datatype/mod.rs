@@ -859,7 +859,8 @@ impl<'a> Cursor<'a> {
     ///
     /// # Safety
     /// The base address holds `count` elements of the type in device
-    /// memory; `host` holds `n` bytes.
+    /// memory; `host` holds `n` bytes (host memory, or device memory: the
+    /// driver's copies take either).
     unsafe fn device(&mut self, host: *mut u8, n: usize, to_device: bool) -> Result<usize> {
         let before = self.s;
         let mut pieces: Vec<(*mut u8, usize, usize)> = Vec::new();
@@ -976,6 +977,42 @@ pub unsafe fn pack_queued(t: &Type, count: usize, src: *const u8, out: &mut [u8]
     let mut c = Cursor::new(t, count, src as *mut u8, MemKind::Device).queued();
     // SAFETY: forwarded contract.
     unsafe { c.pack(out) }.map(|_| ())
+}
+
+/// `pack_queued` into `n` packed bytes at `out`, which may be device memory
+/// too (the driver's copies then go from device to device).
+///
+/// # Safety
+/// As `pack_queued`; `out` holds `n` bytes (host or device memory), valid
+/// until the copies are done.
+pub unsafe fn pack_queued_to(
+    t: &Type,
+    count: usize,
+    src: *const u8,
+    out: *mut u8,
+    n: usize,
+) -> Result<()> {
+    let mut c = Cursor::new(t, count, src as *mut u8, MemKind::Device).queued();
+    // SAFETY: forwarded contract.
+    unsafe { c.device(out, n, false) }.map(|_| ())
+}
+
+/// `unpack_queued` from `n` packed bytes at `inp`, which may be device
+/// memory too (the driver's copies then go from device to device).
+///
+/// # Safety
+/// As `unpack_queued`; `inp` holds `n` bytes (host or device memory),
+/// valid until the copies are done.
+pub unsafe fn unpack_queued_from(
+    t: &Type,
+    count: usize,
+    inp: *const u8,
+    n: usize,
+    dst: *mut u8,
+) -> Result<()> {
+    let mut c = Cursor::new(t, count, dst, MemKind::Device).queued();
+    // SAFETY: forwarded contract; the driver only reads `inp`.
+    unsafe { c.device(inp as *mut u8, n, true) }.map(|_| ())
 }
 
 /// `unpack_mem` into device memory with the driver's copies queued on the

@@ -259,6 +259,7 @@ pub fn on_current_device(p: *const u8) -> bool {
 
 /// A device allocation of the library's own, on the current context's
 /// device, freed when dropped: scratch space for device reductions.
+#[derive(Debug)]
 pub struct DeviceScratch {
     p: CUdeviceptr,
     len: usize,
@@ -337,6 +338,68 @@ impl Drop for Scratch {
         let mut g = SCRATCH.lock().unwrap_or_else(|e| e.into_inner());
         if g.as_ref().is_none_or(|(_, c)| c.len() <= s.len()) {
             *g = Some((self.dev, s));
+        }
+    }
+}
+
+/// A device buffer lent to one message from the process's pool (a
+/// non-contiguous device send packed on the device for CUDA IPC), given
+/// back when dropped. The pool keeps up to `POOL_KEEP` buffers, each a
+/// power of two of at least 64 KiB, so a buffer keeps its IPC buffer id
+/// from message to message and the receiver's mapping of it stays cached.
+#[derive(Debug)]
+pub struct DevBuf {
+    s: Option<DeviceScratch>,
+    dev: c_int,
+}
+
+const POOL_KEEP: usize = 8;
+static POOL: std::sync::Mutex<Vec<(c_int, DeviceScratch)>> = std::sync::Mutex::new(Vec::new());
+
+/// At least `len` bytes of device memory on the current device, from the
+/// pool where it holds a buffer large enough (the smallest such).
+pub fn take_device(len: usize) -> Result<DevBuf> {
+    let d = for_copy()?;
+    let mut dev: c_int = -1;
+    // SAFETY: `dev` is a valid out pointer.
+    unsafe { (d.ctx_get_device)(&mut dev) };
+    let kept = {
+        let mut g = POOL.lock().unwrap_or_else(|e| e.into_inner());
+        let best = g
+            .iter()
+            .enumerate()
+            .filter(|(_, (on, b))| *on == dev && b.len() >= len)
+            .min_by_key(|(_, (_, b))| b.len())
+            .map(|(i, _)| i);
+        best.map(|i| g.swap_remove(i).1)
+    };
+    let s = match kept {
+        Some(s) => s,
+        None => DeviceScratch::new(len.max(64 << 10).next_power_of_two())?,
+    };
+    Ok(DevBuf { s: Some(s), dev })
+}
+
+impl DevBuf {
+    pub fn ptr(&self) -> *mut u8 {
+        self.s.as_ref().map_or(std::ptr::null_mut(), |s| s.ptr())
+    }
+}
+
+impl Drop for DevBuf {
+    fn drop(&mut self) {
+        let Some(s) = self.s.take() else {
+            return;
+        };
+        let mut g = POOL.lock().unwrap_or_else(|e| e.into_inner());
+        if g.len() < POOL_KEEP {
+            g.push((self.dev, s));
+        } else if let Some(i) = (0..g.len()).min_by_key(|&i| g[i].1.len()) {
+            // Full: the larger of this one and the smallest kept stays; the
+            // other is freed here.
+            if g[i].1.len() < s.len() {
+                g[i] = (self.dev, s);
+            }
         }
     }
 }

@@ -44,6 +44,88 @@ impl State {
                 return Ok(false);
             }
         };
+        self.send_ipc_rts(rid, w, ctx, me, tag, bytes, &r, None);
+        Ok(true)
+    }
+
+    /// Starts the send of request `rid`, a device buffer of a derived type
+    /// not packed yet, as a CUDA IPC rendezvous of a packed copy made on
+    /// the device: its strided copies go from device to device into a
+    /// buffer of the pool (`gpu::take_device`), on the library's stream,
+    /// and the RTS waits for them. The pair never crosses PCIe. False,
+    /// having done nothing, where `try_send_ipc` would not apply; the
+    /// typed buffer stays in the request, so a receiver that cannot map the
+    /// copy gets cells packed from it (the CTS's device pipeline).
+    pub(super) fn try_send_ipc_packed(
+        &mut self,
+        rid: ReqId,
+        comm: c_int,
+        dest: i32,
+        tag: i32,
+        bytes: usize,
+    ) -> Result<bool> {
+        if dest == MPI_PROC_NULL || bytes <= self.cfg.eager_limit || !crate::gpu::ipc::enabled() {
+            return Ok(false);
+        }
+        let c = self.comm(comm)?;
+        let (ctx, me, w) = (c.ctx, c.rank, c.peer_world(dest) as usize);
+        if !matches!(self.net.link(w), Link::Shm(_)) {
+            return Ok(false);
+        }
+        let Some((t, count, src)) = self
+            .reqs
+            .get(rid)
+            .unwrap()
+            .staged
+            .as_ref()
+            .filter(|s| s.kind == crate::gpu::MemKind::Device)
+            .and_then(|s| s.pack.clone())
+        else {
+            return Ok(false);
+        };
+        let packed = (|| {
+            let buf = crate::gpu::take_device(bytes)?;
+            // SAFETY: the send buffer holds `count` elements of `t` until
+            // the request completes; `buf` holds at least `bytes` bytes and
+            // stays in the request until then (after the copies are done:
+            // the receiver's FIN follows its copy, which follows the RTS,
+            // which waits for `gate`).
+            unsafe { crate::datatype::pack_queued_to(&t, count, src, buf.ptr(), bytes)? };
+            let gate = crate::gpu::mark()?;
+            let r = crate::gpu::ipc::export(buf.ptr())?;
+            Ok::<_, crate::core::error::Error>((buf, gate, r))
+        })();
+        let (buf, gate, r) = match packed {
+            Ok(v) => v,
+            Err(e) => {
+                if std::env::var_os("OXMPI_DEBUG").is_some() {
+                    eprintln!(
+                        "oxmpi[{}]: no CUDA IPC for a send of a derived type to world rank {w} ({}); staging it",
+                        self.rank, e.msg
+                    );
+                }
+                return Ok(false);
+            }
+        };
+        self.reqs.get_mut(rid).unwrap().staged.as_mut().unwrap().dev = Some(buf);
+        self.send_ipc_rts(rid, w, ctx, me, tag, bytes, &r, Some(gate));
+        Ok(true)
+    }
+
+    /// Sends the RTS of a CUDA IPC rendezvous of request `rid` to world
+    /// rank `w`, with reference `r` as its payload, once `gate` is done.
+    #[allow(clippy::too_many_arguments)]
+    fn send_ipc_rts(
+        &mut self,
+        rid: ReqId,
+        w: usize,
+        ctx: u32,
+        me: i32,
+        tag: i32,
+        bytes: usize,
+        r: &crate::gpu::ipc::IpcRef,
+        gate: Option<crate::gpu::Pending>,
+    ) {
         let token = self.reqs.token(rid);
         let req = self.reqs.get_mut(rid).unwrap();
         let st = req.staged.as_mut().unwrap();
@@ -66,10 +148,10 @@ impl State {
             Out {
                 data: payload,
                 total: crate::gpu::ipc::WIRE,
+                gate,
                 ..Out::ctrl(hdr)
             },
         );
-        Ok(true)
     }
 
     /// The matched receive `rid` of a CUDA IPC rendezvous from world rank
@@ -103,6 +185,42 @@ impl State {
         // A device pipeline's buffer takes the copy whole, from device to
         // device, as a contiguous one does.
         let direct = q.staged.as_ref().and_then(|s| s.device_direct());
+        // A device buffer of a derived type: unpacked straight out of the
+        // sender's packed bytes by the driver's strided copies from device
+        // to device, on the library's stream.
+        let typed = q
+            .staged
+            .as_ref()
+            .filter(|_| direct.is_none())
+            .and_then(|s| s.device_typed());
+        if let Some((t, count, dst)) = typed {
+            // SAFETY: `dst` is the user's device receive buffer of `count`
+            // elements of `t` until the request completes (after the
+            // copies); `src` maps the sender's `n` packed bytes, kept until
+            // our FIN, which waits for them.
+            let q2 = unsafe {
+                crate::datatype::unpack_queued_from(&t, count, src, n, dst)
+                    .and_then(|_| crate::gpu::mark())
+            };
+            match q2 {
+                Ok(copy) => {
+                    q.staged.as_mut().unwrap().direct = true;
+                    self.gpu_pending.push(super::GpuWait {
+                        rid,
+                        copy,
+                        fin: Some((w, sreq)),
+                    });
+                    return true;
+                }
+                Err(e) => {
+                    eprintln!("oxmpi[{}]: {}", self.rank, e.msg);
+                    q.status.error = e.class;
+                    self.send_ctrl(w, kind::FIN, sreq, 0);
+                    self.complete(rid);
+                    return true;
+                }
+            }
+        }
         let res = if q.streamed() && direct.is_none() {
             let mut b = crate::core::pool::take(n);
             // SAFETY: `src` maps the sender's `n`-byte buffer; `b` holds `n` bytes.

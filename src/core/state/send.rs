@@ -43,7 +43,8 @@ impl State {
                 }
             }
             if mode != SendMode::Buffered
-                && self.try_send_device_whole(rid, comm, dest, tag, bytes)?
+                && (self.try_send_device_whole(rid, comm, dest, tag, bytes)?
+                    || self.try_send_ipc_packed(rid, comm, dest, tag, bytes)?)
             {
                 return Ok(());
             }
