@@ -27,6 +27,8 @@ static struct {
     long (*sync_copies)(void); /* the test double's copies that wait in the call */
     long (*copies)(void); /* the test double's copies, in the call or queued */
     long (*take_max_staged)(void); /* the test double's longest host<->device async copy since the last call */
+    int (*dtod)(devptr, devptr, size_t); /* optional: benchmarks */
+    int (*ctx_sync)(void); /* optional: benchmarks */
 } cu;
 static void *gpu_ctx; /* the primary context gpu_open made current */
 
@@ -46,6 +48,8 @@ static inline int gpu_open(void) {
     *(void **)&cu.take_max_staged = dlsym(h, "cuda_double_take_max_staged");
     *(void **)&cu.sync_copies = dlsym(h, "cuda_double_sync_copies");
     *(void **)&cu.copies = dlsym(h, "cuda_double_copies");
+    *(void **)&cu.dtod = dlsym(h, "cuMemcpyDtoD_v2");
+    *(void **)&cu.ctx_sync = dlsym(h, "cuCtxSynchronize");
     int dev;
     if (cu.init(0) || cu.device_get(&dev, 0) || cu.retain(&gpu_ctx, dev) || cu.set_current(gpu_ctx)) return 0;
     return 1;

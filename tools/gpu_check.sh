@@ -7,9 +7,12 @@
 #
 # `run` prints the GPU, runs the device-buffer test programs against the
 # real driver (gpu_p2p at 2 and 4 ranks, gpu_coll at 2 and 4, gpu_reduce,
-# with and without CUDA IPC), then the device-buffer benchmark (device to
-# device with IPC and staged, host to host, device to host; staged with the
-# device pipeline off and at three chunk sizes). NVRTC is
+# gpu_rma at 2 and 4, with and without CUDA IPC), then the device-buffer
+# benchmarks: cuMemcpyDtoD of 64 MiB in one process (the yardstick of the
+# device-to-device bandwidth), point to point (device to device with IPC
+# and staged, host to host, device to host; staged with the device
+# pipeline off and at three chunk sizes), allreduce on device buffers from
+# 1 KiB to 256 MiB at 2 and 4 ranks. NVRTC is
 # looked for in the usual places; without it reductions run on host copies
 # (the programs then print one warning line). Every job has a timeout.
 set -uo pipefail
@@ -18,7 +21,7 @@ out=build/gpu_check
 case "${1:-}" in
 prepare)
   mkdir -p "$out"
-  for p in gpu_p2p gpu_coll gpu_reduce; do
+  for p in gpu_p2p gpu_coll gpu_reduce gpu_rma; do
     build/prefix/bin/mpicc -O1 -g mpi_tests/$p.c -o "$out/$p" || exit 1
   done
   build/prefix/bin/mpicc -O2 benches/gpu_bench.c -o "$out/gpu_bench" || exit 1
@@ -42,6 +45,9 @@ run)
   job env OXMPI_CUDA_IPC=0 $mpirun -n 2 --timeout 100 "$out/gpu_p2p"
   job $mpirun -n 2 --timeout 100 "$out/gpu_coll"
   job $mpirun -n 4 --timeout 100 "$out/gpu_coll"
+  job $mpirun -n 2 --timeout 100 "$out/gpu_rma"
+  job $mpirun -n 4 --timeout 100 "$out/gpu_rma"
+  job $mpirun -n 1 --timeout 100 "$out/gpu_bench" copy
   for k in dd hh dh; do job $mpirun -n 2 --timeout 100 "$out/gpu_bench" $k; done
   job env OXMPI_CUDA_IPC=0 $mpirun -n 2 --timeout 100 "$out/gpu_bench" dd
   # The device pipeline's threshold and chunk (staged device to device):
@@ -50,6 +56,8 @@ run)
   for c in 131072 524288 2097152; do
     job env OXMPI_CUDA_IPC=0 OXMPI_GPU_PIPELINE_CHUNK=$c $mpirun -n 2 --timeout 100 "$out/gpu_bench" dd
   done
+  job $mpirun -n 2 --timeout 100 "$out/gpu_bench" allreduce
+  job $mpirun -n 4 --timeout 100 "$out/gpu_bench" allreduce
   echo "gpu_check: $([ $fail = 0 ] && echo all passed || echo FAILURES)"
   exit $fail
   ;;

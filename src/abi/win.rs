@@ -117,6 +117,50 @@ fn info_true(kv: &[(String, String)], key: &str) -> bool {
         .any(|(k, v)| k == key && v.trim().eq_ignore_ascii_case("true"))
 }
 
+/// Which ranks of window communicator `wcomm` bring CUDA device memory to
+/// an `MPI_Win_create` (this rank `size` bytes at `base`), with its IPC
+/// reference. Collective. A rank whose device memory cannot be exported
+/// fails the call on every rank.
+fn device_refs(
+    wcomm: MPI_Comm,
+    base: usize,
+    size: usize,
+) -> Result<Vec<Option<crate::gpu::ipc::IpcRef>>> {
+    use crate::gpu::ipc::{IpcRef, WIRE};
+    // [0]: 0 host, 1 device, 2 device memory that could not be exported.
+    let mut mine = [0u8; 1 + WIRE];
+    let mut why = String::new();
+    if size > 0 && crate::gpu::classify(base as *const u8, size) == crate::gpu::MemKind::Device {
+        match crate::gpu::ipc::export(base as *const u8) {
+            Ok(r) => {
+                mine[0] = 1;
+                mine[1..].copy_from_slice(&r.to_bytes());
+            }
+            Err(e) => {
+                mine[0] = 2;
+                why = e.msg;
+            }
+        }
+    }
+    let all = allgather_bytes(wcomm, &mine)?;
+    let recs: Vec<&[u8]> = all.chunks_exact(1 + WIRE).collect();
+    if let Some(r) = recs.iter().position(|c| c[0] == 2) {
+        return Err(err!(
+            MPI_ERR_OTHER,
+            "rank {r} brings device memory to MPI_Win_create that CUDA IPC cannot describe{}",
+            if why.is_empty() {
+                String::new()
+            } else {
+                format!(" ({why})")
+            }
+        ));
+    }
+    Ok(recs
+        .iter()
+        .map(|c| (c[0] == 1).then(|| IpcRef::from_bytes(&c[1..])).flatten())
+        .collect())
+}
+
 /// The collective part of every window creation. `base`: the memory the
 /// rank brings (create), else 0. Returns the handle and this rank's base.
 fn create(
@@ -252,6 +296,13 @@ fn build(
     }
     let seg = seg.unwrap();
     let sbase = seg.base() as usize;
+    // MPI_Win_create of device memory: every rank learns which ranks'
+    // memory is device memory, with its CUDA IPC reference.
+    let dev = if flavor == MPI_WIN_FLAVOR_CREATE {
+        device_refs(wcomm, base, size)?
+    } else {
+        vec![None; cards.len()]
+    };
     let targets: Vec<Target> = cards
         .iter()
         .enumerate()
@@ -268,6 +319,7 @@ fn build(
                 local: li,
                 addr,
                 direct,
+                device: dev[r].is_some(),
                 size: if flavor == MPI_WIN_FLAVOR_DYNAMIC {
                     usize::MAX
                 } else {
@@ -281,6 +333,35 @@ fn build(
             }
         })
         .collect();
+    let mut targets = targets;
+    // The node's other ranks' device memory: mapped here by CUDA IPC for
+    // the window's life (pinned in the mapping cache).
+    let mut dev_maps = rma::DevMaps::default();
+    let mut why = String::new();
+    for (r, t) in targets.iter_mut().enumerate() {
+        if let (Some(rf), Some(_), false) = (dev[r].as_ref(), t.local, r == rank) {
+            match crate::gpu::ipc::pin(t.world as usize, rf) {
+                Ok(p) => {
+                    dev_maps.0.push((t.world as usize, rf.id));
+                    t.addr = p as usize;
+                    t.direct = true;
+                }
+                Err(e) => why = format!("rank {r}'s device memory: {}", e.msg),
+            }
+        }
+    }
+    let oks = allgather_bytes(wcomm, &[why.is_empty() as u8])?;
+    if let Some(bad) = oks.iter().position(|&b| b == 0) {
+        return Err(err!(
+            MPI_ERR_OTHER,
+            "rank {bad} of the window could not map the device memory of a rank of its node by CUDA IPC{}",
+            if why.is_empty() {
+                String::new()
+            } else {
+                format!(" (here, {why})")
+            }
+        ));
+    }
     let my_base = if allocated {
         sbase + layout.data[me_local]
     } else {
@@ -300,12 +381,12 @@ fn build(
             my_base,
             size,
             flavor == MPI_WIN_FLAVOR_DYNAMIC,
+            dev[rank].is_some(),
             &mut gather,
         )?)
     } else {
         None
     };
-    let mut targets = targets;
     if let Some(net) = remote.as_ref() {
         for (r, t) in targets.iter_mut().enumerate() {
             if t.local.is_none() {
@@ -323,9 +404,11 @@ fn build(
         layout,
         me_local,
         atomics: allocated,
-        // A dynamic window's memory has no keys for the fabric's atomics.
+        // A dynamic window's memory, and device memory, have no keys for
+        // the fabric's atomics.
         single_intrinsic: info_true(&kv, "acc_single_intrinsic")
-            && flavor != MPI_WIN_FLAVOR_DYNAMIC,
+            && flavor != MPI_WIN_FLAVOR_DYNAMIC
+            && dev.iter().all(|d| d.is_none()),
         base: my_base,
         size_attr: if flavor == MPI_WIN_FLAVOR_DYNAMIC {
             0
@@ -348,6 +431,7 @@ fn build(
         },
         attached: Vec::new(),
         remote,
+        dev_maps,
     };
     Ok((rma::insert(w)?, my_base))
 }
@@ -541,6 +625,12 @@ pub unsafe extern "C" fn MPI_Win_attach(win: MPI_Win, base: *mut c_void, size: M
             return Err(err!(MPI_ERR_BASE, "base=NULL with size={size}"));
         }
         let (a, n) = (base as usize, size as usize);
+        if n > 0 && crate::gpu::classify(a as *const u8, n) == crate::gpu::MemKind::Device {
+            return Err(err!(
+                MPI_ERR_UNSUPPORTED_OPERATION,
+                "base={a:#x} is CUDA device memory: attaching device memory to a dynamic window is not implemented (MPI_Win_create takes it)"
+            ));
+        }
         if let Some(&(b, m)) = w.attached.iter().find(|&&(b, m)| a < b + m && b < a + n) {
             return Err(err!(
                 MPI_ERR_RMA_ATTACH,

@@ -9,7 +9,7 @@
 //! new for every allocation, so an address the peer freed and allocated
 //! again is a new key and never reads the old mapping. A mapping is closed
 //! when it is evicted (least recently used, `OXMPI_CUDA_IPC_CACHE`
-//! entries) or at exit.
+//! entries; never while a window over that memory pins it) or at exit.
 
 use super::driver::*;
 use super::for_copy;
@@ -65,6 +65,9 @@ impl IpcRef {
 struct Opened {
     base: CUdeviceptr,
     used: u64,
+    /// Holders that keep the mapping open whatever the cache's limit (a
+    /// window over the peer's device memory, `pin`).
+    pins: u32,
 }
 
 #[derive(Default)]
@@ -164,15 +167,37 @@ pub fn export(p: *const u8) -> Result<IpcRef> {
     })
 }
 
+/// `open`, and the mapping stays open until as many `unpin`s (for memory
+/// used for a long time: a window's).
+pub fn pin(peer: usize, r: &IpcRef) -> Result<*mut u8> {
+    open_with(peer, r, 1)
+}
+
+/// Ends one `pin` of peer `peer`'s allocation `id`; the mapping is then
+/// the cache's again (evicted in its turn).
+pub fn unpin(peer: usize, id: u64) {
+    caches(|c| {
+        if let Some(o) = c.opened.get_mut(&(peer, id)) {
+            o.pins = o.pins.saturating_sub(1);
+        }
+    });
+}
+
 /// The start of peer `peer`'s buffer `r` in this process, mapping its
 /// allocation if this (peer, buffer id) is not mapped yet.
 pub fn open(peer: usize, r: &IpcRef) -> Result<*mut u8> {
+    open_with(peer, r, 0)
+}
+
+/// `open`, adding `pins` to the mapping's pins in the same step.
+fn open_with(peer: usize, r: &IpcRef, pins: u32) -> Result<*mut u8> {
     let d = for_copy()?;
     let hit = caches(|c| {
         c.clock += 1;
         let now = c.clock;
         c.opened.get_mut(&(peer, r.id)).map(|o| {
             o.used = now;
+            o.pins += pins;
             o.base
         })
     });
@@ -200,11 +225,24 @@ pub fn open(peer: usize, r: &IpcRef) -> Result<*mut u8> {
                 c.opens += 1;
                 let mut out = None;
                 if c.opened.len() >= cache_limit() {
-                    let oldest = c.opened.iter().min_by_key(|(_, o)| o.used).map(|(k, _)| *k);
+                    // Pinned mappings stay (the cache then grows past its limit).
+                    let oldest = c
+                        .opened
+                        .iter()
+                        .filter(|(_, o)| o.pins == 0)
+                        .min_by_key(|(_, o)| o.used)
+                        .map(|(k, _)| *k);
                     out = oldest.and_then(|k| c.opened.remove(&k)).map(|o| o.base);
                 }
                 let now = c.clock;
-                c.opened.insert((peer, r.id), Opened { base: b, used: now });
+                c.opened.insert(
+                    (peer, r.id),
+                    Opened {
+                        base: b,
+                        used: now,
+                        pins,
+                    },
+                );
                 out
             });
             if let Some(old) = evicted {

@@ -35,6 +35,7 @@ use crate::base::consts::*;
 use crate::base::error::Result;
 use crate::datatype::Type;
 use crate::err;
+use crate::gpu::MemKind;
 use crate::sys::ShmMap;
 use crate::transport::ucx::rma::Amo;
 use layout::{Layout, EXCL};
@@ -56,8 +57,25 @@ pub struct Target {
     /// node's segment, or this rank's own memory), else in the target's.
     pub addr: usize,
     pub direct: bool,
+    /// The window memory is CUDA device memory (`MPI_Win_create` of a
+    /// device buffer): a direct target's is this rank's own or a CUDA IPC
+    /// mapping of it, moved with the driver's copies.
+    pub device: bool,
     pub size: usize,
     pub unit: usize,
+}
+
+/// The CUDA IPC mappings of other ranks' device window memory that a
+/// window holds open: (world rank, buffer id), unpinned when it is freed.
+#[derive(Default)]
+pub struct DevMaps(pub Vec<(usize, u64)>);
+
+impl Drop for DevMaps {
+    fn drop(&mut self) {
+        for &(w, id) in &self.0 {
+            crate::gpu::ipc::unpin(w, id);
+        }
+    }
 }
 
 /// What synchronization is open on a window at this rank.
@@ -116,6 +134,8 @@ pub struct Win {
     pub attached: Vec<(usize, usize)>,
     /// The window spans nodes: UCX reaches every rank (`net`).
     pub remote: Option<net::Remote>,
+    /// Mappings of the node's ranks' device window memory.
+    pub dev_maps: DevMaps,
 }
 
 // SAFETY: a Win is only reached through its WinCell; the raw addresses it
@@ -455,6 +475,13 @@ impl Win {
         data: &[u8],
     ) -> Result<()> {
         let tg = self.target(r);
+        if tg.direct && tg.device {
+            // SAFETY: `place` checked the range lies in the window memory,
+            // device memory this process reaches.
+            return unsafe {
+                crate::datatype::unpack_mem(t, count, data, addr as *mut u8, MemKind::Device)
+            };
+        }
         if tg.direct {
             if t.is_contiguous(count) {
                 // SAFETY: `place` checked the range lies in the window memory.
@@ -494,6 +521,12 @@ impl Win {
         out: &mut [u8],
     ) -> Result<()> {
         let tg = self.target(r);
+        if tg.direct && tg.device {
+            // SAFETY: as in `write`.
+            return unsafe {
+                crate::datatype::pack_mem(t, count, addr as *const u8, MemKind::Device, out)
+            };
+        }
         if tg.direct {
             if t.is_contiguous(count) {
                 // SAFETY: `place` checked the range lies in the window memory.
@@ -887,6 +920,17 @@ impl Win {
                 net.put(r, &seg, buf)
             } else {
                 net.get(r, &seg, buf)
+            };
+        }
+        if tg.direct && tg.device {
+            // SAFETY: `p` lies in device window memory this process
+            // reaches (`place`); `buf` holds its bytes.
+            return unsafe {
+                if write {
+                    crate::gpu::copy(p as *mut u8, buf.as_ptr(), buf.len())
+                } else {
+                    crate::gpu::copy(buf.as_mut_ptr(), p as *const u8, buf.len())
+                }
             };
         }
         if tg.direct {

@@ -38,6 +38,9 @@ pub struct Peer {
     /// Its control words' address and key.
     pub ctl: u64,
     pub ctl_key: Rkey,
+    /// Its window memory is CUDA device memory (not registered: reached
+    /// by active messages it applies with the driver's copies).
+    pub device: bool,
 }
 
 /// What a spanning window holds of UCX.
@@ -71,6 +74,7 @@ struct Record {
     address: Vec<u8>,
     data_key: Vec<u8>,
     ctl_key: Vec<u8>,
+    device: bool,
 }
 
 impl Record {
@@ -82,6 +86,7 @@ impl Record {
             b.extend_from_slice(&(v.len() as u32).to_le_bytes());
             b.extend_from_slice(v);
         }
+        b.push(self.device as u8);
         b
     }
 
@@ -101,6 +106,7 @@ impl Record {
             address,
             data_key,
             ctl_key,
+            device: b.get(at) == Some(&1),
         }
     }
 }
@@ -122,6 +128,7 @@ impl Remote {
         base: usize,
         size: usize,
         dynamic: bool,
+        device: bool,
         gather: &mut Gather,
     ) -> Result<Remote> {
         // Every rank learns whether every other could start UCX.
@@ -140,7 +147,10 @@ impl Remote {
         let mut regs = Vec::new();
         let mut fail = String::new();
         let ctl_reg = rma.map(ctl.as_ptr() as usize, ctl.len() * 8);
-        let data_reg = if size > 0 {
+        // Device memory is not registered (UCX here has no CUDA memory):
+        // its puts and gets are active messages the target applies with
+        // the driver's copies (`moved`).
+        let data_reg = if size > 0 && !device {
             Some(rma.map(base, size))
         } else {
             None
@@ -151,6 +161,7 @@ impl Remote {
             address: rma.address().to_vec(),
             data_key: Vec::new(),
             ctl_key: Vec::new(),
+            device,
         };
         match ctl_reg {
             Ok(r) => {
@@ -195,6 +206,7 @@ impl Remote {
                     base: rec.base,
                     ctl: rec.ctl,
                     ctl_key: rma.unpack(ep, &rec.ctl_key)?,
+                    device: rec.device,
                 })
             })();
             match made {
@@ -220,6 +232,7 @@ impl Remote {
             base,
             size,
             dynamic,
+            device,
             lock: parking_lot::Mutex::new(Vec::new()),
         });
         lock_served().insert(key, served.clone());
@@ -255,7 +268,7 @@ impl Remote {
     /// Puts the packed `data` into the target segments `segs` (addresses
     /// in rank `r`'s process).
     pub fn put(&self, r: usize, segs: &[[usize; 2]], data: &[u8]) -> Result<()> {
-        if self.dynamic {
+        if self.dynamic || self.peers[r].device {
             return self.moved(r, KIND_PUT, segs, data, None);
         }
         let p = &self.peers[r];
@@ -269,7 +282,7 @@ impl Remote {
 
     /// Gets the target segments `segs` of rank `r` packed into `out`.
     pub fn get(&self, r: usize, segs: &[[usize; 2]], out: &mut [u8]) -> Result<()> {
-        if self.dynamic {
+        if self.dynamic || self.peers[r].device {
             return self.moved(r, KIND_GET, segs, &[], Some(out));
         }
         let p = &self.peers[r];
@@ -393,7 +406,32 @@ struct Served {
     base: usize,
     size: usize,
     dynamic: bool,
+    /// The memory is CUDA device memory: copied with the driver.
+    device: bool,
     lock: parking_lot::Mutex<Vec<(usize, usize)>>,
+}
+
+impl Served {
+    /// Copies `n` bytes between the window memory and a host buffer, with
+    /// the driver where the window memory is device memory.
+    ///
+    /// # Safety
+    /// Both ranges are valid for `n` bytes.
+    unsafe fn copy(
+        &self,
+        dst: *mut u8,
+        src: *const u8,
+        n: usize,
+    ) -> std::result::Result<(), String> {
+        if self.device {
+            // SAFETY: forwarded contract.
+            unsafe { crate::gpu::copy(dst, src, n) }.map_err(|e| e.msg)
+        } else {
+            // SAFETY: forwarded contract.
+            unsafe { crate::sys::copy(dst, src, n) };
+            Ok(())
+        }
+    }
 }
 
 static SERVED: std::sync::LazyLock<Mutex<HashMap<u64, Arc<Served>>>> =
@@ -517,9 +555,9 @@ fn serve_checked(
         }
         let mut at = 0;
         for &(p, l) in &segs {
-            // SAFETY: the segment lies in attached memory (checked above),
-            // which stays attached while `lock` is held.
-            unsafe { crate::sys::copy(p as *mut u8, data.as_ptr().add(at), l) };
+            // SAFETY: the segment lies in window memory (checked above),
+            // attached memory staying attached while `lock` is held.
+            unsafe { w.copy(p as *mut u8, data.as_ptr().add(at), l)? };
             at += l;
         }
         return Ok(Ok(Vec::new()));
@@ -530,7 +568,7 @@ fn serve_checked(
         // SAFETY: the segment lies in this process's window memory (checked
         // above), alive while the window is registered (attached memory:
         // while `lock` is held).
-        unsafe { crate::sys::copy(cur.as_mut_ptr().add(at), p as *const u8, l) };
+        unsafe { w.copy(cur.as_mut_ptr().add(at), p as *const u8, l)? };
         at += l;
     }
     if kind == KIND_GET {
@@ -563,7 +601,7 @@ fn serve_checked(
         let mut at = 0;
         for &(p, l) in &segs {
             // SAFETY: as above.
-            unsafe { crate::sys::copy(p as *mut u8, cur.as_ptr().add(at), l) };
+            unsafe { w.copy(p as *mut u8, cur.as_ptr().add(at), l)? };
             at += l;
         }
     }
@@ -598,11 +636,11 @@ impl Remote {
         }
     }
 
-    /// A dynamic window's put (`KIND_PUT`, `data` stored) or get
-    /// (`KIND_GET`, into `out`) on the segments `segs` (addresses of rank
-    /// `r`'s process), applied by the target's process after it checks
-    /// them against its attached regions: one round trip, done at the
-    /// target when it returns.
+    /// A put (`KIND_PUT`, `data` stored) or get (`KIND_GET`, into `out`)
+    /// on the segments `segs` (addresses of rank `r`'s process) of a
+    /// dynamic window or of device memory, applied by the target's process
+    /// after it checks them against its attached regions or its window's
+    /// size: one round trip, done at the target when it returns.
     fn moved(
         &self,
         r: usize,
@@ -611,7 +649,13 @@ impl Remote {
         data: &[u8],
         out: Option<&mut [u8]>,
     ) -> Result<()> {
-        let rel: Vec<(u64, u64)> = segs.iter().map(|&[p, l]| (p as u64, l as u64)).collect();
+        // A dynamic window's target takes its own addresses, the others
+        // offsets from their window's base.
+        let from = if self.dynamic { 0 } else { self.peers[r].base };
+        let rel: Vec<(u64, u64)> = segs
+            .iter()
+            .map(|&[p, l]| ((p as u64).wrapping_sub(from), l as u64))
+            .collect();
         let a = AccOp {
             op: MPI_REPLACE,
             elem: crate::op::Elem::Byte,
