@@ -103,6 +103,43 @@ static void run(int rank, int size, int allocate) {
     if (!allocate) free(c);
 }
 
+/* Many small puts in one passive epoch (across nodes they are gathered
+ * into requests of up to 64 segments): every rank puts 300 single ints,
+ * in a scattered order, into its own column of every other rank's window,
+ * then flushes; a put followed (after a flush) by an accumulate and a
+ * get-accumulate on one element; the owner checks every value. */
+static void small_puts(int rank, int size) {
+    enum { N = 300 };
+    int *mem;
+    MPI_Win win;
+    MPI_Win_allocate((MPI_Aint)size * N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+    for (int i = 0; i < size * N; i++) mem[i] = -1;
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock_all(0, win);
+    for (int t = 0; t < size; t++) {
+        if (t == rank) continue;
+        for (int k = 0; k < N; k++) {
+            int i = (k * 7) % N; /* 7 and 300 are coprime: each i once */
+            int v = rank * 100000 + t * 1000 + i;
+            MPI_Put(&v, 1, MPI_INT, t, rank * N + i, 1, MPI_INT, win);
+        }
+        MPI_Win_flush(t, win);
+        int add = 5, before = 0;
+        MPI_Accumulate(&add, 1, MPI_INT, t, rank * N, 1, MPI_INT, MPI_SUM, win);
+        MPI_Get_accumulate(&add, 1, MPI_INT, &before, 1, MPI_INT, t, rank * N + 1, 1, MPI_INT, MPI_SUM, win);
+        MPI_Win_flush(t, win);
+        CHECK(before == rank * 100000 + t * 1000 + 1, "get-accumulate after small puts to rank %d: %d", t, before);
+    }
+    MPI_Win_unlock_all(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int o = 0; o < size; o++)
+        for (int i = 0; i < N; i++) {
+            int want = o == rank ? -1 : o * 100000 + rank * 1000 + i + (i < 2 ? 5 : 0);
+            CHECK(mem[o * N + i] == want, "small puts from rank %d: int %d is %d, not %d", o, i, mem[o * N + i], want);
+        }
+    MPI_Win_free(&win);
+}
+
 int main(int argc, char **argv) {
     int rank, size;
     MPI_Init(&argc, &argv);
@@ -111,6 +148,7 @@ int main(int argc, char **argv) {
     test_rank = rank;
     run(rank, size, 1);
     run(rank, size, 0);
+    small_puts(rank, size);
     MPI_Finalize();
     if (rank == 0) printf("rma_passive ok\n");
     return 0;

@@ -56,6 +56,13 @@ pub struct Remote {
     pub peers: Vec<Peer>,
     /// Puts issued to each rank since its last flush.
     dirty: Vec<std::cell::Cell<bool>>,
+    /// Puts and gets go as active messages the target applies, not as
+    /// UCX's RMA (`rma_by_messages`); the tokens of each rank's puts whose
+    /// answers the next flush waits for.
+    am: bool,
+    inflight: Vec<std::cell::RefCell<Vec<u64>>>,
+    /// Small puts to each rank not sent yet.
+    batch: Vec<std::cell::RefCell<Batch>>,
     n: usize,
     /// A window of `MPI_Win_create_dynamic`: its memory is what each rank
     /// attaches, reached by active messages that the target's process
@@ -244,6 +251,11 @@ impl Remote {
             regs,
             peers,
             dirty: (0..n).map(|_| std::cell::Cell::new(false)).collect(),
+            am: rma_by_messages(),
+            inflight: (0..n)
+                .map(|_| std::cell::RefCell::new(Vec::new()))
+                .collect(),
+            batch: (0..n).map(|_| std::cell::RefCell::default()).collect(),
             n,
             dynamic,
             served,
@@ -271,6 +283,9 @@ impl Remote {
         if self.dynamic || self.peers[r].device {
             return self.moved(r, KIND_PUT, segs, data, None);
         }
+        if self.am {
+            return self.sent_put(r, segs, data);
+        }
         let p = &self.peers[r];
         let key = p.data.as_ref().ok_or_else(|| no_memory(r))?;
         let v = pairs(data.as_ptr() as usize, segs, data.len());
@@ -282,7 +297,7 @@ impl Remote {
 
     /// Gets the target segments `segs` of rank `r` packed into `out`.
     pub fn get(&self, r: usize, segs: &[[usize; 2]], out: &mut [u8]) -> Result<()> {
-        if self.dynamic || self.peers[r].device {
+        if self.dynamic || self.peers[r].device || self.am {
             return self.moved(r, KIND_GET, segs, &[], Some(out));
         }
         let p = &self.peers[r];
@@ -296,6 +311,7 @@ impl Remote {
     /// Fetching atomics on rank `r`'s window memory: each (operand, remote
     /// address) becomes (old value, address).
     pub fn atomics(&self, r: usize, op: Amo, size: usize, ops: &mut [(u64, u64)]) -> Result<()> {
+        self.drain(r)?;
         let p = &self.peers[r];
         let key = p.data.as_ref().ok_or_else(|| no_memory(r))?;
         // SAFETY: the addresses were checked by `place` and are aligned to `size`.
@@ -304,6 +320,7 @@ impl Remote {
 
     /// Compare-and-swap on rank `r`'s window memory at `raddr`.
     pub fn cswap(&self, r: usize, size: usize, cmp: u64, new: u64, raddr: u64) -> Result<u64> {
+        self.drain(r)?;
         let p = &self.peers[r];
         let key = p.data.as_ref().ok_or_else(|| no_memory(r))?;
         // SAFETY: as for `atomics`.
@@ -313,6 +330,7 @@ impl Remote {
     /// Compare-and-swaps on rank `r`'s window memory, all issued at once:
     /// each (compare, new, remote address) gets the old value for `new`.
     pub fn cswaps(&self, r: usize, size: usize, ops: &mut [(u64, u64, u64)]) -> Result<()> {
+        self.drain(r)?;
         let p = &self.peers[r];
         let key = p.data.as_ref().ok_or_else(|| no_memory(r))?;
         // SAFETY: as for `atomics`.
@@ -353,6 +371,25 @@ impl Remote {
     /// Puts to rank `r` (all ranks: None) are complete at their targets.
     pub fn flush(&self, r: Option<usize>) -> Result<()> {
         for t in 0..self.n {
+            if r.is_none_or(|r| r == t) {
+                self.drain(t)?;
+            }
+            if r.is_none_or(|r| r == t) && !self.inflight[t].borrow().is_empty() {
+                // Every answer is waited for; the first error is reported.
+                let tokens = std::mem::take(&mut *self.inflight[t].borrow_mut());
+                let mut first = Ok(());
+                for k in tokens {
+                    let got = self
+                        .rma
+                        .reply(self.peers[t].ep, k)
+                        .map_err(ucx_err)
+                        .and_then(|v| self.answer(t, v));
+                    if let (Err(e), true) = (got, first.is_ok()) {
+                        first = Err(e);
+                    }
+                }
+                first?;
+            }
             if self.dirty[t].get() && r.is_none_or(|r| r == t) {
                 self.rma.flush(self.peers[t].ep).map_err(ucx_err)?;
                 self.dirty[t].set(false);
@@ -455,6 +492,28 @@ const RANGE: u8 = 2;
 
 /// A request's header: the window, what to do, the target segments
 /// (offsets from the window's base and lengths).
+/// Puts and gets move bytes as they are.
+const REPLACE_BYTES: AccOp = AccOp {
+    op: MPI_REPLACE,
+    elem: crate::op::Elem::Byte,
+    esize: 1,
+    basic: MPI_BYTE,
+};
+
+/// Small puts gathered into one request per target (`Remote::sent_put`):
+/// puts of at most `BATCH_PIECE` bytes, up to `BATCH_BYTES` bytes and
+/// `BATCH_SEGS` segments a request (its header grows by 16 bytes a
+/// segment).
+const BATCH_PIECE: usize = 8192;
+const BATCH_BYTES: usize = 65536;
+const BATCH_SEGS: usize = 64;
+
+#[derive(Default)]
+struct Batch {
+    segs: Vec<(u64, u64)>,
+    data: Vec<u8>,
+}
+
 fn header(key: u64, kind: u8, fetch: bool, a: AccOp, segs: &[(u64, u64)]) -> Vec<u8> {
     let mut h = Vec::with_capacity(32 + 16 * segs.len());
     h.extend_from_slice(&key.to_le_bytes());
@@ -612,6 +671,8 @@ impl Remote {
     /// Sends a request to rank `r` (or serves it here, for this rank) and
     /// returns the fetched bytes.
     fn call(&self, r: usize, h: &[u8], data: &[u8]) -> Result<Vec<u8>> {
+        // Puts gathered for `r` go first: the target applies them in order.
+        self.drain(r)?;
         let reply = if r == self.rank {
             serve(h, data)
         } else {
@@ -619,6 +680,12 @@ impl Remote {
                 .request(self.peers[r].ep, h, data)
                 .map_err(ucx_err)?
         };
+        self.answer(r, reply)
+    }
+
+    /// What rank `r`'s reply `reply` to a request says: its bytes, or the
+    /// error the target found.
+    fn answer(&self, r: usize, reply: Vec<u8>) -> Result<Vec<u8>> {
         let text = || String::from_utf8_lossy(reply.get(1..).unwrap_or(&[])).into_owned();
         match reply.first() {
             Some(&DONE) => Ok(reply[1..].to_vec()),
@@ -649,20 +716,7 @@ impl Remote {
         data: &[u8],
         out: Option<&mut [u8]>,
     ) -> Result<()> {
-        // A dynamic window's target takes its own addresses, the others
-        // offsets from their window's base.
-        let from = if self.dynamic { 0 } else { self.peers[r].base };
-        let rel: Vec<(u64, u64)> = segs
-            .iter()
-            .map(|&[p, l]| ((p as u64).wrapping_sub(from), l as u64))
-            .collect();
-        let a = AccOp {
-            op: MPI_REPLACE,
-            elem: crate::op::Elem::Byte,
-            esize: 1,
-            basic: MPI_BYTE,
-        };
-        let h = header(self.key, kind, out.is_some(), a, &rel);
+        let h = self.moved_header(r, kind, segs, out.is_some());
         let got = self.call(r, &h, data)?;
         if let Some(o) = out {
             if got.len() != o.len() {
@@ -676,6 +730,70 @@ impl Remote {
             o.copy_from_slice(&got);
         }
         Ok(())
+    }
+
+    /// A put by active message that returns at once (`Remote::am`): the
+    /// data goes with the request, and the next flush to `r` waits for the
+    /// target's answer (done at the target, or the error it found).
+    ///
+    /// Small puts (up to `BATCH_PIECE` bytes) are gathered per target into
+    /// one request of several segments (`Batch`), sent when it is full, at
+    /// the flush, or before any other request to that target (so the
+    /// target applies this origin's operations in their order): a run of
+    /// small puts costs one message, not one each.
+    fn sent_put(&self, r: usize, segs: &[[usize; 2]], data: &[u8]) -> Result<()> {
+        if r == self.rank {
+            return self.moved(r, KIND_PUT, segs, data, None);
+        }
+        let rel = self.rel(r, segs);
+        if data.len() <= BATCH_PIECE && rel.len() <= BATCH_SEGS {
+            let full = {
+                let b = self.batch[r].borrow();
+                b.segs.len() + rel.len() > BATCH_SEGS || b.data.len() + data.len() > BATCH_BYTES
+            };
+            if full {
+                self.drain(r)?;
+            }
+            let mut b = self.batch[r].borrow_mut();
+            b.segs.extend_from_slice(&rel);
+            b.data.extend_from_slice(data);
+            return Ok(());
+        }
+        self.drain(r)?;
+        self.send_puts(r, &rel, data.to_vec())
+    }
+
+    /// Sends the gathered small puts to `r`, if any.
+    fn drain(&self, r: usize) -> Result<()> {
+        if !self.am || self.batch[r].borrow().segs.is_empty() {
+            return Ok(());
+        }
+        let b = std::mem::take(&mut *self.batch[r].borrow_mut());
+        self.send_puts(r, &b.segs, b.data)
+    }
+
+    /// One put request of the segments `rel` (as the target takes them)
+    /// with their packed `data`, answered at the next flush.
+    fn send_puts(&self, r: usize, rel: &[(u64, u64)], data: Vec<u8>) -> Result<()> {
+        let h = header(self.key, KIND_PUT, false, REPLACE_BYTES, rel);
+        let t = self.rma.send(self.peers[r].ep, &h, data).map_err(ucx_err)?;
+        self.inflight[r].borrow_mut().push(t);
+        Ok(())
+    }
+
+    /// The segments `segs` (addresses in rank `r`'s process) as its
+    /// requests name them: a dynamic window's target takes its own
+    /// addresses, the others offsets from their window's base.
+    fn rel(&self, r: usize, segs: &[[usize; 2]]) -> Vec<(u64, u64)> {
+        let from = if self.dynamic { 0 } else { self.peers[r].base };
+        segs.iter()
+            .map(|&[p, l]| ((p as u64).wrapping_sub(from), l as u64))
+            .collect()
+    }
+
+    /// The header of a `moved` operation.
+    fn moved_header(&self, r: usize, kind: u8, segs: &[[usize; 2]], fetch: bool) -> Vec<u8> {
+        header(self.key, kind, fetch, REPLACE_BYTES, &self.rel(r, segs))
     }
 
     /// `len` bytes at `base` of this process were attached to the dynamic
@@ -772,6 +890,36 @@ fn pairs(local: usize, segs: &[[usize; 2]], len: usize) -> Vec<(usize, usize, u6
         .collect();
     debug_assert!(at <= len);
     v
+}
+
+/// Whether puts and gets across nodes go as active messages that the
+/// target's process applies (`OXMPI_RMA_AM`: 1, 0, or auto). Auto: where
+/// UCX has no RDMA transport to use, so that its RMA is emulated over
+/// messages anyway (tcp: a put then costs two round trips, its flush
+/// included, where ours costs one, and large ones move at a third of the
+/// rate; docs/performance.md). That is when `UCX_TLS` names no RDMA
+/// transport, or, with `UCX_TLS` unset (or all), when the host has no
+/// InfiniBand/RoCE device (`/sys/class/infiniband`).
+pub fn rma_by_messages() -> bool {
+    static V: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *V.get_or_init(|| {
+        match crate::config::get_str("OXMPI_RMA_AM").as_deref() {
+            Some("0") => return false,
+            Some("1") => return true,
+            _ => {}
+        }
+        let rdma = |t: &str| {
+            let t = t.trim();
+            ["rc", "dc", "ud", "ib", "ugni"]
+                .iter()
+                .any(|p| t.starts_with(p))
+        };
+        let tls = std::env::var("UCX_TLS").unwrap_or_default();
+        if !tls.is_empty() && tls != "all" && !tls.starts_with('^') {
+            return !tls.split(',').any(rdma);
+        }
+        std::fs::read_dir("/sys/class/infiniband").map_or(true, |mut d| d.next().is_none())
+    })
 }
 
 fn no_memory(r: usize) -> crate::base::error::Error {

@@ -55,6 +55,8 @@ const AM_REP: u32 = 2;
 
 /// A reply UCX still sends: its request, header and bytes.
 type Sending = (usize, Box<[u8; 8]>, Vec<u8>);
+/// A request UCX still sends: (request, header, data).
+type Posted = (usize, Vec<u8>, Vec<u8>);
 
 /// What the active-message callbacks share with the worker's users.
 #[derive(Default)]
@@ -66,6 +68,9 @@ struct Am {
     todo: Mutex<Vec<(usize, u64, Vec<u8>)>>,
     /// Replies UCX still sends, with their buffers.
     sending: Mutex<Vec<Sending>>,
+    /// Requests sent without waiting (`send`) that UCX still sends,
+    /// with their header and data.
+    posted: Mutex<Vec<Posted>>,
     next: std::sync::atomic::AtomicU64,
 }
 
@@ -814,16 +819,19 @@ impl Rma {
             // An error: the origin is gone, and its failure ends the job.
         }
         let lib = self.lib;
-        lock(&self.am.sending).retain(|&(r, _, _)| {
+        let done = |r: usize| {
             let r = r as sys::ucs_status_ptr_t;
             // SAFETY: a live request of ours.
             if unsafe { lib.ucp_request_check_status(r) } == sys::ucs_status_t_UCS_INPROGRESS {
-                return true;
+                return false;
             }
-            // SAFETY: completed: ours to free.
+            // SAFETY: completed: ours to free. A failed one's endpoint
+            // failed: its waiter learns it from `failed`.
             unsafe { lib.ucp_request_free(r) };
-            false
-        });
+            true
+        };
+        lock(&self.am.sending).retain(|&(r, _, _)| !done(r));
+        lock(&self.am.posted).retain(|&(r, _, _)| !done(r));
         sent
     }
 
@@ -836,23 +844,36 @@ impl Rma {
         let mut reqs = Vec::new();
         // SAFETY: `head` and `data` live until the send completes (waited
         // for below, before the reply is).
-        let r = unsafe {
-            let mut p: sys::ucp_request_param_t = std::mem::zeroed();
-            p.op_attr_mask = sys::ucp_op_attr_t_UCP_OP_ATTR_FIELD_FLAGS;
-            p.flags = sys::ucp_send_am_flags_UCP_AM_SEND_FLAG_REPLY
-                | sys::ucp_send_am_flags_UCP_AM_SEND_FLAG_EAGER;
-            self.lib.ucp_am_send_nbx(
-                ep.h(),
-                AM_REQ,
-                head.as_ptr() as *const c_void,
-                head.len(),
-                data.as_ptr() as *const c_void,
-                data.len(),
-                &p,
-            )
-        };
+        let r = unsafe { self.send_request(ep, &head, data) };
         self.keep(r, &mut reqs, "ucp_am_send_nbx")?;
         self.wait_all(&mut reqs, "a one-sided request")?;
+        self.reply(ep, token)
+    }
+
+    /// Sends `header` and `data` to the peer at `ep` as a request and
+    /// returns at once with its token, for `reply`. The buffers stay with
+    /// the worker until UCX has sent them (`pump` retires them).
+    pub fn send(&self, ep: Ep, header: &[u8], data: Vec<u8>) -> Result<u64, String> {
+        let token = self.am.next.fetch_add(1, Ordering::Relaxed);
+        let mut head = token.to_le_bytes().to_vec();
+        head.extend_from_slice(header);
+        // SAFETY: `head` and `data` move into `posted` below (their heap
+        // bytes stay put) until the send completes.
+        let r = unsafe { self.send_request(ep, &head, &data) };
+        if ptr_is_err(r) {
+            return Err(format!(
+                "ucp_am_send_nbx: {}",
+                status_text(self.lib, ptr_status(r))
+            ));
+        }
+        if !r.is_null() {
+            lock(&self.am.posted).push((r as usize, head, data));
+        }
+        Ok(token)
+    }
+
+    /// Waits for the reply to request `token` sent to `ep`.
+    pub fn reply(&self, ep: Ep, token: u64) -> Result<Vec<u8>, String> {
         let mut spins = 0u32;
         loop {
             if let Some(v) = lock(&self.am.replies).remove(&token) {
@@ -869,6 +890,29 @@ impl Rma {
                     crate::sys::yield_now();
                 }
             }
+        }
+    }
+
+    /// One request's `ucp_am_send_nbx` (eager, with a reply endpoint).
+    ///
+    /// # Safety
+    /// `head` and `data` stay valid until the returned request completes.
+    unsafe fn send_request(&self, ep: Ep, head: &[u8], data: &[u8]) -> sys::ucs_status_ptr_t {
+        // SAFETY: forwarded contract; the parameter block is read during the call.
+        unsafe {
+            let mut p: sys::ucp_request_param_t = std::mem::zeroed();
+            p.op_attr_mask = sys::ucp_op_attr_t_UCP_OP_ATTR_FIELD_FLAGS;
+            p.flags = sys::ucp_send_am_flags_UCP_AM_SEND_FLAG_REPLY
+                | sys::ucp_send_am_flags_UCP_AM_SEND_FLAG_EAGER;
+            self.lib.ucp_am_send_nbx(
+                ep.h(),
+                AM_REQ,
+                head.as_ptr() as *const c_void,
+                head.len(),
+                data.as_ptr() as *const c_void,
+                data.len(),
+                &p,
+            )
         }
     }
 
