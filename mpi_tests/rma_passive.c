@@ -106,8 +106,10 @@ static void run(int rank, int size, int allocate) {
 /* Many small puts in one passive epoch (across nodes they are gathered
  * into requests of up to 64 segments): every rank puts 300 single ints,
  * in a scattered order, into its own column of every other rank's window,
- * then flushes; a put followed (after a flush) by an accumulate and a
- * get-accumulate on one element; the owner checks every value. */
+ * then flushes, and gets them back one by one (across nodes the answers
+ * are waited for by the flush); a put followed (after a flush) by an
+ * accumulate and a get-accumulate on one element; the owner checks every
+ * value. */
 static void small_puts(int rank, int size) {
     enum { N = 300 };
     int *mem;
@@ -124,6 +126,16 @@ static void small_puts(int rank, int size) {
             MPI_Put(&v, 1, MPI_INT, t, rank * N + i, 1, MPI_INT, win);
         }
         MPI_Win_flush(t, win);
+        /* Many small gets, all waited for by one flush. */
+        int got[N];
+        for (int k = 0; k < N; k++) got[k] = -2;
+        for (int k = 0; k < N; k++) {
+            int i = (k * 7) % N;
+            MPI_Get(&got[i], 1, MPI_INT, t, rank * N + i, 1, MPI_INT, win);
+        }
+        MPI_Win_flush(t, win);
+        for (int i = 0; i < N; i++)
+            CHECK(got[i] == rank * 100000 + t * 1000 + i, "small get %d from rank %d: %d", i, t, got[i]);
         int add = 5, before = 0;
         MPI_Accumulate(&add, 1, MPI_INT, t, rank * N, 1, MPI_INT, MPI_SUM, win);
         MPI_Get_accumulate(&add, 1, MPI_INT, &before, 1, MPI_INT, t, rank * N + 1, 1, MPI_INT, MPI_SUM, win);

@@ -1227,6 +1227,7 @@ fn get(
     tc: usize,
     tt: MPI_Datatype,
     win: MPI_Win,
+    later: bool,
 ) -> Result<()> {
     let (o, t) = (
         committed(ot, "origin_datatype")?,
@@ -1246,6 +1247,13 @@ fn get(
             && o.is_contiguous(oc)
             && crate::gpu::classify(into, 0) == crate::gpu::MemKind::Host
         {
+            // MPI_Get (not MPI_Rget, whose request completes in the call)
+            // to another node may complete at the flush.
+            // SAFETY: `into` holds `n` bytes (below) until the flush or the
+            // epoch's end, by MPI's rules; `addr` came from `place`.
+            if later && unsafe { w.read_later(r, addr, &t, tc, into, n)? } {
+                return Ok(());
+            }
             // Straight into the origin buffer.
             // SAFETY: `origin_addr` holds `oc` elements of `o` (the caller's
             // contract): `n` contiguous bytes from its start offset.
@@ -1499,6 +1507,7 @@ pub unsafe extern "C" fn MPI_Get(
         count_of(target_count as i64, "target_count")?,
         target_datatype,
         win,
+        true,
     )
 }
 
@@ -1523,6 +1532,7 @@ pub unsafe extern "C" fn MPI_Get_c(
         count_of(target_count, "target_count")?,
         target_datatype,
         win,
+        true,
     )
 }
 
@@ -1549,6 +1559,7 @@ pub unsafe extern "C" fn MPI_Rget(
         count_of(target_count as i64, "target_count")?,
         target_datatype,
         win,
+        false,
     )?;
     done_request(request)
 }
@@ -1576,6 +1587,7 @@ pub unsafe extern "C" fn MPI_Rget_c(
         count_of(target_count, "target_count")?,
         target_datatype,
         win,
+        false,
     )?;
     done_request(request)
 }

@@ -554,6 +554,29 @@ impl Win {
             .map_err(|e| self.cma_error(r, addr, e))
     }
 
+    /// Starts packing `count` elements of `t` at `addr` of target `r`
+    /// into the `n` bytes at `dst`, complete at the next flush of `r` (or
+    /// the epoch's end); false, having done nothing, where the target is
+    /// not reached that way (`net::Remote::get_later`).
+    ///
+    /// # Safety
+    /// As `read`; `dst` holds `n` writable bytes until then.
+    pub unsafe fn read_later(
+        &self,
+        r: usize,
+        addr: usize,
+        t: &Type,
+        count: usize,
+        dst: *mut u8,
+        n: usize,
+    ) -> Result<bool> {
+        match (self.target(r).local, self.remote.as_ref()) {
+            // SAFETY: forwarded contract.
+            (None, Some(net)) => unsafe { net.get_later(r, &self.segs(t, count, addr, n), dst, n) },
+            _ => Ok(false),
+        }
+    }
+
     /// The target segments of `count` elements of `t` at `addr`, `n` bytes.
     fn segs(&self, t: &Type, count: usize, addr: usize, n: usize) -> Vec<[usize; 2]> {
         if t.is_contiguous(count) {

@@ -57,10 +57,11 @@ pub struct Remote {
     /// Puts issued to each rank since its last flush.
     dirty: Vec<std::cell::Cell<bool>>,
     /// Puts and gets go as active messages the target applies, not as
-    /// UCX's RMA (`rma_by_messages`); the tokens of each rank's puts whose
-    /// answers the next flush waits for.
+    /// UCX's RMA (`rma_by_messages`); the requests to each rank whose
+    /// answers the next flush waits for: (token, where a get's bytes go,
+    /// how many; 0 and 0 for a put).
     am: bool,
-    inflight: Vec<std::cell::RefCell<Vec<u64>>>,
+    inflight: Vec<std::cell::RefCell<Vec<(u64, usize, usize)>>>,
     /// Small puts to each rank not sent yet.
     batch: Vec<std::cell::RefCell<Batch>>,
     n: usize,
@@ -378,12 +379,29 @@ impl Remote {
                 // Every answer is waited for; the first error is reported.
                 let tokens = std::mem::take(&mut *self.inflight[t].borrow_mut());
                 let mut first = Ok(());
-                for k in tokens {
+                for (k, dst, n) in tokens {
                     let got = self
                         .rma
                         .reply(self.peers[t].ep, k)
                         .map_err(ucx_err)
-                        .and_then(|v| self.answer(t, v));
+                        .and_then(|v| self.answer(t, v))
+                        .and_then(|v| {
+                            if dst == 0 {
+                                return Ok(());
+                            }
+                            if v.len() != n {
+                                return Err(err!(
+                                    MPI_ERR_INTERN,
+                                    "rank {t} returned {} bytes for a get of {n}",
+                                    v.len()
+                                ));
+                            }
+                            // SAFETY: `dst` is the origin buffer of a get
+                            // (`get_later`), `n` bytes, valid until this
+                            // flush by MPI's rules.
+                            unsafe { crate::sys::copy(dst as *mut u8, v.as_ptr(), n) };
+                            Ok(())
+                        });
                     if let (Err(e), true) = (got, first.is_ok()) {
                         first = Err(e);
                     }
@@ -777,8 +795,37 @@ impl Remote {
     fn send_puts(&self, r: usize, rel: &[(u64, u64)], data: Vec<u8>) -> Result<()> {
         let h = header(self.key, KIND_PUT, false, REPLACE_BYTES, rel);
         let t = self.rma.send(self.peers[r].ep, &h, data).map_err(ucx_err)?;
-        self.inflight[r].borrow_mut().push(t);
+        self.inflight[r].borrow_mut().push((t, 0, 0));
         Ok(())
+    }
+
+    /// A get of the segments `segs` of rank `r` whose `n` packed bytes go
+    /// to `dst` at the next flush to `r` (the request goes now, its answer
+    /// is waited for then): a run of gets costs one round trip, not one
+    /// each. False, having done nothing, where gets are not active
+    /// messages answered later (UCX's RMA, a dynamic window or device
+    /// memory there, whose errors the call reports).
+    ///
+    /// # Safety
+    /// `dst` holds `n` writable bytes until that flush.
+    pub unsafe fn get_later(
+        &self,
+        r: usize,
+        segs: &[[usize; 2]],
+        dst: *mut u8,
+        n: usize,
+    ) -> Result<bool> {
+        if !self.am || self.dynamic || self.peers[r].device || r == self.rank || n == 0 {
+            return Ok(false);
+        }
+        self.drain(r)?;
+        let h = self.moved_header(r, KIND_GET, segs, true);
+        let t = self
+            .rma
+            .send(self.peers[r].ep, &h, Vec::new())
+            .map_err(ucx_err)?;
+        self.inflight[r].borrow_mut().push((t, dst as usize, n));
+        Ok(true)
     }
 
     /// The segments `segs` (addresses in rank `r`'s process) as its
