@@ -399,6 +399,46 @@ static void queries(void) {
  * attached, and only that: a put to an address not attached there, and
  * one to memory detached since, fail with MPI_ERR_RMA_RANGE; get,
  * accumulate and fetch-and-op reach the attached memory. */
+/* On one node, a dynamic window's other ranks check their operations
+ * against the regions the target attached (its table in the window's
+ * segment): a put to memory the target has mapped but not attached, or
+ * has detached since, fails with MPI_ERR_RMA_RANGE and leaves it alone. */
+static void dynamic_bounds(void) {
+    if (!one_node || size < 2) return;
+    MPI_Win win;
+    static int mem[4], other[4];
+    int v = 99, cls;
+    for (int i = 0; i < 4; i++) mem[i] = other[i] = -1;
+    MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    MPI_Win_attach(win, mem, sizeof mem);
+    MPI_Aint mine[2], all[128];
+    MPI_Get_address(mem, &mine[0]);
+    MPI_Get_address(other, &mine[1]);
+    MPI_Allgather(mine, 2, MPI_AINT, all, 2, MPI_AINT, MPI_COMM_WORLD);
+    int t = (rank + 1) % size;
+    MPI_Win_lock_all(0, win);
+    MPI_Error_class(MPI_Put(&v, 1, MPI_INT, t, all[2 * t + 1], 1, MPI_INT, win), &cls);
+    CHECK(cls == MPI_ERR_RMA_RANGE, "dynamic put to memory rank %d did not attach: class %d", t, cls);
+    int two[2] = {7, 7};
+    MPI_Error_class(MPI_Put(two, 2, MPI_INT, t, all[2 * t] + 3 * sizeof(int), 2, MPI_INT, win), &cls);
+    CHECK(cls == MPI_ERR_RMA_RANGE, "dynamic put past rank %d's attached region: class %d", t, cls);
+    MPI_Put(&v, 1, MPI_INT, t, all[2 * t] + sizeof(int), 1, MPI_INT, win);
+    MPI_Win_unlock_all(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(mem[1] == 99 && mem[0] == -1 && mem[3] == -1, "dynamic put into the attached region: %d %d %d", mem[0], mem[1], mem[3]);
+    for (int i = 0; i < 4; i++) CHECK(other[i] == -1, "memory not attached was written: other[%d] = %d", i, other[i]);
+    MPI_Win_detach(win, mem);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock_all(0, win);
+    MPI_Error_class(MPI_Put(&v, 1, MPI_INT, t, all[2 * t], 1, MPI_INT, win), &cls);
+    CHECK(cls == MPI_ERR_RMA_RANGE, "dynamic put to memory rank %d detached: class %d", t, cls);
+    MPI_Win_unlock_all(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(mem[0] == -1, "detached memory was written: %d", mem[0]);
+    MPI_Win_free(&win);
+}
+
 static void dynamic_across(void) {
     MPI_Win win;
     int mem[2] = {0, 0}, v = 7, cls;
@@ -541,6 +581,7 @@ int main(int argc, char **argv) {
     for (int f = 0; f < NFLAVORS; f++) {
         if (!one_node && f == SHARED) continue;
         if (!one_node && f == DYNAMIC) dynamic_across();
+        if (f == DYNAMIC) dynamic_bounds();
         fence_put_get(f);
         accumulates(f);
         pscw(f);

@@ -243,7 +243,7 @@ fn build(
         .map(|&r| if allocated { cards[r].size as usize } else { 0 })
         .collect();
     let contiguous = flavor == MPI_WIN_FLAVOR_SHARED && !info_true(&kv, "alloc_shared_noncontig");
-    let layout = Layout::new(&sizes, contiguous);
+    let layout = Layout::new(&sizes, contiguous, flavor == MPI_WIN_FLAVOR_DYNAMIC);
     let name = format!(
         "{}-w{}",
         crate::transport::shm::segment_name(&kvs, world[local[0]]),
@@ -637,7 +637,7 @@ pub unsafe extern "C" fn MPI_Win_attach(win: MPI_Win, base: *mut c_void, size: M
                 "base={a:#x} size={n} overlaps the region {b:#x} (size {m}) already attached"
             ));
         }
-        w.attached.push((a, n));
+        w.attach_region(a, n);
         if let Some(net) = w.remote.as_ref() {
             net.attach(a, n);
         }
@@ -656,17 +656,13 @@ pub unsafe extern "C" fn MPI_Win_detach(win: MPI_Win, base: *const c_void) -> c_
             ));
         }
         let a = base as usize;
-        let i = w
-            .attached
-            .iter()
-            .position(|&(b, _)| b == a)
-            .ok_or_else(|| {
-                err!(
-                    MPI_ERR_RMA_ATTACH,
-                    "base={a:#x} is not the start of memory attached to this window"
-                )
-            })?;
-        w.attached.remove(i);
+        if !w.attached.iter().any(|&(b, _)| b == a) {
+            return Err(err!(
+                MPI_ERR_RMA_ATTACH,
+                "base={a:#x} is not the start of memory attached to this window"
+            ));
+        }
+        w.detach_region(a);
         if let Some(net) = w.remote.as_ref() {
             net.detach(a);
         }

@@ -23,6 +23,22 @@ pub struct Ctl {
     _pad: [u8; 116],
 }
 
+/// The regions a local rank has attached to a dynamic window, which the
+/// node's other ranks check their operations against: a slot is free
+/// while its length is 0. One page per rank.
+#[repr(C)]
+pub struct Attached {
+    /// Set when a rank attached more regions than there are slots: its
+    /// operations are then checked by the kernel's copy only.
+    pub overflow: AtomicU64,
+    _pad: u64,
+    /// (address in the owner's process, length).
+    pub regs: [[AtomicU64; 2]; ATTACH_SLOTS],
+}
+
+/// Regions per rank in `Attached`.
+pub const ATTACH_SLOTS: usize = 255;
+
 /// The exclusive holder's bit of `Ctl::lock`.
 pub const EXCL: u64 = 1 << 63;
 
@@ -43,6 +59,8 @@ pub struct Layout {
     /// `complete[t * n + o]` counts the access epochs origin `o` has
     /// closed on target `t` (`MPI_Win_complete`).
     pub complete: usize,
+    /// Offset of each local rank's `Attached` table (dynamic windows).
+    pub attached: Option<usize>,
     /// Offset of each local rank's window memory (allocated flavors).
     pub data: Vec<usize>,
     pub len: usize,
@@ -53,11 +71,16 @@ impl Layout {
     /// memory the ranks bring themselves); `contiguous`: one rank's memory
     /// right after the one before (`MPI_Win_allocate_shared` without
     /// `alloc_shared_noncontig`), else each on a page of its own.
-    pub fn new(sizes: &[usize], contiguous: bool) -> Layout {
+    /// `dynamic`: with a table of attached regions per rank.
+    pub fn new(sizes: &[usize], contiguous: bool, dynamic: bool) -> Layout {
         let n = sizes.len();
         let post = round_up(n * std::mem::size_of::<Ctl>(), 128);
         let complete = round_up(post + n * n * 4, 128);
         let mut at = round_up(complete + n * n * 4, PAGE);
+        let attached = dynamic.then_some(at);
+        if dynamic {
+            at += n * PAGE;
+        }
         let mut data = Vec::with_capacity(n);
         for &s in sizes {
             data.push(at);
@@ -70,6 +93,7 @@ impl Layout {
             n,
             post,
             complete,
+            attached,
             data,
             len: round_up(at, PAGE).max(PAGE),
         }
@@ -84,6 +108,18 @@ impl Layout {
         // SAFETY: the control words start the segment, 128-byte aligned
         // (the mapping is page aligned); zeroed memory is a valid Ctl.
         unsafe { &*(base.add(i * std::mem::size_of::<Ctl>()) as *const Ctl) }
+    }
+
+    /// Local rank `i`'s table of attached regions (dynamic windows).
+    ///
+    /// # Safety
+    /// As `ctl`.
+    pub unsafe fn attached<'a>(&self, base: *mut u8, i: usize) -> Option<&'a Attached> {
+        debug_assert!(i < self.n);
+        // SAFETY: each table is a page of its own inside the segment, page
+        // aligned; zeroed memory is an empty table.
+        self.attached
+            .map(|a| unsafe { &*(base.add(a + i * PAGE) as *const Attached) })
     }
 
     /// A post (`complete` false) or complete counter of target `t` and origin `o`.
@@ -108,7 +144,7 @@ mod tests {
     use super::*;
     #[test]
     fn layout_places_memory_after_the_counters() {
-        let l = Layout::new(&[10, 0, 4096], false);
+        let l = Layout::new(&[10, 0, 4096], false, false);
         assert_eq!(std::mem::size_of::<Ctl>(), 128);
         assert_eq!(l.post, 384);
         assert!(l.complete >= l.post + 36);
@@ -116,9 +152,14 @@ mod tests {
         assert_eq!(l.data[1], l.data[0] + PAGE);
         assert_eq!(l.data[2], l.data[1]);
         assert_eq!(l.len, l.data[2] + PAGE);
-        let c = Layout::new(&[10, 6, 3], true);
+        let c = Layout::new(&[10, 6, 3], true, false);
         assert_eq!(c.data[1], c.data[0] + 10);
         assert_eq!(c.data[2], c.data[0] + 16);
         assert_eq!(c.len % PAGE, 0);
+        assert!(std::mem::size_of::<Attached>() <= PAGE);
+        let d = Layout::new(&[0, 0], false, true);
+        let a = d.attached.unwrap();
+        assert!(a >= d.complete + 16 && a % PAGE == 0);
+        assert_eq!(d.data[0], a + 2 * PAGE);
     }
 }

@@ -436,12 +436,27 @@ impl Win {
         let lo = off as i128 + t.true_lb as i128;
         let hi = off as i128 + (count as i128 - 1) * t.extent() as i128 + t.true_ub as i128;
         if dynamic {
-            if r == self.rank
-                && !self
-                    .attached
-                    .iter()
-                    .any(|&(a, n)| lo >= a as i128 && hi <= (a + n) as i128)
-            {
+            let inside = |a: usize, n: usize| lo >= a as i128 && hi <= (a as i128 + n as i128);
+            let ok = if r == self.rank {
+                self.attached.iter().any(|&(a, n)| inside(a, n))
+            } else if let Some(l) = tg.local {
+                // Another rank of this node: its table in the segment (the
+                // other nodes' targets check their own, `net`).
+                // SAFETY: the segment is mapped for the window's life; l < n.
+                match unsafe { self.layout.attached(self.seg.base(), l) } {
+                    // Acquire: pairs with the Release store of the overflow flag.
+                    Some(t) if t.overflow.load(Ordering::Acquire) == 0 => t.regs.iter().any(|s| {
+                        // Acquire: pairs with the Release store of the length
+                        // in `attach_region`, after its address.
+                        let n = s[1].load(Ordering::Acquire) as usize;
+                        n > 0 && inside(s[0].load(Ordering::Relaxed) as usize, n)
+                    }),
+                    _ => true,
+                }
+            } else {
+                true
+            };
+            if !ok {
                 return Err(err!(
                     MPI_ERR_RMA_RANGE,
                     "target_disp=0x{:x}: bytes [0x{:x}, 0x{:x}) are not in memory attached to window {} at rank {r}",
@@ -574,6 +589,40 @@ impl Win {
             // SAFETY: forwarded contract.
             (None, Some(net)) => unsafe { net.get_later(r, &self.segs(t, count, addr, n), dst, n) },
             _ => Ok(false),
+        }
+    }
+
+    /// This rank attached `len` bytes at `base` to its dynamic window: the
+    /// node's other ranks see the region in its table of the segment.
+    pub fn attach_region(&mut self, base: usize, len: usize) {
+        self.attached.push((base, len));
+        // SAFETY: the segment is mapped for the window's life.
+        let Some(t) = (unsafe { self.layout.attached(self.seg.base(), self.me_local) }) else {
+            return;
+        };
+        match t.regs.iter().find(|s| s[1].load(Ordering::Relaxed) == 0) {
+            Some(s) => {
+                s[0].store(base as u64, Ordering::Relaxed);
+                // Release: pairs with the Acquire load in `place`: the
+                // address is seen with the length.
+                s[1].store(len as u64, Ordering::Release);
+            }
+            // Release: pairs with the Acquire load in `place`.
+            None => t.overflow.store(1, Ordering::Release),
+        }
+    }
+
+    /// This rank detached the region at `base` from its dynamic window.
+    pub fn detach_region(&mut self, base: usize) {
+        self.attached.retain(|&(a, _)| a != base);
+        // SAFETY: as in `attach_region`.
+        if let Some(t) = unsafe { self.layout.attached(self.seg.base(), self.me_local) } {
+            if let Some(s) = t.regs.iter().find(|s| {
+                s[1].load(Ordering::Relaxed) != 0 && s[0].load(Ordering::Relaxed) == base as u64
+            }) {
+                // Release: pairs with the Acquire load in `place`.
+                s[1].store(0, Ordering::Release);
+            }
         }
     }
 
