@@ -58,12 +58,14 @@ pub struct Remote {
     dirty: Vec<std::cell::Cell<bool>>,
     /// Puts and gets go as active messages the target applies, not as
     /// UCX's RMA (`rma_by_messages`); the requests to each rank whose
-    /// answers the next flush waits for: (token, where a get's bytes go,
-    /// how many; 0 and 0 for a put).
+    /// answers the next flush waits for: (token, where the answer's bytes
+    /// go in order: (address, length) of each get it carries; none for
+    /// puts).
     am: bool,
-    inflight: Vec<std::cell::RefCell<Vec<(u64, usize, usize)>>>,
-    /// Small puts to each rank not sent yet.
+    inflight: Vec<std::cell::RefCell<Vec<Sent>>>,
+    /// Small puts and gets to each rank not sent yet.
     batch: Vec<std::cell::RefCell<Batch>>,
+    gets: Vec<std::cell::RefCell<Gets>>,
     n: usize,
     /// A window of `MPI_Win_create_dynamic`: its memory is what each rank
     /// attaches, reached by active messages that the target's process
@@ -257,6 +259,7 @@ impl Remote {
                 .map(|_| std::cell::RefCell::new(Vec::new()))
                 .collect(),
             batch: (0..n).map(|_| std::cell::RefCell::default()).collect(),
+            gets: (0..n).map(|_| std::cell::RefCell::default()).collect(),
             n,
             dynamic,
             served,
@@ -379,27 +382,29 @@ impl Remote {
                 // Every answer is waited for; the first error is reported.
                 let tokens = std::mem::take(&mut *self.inflight[t].borrow_mut());
                 let mut first = Ok(());
-                for (k, dst, n) in tokens {
+                for (k, dsts) in tokens {
                     let got = self
                         .rma
                         .reply(self.peers[t].ep, k)
                         .map_err(ucx_err)
                         .and_then(|v| self.answer(t, v))
                         .and_then(|v| {
-                            if dst == 0 {
-                                return Ok(());
-                            }
-                            if v.len() != n {
+                            let want: usize = dsts.iter().map(|d| d.1).sum();
+                            if v.len() != want {
                                 return Err(err!(
                                     MPI_ERR_INTERN,
-                                    "rank {t} returned {} bytes for a get of {n}",
+                                    "rank {t} returned {} bytes for gets of {want}",
                                     v.len()
                                 ));
                             }
-                            // SAFETY: `dst` is the origin buffer of a get
-                            // (`get_later`), `n` bytes, valid until this
-                            // flush by MPI's rules.
-                            unsafe { crate::sys::copy(dst as *mut u8, v.as_ptr(), n) };
+                            let mut at = 0;
+                            for &(dst, n) in &dsts {
+                                // SAFETY: `dst` is the origin buffer of a
+                                // get (`get_later`), `n` bytes, valid until
+                                // this flush by MPI's rules.
+                                unsafe { crate::sys::copy(dst as *mut u8, v[at..].as_ptr(), n) };
+                                at += n;
+                            }
                             Ok(())
                         });
                     if let (Err(e), true) = (got, first.is_ok()) {
@@ -530,6 +535,20 @@ const BATCH_SEGS: usize = 64;
 struct Batch {
     segs: Vec<(u64, u64)>,
     data: Vec<u8>,
+}
+
+/// A request whose answer a flush waits for: its token, and where the
+/// answer's bytes go, in order ((address, length) of each get it carries;
+/// none for puts).
+type Sent = (u64, Vec<(usize, usize)>);
+
+/// Small gets gathered into one request per target (`Remote::get_later`):
+/// the target segments, and where the answer's bytes go, in order.
+#[derive(Default)]
+struct Gets {
+    segs: Vec<(u64, u64)>,
+    dsts: Vec<(usize, usize)>,
+    bytes: usize,
 }
 
 fn header(key: u64, kind: u8, fetch: bool, a: AccOp, segs: &[(u64, u64)]) -> Vec<u8> {
@@ -765,6 +784,9 @@ impl Remote {
         }
         let rel = self.rel(r, segs);
         if data.len() <= BATCH_PIECE && rel.len() <= BATCH_SEGS {
+            if !self.gets[r].borrow().segs.is_empty() {
+                self.drain(r)?;
+            }
             let full = {
                 let b = self.batch[r].borrow();
                 b.segs.len() + rel.len() > BATCH_SEGS || b.data.len() + data.len() > BATCH_BYTES
@@ -781,13 +803,21 @@ impl Remote {
         self.send_puts(r, &rel, data.to_vec())
     }
 
-    /// Sends the gathered small puts to `r`, if any.
+    /// Sends the gathered small puts and gets to `r`, if any (puts and
+    /// gets are never both gathered: a get sends the puts before it).
     fn drain(&self, r: usize) -> Result<()> {
-        if !self.am || self.batch[r].borrow().segs.is_empty() {
+        if !self.am {
             return Ok(());
         }
-        let b = std::mem::take(&mut *self.batch[r].borrow_mut());
-        self.send_puts(r, &b.segs, b.data)
+        if !self.batch[r].borrow().segs.is_empty() {
+            let b = std::mem::take(&mut *self.batch[r].borrow_mut());
+            self.send_puts(r, &b.segs, b.data)?;
+        }
+        if !self.gets[r].borrow().segs.is_empty() {
+            let g = std::mem::take(&mut *self.gets[r].borrow_mut());
+            self.send_gets(r, &g.segs, g.dsts)?;
+        }
+        Ok(())
     }
 
     /// One put request of the segments `rel` (as the target takes them)
@@ -795,7 +825,7 @@ impl Remote {
     fn send_puts(&self, r: usize, rel: &[(u64, u64)], data: Vec<u8>) -> Result<()> {
         let h = header(self.key, KIND_PUT, false, REPLACE_BYTES, rel);
         let t = self.rma.send(self.peers[r].ep, &h, data).map_err(ucx_err)?;
-        self.inflight[r].borrow_mut().push((t, 0, 0));
+        self.inflight[r].borrow_mut().push((t, Vec::new()));
         Ok(())
     }
 
@@ -818,14 +848,40 @@ impl Remote {
         if !self.am || self.dynamic || self.peers[r].device || r == self.rank || n == 0 {
             return Ok(false);
         }
+        let rel = self.rel(r, segs);
+        if n <= BATCH_PIECE && rel.len() <= BATCH_SEGS {
+            // Gathered as small puts are; the puts gathered so far go first.
+            if !self.batch[r].borrow().segs.is_empty() {
+                self.drain(r)?;
+            }
+            let full = {
+                let g = self.gets[r].borrow();
+                g.segs.len() + rel.len() > BATCH_SEGS || g.bytes + n > BATCH_BYTES
+            };
+            if full {
+                self.drain(r)?;
+            }
+            let mut g = self.gets[r].borrow_mut();
+            g.segs.extend_from_slice(&rel);
+            g.dsts.push((dst as usize, n));
+            g.bytes += n;
+            return Ok(true);
+        }
         self.drain(r)?;
-        let h = self.moved_header(r, KIND_GET, segs, true);
+        self.send_gets(r, &rel, vec![(dst as usize, n)])?;
+        Ok(true)
+    }
+
+    /// One get request of the segments `rel`, its answer going to `dsts`
+    /// in order at the next flush.
+    fn send_gets(&self, r: usize, rel: &[(u64, u64)], dsts: Vec<(usize, usize)>) -> Result<()> {
+        let h = header(self.key, KIND_GET, true, REPLACE_BYTES, rel);
         let t = self
             .rma
             .send(self.peers[r].ep, &h, Vec::new())
             .map_err(ucx_err)?;
-        self.inflight[r].borrow_mut().push((t, dst as usize, n));
-        Ok(true)
+        self.inflight[r].borrow_mut().push((t, dsts));
+        Ok(())
     }
 
     /// The segments `segs` (addresses in rank `r`'s process) as its
