@@ -507,8 +507,9 @@ const KIND_CAS: u8 = 1;
 const KIND_PUT: u8 = 2;
 const KIND_GET: u8 = 3;
 
-/// A reply's status byte: done, failed (the text follows), or a range not
-/// in the target's window memory (MPI_ERR_RMA_RANGE; the text follows).
+/// A reply's status byte, its last (so that neither side moves the bytes
+/// before it): done, failed (the text precedes it), or a range not in the
+/// target's window memory (MPI_ERR_RMA_RANGE; the text precedes it).
 const DONE: u8 = 0;
 const FAILED: u8 = 1;
 const RANGE: u8 = 2;
@@ -566,17 +567,17 @@ fn header(key: u64, kind: u8, fetch: bool, a: AccOp, segs: &[(u64, u64)]) -> Vec
     h
 }
 
-/// Applies a request to this process's window memory: the reply is a
-/// status byte (0 done, 1 an error, its text follows) and the fetched bytes.
+/// Applies a request to this process's window memory: the reply is the
+/// fetched bytes (or an error's text) and a status byte.
 fn serve(h: &[u8], data: &[u8]) -> Vec<u8> {
     match serve_inner(h, data) {
         Ok(mut v) => {
-            v.insert(0, DONE);
+            v.push(DONE);
             v
         }
         Err((status, e)) => {
-            let mut v = vec![status];
-            v.extend_from_slice(e.as_bytes());
+            let mut v = e.into_bytes();
+            v.push(status);
             v
         }
     }
@@ -722,11 +723,12 @@ impl Remote {
 
     /// What rank `r`'s reply `reply` to a request says: its bytes, or the
     /// error the target found.
-    fn answer(&self, r: usize, reply: Vec<u8>) -> Result<Vec<u8>> {
-        let text = || String::from_utf8_lossy(reply.get(1..).unwrap_or(&[])).into_owned();
-        match reply.first() {
-            Some(&DONE) => Ok(reply[1..].to_vec()),
-            Some(&RANGE) => Err(err!(
+    fn answer(&self, r: usize, mut reply: Vec<u8>) -> Result<Vec<u8>> {
+        let status = reply.pop();
+        let text = || String::from_utf8_lossy(&reply).into_owned();
+        match status {
+            Some(DONE) => Ok(reply),
+            Some(RANGE) => Err(err!(
                 MPI_ERR_RMA_RANGE,
                 "target rank {r}: {} (window {})",
                 text(),

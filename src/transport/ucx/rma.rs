@@ -116,7 +116,8 @@ unsafe extern "C" fn on_request(
         Some(f) if attr & sys::ucp_am_recv_attr_t_UCP_AM_RECV_ATTR_FLAG_RNDV as u64 == 0 => {
             f(&h[8..], bytes(data, length))
         }
-        _ => b"\x01no server for one-sided requests in this process".to_vec(),
+        // Its status byte last, 1: failed (`rma::net` reads replies).
+        _ => b"no server for one-sided requests in this process\x01".to_vec(),
     };
     lock(&am.todo).push((ep as usize, token, reply));
     sys::ucs_status_t_UCS_OK
