@@ -152,6 +152,32 @@ static void small_puts(int rank, int size) {
     MPI_Win_free(&win);
 }
 
+/* Large transfers (256 KiB): a put into the next rank, a get of it back,
+ * and a get-accumulate (MPI_NO_OP) fetching it (across nodes the large
+ * answers come by UCX's rendezvous). */
+static void large(int rank, int size) {
+    enum { M = 65536 };
+    int *mem, *src = malloc(M * sizeof(int)), *got = malloc(M * sizeof(int));
+    MPI_Win win;
+    MPI_Win_allocate(M * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+    int t = (rank + 1) % size;
+    for (int i = 0; i < M; i++) src[i] = rank * 1000003 + i;
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, win);
+    MPI_Put(src, M, MPI_INT, t, 0, M, MPI_INT, win);
+    MPI_Win_flush(t, win);
+    for (int i = 0; i < M; i++) got[i] = -1;
+    MPI_Get(got, M, MPI_INT, t, 0, M, MPI_INT, win);
+    MPI_Win_flush(t, win);
+    for (int i = 0; i < M; i++) CHECK(got[i] == src[i], "large get from rank %d: int %d is %d", t, i, got[i]);
+    for (int i = 0; i < M; i++) got[i] = -1;
+    MPI_Get_accumulate(NULL, 0, MPI_INT, got, M, MPI_INT, t, 0, M, MPI_INT, MPI_NO_OP, win);
+    MPI_Win_unlock(t, win);
+    for (int i = 0; i < M; i++) CHECK(got[i] == src[i], "large fetch from rank %d: int %d is %d", t, i, got[i]);
+    MPI_Win_free(&win);
+    free(src);
+    free(got);
+}
+
 int main(int argc, char **argv) {
     int rank, size;
     MPI_Init(&argc, &argv);
@@ -161,6 +187,7 @@ int main(int argc, char **argv) {
     run(rank, size, 1);
     run(rank, size, 0);
     small_puts(rank, size);
+    large(rank, size);
     MPI_Finalize();
     if (rank == 0) printf("rma_passive ok\n");
     return 0;

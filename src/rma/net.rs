@@ -199,7 +199,25 @@ impl Remote {
                 String::from_utf8_lossy(&failed[r])
             ));
         }
-        let all = gather(&mine.bytes())?;
+        // This rank serves requests from here on: another rank may issue
+        // its first operation as soon as this exchange ends for it, before
+        // this rank has left `new`.
+        crate::transport::ucx::rma::set_server(serve);
+        let served = Arc::new(Served {
+            base,
+            size,
+            dynamic,
+            device,
+            lock: parking_lot::Mutex::new(Vec::new()),
+        });
+        lock_served().insert(key, served.clone());
+        let all = match gather(&mine.bytes()) {
+            Ok(a) => a,
+            Err(e) => {
+                lock_served().remove(&key);
+                return Err(e);
+            }
+        };
         let mut peers = Vec::with_capacity(n);
         for (r, b) in all.iter().enumerate() {
             let rec = Record::from(b);
@@ -231,21 +249,13 @@ impl Remote {
                     for g in regs {
                         rma.unmap(g);
                     }
+                    lock_served().remove(&key);
                     return Err(ucx_err(format!(
                         "rank {rank} could not reach rank {r} of the window: {e}"
                     )));
                 }
             }
         }
-        crate::transport::ucx::rma::set_server(serve);
-        let served = Arc::new(Served {
-            base,
-            size,
-            dynamic,
-            device,
-            lock: parking_lot::Mutex::new(Vec::new()),
-        });
-        lock_served().insert(key, served.clone());
         Ok(Remote {
             key,
             rank,
