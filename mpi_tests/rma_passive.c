@@ -178,6 +178,42 @@ static void large(int rank, int size) {
     free(got);
 }
 
+/* A target datatype of 5000 blocks (a vector of single ints at stride 2):
+ * put, get and accumulate with it into the next rank. Across nodes each is
+ * one request whose segment list (80 KB) is longer than a UCX header may
+ * be: it must travel in the request's data (UCX aborts the process on a
+ * header longer than a fragment). */
+static void many_segments(int rank, int size) {
+    enum { B = 5000 };
+    int *mem, *src = malloc(B * sizeof(int)), *got = malloc(B * sizeof(int));
+    MPI_Win win;
+    MPI_Win_allocate(2 * B * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+    for (int i = 0; i < 2 * B; i++) mem[i] = -1;
+    MPI_Datatype v;
+    MPI_Type_vector(B, 1, 2, MPI_INT, &v);
+    MPI_Type_commit(&v);
+    for (int i = 0; i < B; i++) src[i] = rank * 1000000 + i;
+    MPI_Barrier(MPI_COMM_WORLD);
+    int t = (rank + 1) % size, p = (rank + size - 1) % size;
+    MPI_Win_lock(MPI_LOCK_SHARED, t, 0, win);
+    MPI_Put(src, B, MPI_INT, t, 0, 1, v, win);
+    MPI_Win_flush(t, win);
+    MPI_Get(got, B, MPI_INT, t, 0, 1, v, win);
+    MPI_Win_flush(t, win);
+    MPI_Accumulate(src, B, MPI_INT, t, 0, 1, v, MPI_SUM, win);
+    MPI_Win_unlock(t, win);
+    for (int i = 0; i < B; i++) CHECK(got[i] == src[i], "get of 5000 blocks: int %d is %d", i, got[i]);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < B; i++) {
+        CHECK(mem[2 * i] == 2 * (p * 1000000 + i), "put and accumulate of 5000 blocks: int %d is %d", 2 * i, mem[2 * i]);
+        CHECK(mem[2 * i + 1] == -1, "a gap of the vector was written: int %d is %d", 2 * i + 1, mem[2 * i + 1]);
+    }
+    MPI_Type_free(&v);
+    MPI_Win_free(&win);
+    free(src);
+    free(got);
+}
+
 int main(int argc, char **argv) {
     int rank, size;
     MPI_Init(&argc, &argv);
@@ -188,6 +224,7 @@ int main(int argc, char **argv) {
     run(rank, size, 0);
     small_puts(rank, size);
     large(rank, size);
+    many_segments(rank, size);
     MPI_Finalize();
     if (rank == 0) printf("rma_passive ok\n");
     return 0;

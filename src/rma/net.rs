@@ -18,6 +18,7 @@ use crate::base::consts::*;
 use crate::base::error::Result;
 use crate::err;
 use crate::transport::ucx::rma::{Amo, Ep, Reg, Rkey, Rma};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::os::raw::c_int;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -562,19 +563,42 @@ struct Gets {
     bytes: usize,
 }
 
-fn header(key: u64, kind: u8, fetch: bool, a: AccOp, segs: &[(u64, u64)]) -> Vec<u8> {
-    let mut h = Vec::with_capacity(32 + 16 * segs.len());
+/// Segment lists longer than this go at the start of a request's data
+/// instead of in its header (flag byte 10): UCX's active-message header
+/// must fit in one fragment of the transport (about 8 KiB over tcp; UCX
+/// aborts the process beyond it).
+const HEADER_SEGS: usize = 64;
+
+/// A request's header and data: the window, what to do, the target
+/// segments (offsets from the window's base, or addresses of a dynamic
+/// window's target, and lengths), and the operation's bytes.
+fn request<'a>(
+    key: u64,
+    kind: u8,
+    fetch: bool,
+    a: AccOp,
+    segs: &[(u64, u64)],
+    data: Cow<'a, [u8]>,
+) -> (Vec<u8>, Cow<'a, [u8]>) {
+    let inline = segs.len() <= HEADER_SEGS;
+    let mut list = Vec::with_capacity(16 * segs.len());
+    for &(o, l) in segs {
+        list.extend_from_slice(&o.to_le_bytes());
+        list.extend_from_slice(&l.to_le_bytes());
+    }
+    let mut h = Vec::with_capacity(28 + if inline { list.len() } else { 0 });
     h.extend_from_slice(&key.to_le_bytes());
-    h.extend_from_slice(&[kind, fetch as u8, 0, 0]);
+    h.extend_from_slice(&[kind, fetch as u8, !inline as u8, 0]);
     h.extend_from_slice(&a.op.to_le_bytes());
     h.extend_from_slice(&a.basic.to_le_bytes());
     h.extend_from_slice(&(a.esize as u32).to_le_bytes());
     h.extend_from_slice(&(segs.len() as u32).to_le_bytes());
-    for &(o, l) in segs {
-        h.extend_from_slice(&o.to_le_bytes());
-        h.extend_from_slice(&l.to_le_bytes());
+    if inline {
+        h.extend_from_slice(&list);
+        return (h, data);
     }
-    h
+    list.extend_from_slice(&data);
+    (h, Cow::Owned(list))
 }
 
 /// Applies a request to this process's window memory: the reply is the
@@ -615,10 +639,26 @@ fn serve_checked(
             .ok_or_else(|| "a short request".to_string())
     };
     let key = u64at(0)?;
-    let (kind, fetch) = (h[8], h[9] != 0);
+    let flags = h.get(8..11).ok_or_else(|| "a short request".to_string())?;
+    let (kind, fetch, in_data) = (flags[0], flags[1] != 0, flags[2] != 0);
     let (op, basic) = (u32at(12)? as c_int, u32at(16)? as c_int);
     let esize = u32at(20)? as usize;
     let nseg = u32at(24)? as usize;
+    // The segment list: in the header, or at the start of the data.
+    let (list, data): (&[u8], &[u8]) = if in_data {
+        let n = nseg
+            .checked_mul(16)
+            .filter(|&n| n <= data.len())
+            .ok_or_else(|| "a short request".to_string())?;
+        data.split_at(n)
+    } else {
+        (h.get(28..).unwrap_or(&[]), data)
+    };
+    let segat = |i: usize| -> std::result::Result<u64, String> {
+        list.get(i..i + 8)
+            .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
+            .ok_or_else(|| "a short request".to_string())
+    };
     let w = lock_served()
         .get(&key)
         .cloned()
@@ -627,7 +667,7 @@ fn serve_checked(
     let mut segs = Vec::with_capacity(nseg);
     let mut n = 0usize;
     for i in 0..nseg {
-        let (o, l) = (u64at(28 + 16 * i)? as usize, u64at(36 + 16 * i)? as usize);
+        let (o, l) = (segat(16 * i)? as usize, segat(16 * i + 8)? as usize);
         let end = o.checked_add(l);
         if w.dynamic {
             // `o` is an address of this process: within one attached region.
@@ -765,8 +805,16 @@ impl Remote {
         data: &[u8],
         out: Option<&mut [u8]>,
     ) -> Result<()> {
-        let h = self.moved_header(r, kind, segs, out.is_some());
-        let got = self.call(r, &h, data)?;
+        let rel = self.rel(r, segs);
+        let (h, d) = request(
+            self.key,
+            kind,
+            out.is_some(),
+            REPLACE_BYTES,
+            &rel,
+            Cow::Borrowed(data),
+        );
+        let got = self.call(r, &h, &d)?;
         if let Some(o) = out {
             if got.len() != o.len() {
                 return Err(err!(
@@ -835,8 +883,18 @@ impl Remote {
     /// One put request of the segments `rel` (as the target takes them)
     /// with their packed `data`, answered at the next flush.
     fn send_puts(&self, r: usize, rel: &[(u64, u64)], data: Vec<u8>) -> Result<()> {
-        let h = header(self.key, KIND_PUT, false, REPLACE_BYTES, rel);
-        let t = self.rma.send(self.peers[r].ep, &h, data).map_err(ucx_err)?;
+        let (h, d) = request(
+            self.key,
+            KIND_PUT,
+            false,
+            REPLACE_BYTES,
+            rel,
+            Cow::Owned(data),
+        );
+        let t = self
+            .rma
+            .send(self.peers[r].ep, &h, d.into_owned())
+            .map_err(ucx_err)?;
         self.inflight[r].borrow_mut().push((t, Vec::new()));
         Ok(())
     }
@@ -887,10 +945,17 @@ impl Remote {
     /// One get request of the segments `rel`, its answer going to `dsts`
     /// in order at the next flush.
     fn send_gets(&self, r: usize, rel: &[(u64, u64)], dsts: Vec<(usize, usize)>) -> Result<()> {
-        let h = header(self.key, KIND_GET, true, REPLACE_BYTES, rel);
+        let (h, d) = request(
+            self.key,
+            KIND_GET,
+            true,
+            REPLACE_BYTES,
+            rel,
+            Cow::Owned(Vec::new()),
+        );
         let t = self
             .rma
-            .send(self.peers[r].ep, &h, Vec::new())
+            .send(self.peers[r].ep, &h, d.into_owned())
             .map_err(ucx_err)?;
         self.inflight[r].borrow_mut().push((t, dsts));
         Ok(())
@@ -904,11 +969,6 @@ impl Remote {
         segs.iter()
             .map(|&[p, l]| ((p as u64).wrapping_sub(from), l as u64))
             .collect()
-    }
-
-    /// The header of a `moved` operation.
-    fn moved_header(&self, r: usize, kind: u8, segs: &[[usize; 2]], fetch: bool) -> Vec<u8> {
-        header(self.key, kind, fetch, REPLACE_BYTES, &self.rel(r, segs))
     }
 
     /// `len` bytes at `base` of this process were attached to the dynamic
@@ -939,8 +999,15 @@ impl Remote {
             .iter()
             .map(|&[p, l]| (p.wrapping_sub(tbase) as u64, l as u64))
             .collect();
-        let h = header(self.key, KIND_ACC, fetch.is_some(), a, &rel);
-        let got = self.call(r, &h, data)?;
+        let (h, d) = request(
+            self.key,
+            KIND_ACC,
+            fetch.is_some(),
+            a,
+            &rel,
+            Cow::Borrowed(data),
+        );
+        let got = self.call(r, &h, &d)?;
         if let Some(f) = fetch {
             if got.len() != f.len() {
                 return Err(err!(
@@ -975,10 +1042,10 @@ impl Remote {
             esize: new.len(),
             basic: MPI_BYTE,
         };
-        let h = header(self.key, KIND_CAS, true, a, &rel);
         let mut data = new.to_vec();
         data.extend_from_slice(cmp);
-        let got = self.call(r, &h, &data)?;
+        let (h, d) = request(self.key, KIND_CAS, true, a, &rel, Cow::Owned(data));
+        let got = self.call(r, &h, &d)?;
         if got.len() != old.len() {
             return Err(err!(
                 MPI_ERR_INTERN,
