@@ -8,7 +8,7 @@
 //! forms in `coll/large.rs`.
 
 use super::consts::*;
-use super::datatype::{describe, size_and_type};
+use super::datatype::{describe, size_and_type, Desc};
 use super::op::{check as op_check, is_commutative, lookup, operand};
 use super::ptr::{in_slice, out, out_slice};
 use super::MPI_Request;
@@ -173,6 +173,33 @@ unsafe fn pack_for(
     unsafe { crate::datatype::pack_mem(t, count, src, kind, out) }
 }
 
+/// A scratch buffer of schedule `s` holding the packed copy of the staged
+/// buffer `d` (`count` elements of `t` at `p`); its index.
+///
+/// # Safety
+/// `p` holds `count` elements of `t`.
+unsafe fn staged_copy(
+    s: &mut Sched,
+    d: &Desc,
+    t: &crate::datatype::Type,
+    count: c_int,
+    p: *const c_void,
+) -> Result<usize> {
+    let mut v = scratch_for(d.kind, d.bytes);
+    // SAFETY: forwarded contract; `v` joins the schedule's scratch below.
+    unsafe {
+        pack_for(
+            s,
+            t,
+            count as usize,
+            p as *const u8,
+            d.kind,
+            &mut v[..d.bytes],
+        )?
+    };
+    Ok(s.buffer(v))
+}
+
 /// A byte view of a user buffer; NULL is allowed for zero bytes.
 fn bytes<'a>(p: *const c_void, n: usize, name: &str) -> Result<&'a [u8]> {
     if n == 0 {
@@ -271,21 +298,11 @@ fn input(
     let d = describe(p, count, dt, name)?;
     Ok(match d.staged {
         None => (Loc::User(d.ptr), d.bytes),
-        Some(t) => {
-            let mut v = scratch_for(d.kind, d.bytes);
-            // SAFETY: the buffer holds count elements of t (MPI's rule).
-            unsafe {
-                pack_for(
-                    s,
-                    &t,
-                    count as usize,
-                    p as *const u8,
-                    d.kind,
-                    &mut v[..d.bytes],
-                )?
-            };
-            (Loc::Scratch(s.buffer(v), 0), d.bytes)
-        }
+        // SAFETY: the buffer holds count elements of t (MPI's rule).
+        Some(ref t) => (
+            Loc::Scratch(unsafe { staged_copy(s, &d, t, count, p)? }, 0),
+            d.bytes,
+        ),
     })
 }
 
@@ -308,24 +325,13 @@ fn output(
     let d = describe(p, count, dt, name)?;
     Ok(match d.staged {
         None => (Loc::User(d.ptr), d.bytes, None),
-        Some(t) => {
-            let mut v = scratch_for(d.kind, d.bytes);
+        Some(ref t) => {
             // SAFETY: as for input.
-            unsafe {
-                pack_for(
-                    s,
-                    &t,
-                    count as usize,
-                    p as *const u8,
-                    d.kind,
-                    &mut v[..d.bytes],
-                )?
-            };
-            let i = s.buffer(v);
+            let i = unsafe { staged_copy(s, &d, t, count, p)? };
             let step = Step::Unpack {
                 src: Loc::Scratch(i, 0),
                 len: d.bytes,
-                ty: t,
+                ty: t.clone(),
                 count: count as usize,
                 dst: p as *mut u8,
                 kind: d.kind,

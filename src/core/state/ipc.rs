@@ -64,7 +64,14 @@ impl State {
         tag: i32,
         bytes: usize,
     ) -> Result<bool> {
-        if dest == MPI_PROC_NULL || bytes <= self.cfg.eager_limit || !crate::gpu::ipc::enabled() {
+        let staged = self.reqs.get(rid).unwrap().staged.as_ref();
+        let device =
+            staged.is_some_and(|s| s.kind == crate::gpu::MemKind::Device && s.pack.is_some());
+        if !device
+            || dest == MPI_PROC_NULL
+            || bytes <= self.cfg.eager_limit
+            || !crate::gpu::ipc::enabled()
+        {
             return Ok(false);
         }
         let c = self.comm(comm)?;
@@ -72,17 +79,16 @@ impl State {
         if !matches!(self.net.link(w), Link::Shm(_)) {
             return Ok(false);
         }
-        let Some((t, count, src)) = self
+        let (t, count, src) = self
             .reqs
             .get(rid)
             .unwrap()
             .staged
             .as_ref()
-            .filter(|s| s.kind == crate::gpu::MemKind::Device)
-            .and_then(|s| s.pack.clone())
-        else {
-            return Ok(false);
-        };
+            .unwrap()
+            .pack
+            .clone()
+            .unwrap();
         let packed = (|| {
             let buf = crate::gpu::take_device(bytes)?;
             // SAFETY: the send buffer holds `count` elements of `t` until

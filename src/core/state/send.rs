@@ -133,7 +133,14 @@ impl State {
         tag: i32,
         bytes: usize,
     ) -> Result<bool> {
-        if dest == MPI_PROC_NULL || bytes <= self.cfg.ucx_eager_limit {
+        let device = self
+            .reqs
+            .get(rid)
+            .unwrap()
+            .staged
+            .as_ref()
+            .is_some_and(|s| s.kind == crate::gpu::MemKind::Device);
+        if !device || dest == MPI_PROC_NULL || bytes <= self.cfg.ucx_eager_limit {
             return Ok(false);
         }
         let c = self.comm(comm)?;
@@ -179,8 +186,8 @@ impl State {
     }
 
     /// Packs the staged send data of request `rid` (not packed yet) and
-    /// returns its address. A contiguous device buffer going to another rank
-    /// by a message is copied on the library's stream instead, and the
+    /// returns its address. A device buffer going to another rank by a
+    /// message is copied on the library's stream instead, and the
     /// message waits for that copy (`send_gate`), so the call does not
     /// block on the GPU; a buffered send, or one to this rank delivered in
     /// place, is copied at once.
@@ -201,35 +208,10 @@ impl State {
                 .is_some_and(|c| self.net.link(c.peer_world(dest) as usize) != Link::Local);
         let r = self.reqs.get_mut(rid).unwrap();
         let st = r.staged.as_mut().unwrap();
-        let contiguous_dev = st.kind == crate::gpu::MemKind::Device
-            && st
-                .pack
-                .as_ref()
-                .is_some_and(|(t, count, _)| t.is_contiguous(*count));
-        if to_link && contiguous_dev && bytes > 0 {
-            let (t, _, src) = st.pack.take().unwrap();
-            st.data = crate::core::pool::take_pinned(bytes);
-            let from = src.wrapping_offset(t.start());
-            // SAFETY: the device buffer holds `bytes` bytes from `from` until
-            // the send completes; the staging area is the request's own.
-            match unsafe { crate::gpu::copy_async(st.data.as_mut_ptr(), from, bytes) } {
-                Ok(p) => {
-                    self.send_gate = Some(p);
-                    r.buf = st.data.as_mut_ptr();
-                    return Ok(r.buf);
-                }
-                Err(_) => {
-                    // The copy made at once instead.
-                    // SAFETY: as above.
-                    unsafe { crate::gpu::copy(st.data.as_mut_ptr(), from, bytes)? };
-                    r.buf = st.data.as_mut_ptr();
-                    return Ok(r.buf);
-                }
-            }
-        }
         if to_link && st.kind == crate::gpu::MemKind::Device && bytes > 0 {
-            // A derived type's device buffer: its strided copies go on the
-            // library's stream too, and the message waits for them.
+            // A device buffer: its copies (one for a contiguous buffer,
+            // strided ones for a derived type) go on the library's stream,
+            // and the message waits for them.
             let (t, count, src) = st.pack.take().unwrap();
             st.data = crate::core::pool::take_pinned(bytes);
             // SAFETY: the device buffer holds `count` elements of `t` until
