@@ -719,7 +719,7 @@ impl Win {
                 return unsafe { self.net_accumulate(r, addr, t, count, a, data, fetch) };
             }
             let segs = self.segs(t, count, addr, n);
-            return net.accumulate(r, &segs, a, data, fetch);
+            return net.accumulate(r, self.target(r).addr, &segs, a, data, fetch);
         } else if self.atomics && atomic_elem(a.elem) && self.target(r).direct {
             // Element by element with the CPU's atomics, at aligned addresses;
             // an element at an unaligned address (every access to it is) takes the mutex.
@@ -809,7 +809,7 @@ impl Win {
         }
         if let Some(net) = self.remote.as_ref() {
             let segs = self.segs(t, 1, addr, es);
-            return net.compare_swap(r, &segs, new, cmp, old);
+            return net.compare_swap(r, self.target(r).addr, &segs, new, cmp, old);
         }
         if self.remote.is_none()
             && self.atomics

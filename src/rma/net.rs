@@ -984,17 +984,21 @@ impl Remote {
     }
 
     /// An accumulate (with `fetch`, a get-accumulate) of the packed `data`
-    /// into the segments `segs` (addresses in rank `r`'s process): applied
-    /// by the target's process (`serve`).
+    /// into the segments `segs` of rank `r`, whose memory this rank sees
+    /// at `tbase`: applied by the target's process (`serve`).
     pub fn accumulate(
         &self,
         r: usize,
+        tbase: usize,
         segs: &[[usize; 2]],
         a: AccOp,
         data: &[u8],
         fetch: Option<&mut [u8]>,
     ) -> Result<()> {
-        let rel = self.rel(r, segs);
+        let rel: Vec<(u64, u64)> = segs
+            .iter()
+            .map(|&[p, l]| (p.wrapping_sub(tbase) as u64, l as u64))
+            .collect();
         let (h, d) = request(
             self.key,
             KIND_ACC,
@@ -1022,12 +1026,16 @@ impl Remote {
     pub fn compare_swap(
         &self,
         r: usize,
+        tbase: usize,
         segs: &[[usize; 2]],
         new: &[u8],
         cmp: &[u8],
         old: &mut [u8],
     ) -> Result<()> {
-        let rel = self.rel(r, segs);
+        let rel: Vec<(u64, u64)> = segs
+            .iter()
+            .map(|&[p, l]| (p.wrapping_sub(tbase) as u64, l as u64))
+            .collect();
         let a = AccOp {
             op: MPI_REPLACE,
             elem: crate::op::Elem::Byte,
