@@ -916,6 +916,30 @@ unsafe fn f_pmpi_comm_create_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: 
 }
 fsyms!(f_pmpi_comm_create_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_create_errhandler_, pmpi_comm_create_errhandler__, pmpi_comm_create_errhandler, PMPI_COMM_CREATE_ERRHANDLER);
 
+unsafe fn f_mpi_comm_create_from_group(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s1 = fstring(a1 as *const c_char, l1);
+        let rc = crate::abi::comm::MPI_Comm_create_from_group(*(a0 as *const c_int), s1.as_ptr() as _, *(a2 as *const c_int), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_comm_create_from_group(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l1: usize) -> (); mpi_comm_create_from_group_, mpi_comm_create_from_group__, mpi_comm_create_from_group, MPI_COMM_CREATE_FROM_GROUP);
+
+unsafe fn f_pmpi_comm_create_from_group(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s1 = fstring(a1 as *const c_char, l1);
+        let rc = crate::abi::comm::PMPI_Comm_create_from_group(*(a0 as *const c_int), s1.as_ptr() as _, *(a2 as *const c_int), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_comm_create_from_group(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l1: usize) -> (); pmpi_comm_create_from_group_, pmpi_comm_create_from_group__, pmpi_comm_create_from_group, PMPI_COMM_CREATE_FROM_GROUP);
+
 unsafe fn f_mpi_comm_create_group(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -3175,6 +3199,30 @@ unsafe fn f_pmpi_intercomm_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_v
     }
 }
 fsyms!(f_pmpi_intercomm_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_intercomm_create_, pmpi_intercomm_create__, pmpi_intercomm_create, PMPI_INTERCOMM_CREATE);
+
+unsafe fn f_mpi_intercomm_create_from_groups(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int, l4: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s4 = fstring(a4 as *const c_char, l4);
+        let rc = crate::abi::comm::MPI_Intercomm_create_from_groups(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), s4.as_ptr() as _, *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_intercomm_create_from_groups(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int, l4: usize) -> (); mpi_intercomm_create_from_groups_, mpi_intercomm_create_from_groups__, mpi_intercomm_create_from_groups, MPI_INTERCOMM_CREATE_FROM_GROUPS);
+
+unsafe fn f_pmpi_intercomm_create_from_groups(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int, l4: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s4 = fstring(a4 as *const c_char, l4);
+        let rc = crate::abi::comm::PMPI_Intercomm_create_from_groups(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), s4.as_ptr() as _, *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_intercomm_create_from_groups(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int, l4: usize) -> (); pmpi_intercomm_create_from_groups_, pmpi_intercomm_create_from_groups__, pmpi_intercomm_create_from_groups, PMPI_INTERCOMM_CREATE_FROM_GROUPS);
 
 unsafe fn f_mpi_intercomm_merge(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).

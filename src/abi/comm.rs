@@ -117,10 +117,12 @@ fn idup(
             }
         ));
     }
-    coll_view(comm)?;
-    let c = dup_template(comm, info)?;
-    let v = crate::coll::basic::view(comm)?;
-    let job = create::Idup::new(v.world, v.rank, v.ctx, v.tag, c, newcomm);
+    let (members, me, cctx, remote) = dup_members(comm)?;
+    let mut c = dup_template(comm, info)?;
+    c.remote = remote;
+    // Both groups of an intercommunicator count its collectives alike.
+    let tag = with(|st| Ok(st.comm_mut(comm)?.next_coll_tag()))?;
+    let job = create::Idup::new(members, me, cctx, tag, c, newcomm);
     let rid = with(|st| {
         let rid = st
             .reqs
@@ -189,6 +191,10 @@ pub unsafe extern "C" fn MPI_Comm_idup_with_info(
 }
 
 /// Splits `comm` by (color, key); returns the new handle or MPI_COMM_NULL.
+/// On an intercommunicator (MPI-4.0 7.4.2) every process of both groups
+/// takes part: the result joins the local processes of my color (ordered
+/// by key, then old rank) to the remote ones of that color, and is
+/// MPI_COMM_NULL where either side has none.
 pub(crate) fn split(comm: MPI_Comm, color: c_int, key: c_int) -> Result<MPI_Comm> {
     if color < 0 && color != MPI_UNDEFINED {
         return Err(err!(
@@ -196,7 +202,7 @@ pub(crate) fn split(comm: MPI_Comm, color: c_int, key: c_int) -> Result<MPI_Comm
             "color={color} must be non-negative or MPI_UNDEFINED"
         ));
     }
-    let (members, me, cctx) = coll_view(comm)?;
+    let (members, me, cctx, sides) = both_sides(comm)?;
     let mut mine = Vec::with_capacity(8);
     mine.extend_from_slice(&color.to_le_bytes());
     mine.extend_from_slice(&key.to_le_bytes());
@@ -205,21 +211,67 @@ pub(crate) fn split(comm: MPI_Comm, color: c_int, key: c_int) -> Result<MPI_Comm
     if color == MPI_UNDEFINED {
         return Ok(MPI_COMM_NULL);
     }
-    let mut chosen: Vec<(i32, usize)> = Vec::new();
-    for (r, ck) in all.chunks_exact(8).enumerate() {
-        let c = i32::from_le_bytes([ck[0], ck[1], ck[2], ck[3]]);
-        let k = i32::from_le_bytes([ck[4], ck[5], ck[6], ck[7]]);
-        if c == color {
-            chosen.push((k, r));
+    // The members of index range `r` with my color, by (key, index).
+    let chosen = |r: std::ops::Range<usize>| -> Vec<i32> {
+        let mut v: Vec<(i32, usize)> = Vec::new();
+        for i in r {
+            let ck = &all[8 * i..8 * i + 8];
+            let c = i32::from_le_bytes([ck[0], ck[1], ck[2], ck[3]]);
+            let k = i32::from_le_bytes([ck[4], ck[5], ck[6], ck[7]]);
+            if c == color {
+                v.push((k, i));
+            }
         }
-    }
-    chosen.sort();
-    let world: Vec<i32> = chosen.iter().map(|&(_, r)| members[r]).collect();
+        v.sort();
+        v.iter().map(|&(_, i)| members[i]).collect()
+    };
+    let (world, remote) = match sides {
+        None => (chosen(0..members.len()), None),
+        Some((local, remote)) => {
+            let (l, r) = (chosen(local), chosen(remote));
+            if r.is_empty() {
+                return Ok(MPI_COMM_NULL);
+            }
+            (l, Some(r))
+        }
+    };
     with(|st| {
         let errh = st.comm(comm)?.errhandler;
         let mut c = Comm::new(ctx, world, st.rank, "split communicator");
+        c.remote = remote;
         c.errhandler = errh;
         Ok(st.add_comm(c))
+    })
+}
+
+/// The processes a communicator-creating call runs over: `comm`'s group,
+/// or both groups of an intercommunicator (in `Comm::both_groups`'s order);
+/// my index there; the collective context; for an intercommunicator the
+/// index ranges of the local and the remote group among the members.
+#[allow(clippy::type_complexity)]
+fn both_sides(
+    comm: MPI_Comm,
+) -> Result<(
+    Vec<i32>,
+    usize,
+    u32,
+    Option<(std::ops::Range<usize>, std::ops::Range<usize>)>,
+)> {
+    with(|st| {
+        let c = st.comm(comm)?;
+        let (me, ctx) = (c.rank as usize, c.ctx + 1);
+        Ok(match c.both_groups() {
+            None => (c.world.clone(), me, ctx, None),
+            Some((all, lbase, rbase)) => {
+                let (ln, rn) = (c.world.len(), all.len() - c.world.len());
+                (
+                    all,
+                    lbase + me,
+                    ctx,
+                    Some((lbase..lbase + ln, rbase..rbase + rn)),
+                )
+            }
+        })
     })
 }
 
@@ -408,13 +460,50 @@ pub unsafe extern "C" fn MPI_Comm_create(
     if newcomm.is_null() {
         return Err(err!(MPI_ERR_ARG, "newcomm=NULL"));
     }
-    let (members, me, cctx) = coll_view(comm)?;
-    let g = with(|st| st.group(group).map(|g| g.to_vec()))?;
-    if let Some(w) = g.iter().find(|w| !members.contains(w)) {
+    let (members, me, cctx, sides) = both_sides(comm)?;
+    let (g, local) = with(|st| Ok((st.group(group)?.to_vec(), st.comm(comm)?.world.clone())))?;
+    if let Some(w) = g.iter().find(|w| !local.contains(w)) {
         return Err(err!(
             MPI_ERR_GROUP,
-            "group contains world rank {w}, which is not in the communicator"
+            "group contains world rank {w}, which is not in the {}",
+            if sides.is_some() {
+                "local group of the intercommunicator"
+            } else {
+                "communicator"
+            }
         ));
+    }
+    if let Some((lr, rr)) = sides {
+        // MPI-4.0 7.4.2: each group names its part; both sides learn the
+        // other's (every process gives its rank in its side's group).
+        let me_w = members[me];
+        let pos = g.iter().position(|&w| w == me_w).map_or(-1, |p| p as i32);
+        let all = create::allgather(&members, me, cctx, TAG_SPLIT - 2, &pos.to_le_bytes())?;
+        let ctx = agree_ctx(&members, me, cctx, TAG_AGREE)?;
+        let side = |r: std::ops::Range<usize>| -> Vec<i32> {
+            let mut v: Vec<(i32, i32)> = r
+                .map(|i| {
+                    let b = &all[4 * i..4 * i + 4];
+                    (i32::from_le_bytes([b[0], b[1], b[2], b[3]]), members[i])
+                })
+                .filter(|&(p, _)| p >= 0)
+                .collect();
+            v.sort();
+            v.into_iter().map(|(_, w)| w).collect()
+        };
+        let (l, r) = (side(lr), side(rr));
+        let h = if pos < 0 || r.is_empty() {
+            MPI_COMM_NULL
+        } else {
+            with(|st| {
+                let errh = st.comm(comm)?.errhandler;
+                let mut c = Comm::new(ctx, l, st.rank, "created intercommunicator");
+                c.remote = Some(r);
+                c.errhandler = errh;
+                Ok(st.add_comm(c))
+            })?
+        };
+        return out(newcomm, "newcomm", h);
     }
     let ctx = agree_ctx(&members, me, cctx, TAG_AGREE)?;
     let h = with(|st| {
@@ -825,4 +914,140 @@ pub unsafe extern "C" fn MPI_Intercomm_merge(
         Ok(st.add_comm(c))
     })?;
     out(newintracomm, "newintracomm", h)
+}
+
+/// The tag of a group-based creation (MPI_Comm_create_from_group,
+/// MPI_Intercomm_create_from_groups) named `stringtag`: a hash of it, in a
+/// range of internal tags of its own (below MPI_Comm_create_group's), so
+/// calls with different tags over overlapping groups do not meet.
+fn string_tag(stringtag: &str) -> i32 {
+    // FNV-1a: the same on every process.
+    let mut h: u32 = 0x811c_9dc5;
+    for b in stringtag.bytes() {
+        h ^= b as u32;
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    TAG_CREATE_GROUP - 0x1000_0000 - 2 * (h & 0x7ff_ffff) as i32
+}
+
+/// What a group-based creation starts from: the group's world ranks,
+/// the error handler checked (MPI_ERRHANDLER_NULL: the default), the info
+/// pairs and the context its agreement runs in (MPI_COMM_WORLD's
+/// collective one: every process of the job has it, under sessions too).
+#[allow(clippy::type_complexity)]
+fn from_group_args(
+    group: MPI_Group,
+    name: &str,
+    info: MPI_Info,
+    errhandler: super::MPI_Errhandler,
+) -> Result<(Vec<i32>, c_int, Vec<(String, String)>, u32, i32)> {
+    let kv = info_pairs(info)?;
+    with(|st| {
+        let g = st.group(group)?.to_vec();
+        let errh = if errhandler == MPI_ERRHANDLER_NULL {
+            MPI_ERRORS_ARE_FATAL
+        } else {
+            super::errh::check_errhandler(st, errhandler)?;
+            errhandler
+        };
+        if !g.contains(&st.rank) {
+            return Err(err!(
+                MPI_ERR_GROUP,
+                "{name}=0x{:08x} does not contain the calling process (world rank {})",
+                group as u32,
+                st.rank
+            ));
+        }
+        Ok((g, errh, kv, st.comm(MPI_COMM_WORLD)?.ctx + 1, st.rank))
+    })
+}
+
+/// MPI-4.0 11.4: a communicator of `group`'s processes, made without a
+/// parent communicator (the sessions model's way in).
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_create_from_group(
+    group: MPI_Group,
+    stringtag: *const c_char,
+    info: MPI_Info,
+    errhandler: super::MPI_Errhandler,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
+    if newcomm.is_null() {
+        return Err(err!(MPI_ERR_ARG, "newcomm=NULL"));
+    }
+    let tag = string_tag(&cstr(stringtag, "stringtag")?);
+    let (g, errh, kv, wctx, me_w) = from_group_args(group, "group", info, errhandler)?;
+    let me = g.iter().position(|&w| w == me_w).unwrap();
+    let ctx = agree_ctx(&g, me, wctx, tag)?;
+    let h = with(|st| {
+        let mut c = Comm::new(ctx, g, me_w, "communicator from group");
+        c.errhandler = errh;
+        c.info = kv;
+        Ok(st.add_comm(c))
+    })?;
+    out(newcomm, "newcomm", h)
+}
+
+/// MPI-4.0 11.4: an intercommunicator between two disjoint groups, made
+/// without a parent communicator; every process of both groups calls it.
+/// The leaders are checked, but as both sides name both groups, the
+/// agreement on the context id runs over all of them.
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Intercomm_create_from_groups(
+    local_group: MPI_Group,
+    local_leader: c_int,
+    remote_group: MPI_Group,
+    remote_leader: c_int,
+    stringtag: *const c_char,
+    info: MPI_Info,
+    errhandler: super::MPI_Errhandler,
+    newintercomm: *mut MPI_Comm,
+) -> c_int {
+    if newintercomm.is_null() {
+        return Err(err!(MPI_ERR_ARG, "newintercomm=NULL"));
+    }
+    let tag = string_tag(&cstr(stringtag, "stringtag")?);
+    let (local, errh, kv, wctx, me_w) =
+        from_group_args(local_group, "local_group", info, errhandler)?;
+    let remote = with(|st| Ok(st.group(remote_group)?.to_vec()))?;
+    for (name, v, n) in [
+        ("local_leader", local_leader, local.len()),
+        ("remote_leader", remote_leader, remote.len()),
+    ] {
+        if v < 0 || v as usize >= n {
+            return Err(err!(
+                MPI_ERR_RANK,
+                "{name}={v} is not a rank of its group (size {n})"
+            ));
+        }
+    }
+    if remote.is_empty() {
+        return Err(err!(MPI_ERR_GROUP, "remote_group is empty"));
+    }
+    if let Some(w) = remote.iter().find(|w| local.contains(w)) {
+        return Err(err!(
+            MPI_ERR_GROUP,
+            "world rank {w} is in both local_group and remote_group (they must be disjoint)"
+        ));
+    }
+    // Both sides order the union alike: the group holding the lower world
+    // rank first (as `Comm::both_groups`).
+    let local_first = local.iter().min() < remote.iter().min();
+    let all: Vec<i32> = if local_first {
+        local.iter().chain(&remote).copied().collect()
+    } else {
+        remote.iter().chain(&local).copied().collect()
+    };
+    let me = all.iter().position(|&w| w == me_w).unwrap();
+    let ctx = agree_ctx(&all, me, wctx, tag)?;
+    let h = with(|st| {
+        let mut c = Comm::new(ctx, local, me_w, "intercommunicator from groups");
+        c.remote = Some(remote);
+        c.errhandler = errh;
+        c.info = kv;
+        Ok(st.add_comm(c))
+    })?;
+    out(newintercomm, "newintercomm", h)
 }

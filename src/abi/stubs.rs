@@ -100,19 +100,6 @@ pub unsafe extern "C" fn MPI_Comm_connect(
 
 #[mpi_fn]
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_create_from_group(
-    group: MPI_Group,
-    stringtag: *const c_char,
-    info: MPI_Info,
-    errhandler: MPI_Errhandler,
-    newcomm: *mut MPI_Comm,
-) -> c_int {
-    let _ = (group, stringtag, info, errhandler, newcomm);
-    Err(not_implemented("MPI_Comm_create_from_group"))
-}
-
-#[mpi_fn]
-#[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_disconnect(comm: *mut MPI_Comm) -> c_int {
     // The argument is checked first, as a real call would check it.
     if super::ptr::inp(comm, "comm")? == MPI_COMM_NULL {
@@ -1278,31 +1265,6 @@ pub unsafe extern "C" fn MPI_Info_create_env(
 ) -> c_int {
     let _ = (argc, argv, info);
     Err(not_implemented("MPI_Info_create_env"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Intercomm_create_from_groups(
-    local_group: MPI_Group,
-    local_leader: c_int,
-    remote_group: MPI_Group,
-    remote_leader: c_int,
-    stringtag: *const c_char,
-    info: MPI_Info,
-    errhandler: MPI_Errhandler,
-    newintercomm: *mut MPI_Comm,
-) -> c_int {
-    let _ = (
-        local_group,
-        local_leader,
-        remote_group,
-        remote_leader,
-        stringtag,
-        info,
-        errhandler,
-        newintercomm,
-    );
-    Err(not_implemented("MPI_Intercomm_create_from_groups"))
 }
 
 #[mpi_fn]
