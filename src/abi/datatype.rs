@@ -429,6 +429,63 @@ pub unsafe extern "C" fn MPI_Type_create_struct(
     out(newtype, "newtype", add(dtm::structure(&bls, &d, &types))?)
 }
 
+/// MPI-1's MPI_Type_struct (removed in MPI-3, still exported by MPICH): as
+/// MPI_Type_create_struct, and the MPI-1 bound markers `MPI_LB` and
+/// `MPI_UB` may be among the types: the lowest `MPI_LB` displacement is
+/// the lower bound, the highest `MPI_UB` one the upper bound (no alignment
+/// padding then), in place of the data's.
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_struct(
+    count: c_int,
+    array_of_blocklengths: *mut c_int,
+    array_of_displacements: *mut MPI_Aint,
+    array_of_types: *mut MPI_Datatype,
+    newtype: *mut MPI_Datatype,
+) -> c_int {
+    let n = nonneg(count, "count")?;
+    let bl = arr(
+        array_of_blocklengths as *const c_int,
+        n,
+        "array_of_blocklengths",
+    )?;
+    let ds = arr(
+        array_of_displacements as *const MPI_Aint,
+        n,
+        "array_of_displacements",
+    )?;
+    let ts = arr(array_of_types as *const MPI_Datatype, n, "array_of_types")?;
+    let (mut lbm, mut ubm): (Option<isize>, Option<isize>) = (None, None);
+    let (mut bls, mut d, mut types) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..n {
+        let b = nonneg(bl[i], "blocklength")?;
+        match ts[i] {
+            MPI_LB => lbm = Some(lbm.map_or(ds[i] as isize, |m| m.min(ds[i] as isize))),
+            MPI_UB => ubm = Some(ubm.map_or(ds[i] as isize, |m| m.max(ds[i] as isize))),
+            h => {
+                bls.push(b);
+                d.push(ds[i] as isize);
+                types.push((h, lookup(h)?));
+            }
+        }
+    }
+    let mut t = dtm::structure(&bls, &d, &types);
+    if lbm.is_some() || ubm.is_some() {
+        let data = (!bls.iter().all(|&b| b == 0)).then_some((t.true_lb, t.true_ub));
+        let lb = lbm.unwrap_or(if data.is_some() { t.lb } else { ubm.unwrap() });
+        let ub = ubm.unwrap_or(if data.is_some() { t.ub } else { lb });
+        if ub < lb {
+            return Err(err!(
+                MPI_ERR_ARG,
+                "MPI_UB displacement {ub} is below the lower bound {lb}"
+            ));
+        }
+        t.lb = lb;
+        t.ub = ub;
+    }
+    out(newtype, "newtype", add(t)?)
+}
+
 #[mpi_fn]
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_create_resized(

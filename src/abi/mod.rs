@@ -22,6 +22,7 @@ pub mod init;
 pub mod large;
 pub mod large_types;
 pub mod misc;
+pub mod mpi1;
 pub mod op;
 pub mod p2p;
 pub mod ptr;

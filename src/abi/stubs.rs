@@ -11,10 +11,9 @@
 
 use super::consts::*;
 use super::{
-    MPI_Aint, MPI_Comm, MPI_Comm_errhandler_function, MPI_Copy_function, MPI_Count,
-    MPI_Datarep_conversion_function, MPI_Datarep_conversion_function_c,
-    MPI_Datarep_extent_function, MPI_Datatype, MPI_Delete_function, MPI_Errhandler, MPI_File,
-    MPI_File_errhandler_function, MPI_Fint, MPI_Grequest_cancel_function,
+    MPI_Aint, MPI_Comm, MPI_Count, MPI_Datarep_conversion_function,
+    MPI_Datarep_conversion_function_c, MPI_Datarep_extent_function, MPI_Datatype, MPI_Errhandler,
+    MPI_File, MPI_File_errhandler_function, MPI_Fint, MPI_Grequest_cancel_function,
     MPI_Grequest_free_function, MPI_Grequest_query_function, MPI_Group, MPI_Info, MPI_Offset,
     MPI_Request, MPI_Session, MPI_Session_errhandler_function, MPI_Status,
 };
@@ -26,43 +25,6 @@ use std::os::raw::{c_char, c_int, c_void};
 #[cold]
 fn not_implemented(name: &str) -> Error {
     err!(MPI_ERR_UNSUPPORTED_OPERATION, "not implemented: {name}")
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Address(location: *mut c_void, address: *mut MPI_Aint) -> c_int {
-    let _ = (location, address);
-    Err(not_implemented("MPI_Address"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Attr_delete(comm: MPI_Comm, keyval: c_int) -> c_int {
-    let _ = (comm, keyval);
-    Err(not_implemented("MPI_Attr_delete"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Attr_get(
-    comm: MPI_Comm,
-    keyval: c_int,
-    attribute_val: *mut c_void,
-    flag: *mut c_int,
-) -> c_int {
-    let _ = (comm, keyval, attribute_val, flag);
-    Err(not_implemented("MPI_Attr_get"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Attr_put(
-    comm: MPI_Comm,
-    keyval: c_int,
-    attribute_val: *mut c_void,
-) -> c_int {
-    let _ = (comm, keyval, attribute_val);
-    Err(not_implemented("MPI_Attr_put"))
 }
 
 #[mpi_fn]
@@ -165,33 +127,6 @@ pub unsafe extern "C" fn MPI_Comm_spawn_multiple(
         array_of_errcodes,
     );
     Err(not_implemented("MPI_Comm_spawn_multiple"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Errhandler_create(
-    comm_errhandler_fn: *mut MPI_Comm_errhandler_function,
-    errhandler: *mut MPI_Errhandler,
-) -> c_int {
-    let _ = (comm_errhandler_fn, errhandler);
-    Err(not_implemented("MPI_Errhandler_create"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Errhandler_get(
-    comm: MPI_Comm,
-    errhandler: *mut MPI_Errhandler,
-) -> c_int {
-    let _ = (comm, errhandler);
-    Err(not_implemented("MPI_Errhandler_get"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Errhandler_set(comm: MPI_Comm, errhandler: MPI_Errhandler) -> c_int {
-    let _ = (comm, errhandler);
-    Err(not_implemented("MPI_Errhandler_set"))
 }
 
 #[mpi_fn]
@@ -1353,25 +1288,6 @@ pub unsafe extern "C" fn MPI_Isendrecv_replace_c(
 
 #[mpi_fn]
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Keyval_create(
-    copy_fn: *mut MPI_Copy_function,
-    delete_fn: *mut MPI_Delete_function,
-    keyval: *mut c_int,
-    extra_state: *mut c_void,
-) -> c_int {
-    let _ = (copy_fn, delete_fn, keyval, extra_state);
-    Err(not_implemented("MPI_Keyval_create"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Keyval_free(keyval: *mut c_int) -> c_int {
-    let _ = keyval;
-    Err(not_implemented("MPI_Keyval_free"))
-}
-
-#[mpi_fn]
-#[no_mangle]
 pub unsafe extern "C" fn MPI_Lookup_name(
     service_name: *const c_char,
     info: MPI_Info,
@@ -1668,78 +1584,6 @@ pub unsafe extern "C" fn MPI_Type_create_f90_real(
 ) -> c_int {
     let _ = (p, r, newtype);
     Err(not_implemented("MPI_Type_create_f90_real"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_extent(datatype: MPI_Datatype, extent: *mut MPI_Aint) -> c_int {
-    let _ = (datatype, extent);
-    Err(not_implemented("MPI_Type_extent"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_hindexed(
-    count: c_int,
-    array_of_blocklengths: *mut c_int,
-    array_of_displacements: *mut MPI_Aint,
-    oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    let _ = (
-        count,
-        array_of_blocklengths,
-        array_of_displacements,
-        oldtype,
-        newtype,
-    );
-    Err(not_implemented("MPI_Type_hindexed"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_hvector(
-    count: c_int,
-    blocklength: c_int,
-    stride: MPI_Aint,
-    oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    let _ = (count, blocklength, stride, oldtype, newtype);
-    Err(not_implemented("MPI_Type_hvector"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_lb(datatype: MPI_Datatype, displacement: *mut MPI_Aint) -> c_int {
-    let _ = (datatype, displacement);
-    Err(not_implemented("MPI_Type_lb"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_struct(
-    count: c_int,
-    array_of_blocklengths: *mut c_int,
-    array_of_displacements: *mut MPI_Aint,
-    array_of_types: *mut MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    let _ = (
-        count,
-        array_of_blocklengths,
-        array_of_displacements,
-        array_of_types,
-        newtype,
-    );
-    Err(not_implemented("MPI_Type_struct"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_ub(datatype: MPI_Datatype, displacement: *mut MPI_Aint) -> c_int {
-    let _ = (datatype, displacement);
-    Err(not_implemented("MPI_Type_ub"))
 }
 
 #[mpi_fn]
