@@ -136,28 +136,6 @@ unsafe fn f_pmpi_add_error_string(a0: *mut c_void, a1: *mut c_void, ierr: *mut c
 }
 fsyms!(f_pmpi_add_error_string(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l1: usize) -> (); pmpi_add_error_string_, pmpi_add_error_string__, pmpi_add_error_string, PMPI_ADD_ERROR_STRING);
 
-unsafe fn f_mpi_address(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::mpi1::MPI_Address(buf(a0) as _, a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_address(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_address_, mpi_address__, mpi_address, MPI_ADDRESS);
-
-unsafe fn f_pmpi_address(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::mpi1::PMPI_Address(buf(a0) as _, a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_address(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_address_, pmpi_address__, pmpi_address, PMPI_ADDRESS);
-
 unsafe fn f_mpi_aint_add(a0: *mut c_void, a1: *mut c_void) -> i64 {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -497,50 +475,6 @@ unsafe fn f_pmpi_attr_delete(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int)
     }
 }
 fsyms!(f_pmpi_attr_delete(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_attr_delete_, pmpi_attr_delete__, pmpi_attr_delete, PMPI_ATTR_DELETE);
-
-unsafe fn f_mpi_attr_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::mpi1::MPI_Attr_get(*(a0 as *const c_int), *(a1 as *const c_int), buf(a2) as _, a3 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_attr_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); mpi_attr_get_, mpi_attr_get__, mpi_attr_get, MPI_ATTR_GET);
-
-unsafe fn f_pmpi_attr_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::mpi1::PMPI_Attr_get(*(a0 as *const c_int), *(a1 as *const c_int), buf(a2) as _, a3 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_attr_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_attr_get_, pmpi_attr_get__, pmpi_attr_get, PMPI_ATTR_GET);
-
-unsafe fn f_mpi_attr_put(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::mpi1::MPI_Attr_put(*(a0 as *const c_int), *(a1 as *const c_int), buf(a2) as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_attr_put(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_attr_put_, mpi_attr_put__, mpi_attr_put, MPI_ATTR_PUT);
-
-unsafe fn f_pmpi_attr_put(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::mpi1::PMPI_Attr_put(*(a0 as *const c_int), *(a1 as *const c_int), buf(a2) as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_attr_put(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_attr_put_, pmpi_attr_put__, pmpi_attr_put, PMPI_ATTR_PUT);
 
 unsafe fn f_mpi_barrier(a0: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -3664,28 +3598,6 @@ unsafe fn f_pmpi_issend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *
 }
 fsyms!(f_pmpi_issend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_issend_, pmpi_issend__, pmpi_issend, PMPI_ISSEND);
 
-unsafe fn f_mpi_keyval_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::mpi1::MPI_Keyval_create(a0 as _, a1 as _, a2 as _, buf(a3) as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_keyval_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); mpi_keyval_create_, mpi_keyval_create__, mpi_keyval_create, MPI_KEYVAL_CREATE);
-
-unsafe fn f_pmpi_keyval_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::mpi1::PMPI_Keyval_create(a0 as _, a1 as _, a2 as _, buf(a3) as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_keyval_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_keyval_create_, pmpi_keyval_create__, pmpi_keyval_create, PMPI_KEYVAL_CREATE);
-
 unsafe fn f_mpi_keyval_free(a0: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -5358,28 +5270,6 @@ unsafe fn f_pmpi_type_dup(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) ->
 }
 fsyms!(f_pmpi_type_dup(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_dup_, pmpi_type_dup__, pmpi_type_dup, PMPI_TYPE_DUP);
 
-unsafe fn f_mpi_type_extent(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::mpi1::MPI_Type_extent(*(a0 as *const c_int), a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_type_extent(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_type_extent_, mpi_type_extent__, mpi_type_extent, MPI_TYPE_EXTENT);
-
-unsafe fn f_pmpi_type_extent(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::mpi1::PMPI_Type_extent(*(a0 as *const c_int), a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_type_extent(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_extent_, pmpi_type_extent__, pmpi_type_extent, PMPI_TYPE_EXTENT);
-
 unsafe fn f_mpi_type_free(a0: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -5582,50 +5472,6 @@ unsafe fn f_pmpi_type_get_true_extent_x(a0: *mut c_void, a1: *mut c_void, a2: *m
 }
 fsyms!(f_pmpi_type_get_true_extent_x(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_get_true_extent_x_, pmpi_type_get_true_extent_x__, pmpi_type_get_true_extent_x, PMPI_TYPE_GET_TRUE_EXTENT_X);
 
-unsafe fn f_mpi_type_hindexed(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::mpi1::MPI_Type_hindexed(*(a0 as *const c_int), a1 as _, a2 as _, *(a3 as *const c_int), a4 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_type_hindexed(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_type_hindexed_, mpi_type_hindexed__, mpi_type_hindexed, MPI_TYPE_HINDEXED);
-
-unsafe fn f_pmpi_type_hindexed(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::mpi1::PMPI_Type_hindexed(*(a0 as *const c_int), a1 as _, a2 as _, *(a3 as *const c_int), a4 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_type_hindexed(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_hindexed_, pmpi_type_hindexed__, pmpi_type_hindexed, PMPI_TYPE_HINDEXED);
-
-unsafe fn f_mpi_type_hvector(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::mpi1::MPI_Type_hvector(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const i64), *(a3 as *const c_int), a4 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_type_hvector(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_type_hvector_, mpi_type_hvector__, mpi_type_hvector, MPI_TYPE_HVECTOR);
-
-unsafe fn f_pmpi_type_hvector(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::mpi1::PMPI_Type_hvector(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const i64), *(a3 as *const c_int), a4 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_type_hvector(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_hvector_, pmpi_type_hvector__, pmpi_type_hvector, PMPI_TYPE_HVECTOR);
-
 unsafe fn f_mpi_type_indexed(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -5647,28 +5493,6 @@ unsafe fn f_pmpi_type_indexed(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void,
     }
 }
 fsyms!(f_pmpi_type_indexed(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_indexed_, pmpi_type_indexed__, pmpi_type_indexed, PMPI_TYPE_INDEXED);
-
-unsafe fn f_mpi_type_lb(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::mpi1::MPI_Type_lb(*(a0 as *const c_int), a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_type_lb(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_type_lb_, mpi_type_lb__, mpi_type_lb, MPI_TYPE_LB);
-
-unsafe fn f_pmpi_type_lb(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::mpi1::PMPI_Type_lb(*(a0 as *const c_int), a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_type_lb(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_lb_, pmpi_type_lb__, pmpi_type_lb, PMPI_TYPE_LB);
 
 unsafe fn f_mpi_type_match_size(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -5759,50 +5583,6 @@ unsafe fn f_pmpi_type_size_x(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int)
     }
 }
 fsyms!(f_pmpi_type_size_x(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_size_x_, pmpi_type_size_x__, pmpi_type_size_x, PMPI_TYPE_SIZE_X);
-
-unsafe fn f_mpi_type_struct(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::MPI_Type_struct(*(a0 as *const c_int), a1 as _, a2 as _, a3 as _, a4 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_type_struct(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_type_struct_, mpi_type_struct__, mpi_type_struct, MPI_TYPE_STRUCT);
-
-unsafe fn f_pmpi_type_struct(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::datatype::PMPI_Type_struct(*(a0 as *const c_int), a1 as _, a2 as _, a3 as _, a4 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_type_struct(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_struct_, pmpi_type_struct__, pmpi_type_struct, PMPI_TYPE_STRUCT);
-
-unsafe fn f_mpi_type_ub(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::mpi1::MPI_Type_ub(*(a0 as *const c_int), a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_mpi_type_ub(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_type_ub_, mpi_type_ub__, mpi_type_ub, MPI_TYPE_UB);
-
-unsafe fn f_pmpi_type_ub(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
-    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
-    unsafe {
-        let rc = crate::abi::mpi1::PMPI_Type_ub(*(a0 as *const c_int), a1 as _);
-        if !ierr.is_null() {
-            *ierr = rc;
-        }
-    }
-}
-fsyms!(f_pmpi_type_ub(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_ub_, pmpi_type_ub__, pmpi_type_ub, PMPI_TYPE_UB);
 
 unsafe fn f_mpi_type_vector(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).

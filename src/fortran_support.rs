@@ -507,3 +507,215 @@ alias!(null_delete_fn(c: *const c_int, k: *const c_int, v: *const isize, e: *con
     mpi_comm_null_delete_fn_, mpi_comm_null_delete_fn__, mpi_comm_null_delete_fn, MPI_COMM_NULL_DELETE_FN,
     mpi_type_null_delete_fn_, mpi_type_null_delete_fn__, mpi_type_null_delete_fn, MPI_TYPE_NULL_DELETE_FN,
     mpi_win_null_delete_fn_, mpi_win_null_delete_fn__, mpi_win_null_delete_fn, MPI_WIN_NULL_DELETE_FN);
+
+// MPI-1's Fortran forms with default INTEGER values where their successors
+// take INTEGER(KIND=MPI_ADDRESS_KIND): attribute values and extra state
+// (MPI_KEYVAL_CREATE, MPI_ATTR_PUT/GET), addresses, displacements, strides
+// and bounds (MPI_ADDRESS, MPI_TYPE_HVECTOR/HINDEXED/STRUCT,
+// MPI_TYPE_EXTENT/LB/UB). Callbacks of such keyvals are called with values
+// in 8-byte slots, of which an INTEGER callback reads and writes the low
+// half (little-endian), so MPI_ATTR_GET takes the low half back.
+
+unsafe fn keyval_create(
+    copy: *mut c_void,
+    delete: *mut c_void,
+    keyval: *mut c_int,
+    extra: *const c_int,
+    ierr: *mut c_int,
+) {
+    // SAFETY: valid references from Fortran.
+    let e: isize = if extra.is_null() {
+        0
+    } else {
+        unsafe { *extra as isize }
+    };
+    // SAFETY: forwarded.
+    unsafe { create_keyval(copy, delete, keyval, &e, ierr, 1) }
+}
+
+unsafe fn attr_put(comm: *const c_int, keyval: *const c_int, val: *const c_int, ierr: *mut c_int) {
+    // SAFETY: valid references from Fortran.
+    unsafe { *ierr = crate::abi::mpi1::MPI_Attr_put(*comm, *keyval, *val as isize as *mut c_void) };
+}
+
+unsafe fn attr_get(
+    comm: *const c_int,
+    keyval: *const c_int,
+    val: *mut c_int,
+    flag: *mut c_int,
+    ierr: *mut c_int,
+) {
+    let mut v: isize = 0;
+    // SAFETY: valid references from Fortran; `v` is the address-sized slot.
+    unsafe {
+        comm_get_attr(comm, keyval, &mut v, flag, ierr);
+        if *ierr == 0 && *flag != 0 {
+            *val = v as c_int;
+        }
+    }
+}
+
+/// An address-sized value for a default INTEGER, or MPI_ERR_ARG through
+/// the error handler of `func` where it does not fit.
+fn fit_int(v: isize, func: &str, what: &str) -> Result<c_int, c_int> {
+    c_int::try_from(v).map_err(|_| {
+        crate::abi::guard::raise(
+            func,
+            None,
+            crate::err!(
+                crate::abi::consts::MPI_ERR_ARG,
+                "{what}={v} does not fit in a default INTEGER (use the INTEGER(KIND=MPI_ADDRESS_KIND) form of the MPI-2 routine)"
+            ),
+        )
+    })
+}
+
+unsafe fn address(loc: *mut c_void, addr: *mut c_int, ierr: *mut c_int) {
+    let mut a: i64 = 0;
+    // SAFETY: valid references from Fortran (MPI_BOTTOM translated by `buf`).
+    unsafe {
+        *ierr = crate::abi::datatype::MPI_Get_address(buf(loc), &mut a);
+        if *ierr == 0 {
+            match fit_int(a as isize, "MPI_ADDRESS", "address") {
+                Ok(v) => *addr = v,
+                Err(e) => *ierr = e,
+            }
+        }
+    }
+}
+
+/// MPI_TYPE_EXTENT (0), MPI_TYPE_LB (1), MPI_TYPE_UB (2).
+unsafe fn type_bound(dt: *const c_int, out: *mut c_int, ierr: *mut c_int, which: u8) {
+    let (mut lb, mut ext): (i64, i64) = (0, 0);
+    let name = ["MPI_TYPE_EXTENT", "MPI_TYPE_LB", "MPI_TYPE_UB"][which as usize];
+    // SAFETY: valid references from Fortran.
+    unsafe {
+        *ierr = crate::abi::datatype::MPI_Type_get_extent(*dt, &mut lb, &mut ext);
+        if *ierr == 0 {
+            let v = [ext, lb, lb + ext][which as usize];
+            match fit_int(v as isize, name, "the bound") {
+                Ok(v) => *out = v,
+                Err(e) => *ierr = e,
+            }
+        }
+    }
+}
+
+unsafe fn type_extent(dt: *const c_int, out: *mut c_int, ierr: *mut c_int) {
+    // SAFETY: forwarded.
+    unsafe { type_bound(dt, out, ierr, 0) }
+}
+unsafe fn type_lb(dt: *const c_int, out: *mut c_int, ierr: *mut c_int) {
+    // SAFETY: forwarded.
+    unsafe { type_bound(dt, out, ierr, 1) }
+}
+unsafe fn type_ub(dt: *const c_int, out: *mut c_int, ierr: *mut c_int) {
+    // SAFETY: forwarded.
+    unsafe { type_bound(dt, out, ierr, 2) }
+}
+
+/// `n` default INTEGERs at `p` as addresses (none for a negative count,
+/// which the C routine then reports).
+unsafe fn widen(p: *const c_int, n: c_int) -> Vec<i64> {
+    if n <= 0 || p.is_null() {
+        return Vec::new();
+    }
+    // SAFETY: Fortran passes an array of at least `n` INTEGERs.
+    unsafe { std::slice::from_raw_parts(p, n as usize) }
+        .iter()
+        .map(|&v| v as i64)
+        .collect()
+}
+
+unsafe fn type_hvector(
+    count: *const c_int,
+    bl: *const c_int,
+    stride: *const c_int,
+    old: *const c_int,
+    new: *mut c_int,
+    ierr: *mut c_int,
+) {
+    // SAFETY: valid references from Fortran.
+    unsafe { *ierr = crate::abi::mpi1::MPI_Type_hvector(*count, *bl, *stride as i64, *old, new) };
+}
+
+unsafe fn type_hindexed(
+    count: *const c_int,
+    bls: *mut c_int,
+    displs: *const c_int,
+    old: *const c_int,
+    new: *mut c_int,
+    ierr: *mut c_int,
+) {
+    // SAFETY: valid references from Fortran; the displacements widened.
+    unsafe {
+        let mut d = widen(displs, *count);
+        let mut zero = [0i64; 1];
+        let dp = if d.is_empty() {
+            if *count == 0 {
+                zero.as_mut_ptr()
+            } else {
+                std::ptr::null_mut()
+            }
+        } else {
+            d.as_mut_ptr()
+        };
+        *ierr = crate::abi::mpi1::MPI_Type_hindexed(*count, bls, dp, *old, new);
+    }
+}
+
+unsafe fn type_struct(
+    count: *const c_int,
+    bls: *mut c_int,
+    displs: *const c_int,
+    types: *mut c_int,
+    new: *mut c_int,
+    ierr: *mut c_int,
+) {
+    // SAFETY: valid references from Fortran; the displacements widened.
+    unsafe {
+        let mut d = widen(displs, *count);
+        let mut zero = [0i64; 1];
+        let dp = if d.is_empty() {
+            if *count == 0 {
+                zero.as_mut_ptr()
+            } else {
+                std::ptr::null_mut()
+            }
+        } else {
+            d.as_mut_ptr()
+        };
+        *ierr = crate::abi::datatype::MPI_Type_struct(*count, bls, dp, types, new);
+    }
+}
+
+alias!(keyval_create(copy: *mut c_void, delete: *mut c_void, keyval: *mut c_int, extra: *const c_int, ierr: *mut c_int);
+    mpi_keyval_create_, mpi_keyval_create__, mpi_keyval_create, MPI_KEYVAL_CREATE,
+    pmpi_keyval_create_, pmpi_keyval_create__, pmpi_keyval_create, PMPI_KEYVAL_CREATE);
+alias!(attr_put(comm: *const c_int, keyval: *const c_int, val: *const c_int, ierr: *mut c_int);
+    mpi_attr_put_, mpi_attr_put__, mpi_attr_put, MPI_ATTR_PUT,
+    pmpi_attr_put_, pmpi_attr_put__, pmpi_attr_put, PMPI_ATTR_PUT);
+alias!(attr_get(comm: *const c_int, keyval: *const c_int, val: *mut c_int, flag: *mut c_int, ierr: *mut c_int);
+    mpi_attr_get_, mpi_attr_get__, mpi_attr_get, MPI_ATTR_GET,
+    pmpi_attr_get_, pmpi_attr_get__, pmpi_attr_get, PMPI_ATTR_GET);
+alias!(address(loc: *mut c_void, addr: *mut c_int, ierr: *mut c_int);
+    mpi_address_, mpi_address__, mpi_address, MPI_ADDRESS,
+    pmpi_address_, pmpi_address__, pmpi_address, PMPI_ADDRESS);
+alias!(type_extent(dt: *const c_int, out: *mut c_int, ierr: *mut c_int);
+    mpi_type_extent_, mpi_type_extent__, mpi_type_extent, MPI_TYPE_EXTENT,
+    pmpi_type_extent_, pmpi_type_extent__, pmpi_type_extent, PMPI_TYPE_EXTENT);
+alias!(type_lb(dt: *const c_int, out: *mut c_int, ierr: *mut c_int);
+    mpi_type_lb_, mpi_type_lb__, mpi_type_lb, MPI_TYPE_LB,
+    pmpi_type_lb_, pmpi_type_lb__, pmpi_type_lb, PMPI_TYPE_LB);
+alias!(type_ub(dt: *const c_int, out: *mut c_int, ierr: *mut c_int);
+    mpi_type_ub_, mpi_type_ub__, mpi_type_ub, MPI_TYPE_UB,
+    pmpi_type_ub_, pmpi_type_ub__, pmpi_type_ub, PMPI_TYPE_UB);
+alias!(type_hvector(count: *const c_int, bl: *const c_int, stride: *const c_int, old: *const c_int, new: *mut c_int, ierr: *mut c_int);
+    mpi_type_hvector_, mpi_type_hvector__, mpi_type_hvector, MPI_TYPE_HVECTOR,
+    pmpi_type_hvector_, pmpi_type_hvector__, pmpi_type_hvector, PMPI_TYPE_HVECTOR);
+alias!(type_hindexed(count: *const c_int, bls: *mut c_int, displs: *const c_int, old: *const c_int, new: *mut c_int, ierr: *mut c_int);
+    mpi_type_hindexed_, mpi_type_hindexed__, mpi_type_hindexed, MPI_TYPE_HINDEXED,
+    pmpi_type_hindexed_, pmpi_type_hindexed__, pmpi_type_hindexed, PMPI_TYPE_HINDEXED);
+alias!(type_struct(count: *const c_int, bls: *mut c_int, displs: *const c_int, types: *mut c_int, new: *mut c_int, ierr: *mut c_int);
+    mpi_type_struct_, mpi_type_struct__, mpi_type_struct, MPI_TYPE_STRUCT,
+    pmpi_type_struct_, pmpi_type_struct__, pmpi_type_struct, PMPI_TYPE_STRUCT);

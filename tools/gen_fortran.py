@@ -45,7 +45,10 @@ for m in re.finditer(r'extern "C" fn (MPI_\w+)\(', (root / "src/abi/coll/forms.r
 
 SKIP = {"MPI_Pcontrol", "MPI_Comm_create_keyval", "MPI_Type_create_keyval", "MPI_Comm_c2f", "MPI_Comm_f2c",
         "MPI_Init", "MPI_Init_thread", "MPI_Comm_set_attr", "MPI_Comm_get_attr", "MPI_Type_set_attr", "MPI_Type_get_attr",
-        "MPI_Win_create_keyval", "MPI_Win_set_attr", "MPI_Win_get_attr"}
+        "MPI_Win_create_keyval", "MPI_Win_set_attr", "MPI_Win_get_attr",
+        # MPI-1's forms with default INTEGER values (src/fortran_support.rs).
+        "MPI_Keyval_create", "MPI_Attr_put", "MPI_Attr_get", "MPI_Address", "MPI_Type_extent",
+        "MPI_Type_lb", "MPI_Type_ub", "MPI_Type_hvector", "MPI_Type_hindexed", "MPI_Type_struct"}
 INTS = {"int", "MPI_Comm", "MPI_Datatype", "MPI_Op", "MPI_Group", "MPI_Request", "MPI_Errhandler",
         "MPI_Info", "MPI_Message", "MPI_Win", "MPI_Session", "MPI_Fint"}
 LONGS = {"MPI_Aint", "MPI_Count", "MPI_Offset"}
@@ -292,6 +295,13 @@ for ret, name, ps in protos:
         cur += piece
     lines.append(cur)
     ifaces += lines + ["      import :: MPI_STATUS_SIZE, MPI_ADDRESS_KIND"] + decls + [f"    end subroutine {up}"]
+# MPI_ADDRESS (hand-written entry point): MPI-1's default INTEGER address.
+ifaces += ["    subroutine MPI_ADDRESS(LOCATION, ADDRESS, IERROR)",
+           "!GCC$ ATTRIBUTES NO_ARG_CHECK :: LOCATION",
+           "      TYPE(*), DIMENSION(*) :: LOCATION",
+           "      INTEGER ADDRESS",
+           "      INTEGER IERROR",
+           "    end subroutine MPI_ADDRESS"]
 mod += ["  interface"] + ifaces + ["  end interface", "end module mpi"]
 
 outs = {
