@@ -523,10 +523,10 @@ unsafe fn keyval_create(
     extra: *const c_int,
     ierr: *mut c_int,
 ) {
-    // SAFETY: valid references from Fortran.
     let e: isize = if extra.is_null() {
         0
     } else {
+        // SAFETY: a valid reference from Fortran.
         unsafe { *extra as isize }
     };
     // SAFETY: forwarded.
