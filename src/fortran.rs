@@ -3576,6 +3576,50 @@ unsafe fn f_pmpi_isend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *m
 }
 fsyms!(f_pmpi_isend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_isend_, pmpi_isend__, pmpi_isend, PMPI_ISEND);
 
+unsafe fn f_mpi_isendrecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::MPI_Isendrecv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), buf(a5) as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), *(a9 as *const c_int), *(a10 as *const c_int), a11 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_isendrecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, ierr: *mut c_int) -> (); mpi_isendrecv_, mpi_isendrecv__, mpi_isendrecv, MPI_ISENDRECV);
+
+unsafe fn f_pmpi_isendrecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::PMPI_Isendrecv(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), buf(a5) as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), *(a9 as *const c_int), *(a10 as *const c_int), a11 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_isendrecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, ierr: *mut c_int) -> (); pmpi_isendrecv_, pmpi_isendrecv__, pmpi_isendrecv, PMPI_ISENDRECV);
+
+unsafe fn f_mpi_isendrecv_replace(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::MPI_Isendrecv_replace(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_isendrecv_replace(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_isendrecv_replace_, mpi_isendrecv_replace__, mpi_isendrecv_replace, MPI_ISENDRECV_REPLACE);
+
+unsafe fn f_pmpi_isendrecv_replace(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::p2p::PMPI_Isendrecv_replace(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_isendrecv_replace(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_isendrecv_replace_, pmpi_isendrecv_replace__, pmpi_isendrecv_replace, PMPI_ISENDRECV_REPLACE);
+
 unsafe fn f_mpi_issend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {

@@ -345,3 +345,46 @@ pub unsafe extern "C" fn MPI_Imrecv_c(
     let count = int_count(count, "count")?;
     p2p::__oxmpi_body_MPI_Imrecv(buf, count, datatype, message, request)
 }
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Isendrecv_c(
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: MPI_Count,
+    recvtype: MPI_Datatype,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    let sendcount = int_count(sendcount, "sendcount")?;
+    let recvcount = int_count(recvcount, "recvcount")?;
+    p2p::__oxmpi_body_MPI_Isendrecv(
+        sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
+        comm, request,
+    )
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Isendrecv_replace_c(
+    buf: *mut c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    let count = int_count(count, "count")?;
+    p2p::__oxmpi_body_MPI_Isendrecv_replace(
+        buf, count, datatype, dest, sendtag, source, recvtag, comm, request,
+    )
+}

@@ -790,6 +790,162 @@ pub unsafe extern "C" fn MPI_Sendrecv_replace(
     Ok(())
 }
 
+/// The request of MPI_Isendrecv and MPI_Isendrecv_replace: a send and a
+/// receive started together, advanced by the progress engine; it completes
+/// when both have, with the receive's status (and the send's error, if the
+/// receive had none). The replacing form receives into its own area and
+/// unpacks into the user buffer once the send is done with it.
+struct SendRecv {
+    out: ReqId,
+    send: ReqId,
+    recv: ReqId,
+    /// Replace: (landing area, the buffer's description, count).
+    replace: Option<(Vec<u8>, Desc, c_int)>,
+}
+
+impl crate::core::state::Progress for SendRecv {
+    fn step(&mut self, st: &mut State) -> Result<bool> {
+        let done = |st: &State, r: ReqId| st.reqs.get(r).is_none_or(|q| q.done);
+        if !done(st, self.send) || !done(st, self.recv) {
+            return Ok(false);
+        }
+        let mut status = st
+            .reqs
+            .remove(self.recv)
+            .map_or(Status::empty(), |q| q.status);
+        if let Some(q) = st.reqs.remove(self.send) {
+            if status.error == MPI_SUCCESS {
+                status.error = q.status.error;
+            }
+        }
+        if let Some((tmp, d, count)) = self.replace.take() {
+            let n = (status.bytes as usize).min(d.bytes);
+            if status.error == MPI_SUCCESS || status.error == MPI_ERR_TRUNCATE {
+                match &d.staged {
+                    // SAFETY: the user buffer holds `count` elements of `t`
+                    // until the request completes (MPI's rule).
+                    Some(t) => unsafe {
+                        crate::datatype::unpack_mem(t, count as usize, &tmp[..n], d.ptr, d.kind)?
+                    },
+                    None => out_slice(d.ptr, n, "buf")?.copy_from_slice(&tmp[..n]),
+                }
+            }
+        }
+        if let Some(r) = st.reqs.get_mut(self.out) {
+            r.status = status;
+        }
+        Ok(true)
+    }
+}
+
+/// Starts the pair: the receive (into `landing` where given) posted first,
+/// then the send; returns the handle of the request that completes with both.
+#[allow(clippy::too_many_arguments)]
+fn start_sendrecv(
+    send: (*const c_void, c_int, MPI_Datatype, c_int, c_int),
+    recv: (*mut c_void, c_int, MPI_Datatype, c_int, c_int),
+    comm: MPI_Comm,
+    replace: Option<(Vec<u8>, Desc, c_int)>,
+    request: *mut MPI_Request,
+) -> Result<()> {
+    if request.is_null() {
+        return Err(err!(MPI_ERR_ARG, "request=NULL"));
+    }
+    let (rbuf, rcount, rtype, source, rtag) = recv;
+    let r = match &replace {
+        None => irecv(rbuf, rcount, rtype, source, rtag, comm)?,
+        Some((tmp, _, _)) => with(|st| {
+            check_source(st, comm, source, rtag)?;
+            let rid = st.reqs.insert(Request::new(
+                ReqKind::Recv,
+                comm,
+                tmp.as_ptr() as *mut u8,
+                tmp.len(),
+            ));
+            st.start_recv(rid, comm, source, rtag)?;
+            Ok(rid)
+        })?,
+    };
+    let (sbuf, scount, stype, dest, stag) = send;
+    let s = match isend(sbuf, scount, stype, dest, stag, comm, SendMode::Standard) {
+        Ok(s) => s,
+        Err(e) => {
+            with(|st| {
+                st.cancel_recv(r);
+                st.reqs.remove(r);
+                Ok(())
+            })?;
+            return Err(e);
+        }
+    };
+    let rid = with(|st| {
+        let out = st
+            .reqs
+            .insert(Request::new(ReqKind::Coll, comm, std::ptr::null_mut(), 0));
+        st.scheds.push(crate::core::state::Active {
+            rid: out,
+            sched: Box::new(SendRecv {
+                out,
+                send: s,
+                recv: r,
+                replace,
+            }),
+        });
+        st.progress();
+        Ok(out)
+    })?;
+    out(request, "request", new_handle(rid))
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Isendrecv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    start_sendrecv(
+        (sendbuf, sendcount, sendtype, dest, sendtag),
+        (recvbuf, recvcount, recvtype, source, recvtag),
+        comm,
+        None,
+        request,
+    )
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Isendrecv_replace(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    let d = describe(buf, count, datatype, "buf")?;
+    let tmp = vec![0u8; d.bytes];
+    start_sendrecv(
+        (buf, count, datatype, dest, sendtag),
+        (std::ptr::null_mut(), 0, datatype, source, recvtag),
+        comm,
+        Some((tmp, d, count)),
+        request,
+    )
+}
+
 #[mpi_fn]
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Probe(
