@@ -1006,6 +1006,28 @@ unsafe fn f_pmpi_comm_delete_attr(a0: *mut c_void, a1: *mut c_void, ierr: *mut c
 }
 fsyms!(f_pmpi_comm_delete_attr(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_delete_attr_, pmpi_comm_delete_attr__, pmpi_comm_delete_attr, PMPI_COMM_DELETE_ATTR);
 
+unsafe fn f_mpi_comm_disconnect(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::comm::MPI_Comm_disconnect(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_comm_disconnect(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_disconnect_, mpi_comm_disconnect__, mpi_comm_disconnect, MPI_COMM_DISCONNECT);
+
+unsafe fn f_pmpi_comm_disconnect(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::comm::PMPI_Comm_disconnect(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_comm_disconnect(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_disconnect_, pmpi_comm_disconnect__, pmpi_comm_disconnect, PMPI_COMM_DISCONNECT);
+
 unsafe fn f_mpi_comm_dup(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {

@@ -1051,3 +1051,36 @@ pub unsafe extern "C" fn MPI_Intercomm_create_from_groups(
     })?;
     out(newintercomm, "newintercomm", h)
 }
+
+/// MPI_Comm_disconnect: collective; waits until the communication this
+/// process started on `comm` (requests not yet complete, freed by the user
+/// or not) has completed, then frees the communicator as MPI_Comm_free does
+/// and sets the handle to MPI_COMM_NULL.
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_disconnect(comm: *mut MPI_Comm) -> c_int {
+    let h = inp(comm, "comm")?;
+    if h == MPI_COMM_WORLD || h == MPI_COMM_SELF {
+        return Err(err!(
+            MPI_ERR_COMM,
+            "comm={} is predefined and cannot be disconnected",
+            if h == MPI_COMM_WORLD {
+                "MPI_COMM_WORLD"
+            } else {
+                "MPI_COMM_SELF"
+            }
+        ));
+    }
+    with(|st| st.comm(h).map(|_| ()))?;
+    crate::core::runtime::wait_for(|st| {
+        let busy = st
+            .reqs
+            .iter()
+            .any(|(_, r)| r.comm == h && r.active && !r.done);
+        Ok((!busy).then_some(()))
+    })?;
+    // Every member has finished its communication on `comm` before any
+    // frees it.
+    super::coll::__oxmpi_body_MPI_Barrier(h)?;
+    super::comm::__oxmpi_body_MPI_Comm_free(comm)
+}

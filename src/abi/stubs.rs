@@ -62,16 +62,6 @@ pub unsafe extern "C" fn MPI_Comm_connect(
 
 #[mpi_fn]
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_disconnect(comm: *mut MPI_Comm) -> c_int {
-    // The argument is checked first, as a real call would check it.
-    if super::ptr::inp(comm, "comm")? == MPI_COMM_NULL {
-        return Err(err!(MPI_ERR_COMM, "comm=MPI_COMM_NULL"));
-    }
-    Err(not_implemented("MPI_Comm_disconnect"))
-}
-
-#[mpi_fn]
-#[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_join(fd: c_int, intercomm: *mut MPI_Comm) -> c_int {
     let _ = (fd, intercomm);
     Err(not_implemented("MPI_Comm_join"))
