@@ -2322,6 +2322,28 @@ unsafe fn f_pmpi_graphdims_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void
 }
 fsyms!(f_pmpi_graphdims_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_graphdims_get_, pmpi_graphdims_get__, pmpi_graphdims_get, PMPI_GRAPHDIMS_GET);
 
+unsafe fn f_mpi_grequest_complete(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::greq::MPI_Grequest_complete(*(a0 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_grequest_complete(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_grequest_complete_, mpi_grequest_complete__, mpi_grequest_complete, MPI_GREQUEST_COMPLETE);
+
+unsafe fn f_pmpi_grequest_complete(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::greq::PMPI_Grequest_complete(*(a0 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_grequest_complete(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_grequest_complete_, pmpi_grequest_complete__, pmpi_grequest_complete, PMPI_GREQUEST_COMPLETE);
+
 unsafe fn f_mpi_group_compare(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {

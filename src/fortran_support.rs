@@ -719,3 +719,34 @@ alias!(type_hindexed(count: *const c_int, bls: *mut c_int, displs: *const c_int,
 alias!(type_struct(count: *const c_int, bls: *mut c_int, displs: *const c_int, types: *mut c_int, new: *mut c_int, ierr: *mut c_int);
     mpi_type_struct_, mpi_type_struct__, mpi_type_struct, MPI_TYPE_STRUCT,
     pmpi_type_struct_, pmpi_type_struct__, pmpi_type_struct, PMPI_TYPE_STRUCT);
+
+/// MPI_GREQUEST_START: the callbacks are Fortran procedures (arguments by
+/// reference, ierror last); extra_state is INTEGER(KIND=MPI_ADDRESS_KIND).
+unsafe fn grequest_start(
+    query: *mut c_void,
+    free: *mut c_void,
+    cancel: *mut c_void,
+    extra: *const isize,
+    request: *mut c_int,
+    ierr: *mut c_int,
+) {
+    // SAFETY: valid references from Fortran.
+    unsafe {
+        let e = if extra.is_null() { 0 } else { *extra as usize };
+        *ierr = match crate::abi::greq::start(
+            query as usize,
+            free as usize,
+            cancel as usize,
+            e,
+            true,
+            request,
+        ) {
+            Ok(()) => 0,
+            Err(e) => crate::abi::guard::raise("MPI_GREQUEST_START", None, e),
+        };
+    }
+}
+
+alias!(grequest_start(query: *mut c_void, free: *mut c_void, cancel: *mut c_void, extra: *const isize, request: *mut c_int, ierr: *mut c_int);
+    mpi_grequest_start_, mpi_grequest_start__, mpi_grequest_start, MPI_GREQUEST_START,
+    pmpi_grequest_start_, pmpi_grequest_start__, pmpi_grequest_start, PMPI_GREQUEST_START);

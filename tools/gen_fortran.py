@@ -48,7 +48,9 @@ SKIP = {"MPI_Pcontrol", "MPI_Comm_create_keyval", "MPI_Type_create_keyval", "MPI
         "MPI_Win_create_keyval", "MPI_Win_set_attr", "MPI_Win_get_attr",
         # MPI-1's forms with default INTEGER values (src/fortran_support.rs).
         "MPI_Keyval_create", "MPI_Attr_put", "MPI_Attr_get", "MPI_Address", "MPI_Type_extent",
-        "MPI_Type_lb", "MPI_Type_ub", "MPI_Type_hvector", "MPI_Type_hindexed", "MPI_Type_struct"}
+        "MPI_Type_lb", "MPI_Type_ub", "MPI_Type_hvector", "MPI_Type_hindexed", "MPI_Type_struct",
+        # Fortran callbacks (src/fortran_support.rs).
+        "MPI_Grequest_start"}
 INTS = {"int", "MPI_Comm", "MPI_Datatype", "MPI_Op", "MPI_Group", "MPI_Request", "MPI_Errhandler",
         "MPI_Info", "MPI_Message", "MPI_Win", "MPI_Session", "MPI_Fint"}
 LONGS = {"MPI_Aint", "MPI_Count", "MPI_Offset"}

@@ -15,6 +15,7 @@ pub mod coll;
 pub mod comm;
 pub mod datatype;
 pub mod errh;
+pub mod greq;
 pub mod group;
 pub mod guard;
 pub mod info;

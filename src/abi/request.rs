@@ -33,7 +33,7 @@ enum Poll {
 }
 
 #[inline]
-fn lookup(st: &State, h: MPI_Request) -> Result<ReqId> {
+pub(crate) fn lookup(st: &State, h: MPI_Request) -> Result<ReqId> {
     req_index(h)
         .filter(|&i| st.reqs.get(i).is_some_and(usable))
         .ok_or_else(|| bad_request(h))
@@ -608,6 +608,9 @@ pub unsafe extern "C" fn MPI_Cancel(request: *mut MPI_Request) -> c_int {
     }
     if h == DONE_SEND {
         // Complete already: nothing to cancel.
+        return Ok(());
+    }
+    if super::greq::cancel(h)? {
         return Ok(());
     }
     with(|st| {

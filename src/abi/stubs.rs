@@ -13,9 +13,8 @@ use super::consts::*;
 use super::{
     MPI_Aint, MPI_Comm, MPI_Count, MPI_Datarep_conversion_function,
     MPI_Datarep_conversion_function_c, MPI_Datarep_extent_function, MPI_Datatype, MPI_Errhandler,
-    MPI_File, MPI_File_errhandler_function, MPI_Fint, MPI_Grequest_cancel_function,
-    MPI_Grequest_free_function, MPI_Grequest_query_function, MPI_Group, MPI_Info, MPI_Offset,
-    MPI_Request, MPI_Session, MPI_Session_errhandler_function, MPI_Status,
+    MPI_File, MPI_File_errhandler_function, MPI_Fint, MPI_Group, MPI_Info, MPI_Offset, MPI_Request,
+    MPI_Session, MPI_Session_errhandler_function, MPI_Status,
 };
 use crate::core::error::Error;
 use crate::err;
@@ -1148,26 +1147,6 @@ pub unsafe extern "C" fn MPI_File_write_shared_c(
 ) -> c_int {
     let _ = (fh, buf, count, datatype, status);
     Err(not_implemented("MPI_File_write_shared_c"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Grequest_complete(request: MPI_Request) -> c_int {
-    let _ = request;
-    Err(not_implemented("MPI_Grequest_complete"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Grequest_start(
-    query_fn: *mut MPI_Grequest_query_function,
-    free_fn: *mut MPI_Grequest_free_function,
-    cancel_fn: *mut MPI_Grequest_cancel_function,
-    extra_state: *mut c_void,
-    request: *mut MPI_Request,
-) -> c_int {
-    let _ = (query_fn, free_fn, cancel_fn, extra_state, request);
-    Err(not_implemented("MPI_Grequest_start"))
 }
 
 #[mpi_fn]

@@ -115,6 +115,47 @@ pub struct Request {
     pub staged: Option<Box<Staged>>,
     /// What memory `buf` is (`gpu::classify`, from the buffer's description).
     pub mem: crate::gpu::MemKind,
+    /// A generalized request's callbacks (MPI_Grequest_start).
+    pub greq: Option<Box<Greq>>,
+}
+
+/// The callbacks of a generalized request: the query function is run by
+/// MPI_Grequest_complete (and again after a cancel of a completed one),
+/// whose status the request then reports; the free function runs when the
+/// request is released (dropped), outside the library's lock
+/// (`runtime::defer`). Function pointers as addresses; `fortran`: they
+/// take every argument by reference and report through a trailing ierror.
+pub struct Greq {
+    pub query: usize,
+    pub free: usize,
+    pub cancel: usize,
+    pub extra: usize,
+    pub fortran: bool,
+}
+
+type CFree = unsafe extern "C" fn(usize) -> c_int;
+type FFree = unsafe extern "C" fn(*const usize, *mut c_int);
+
+impl Drop for Greq {
+    fn drop(&mut self) {
+        if self.free == 0 {
+            return;
+        }
+        let (f, extra, fortran) = (self.free, self.extra, self.fortran);
+        crate::core::runtime::defer(Box::new(move || {
+            // SAFETY: `f` is the free function MPI_Grequest_start was given,
+            // with the C or Fortran signature `fortran` says; `extra` is its
+            // extra state.
+            unsafe {
+                if fortran {
+                    let mut ierr = 0;
+                    std::mem::transmute::<usize, FFree>(f)(&extra, &mut ierr);
+                } else {
+                    std::mem::transmute::<usize, CFree>(f)(extra);
+                }
+            }
+        }));
+    }
 }
 
 /// Packed data of a non-contiguous datatype, owned by its request.
@@ -373,6 +414,7 @@ impl Request {
             mem: crate::gpu::MemKind::Host,
             coll_factory: None,
             coll_tag: 0,
+            greq: None,
         }
     }
 }

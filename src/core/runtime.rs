@@ -120,6 +120,42 @@ impl Drop for Entered {
             // SAFETY: taken by this thread in `enter`.
             unsafe { RT.lock.unlock() };
         }
+        if DEFERRED_ANY.load(Ordering::Relaxed) {
+            run_deferred();
+        }
+    }
+}
+
+/// User callbacks the library met while it held its state (a generalized
+/// request's free function, when the request was released), run once
+/// the state is let go, so that they may call MPI.
+static DEFERRED: parking_lot::Mutex<Vec<Box<dyn FnOnce() + Send>>> =
+    parking_lot::Mutex::new(Vec::new());
+/// Whether `DEFERRED` may hold something. Relaxed: a hint; the thread that
+/// queues a callback sees its own store when it lets the state go, and the
+/// queue itself is behind its mutex.
+static DEFERRED_ANY: AtomicBool = AtomicBool::new(false);
+
+/// Queues `f` to run when the calling thread lets the library's state go.
+pub fn defer(f: Box<dyn FnOnce() + Send>) {
+    DEFERRED.lock().push(f);
+    DEFERRED_ANY.store(true, Ordering::Relaxed);
+}
+
+#[cold]
+fn run_deferred() {
+    loop {
+        let list = {
+            let mut q = DEFERRED.lock();
+            DEFERRED_ANY.store(false, Ordering::Relaxed);
+            std::mem::take(&mut *q)
+        };
+        if list.is_empty() {
+            return;
+        }
+        for f in list {
+            f();
+        }
     }
 }
 
