@@ -88,13 +88,11 @@ fn dup(comm: MPI_Comm, info: Option<Vec<(String, String)>>) -> Result<MPI_Comm> 
 }
 
 fn info_pairs(info: MPI_Info) -> Result<Vec<(String, String)>> {
-    with(|st| {
-        if info == MPI_INFO_NULL {
-            Ok(Vec::new())
-        } else {
-            st.info(info).cloned()
-        }
-    })
+    if info == MPI_INFO_NULL {
+        Ok(Vec::new())
+    } else {
+        crate::core::info::get(info)
+    }
 }
 
 /// Starts a nonblocking duplicate: the context id is agreed on by the
@@ -389,13 +387,10 @@ pub unsafe extern "C" fn MPI_Comm_split_type(
         if info == MPI_INFO_NULL {
             return Ok(None);
         }
-        with(|st| {
-            Ok(st
-                .info(info)?
-                .iter()
-                .find(|e| e.0 == key)
-                .map(|e| e.1.clone()))
-        })
+        Ok(crate::core::info::get(info)?
+            .into_iter()
+            .find(|e| e.0 == key)
+            .map(|e| e.1))
     };
     // MPI-4.0 7.4.2: the guided kinds name a resource (the same on every
     // rank); one we do not know gives MPI_COMM_NULL, as does a kind with no
@@ -643,8 +638,8 @@ pub unsafe extern "C" fn MPI_Comm_get_name(
 #[mpi_fn]
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_set_info(comm: MPI_Comm, info: MPI_Info) -> c_int {
+    let kv = crate::core::info::get(info)?;
     with(|st| {
-        let kv = st.info(info)?.clone();
         st.comm_mut(comm)?.info = kv;
         Ok(())
     })
@@ -660,11 +655,9 @@ pub unsafe extern "C" fn MPI_Comm_get_info(comm: MPI_Comm, info_used: *mut MPI_I
         if !kv.iter().any(|(k, _)| k == "mpi_memory_alloc_kinds") {
             kv.push(("mpi_memory_alloc_kinds".into(), crate::gpu::alloc_kinds()));
         }
-        Ok(super::handles::make(
-            super::handles::KIND_INFO,
-            st.infos.insert(kv),
-        ))
+        Ok(kv)
     })?;
+    let h = crate::core::info::insert(h);
     out(info_used, "info_used", h)
 }
 

@@ -1,11 +1,10 @@
 //! Info objects: ordered (key, value) string pairs. MPI_INFO_ENV is read-only.
 
 use super::consts::*;
-use super::handles::{self, KIND_INFO};
 use super::ptr::{cstr, inp, out, write_cstr};
 use super::MPI_Info;
 use crate::core::error::Result;
-use crate::core::runtime::with;
+use crate::core::info as table;
 use crate::err;
 use oxmpi_macros::mpi_fn;
 use std::os::raw::{c_char, c_int};
@@ -27,7 +26,7 @@ fn key_arg(key: *const c_char) -> Result<String> {
 #[mpi_fn]
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Info_create(info: *mut MPI_Info) -> c_int {
-    let h = with(|st| Ok(handles::make(KIND_INFO, st.infos.insert(Vec::new()))))?;
+    let h = table::insert(Vec::new());
     out(info, "info", h)
 }
 
@@ -50,13 +49,9 @@ pub unsafe extern "C" fn MPI_Info_set(
             v.len()
         ));
     }
-    with(|st| {
-        let kv = st.info_mut(info)?;
-        match kv.iter_mut().find(|(kk, _)| *kk == k) {
-            Some(e) => e.1 = v,
-            None => kv.push((k, v)),
-        }
-        Ok(())
+    table::with_mut(info, |kv| match kv.iter_mut().find(|(kk, _)| *kk == k) {
+        Some(e) => e.1 = v,
+        None => kv.push((k, v)),
     })
 }
 
@@ -76,13 +71,10 @@ pub unsafe extern "C" fn MPI_Info_get(
             "valuelen={valuelen} must be non-negative"
         ));
     }
-    let v = with(|st| {
-        Ok(st
-            .info(info)?
-            .iter()
-            .find(|(kk, _)| *kk == k)
-            .map(|e| e.1.clone()))
-    })?;
+    let v = table::get(info)?
+        .into_iter()
+        .find(|(kk, _)| *kk == k)
+        .map(|e| e.1.clone());
     match v {
         Some(v) => {
             write_cstr(value, valuelen as usize + 1, &v)?;
@@ -103,13 +95,10 @@ pub unsafe extern "C" fn MPI_Info_get_string(
 ) -> c_int {
     let k = key_arg(key)?;
     let len = inp(buflen, "buflen")?;
-    let v = with(|st| {
-        Ok(st
-            .info(info)?
-            .iter()
-            .find(|(kk, _)| *kk == k)
-            .map(|e| e.1.clone()))
-    })?;
+    let v = table::get(info)?
+        .into_iter()
+        .find(|(kk, _)| *kk == k)
+        .map(|e| e.1.clone());
     match v {
         Some(v) => {
             if len > 0 {
@@ -131,13 +120,10 @@ pub unsafe extern "C" fn MPI_Info_get_valuelen(
     flag: *mut c_int,
 ) -> c_int {
     let k = key_arg(key)?;
-    let v = with(|st| {
-        Ok(st
-            .info(info)?
-            .iter()
-            .find(|(kk, _)| *kk == k)
-            .map(|e| e.1.len()))
-    })?;
+    let v = table::get(info)?
+        .into_iter()
+        .find(|(kk, _)| *kk == k)
+        .map(|e| e.1.len());
     match v {
         Some(n) => {
             out(valuelen, "valuelen", n as c_int)?;
@@ -150,20 +136,18 @@ pub unsafe extern "C" fn MPI_Info_get_valuelen(
 #[mpi_fn]
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Info_get_nkeys(info: MPI_Info, nkeys: *mut c_int) -> c_int {
-    let n = with(|st| Ok(st.info(info)?.len() as c_int))?;
+    let n = table::get(info)?.len() as c_int;
     out(nkeys, "nkeys", n)
 }
 
 #[mpi_fn]
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Info_get_nthkey(info: MPI_Info, n: c_int, key: *mut c_char) -> c_int {
-    let k = with(|st| {
-        let kv = st.info(info)?;
-        if n < 0 || n as usize >= kv.len() {
-            return Err(err!(MPI_ERR_ARG, "n={n} is not in 0..{}", kv.len()));
-        }
-        Ok(kv[n as usize].0.clone())
-    })?;
+    let kv = table::get(info)?;
+    if n < 0 || n as usize >= kv.len() {
+        return Err(err!(MPI_ERR_ARG, "n={n} is not in 0..{}", kv.len()));
+    }
+    let k = kv[n as usize].0.clone();
     write_cstr(key, MPI_MAX_INFO_KEY as usize + 1, &k).map(|_| ())
 }
 
@@ -171,8 +155,7 @@ pub unsafe extern "C" fn MPI_Info_get_nthkey(info: MPI_Info, n: c_int, key: *mut
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Info_delete(info: MPI_Info, key: *const c_char) -> c_int {
     let k = key_arg(key)?;
-    with(|st| {
-        let kv = st.info_mut(info)?;
+    table::with_mut(info, |kv| {
         let before = kv.len();
         kv.retain(|(kk, _)| *kk != k);
         if kv.len() == before {
@@ -182,16 +165,13 @@ pub unsafe extern "C" fn MPI_Info_delete(info: MPI_Info, key: *const c_char) -> 
             ));
         }
         Ok(())
-    })
+    })?
 }
 
 #[mpi_fn]
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Info_dup(info: MPI_Info, newinfo: *mut MPI_Info) -> c_int {
-    let h = with(|st| {
-        let kv = st.info(info)?.clone();
-        Ok(handles::make(KIND_INFO, st.infos.insert(kv)))
-    })?;
+    let h = table::insert(table::get(info)?);
     out(newinfo, "newinfo", h)
 }
 
@@ -199,10 +179,6 @@ pub unsafe extern "C" fn MPI_Info_dup(info: MPI_Info, newinfo: *mut MPI_Info) ->
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Info_free(info: *mut MPI_Info) -> c_int {
     let h = inp(info, "info")?;
-    with(|st| {
-        st.info_mut(h)?;
-        st.infos.remove(handles::index(h, KIND_INFO).unwrap());
-        Ok(())
-    })?;
+    table::remove(h)?;
     out(info, "info", MPI_INFO_NULL)
 }

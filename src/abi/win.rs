@@ -109,7 +109,7 @@ fn info_of(info: MPI_Info) -> Result<Vec<(String, String)>> {
     if info == MPI_INFO_NULL {
         return Ok(Vec::new());
     }
-    with(|st| Ok(st.info(info)?.clone()))
+    crate::core::info::get(info)
 }
 
 fn info_true(kv: &[(String, String)], key: &str) -> bool {
@@ -947,7 +947,7 @@ pub unsafe extern "C" fn MPI_Win_get_info(win: MPI_Win, info_used: *mut MPI_Info
     if !kv.iter().any(|(k, _)| k == "mpi_memory_alloc_kinds") {
         kv.push(("mpi_memory_alloc_kinds".into(), "mpi,system".into()));
     }
-    let h = with(|st| Ok(handles::make(handles::KIND_INFO, st.infos.insert(kv))))?;
+    let h = crate::core::info::insert(kv);
     out(info_used, "info_used", h)
 }
 

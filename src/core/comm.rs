@@ -11,7 +11,7 @@
 use super::error::Result;
 use super::state::State;
 use crate::base::consts::*;
-use crate::base::handles::{self, KIND_COMM, KIND_GROUP, KIND_INFO};
+use crate::base::handles::{self, KIND_COMM, KIND_GROUP};
 use crate::err;
 use std::os::raw::{c_int, c_void};
 
@@ -358,38 +358,6 @@ impl State {
             .position(|&w| w == self.rank)
             .map(|p| p as i32)
             .unwrap_or(MPI_UNDEFINED)
-    }
-
-    pub fn info(&self, h: c_int) -> Result<&Vec<(String, String)>> {
-        if h == MPI_INFO_ENV {
-            return Ok(&self.info_env);
-        }
-        handles::index(h, KIND_INFO)
-            .and_then(|i| self.infos.get(i))
-            .ok_or_else(|| {
-                err!(
-                    MPI_ERR_INFO,
-                    "info=0x{:08x} is not a valid info object{}",
-                    h as u32,
-                    handles::kind_hint(h, KIND_INFO)
-                )
-            })
-    }
-
-    pub fn info_mut(&mut self, h: c_int) -> Result<&mut Vec<(String, String)>> {
-        if h == MPI_INFO_ENV {
-            return Err(err!(MPI_ERR_INFO, "info=MPI_INFO_ENV is read-only"));
-        }
-        handles::index(h, KIND_INFO)
-            .and_then(|i| self.infos.get_mut(i))
-            .ok_or_else(|| {
-                err!(
-                    MPI_ERR_INFO,
-                    "info=0x{:08x} is not a valid info object{}",
-                    h as u32,
-                    handles::kind_hint(h, KIND_INFO)
-                )
-            })
     }
 
     pub fn keyval(&self, h: c_int, object: u32) -> Result<&Keyval> {

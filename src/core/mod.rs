@@ -3,6 +3,7 @@
 //! `Net`, its links and capabilities: no ring or segment type), `bootstrap`,
 //! `datatype`, `op`, `gpu`, `base`, `sys`; never `abi`.
 pub mod comm;
+pub mod info;
 pub use crate::base::error;
 pub mod matching;
 pub mod pipe;

@@ -16,6 +16,14 @@ impl<T> Default for Slab<T> {
 }
 
 impl<T> Slab<T> {
+    /// An empty slab (usable in a `static`).
+    pub const fn new() -> Slab<T> {
+        Slab {
+            items: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+
     #[inline]
     pub fn insert(&mut self, v: T) -> u32 {
         self.insert_with(|| v)

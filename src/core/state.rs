@@ -133,7 +133,6 @@ pub struct State {
     pub used_ctx: std::collections::HashSet<u32>,
     pub groups: Slab<Vec<i32>>,
     pub keyvals: Slab<crate::core::comm::Keyval>,
-    pub infos: Slab<Vec<(String, String)>>,
     pub ops: Slab<crate::op::user::UserOp>,
     pub types: Slab<std::sync::Arc<crate::datatype::Type>>,
     pub builtin_type_names: HashMap<c_int, String>,
@@ -141,7 +140,6 @@ pub struct State {
     pub builtin_type_attrs: HashMap<c_int, Vec<(c_int, usize)>>,
     /// Collective schedules in flight.
     pub scheds: Vec<Active>,
-    pub info_env: Vec<(String, String)>,
     pub errhandlers: Slab<ErrhFn>,
     pub bsend: Option<Bsend>,
     pub thread_level: c_int,
@@ -200,14 +198,6 @@ impl State {
         let n = size as usize;
         let world = Comm::new(0, (0..size).collect(), rank, "MPI_COMM_WORLD");
         let selfc = Comm::new(2, vec![rank], rank, "MPI_COMM_SELF");
-        let info_env = vec![
-            (
-                "command".to_string(),
-                std::env::args().next().unwrap_or_default(),
-            ),
-            ("maxprocs".to_string(), size.to_string()),
-            ("host".to_string(), crate::sys::hostname()),
-        ];
         Ok(State {
             rndv_out: vec![0; n],
             cfg,
@@ -231,13 +221,11 @@ impl State {
             used_ctx: [0u32, 2].into_iter().collect(),
             groups: Slab::default(),
             keyvals: Slab::default(),
-            infos: Slab::default(),
             ops: Slab::default(),
             types: Slab::default(),
             builtin_type_names: HashMap::new(),
             builtin_type_attrs: HashMap::new(),
             scheds: Vec::new(),
-            info_env,
             errhandlers: Slab::default(),
             bsend: None,
             thread_level,
