@@ -2432,6 +2432,30 @@ unsafe fn f_pmpi_group_free(a0: *mut c_void, ierr: *mut c_int) -> () {
 }
 fsyms!(f_pmpi_group_free(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_group_free_, pmpi_group_free__, pmpi_group_free, PMPI_GROUP_FREE);
 
+unsafe fn f_mpi_group_from_session_pset(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s1 = fstring(a1 as *const c_char, l1);
+        let rc = crate::abi::session::MPI_Group_from_session_pset(*(a0 as *const c_int), s1.as_ptr() as _, a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_group_from_session_pset(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize) -> (); mpi_group_from_session_pset_, mpi_group_from_session_pset__, mpi_group_from_session_pset, MPI_GROUP_FROM_SESSION_PSET);
+
+unsafe fn f_pmpi_group_from_session_pset(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s1 = fstring(a1 as *const c_char, l1);
+        let rc = crate::abi::session::PMPI_Group_from_session_pset(*(a0 as *const c_int), s1.as_ptr() as _, a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_group_from_session_pset(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize) -> (); pmpi_group_from_session_pset_, pmpi_group_from_session_pset__, pmpi_group_from_session_pset, PMPI_GROUP_FROM_SESSION_PSET);
+
 unsafe fn f_mpi_group_incl(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -3047,6 +3071,32 @@ unsafe fn f_pmpi_info_create(a0: *mut c_void, ierr: *mut c_int) -> () {
     }
 }
 fsyms!(f_pmpi_info_create(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_info_create_, pmpi_info_create__, pmpi_info_create, PMPI_INFO_CREATE);
+
+unsafe fn f_mpi_info_create_env(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let mut s1 = vec![0 as c_char; l1.max(8192) + 1];
+        let rc = crate::abi::info::MPI_Info_create_env(*(a0 as *const c_int), s1.as_mut_ptr() as _, a2 as _);
+        fstring_out(&s1, a1 as *mut c_char, l1);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_info_create_env(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize) -> (); mpi_info_create_env_, mpi_info_create_env__, mpi_info_create_env, MPI_INFO_CREATE_ENV);
+
+unsafe fn f_pmpi_info_create_env(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let mut s1 = vec![0 as c_char; l1.max(8192) + 1];
+        let rc = crate::abi::info::PMPI_Info_create_env(*(a0 as *const c_int), s1.as_mut_ptr() as _, a2 as _);
+        fstring_out(&s1, a1 as *mut c_char, l1);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_info_create_env(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize) -> (); pmpi_info_create_env_, pmpi_info_create_env__, pmpi_info_create_env, PMPI_INFO_CREATE_ENV);
 
 unsafe fn f_mpi_info_delete(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -4789,6 +4839,232 @@ unsafe fn f_pmpi_sendrecv_replace(a0: *mut c_void, a1: *mut c_void, a2: *mut c_v
     }
 }
 fsyms!(f_pmpi_sendrecv_replace(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_sendrecv_replace_, pmpi_sendrecv_replace__, pmpi_sendrecv_replace, PMPI_SENDRECV_REPLACE);
+
+unsafe fn f_mpi_session_call_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::session::MPI_Session_call_errhandler(*(a0 as *const c_int), *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_session_call_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_session_call_errhandler_, mpi_session_call_errhandler__, mpi_session_call_errhandler, MPI_SESSION_CALL_ERRHANDLER);
+
+unsafe fn f_pmpi_session_call_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::session::PMPI_Session_call_errhandler(*(a0 as *const c_int), *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_session_call_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_session_call_errhandler_, pmpi_session_call_errhandler__, pmpi_session_call_errhandler, PMPI_SESSION_CALL_ERRHANDLER);
+
+unsafe fn f_mpi_session_create_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::session::MPI_Session_create_errhandler(a0 as _, a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_session_create_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_session_create_errhandler_, mpi_session_create_errhandler__, mpi_session_create_errhandler, MPI_SESSION_CREATE_ERRHANDLER);
+
+unsafe fn f_pmpi_session_create_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::session::PMPI_Session_create_errhandler(a0 as _, a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_session_create_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_session_create_errhandler_, pmpi_session_create_errhandler__, pmpi_session_create_errhandler, PMPI_SESSION_CREATE_ERRHANDLER);
+
+unsafe fn f_mpi_session_finalize(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::session::MPI_Session_finalize(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_session_finalize(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_session_finalize_, mpi_session_finalize__, mpi_session_finalize, MPI_SESSION_FINALIZE);
+
+unsafe fn f_pmpi_session_finalize(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::session::PMPI_Session_finalize(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_session_finalize(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_session_finalize_, pmpi_session_finalize__, pmpi_session_finalize, PMPI_SESSION_FINALIZE);
+
+unsafe fn f_mpi_session_get_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::session::MPI_Session_get_errhandler(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_session_get_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_session_get_errhandler_, mpi_session_get_errhandler__, mpi_session_get_errhandler, MPI_SESSION_GET_ERRHANDLER);
+
+unsafe fn f_pmpi_session_get_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::session::PMPI_Session_get_errhandler(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_session_get_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_session_get_errhandler_, pmpi_session_get_errhandler__, pmpi_session_get_errhandler, PMPI_SESSION_GET_ERRHANDLER);
+
+unsafe fn f_mpi_session_get_info(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::session::MPI_Session_get_info(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_session_get_info(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_session_get_info_, mpi_session_get_info__, mpi_session_get_info, MPI_SESSION_GET_INFO);
+
+unsafe fn f_pmpi_session_get_info(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::session::PMPI_Session_get_info(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_session_get_info(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_session_get_info_, pmpi_session_get_info__, pmpi_session_get_info, PMPI_SESSION_GET_INFO);
+
+unsafe fn f_mpi_session_get_nth_pset(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l4: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let mut s4 = vec![0 as c_char; l4.max(8192) + 1];
+        let rc = crate::abi::session::MPI_Session_get_nth_pset(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _, s4.as_mut_ptr() as _);
+        fstring_out(&s4, a4 as *mut c_char, l4);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_session_get_nth_pset(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l4: usize) -> (); mpi_session_get_nth_pset_, mpi_session_get_nth_pset__, mpi_session_get_nth_pset, MPI_SESSION_GET_NTH_PSET);
+
+unsafe fn f_pmpi_session_get_nth_pset(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l4: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let mut s4 = vec![0 as c_char; l4.max(8192) + 1];
+        let rc = crate::abi::session::PMPI_Session_get_nth_pset(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _, s4.as_mut_ptr() as _);
+        fstring_out(&s4, a4 as *mut c_char, l4);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_session_get_nth_pset(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l4: usize) -> (); pmpi_session_get_nth_pset_, pmpi_session_get_nth_pset__, pmpi_session_get_nth_pset, PMPI_SESSION_GET_NTH_PSET);
+
+unsafe fn f_mpi_session_get_num_psets(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::session::MPI_Session_get_num_psets(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_session_get_num_psets(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_session_get_num_psets_, mpi_session_get_num_psets__, mpi_session_get_num_psets, MPI_SESSION_GET_NUM_PSETS);
+
+unsafe fn f_pmpi_session_get_num_psets(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::session::PMPI_Session_get_num_psets(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_session_get_num_psets(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_session_get_num_psets_, pmpi_session_get_num_psets__, pmpi_session_get_num_psets, PMPI_SESSION_GET_NUM_PSETS);
+
+unsafe fn f_mpi_session_get_pset_info(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s1 = fstring(a1 as *const c_char, l1);
+        let rc = crate::abi::session::MPI_Session_get_pset_info(*(a0 as *const c_int), s1.as_ptr() as _, a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_session_get_pset_info(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize) -> (); mpi_session_get_pset_info_, mpi_session_get_pset_info__, mpi_session_get_pset_info, MPI_SESSION_GET_PSET_INFO);
+
+unsafe fn f_pmpi_session_get_pset_info(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s1 = fstring(a1 as *const c_char, l1);
+        let rc = crate::abi::session::PMPI_Session_get_pset_info(*(a0 as *const c_int), s1.as_ptr() as _, a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_session_get_pset_info(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l1: usize) -> (); pmpi_session_get_pset_info_, pmpi_session_get_pset_info__, pmpi_session_get_pset_info, PMPI_SESSION_GET_PSET_INFO);
+
+unsafe fn f_mpi_session_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::session::MPI_Session_init(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_session_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_session_init_, mpi_session_init__, mpi_session_init, MPI_SESSION_INIT);
+
+unsafe fn f_pmpi_session_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::session::PMPI_Session_init(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_session_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_session_init_, pmpi_session_init__, pmpi_session_init, PMPI_SESSION_INIT);
+
+unsafe fn f_mpi_session_set_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::session::MPI_Session_set_errhandler(*(a0 as *const c_int), *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_session_set_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_session_set_errhandler_, mpi_session_set_errhandler__, mpi_session_set_errhandler, MPI_SESSION_SET_ERRHANDLER);
+
+unsafe fn f_pmpi_session_set_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::session::PMPI_Session_set_errhandler(*(a0 as *const c_int), *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_session_set_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_session_set_errhandler_, pmpi_session_set_errhandler__, pmpi_session_set_errhandler, PMPI_SESSION_SET_ERRHANDLER);
 
 unsafe fn f_mpi_ssend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).

@@ -9,7 +9,7 @@
 //! * `MPI_Xxx` and `PMPI_Xxx`, both calling that private function through
 //!   `crate::abi::guard::enter`, which catches panics, routes errors to the
 //!   error handler of the argument named `comm`, else of one named `win`
-//!   (or of `MPI_COMM_WORLD`) and
+//!   or `session` (or of `MPI_COMM_WORLD`) and
 //!   returns the MPI error code. The two symbols never call each other, so a
 //!   profiling tool that interposes `MPI_Xxx` and calls `PMPI_Xxx` cannot loop.
 //!
@@ -38,13 +38,14 @@ pub fn mpi_fn(_attr: TokenStream, item: TokenStream) -> TokenStream {
     let inputs = &f.sig.inputs;
     let mut args = Vec::new();
     // The object whose error handler takes the call's errors: a `comm`
-    // argument, else a `win` argument (a window handle: the guard tells
-    // them apart by the handle's kind).
+    // argument, else a `win` or `session` argument (the guard tells them
+    // apart by the handle's kind).
     let mut has_comm = None;
     for a in inputs {
         if let FnArg::Typed(pt) = a {
             if let Pat::Ident(pi) = &*pt.pat {
-                if (pi.ident == "comm" || (pi.ident == "win" && has_comm.is_none()))
+                if (pi.ident == "comm"
+                    || ((pi.ident == "win" || pi.ident == "session") && has_comm.is_none()))
                     && matches!(&*pt.ty, Type::Path(_))
                 {
                     has_comm = Some(pi.ident.clone());

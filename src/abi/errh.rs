@@ -223,7 +223,7 @@ pub unsafe extern "C" fn MPI_Comm_create_errhandler(
 pub unsafe extern "C" fn MPI_Errhandler_free(errhandler: *mut MPI_Errhandler) -> c_int {
     let h = inp(errhandler, "errhandler")?;
     // Asked before the state is entered: a window is held apart from it.
-    let on_win = crate::rma::uses_errhandler(h);
+    let on_win = crate::rma::uses_errhandler(h) || super::session::uses_errhandler(h);
     with(|st| {
         match h {
             // Freeing a predefined handler only nulls the caller's handle.

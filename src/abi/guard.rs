@@ -80,7 +80,10 @@ pub fn raise(func: &str, comm: Option<c_int>, e: Error) -> c_int {
     let mut target = e.comm.or(comm).unwrap_or(MPI_COMM_WORLD);
     // A window's errors go to the window's handler (looked up before the
     // state's lock is taken: the window table has a lock of its own).
-    let win_handler = crate::rma::errhandler_of(target);
+    // A session's errors go to the session's (its table has a lock of its
+    // own too).
+    let win_handler =
+        crate::rma::errhandler_of(target).or_else(|| super::session::errhandler_of(target));
     let (handler, rank) = runtime::try_with(|st| {
         let h = match win_handler {
             Some(h) => h,

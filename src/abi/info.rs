@@ -182,3 +182,31 @@ pub unsafe extern "C" fn MPI_Info_free(info: *mut MPI_Info) -> c_int {
     table::remove(h)?;
     out(info, "info", MPI_INFO_NULL)
 }
+
+/// MPI-4.0 11.2.1: an info object like MPI_INFO_ENV, with the command and
+/// arguments taken from `argc`/`argv` where the program passes them.
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_create_env(
+    argc: c_int,
+    argv: *mut *mut c_char,
+    info: *mut MPI_Info,
+) -> c_int {
+    let mut kv = table::env_pairs();
+    if argc > 0 && !argv.is_null() {
+        // SAFETY: main's argv holds argc strings (the caller's contract).
+        let args: Vec<String> = (0..argc as usize)
+            .map(|i| unsafe { *argv.add(i) })
+            .take_while(|p| !p.is_null())
+            .map(|p| cstr(p, "argv[i]"))
+            .collect::<Result<_>>()?;
+        kv.retain(|(k, _)| k != "command" && k != "argv");
+        if let Some((cmd, rest)) = args.split_first() {
+            kv.insert(0, ("command".into(), cmd.clone()));
+            if !rest.is_empty() {
+                kv.insert(1, ("argv".into(), rest.join(" ")));
+            }
+        }
+    }
+    out(info, "info", table::insert(kv))
+}

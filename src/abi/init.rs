@@ -17,6 +17,85 @@ pub const LIBRARY_VERSION: &str = concat!(
     " (MPICH ABI 4.0 compatible; shared memory transport)"
 );
 
+/// Who holds the library's runtime: the world model (between MPI_Init and
+/// MPI_Finalize) and the live sessions. The runtime starts with the first
+/// of them and ends with the last; it cannot start again after that (the
+/// process manager's connection is closed), as with MPI_Init after
+/// MPI_Finalize.
+static HOLDERS: std::sync::Mutex<Holders> = std::sync::Mutex::new(Holders {
+    world: false,
+    sessions: 0,
+    ended: false,
+});
+
+struct Holders {
+    world: bool,
+    sessions: usize,
+    ended: bool,
+}
+
+/// Starts the runtime if nothing holds it yet (`locked`: calls take the
+/// library's mutex, MPI_THREAD_MULTIPLE); `required` is the thread level
+/// asked for.
+fn start_runtime(h: &Holders, required: c_int, locked: bool) -> crate::core::error::Result<()> {
+    if h.ended {
+        return Err(err!(
+            MPI_ERR_OTHER,
+            "MPI cannot be initialized again: it was finalized (MPI_Finalize, or the last MPI_Session_finalize)"
+        ));
+    }
+    if h.world || h.sessions > 0 {
+        return Ok(());
+    }
+    crate::gpu::init_check()?;
+    let st = State::init(required)?;
+    let universe = if st.pmi.universe_size > 0 {
+        st.pmi.universe_size
+    } else {
+        st.size
+    };
+    super::attr::init_predefined(universe, st.pmi.appnum.max(0));
+    runtime::install(Some(st), locked);
+    Ok(())
+}
+
+/// Ends the runtime when nothing holds it any more: every rank's PMI
+/// barrier (so no peer is still sending), the links closed, PMI finalized.
+fn end_runtime(h: &mut Holders) -> crate::core::error::Result<()> {
+    if h.world || h.sessions > 0 {
+        return Ok(());
+    }
+    wait_for(|st| Ok(st.quiescent().then_some(())))?;
+    with(|st| {
+        st.pmi
+            .barrier()
+            .map_err(|e| err!(MPI_ERR_INTERN, "PMI barrier failed: {e}"))?;
+        st.net.close();
+        st.pmi
+            .finalize()
+            .map_err(|e| err!(MPI_ERR_INTERN, "PMI finalize failed: {e}"))
+    })?;
+    h.ended = true;
+    drop(runtime::install(None, true));
+    Ok(())
+}
+
+/// A session takes hold of the runtime (starting it, with every thread
+/// level: calls take the library's mutex).
+pub(crate) fn session_hold() -> crate::core::error::Result<()> {
+    let mut h = HOLDERS.lock().unwrap_or_else(|p| p.into_inner());
+    start_runtime(&h, MPI_THREAD_MULTIPLE, true)?;
+    h.sessions += 1;
+    Ok(())
+}
+
+/// A session lets go of the runtime (ending it if it was the last holder).
+pub(crate) fn session_release() -> crate::core::error::Result<()> {
+    let mut h = HOLDERS.lock().unwrap_or_else(|p| p.into_inner());
+    h.sessions = h.sessions.saturating_sub(1);
+    end_runtime(&mut h)
+}
+
 fn do_init(required: c_int) -> crate::core::error::Result<c_int> {
     if phase() != 0 {
         return Err(err!(
@@ -38,15 +117,14 @@ fn do_init(required: c_int) -> crate::core::error::Result<c_int> {
     // Every level can be provided: under MPI_THREAD_MULTIPLE one library-wide
     // lock serialises the calls (core::runtime).
     let provided = required;
-    crate::gpu::init_check()?;
-    let st = State::init(provided)?;
-    let universe = if st.pmi.universe_size > 0 {
-        st.pmi.universe_size
-    } else {
-        st.size
-    };
-    super::attr::init_predefined(universe, st.pmi.appnum.max(0));
-    runtime::install(Some(st), provided == MPI_THREAD_MULTIPLE);
+    let mut h = HOLDERS.lock().unwrap_or_else(|p| p.into_inner());
+    start_runtime(&h, provided, provided == MPI_THREAD_MULTIPLE)?;
+    h.world = true;
+    // Sessions may have started the runtime at a higher level already.
+    let provided = with(|st| {
+        st.thread_level = st.thread_level.max(provided);
+        Ok(st.thread_level)
+    })?;
     set_phase(1);
     Ok(provided)
 }
@@ -78,19 +156,19 @@ pub unsafe extern "C" fn MPI_Init_thread(
 #[mpi_fn]
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Finalize() -> c_int {
+    if phase() != 1 {
+        return Err(err!(
+            MPI_ERR_OTHER,
+            "MPI_Finalize without MPI_Init (or called twice)"
+        ));
+    }
     super::attr::delete_at_finalize()?;
     wait_for(|st| Ok(st.quiescent().then_some(())))?;
-    with(|st| {
-        st.pmi
-            .barrier()
-            .map_err(|e| err!(MPI_ERR_INTERN, "PMI barrier failed: {e}"))?;
-        st.net.close();
-        st.pmi
-            .finalize()
-            .map_err(|e| err!(MPI_ERR_INTERN, "PMI finalize failed: {e}"))
-    })?;
+    let mut h = HOLDERS.lock().unwrap_or_else(|p| p.into_inner());
+    h.world = false;
+    // Live sessions keep the runtime; the last one ends it.
+    end_runtime(&mut h)?;
     set_phase(2);
-    drop(runtime::install(None, true));
     Ok(())
 }
 

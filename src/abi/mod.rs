@@ -28,6 +28,7 @@ pub mod op;
 pub mod p2p;
 pub mod ptr;
 pub mod request;
+pub mod session;
 pub mod stubs;
 pub mod topo;
 pub mod win;

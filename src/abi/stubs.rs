@@ -14,7 +14,7 @@ use super::{
     MPI_Aint, MPI_Comm, MPI_Count, MPI_Datarep_conversion_function,
     MPI_Datarep_conversion_function_c, MPI_Datarep_extent_function, MPI_Datatype, MPI_Errhandler,
     MPI_File, MPI_File_errhandler_function, MPI_Fint, MPI_Group, MPI_Info, MPI_Offset, MPI_Request,
-    MPI_Session, MPI_Session_errhandler_function, MPI_Status,
+    MPI_Status,
 };
 use crate::core::error::Error;
 use crate::err;
@@ -1151,28 +1151,6 @@ pub unsafe extern "C" fn MPI_File_write_shared_c(
 
 #[mpi_fn]
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Group_from_session_pset(
-    session: MPI_Session,
-    pset_name: *const c_char,
-    newgroup: *mut MPI_Group,
-) -> c_int {
-    let _ = (session, pset_name, newgroup);
-    Err(not_implemented("MPI_Group_from_session_pset"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Info_create_env(
-    argc: c_int,
-    argv: *mut *mut c_char,
-    info: *mut MPI_Info,
-) -> c_int {
-    let _ = (argc, argv, info);
-    Err(not_implemented("MPI_Info_create_env"))
-}
-
-#[mpi_fn]
-#[no_mangle]
 pub unsafe extern "C" fn MPI_Lookup_name(
     service_name: *const c_char,
     info: MPI_Info,
@@ -1314,109 +1292,6 @@ pub unsafe extern "C" fn MPI_Register_datarep_c(
         extra_state,
     );
     Err(not_implemented("MPI_Register_datarep_c"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Session_call_errhandler(
-    session: MPI_Session,
-    errorcode: c_int,
-) -> c_int {
-    let _ = (session, errorcode);
-    Err(not_implemented("MPI_Session_call_errhandler"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Session_create_errhandler(
-    session_errhandler_fn: *mut MPI_Session_errhandler_function,
-    errhandler: *mut MPI_Errhandler,
-) -> c_int {
-    let _ = (session_errhandler_fn, errhandler);
-    Err(not_implemented("MPI_Session_create_errhandler"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Session_finalize(session: *mut MPI_Session) -> c_int {
-    let _ = session;
-    Err(not_implemented("MPI_Session_finalize"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Session_get_errhandler(
-    session: MPI_Session,
-    errhandler: *mut MPI_Errhandler,
-) -> c_int {
-    let _ = (session, errhandler);
-    Err(not_implemented("MPI_Session_get_errhandler"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Session_get_info(
-    session: MPI_Session,
-    info_used: *mut MPI_Info,
-) -> c_int {
-    let _ = (session, info_used);
-    Err(not_implemented("MPI_Session_get_info"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Session_get_nth_pset(
-    session: MPI_Session,
-    info: MPI_Info,
-    n: c_int,
-    pset_len: *mut c_int,
-    pset_name: *mut c_char,
-) -> c_int {
-    let _ = (session, info, n, pset_len, pset_name);
-    Err(not_implemented("MPI_Session_get_nth_pset"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Session_get_num_psets(
-    session: MPI_Session,
-    info: MPI_Info,
-    npset_names: *mut c_int,
-) -> c_int {
-    let _ = (session, info, npset_names);
-    Err(not_implemented("MPI_Session_get_num_psets"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Session_get_pset_info(
-    session: MPI_Session,
-    pset_name: *const c_char,
-    info: *mut MPI_Info,
-) -> c_int {
-    let _ = (session, pset_name, info);
-    Err(not_implemented("MPI_Session_get_pset_info"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Session_init(
-    info: MPI_Info,
-    errhandler: MPI_Errhandler,
-    session: *mut MPI_Session,
-) -> c_int {
-    let _ = (info, errhandler, session);
-    Err(not_implemented("MPI_Session_init"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Session_set_errhandler(
-    session: MPI_Session,
-    errhandler: MPI_Errhandler,
-) -> c_int {
-    let _ = (session, errhandler);
-    Err(not_implemented("MPI_Session_set_errhandler"))
 }
 
 #[mpi_fn]

@@ -33,7 +33,7 @@ pub fn env_pairs() -> Pairs {
     if !rest.is_empty() {
         v.push(("argv".to_string(), rest.join(" ")));
     }
-    let size = ["PMI_SIZE", "OXMPI_SIZE", "SLURM_NTASKS"]
+    let size = ["PMI_SIZE", "SLURM_NTASKS"]
         .iter()
         .find_map(|k| std::env::var(k).ok());
     if let Some(n) = size {
