@@ -403,6 +403,40 @@ static void pipelined(void) {
     }
 }
 
+static void partitioned_and_isendrecv(void) {
+    /* Partitioned: device partitions to the next rank (4 of 1000 ints),
+     * received as 2 device partitions from the previous one. */
+    int n = 4000, *h = malloc(n * sizeof(int));
+    for (int i = 0; i < n; i++) h[i] = rank * 100000 + i;
+    void *sd = dcopy(h, n * sizeof(int)), *rd = dalloc(n * sizeof(int), 0xff);
+    MPI_Request rs[2];
+    MPI_Psend_init(sd, 4, 1000, MPI_INT, next, 40, MPI_COMM_WORLD, MPI_INFO_NULL, &rs[0]);
+    MPI_Precv_init(rd, 2, 2000, MPI_INT, prev, 40, MPI_COMM_WORLD, MPI_INFO_NULL, &rs[1]);
+    MPI_Startall(2, rs);
+    for (int p = 3; p >= 0; p--) MPI_Pready(p, rs[0]);
+    MPI_Waitall(2, rs, MPI_STATUSES_IGNORE);
+    int *g = hcopy(rd, n * sizeof(int));
+    for (int i = 0; i < n; i++) CHECK(g[i] == prev * 100000 + i, "partitioned device: [%d]=%d", i, g[i]);
+    free(g);
+    MPI_Request_free(&rs[0]);
+    MPI_Request_free(&rs[1]);
+    /* MPI_Isendrecv and MPI_Isendrecv_replace on device buffers. */
+    MPI_Request q;
+    MPI_Isendrecv(sd, n, MPI_INT, next, 41, rd, n, MPI_INT, prev, 41, MPI_COMM_WORLD, &q);
+    MPI_Wait(&q, MPI_STATUS_IGNORE);
+    g = hcopy(rd, n * sizeof(int));
+    for (int i = 0; i < n; i++) CHECK(g[i] == prev * 100000 + i, "isendrecv device: [%d]=%d", i, g[i]);
+    free(g);
+    MPI_Isendrecv_replace(sd, n, MPI_INT, next, 42, prev, 42, MPI_COMM_WORLD, &q);
+    MPI_Wait(&q, MPI_STATUS_IGNORE);
+    g = hcopy(sd, n * sizeof(int));
+    for (int i = 0; i < n; i++) CHECK(g[i] == prev * 100000 + i, "isendrecv_replace device: [%d]=%d", i, g[i]);
+    free(g);
+    dfree(sd);
+    dfree(rd);
+    free(h);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -449,6 +483,7 @@ int main(int argc, char **argv) {
     other_memory(70000);
     pinned_staging();
     pipelined();
+    partitioned_and_isendrecv();
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) printf("gpu_p2p ok\n");
     MPI_Finalize();

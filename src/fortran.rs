@@ -4180,6 +4180,116 @@ unsafe fn f_pmpi_pack_size(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3
 }
 fsyms!(f_pmpi_pack_size(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_pack_size_, pmpi_pack_size__, pmpi_pack_size, PMPI_PACK_SIZE);
 
+unsafe fn f_mpi_parrived(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::part::MPI_Parrived(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_parrived(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_parrived_, mpi_parrived__, mpi_parrived, MPI_PARRIVED);
+
+unsafe fn f_pmpi_parrived(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::part::PMPI_Parrived(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_parrived(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_parrived_, pmpi_parrived__, pmpi_parrived, PMPI_PARRIVED);
+
+unsafe fn f_mpi_pready(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::part::MPI_Pready(*(a0 as *const c_int), *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_pready(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_pready_, mpi_pready__, mpi_pready, MPI_PREADY);
+
+unsafe fn f_pmpi_pready(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::part::PMPI_Pready(*(a0 as *const c_int), *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_pready(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_pready_, pmpi_pready__, pmpi_pready, PMPI_PREADY);
+
+unsafe fn f_mpi_pready_list(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::part::MPI_Pready_list(*(a0 as *const c_int), a1 as _, *(a2 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_pready_list(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_pready_list_, mpi_pready_list__, mpi_pready_list, MPI_PREADY_LIST);
+
+unsafe fn f_pmpi_pready_list(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::part::PMPI_Pready_list(*(a0 as *const c_int), a1 as _, *(a2 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_pready_list(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_pready_list_, pmpi_pready_list__, pmpi_pready_list, PMPI_PREADY_LIST);
+
+unsafe fn f_mpi_pready_range(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::part::MPI_Pready_range(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_pready_range(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_pready_range_, mpi_pready_range__, mpi_pready_range, MPI_PREADY_RANGE);
+
+unsafe fn f_pmpi_pready_range(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::part::PMPI_Pready_range(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_pready_range(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_pready_range_, pmpi_pready_range__, pmpi_pready_range, PMPI_PREADY_RANGE);
+
+unsafe fn f_mpi_precv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::part::MPI_Precv_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const i64), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_precv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_precv_init_, mpi_precv_init__, mpi_precv_init, MPI_PRECV_INIT);
+
+unsafe fn f_pmpi_precv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::part::PMPI_Precv_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const i64), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_precv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_precv_init_, pmpi_precv_init__, pmpi_precv_init, PMPI_PRECV_INIT);
+
 unsafe fn f_mpi_probe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -4201,6 +4311,28 @@ unsafe fn f_pmpi_probe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *m
     }
 }
 fsyms!(f_pmpi_probe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_probe_, pmpi_probe__, pmpi_probe, PMPI_PROBE);
+
+unsafe fn f_mpi_psend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::part::MPI_Psend_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const i64), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_psend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_psend_init_, mpi_psend_init__, mpi_psend_init, MPI_PSEND_INIT);
+
+unsafe fn f_pmpi_psend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::part::PMPI_Psend_init(buf(a0) as _, *(a1 as *const c_int), *(a2 as *const i64), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_psend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_psend_init_, pmpi_psend_init__, pmpi_psend_init, PMPI_PSEND_INIT);
 
 unsafe fn f_mpi_put(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).

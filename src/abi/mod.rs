@@ -26,6 +26,7 @@ pub mod misc;
 pub mod mpi1;
 pub mod op;
 pub mod p2p;
+pub mod part;
 pub mod ptr;
 pub mod request;
 pub mod session;

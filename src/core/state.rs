@@ -150,6 +150,22 @@ pub struct State {
 /// `step` starts what it can and returns true once finished.
 pub trait Progress {
     fn step(&mut self, st: &mut State) -> Result<bool>;
+
+    /// Partitioned send: partition `p` is ready (MPI_Pready).
+    fn pready(&mut self, _st: &mut State, _p: usize) -> Result<()> {
+        Err(crate::err!(
+            MPI_ERR_REQUEST,
+            "the request is not a partitioned send"
+        ))
+    }
+
+    /// Partitioned receive: whether partition `p` has arrived (MPI_Parrived).
+    fn parrived(&mut self, _st: &mut State, _p: usize) -> Result<bool> {
+        Err(crate::err!(
+            MPI_ERR_REQUEST,
+            "the request is not a partitioned receive"
+        ))
+    }
 }
 
 /// Builds a persistent collective's schedule (called without the library lock).
