@@ -1443,4 +1443,121 @@ module mpi
       INTEGER IERROR
     end subroutine MPI_ADDRESS
   end interface
+  interface MPI_SIZEOF
+    module procedure oxmpi_sizeof_i1, oxmpi_sizeof_i1_a, oxmpi_sizeof_i2
+    module procedure oxmpi_sizeof_i2_a, oxmpi_sizeof_i4, oxmpi_sizeof_i4_a
+    module procedure oxmpi_sizeof_i8, oxmpi_sizeof_i8_a, oxmpi_sizeof_r4
+    module procedure oxmpi_sizeof_r4_a, oxmpi_sizeof_r8, oxmpi_sizeof_r8_a
+    module procedure oxmpi_sizeof_c4, oxmpi_sizeof_c4_a, oxmpi_sizeof_c8
+    module procedure oxmpi_sizeof_c8_a, oxmpi_sizeof_l, oxmpi_sizeof_l_a
+  end interface MPI_SIZEOF
+contains
+  subroutine oxmpi_sizeof_i1(x, size, ierror)
+    INTEGER(KIND=1), intent(in) :: x
+    integer, intent(out) :: size, ierror
+    size = storage_size(x) / 8
+    ierror = 0
+  end subroutine oxmpi_sizeof_i1
+  subroutine oxmpi_sizeof_i1_a(x, size, ierror)
+    INTEGER(KIND=1), intent(in) :: x(*)
+    integer, intent(out) :: size, ierror
+    size = storage_size(x) / 8
+    ierror = 0
+  end subroutine oxmpi_sizeof_i1_a
+  subroutine oxmpi_sizeof_i2(x, size, ierror)
+    INTEGER(KIND=2), intent(in) :: x
+    integer, intent(out) :: size, ierror
+    size = storage_size(x) / 8
+    ierror = 0
+  end subroutine oxmpi_sizeof_i2
+  subroutine oxmpi_sizeof_i2_a(x, size, ierror)
+    INTEGER(KIND=2), intent(in) :: x(*)
+    integer, intent(out) :: size, ierror
+    size = storage_size(x) / 8
+    ierror = 0
+  end subroutine oxmpi_sizeof_i2_a
+  subroutine oxmpi_sizeof_i4(x, size, ierror)
+    INTEGER(KIND=4), intent(in) :: x
+    integer, intent(out) :: size, ierror
+    size = storage_size(x) / 8
+    ierror = 0
+  end subroutine oxmpi_sizeof_i4
+  subroutine oxmpi_sizeof_i4_a(x, size, ierror)
+    INTEGER(KIND=4), intent(in) :: x(*)
+    integer, intent(out) :: size, ierror
+    size = storage_size(x) / 8
+    ierror = 0
+  end subroutine oxmpi_sizeof_i4_a
+  subroutine oxmpi_sizeof_i8(x, size, ierror)
+    INTEGER(KIND=8), intent(in) :: x
+    integer, intent(out) :: size, ierror
+    size = storage_size(x) / 8
+    ierror = 0
+  end subroutine oxmpi_sizeof_i8
+  subroutine oxmpi_sizeof_i8_a(x, size, ierror)
+    INTEGER(KIND=8), intent(in) :: x(*)
+    integer, intent(out) :: size, ierror
+    size = storage_size(x) / 8
+    ierror = 0
+  end subroutine oxmpi_sizeof_i8_a
+  subroutine oxmpi_sizeof_r4(x, size, ierror)
+    REAL(KIND=4), intent(in) :: x
+    integer, intent(out) :: size, ierror
+    size = storage_size(x) / 8
+    ierror = 0
+  end subroutine oxmpi_sizeof_r4
+  subroutine oxmpi_sizeof_r4_a(x, size, ierror)
+    REAL(KIND=4), intent(in) :: x(*)
+    integer, intent(out) :: size, ierror
+    size = storage_size(x) / 8
+    ierror = 0
+  end subroutine oxmpi_sizeof_r4_a
+  subroutine oxmpi_sizeof_r8(x, size, ierror)
+    REAL(KIND=8), intent(in) :: x
+    integer, intent(out) :: size, ierror
+    size = storage_size(x) / 8
+    ierror = 0
+  end subroutine oxmpi_sizeof_r8
+  subroutine oxmpi_sizeof_r8_a(x, size, ierror)
+    REAL(KIND=8), intent(in) :: x(*)
+    integer, intent(out) :: size, ierror
+    size = storage_size(x) / 8
+    ierror = 0
+  end subroutine oxmpi_sizeof_r8_a
+  subroutine oxmpi_sizeof_c4(x, size, ierror)
+    COMPLEX(KIND=4), intent(in) :: x
+    integer, intent(out) :: size, ierror
+    size = storage_size(x) / 8
+    ierror = 0
+  end subroutine oxmpi_sizeof_c4
+  subroutine oxmpi_sizeof_c4_a(x, size, ierror)
+    COMPLEX(KIND=4), intent(in) :: x(*)
+    integer, intent(out) :: size, ierror
+    size = storage_size(x) / 8
+    ierror = 0
+  end subroutine oxmpi_sizeof_c4_a
+  subroutine oxmpi_sizeof_c8(x, size, ierror)
+    COMPLEX(KIND=8), intent(in) :: x
+    integer, intent(out) :: size, ierror
+    size = storage_size(x) / 8
+    ierror = 0
+  end subroutine oxmpi_sizeof_c8
+  subroutine oxmpi_sizeof_c8_a(x, size, ierror)
+    COMPLEX(KIND=8), intent(in) :: x(*)
+    integer, intent(out) :: size, ierror
+    size = storage_size(x) / 8
+    ierror = 0
+  end subroutine oxmpi_sizeof_c8_a
+  subroutine oxmpi_sizeof_l(x, size, ierror)
+    LOGICAL, intent(in) :: x
+    integer, intent(out) :: size, ierror
+    size = storage_size(x) / 8
+    ierror = 0
+  end subroutine oxmpi_sizeof_l
+  subroutine oxmpi_sizeof_l_a(x, size, ierror)
+    LOGICAL, intent(in) :: x(*)
+    integer, intent(out) :: size, ierror
+    size = storage_size(x) / 8
+    ierror = 0
+  end subroutine oxmpi_sizeof_l_a
 end module mpi

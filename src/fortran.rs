@@ -850,6 +850,54 @@ unsafe fn f_pmpi_cartdim_get(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int)
 }
 fsyms!(f_pmpi_cartdim_get(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_cartdim_get_, pmpi_cartdim_get__, pmpi_cartdim_get, PMPI_CARTDIM_GET);
 
+unsafe fn f_mpi_close_port(a0: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s0 = fstring(a0 as *const c_char, l0);
+        let rc = crate::abi::stubs::MPI_Close_port(s0.as_ptr() as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_close_port(a0: *mut c_void, ierr: *mut c_int, l0: usize) -> (); mpi_close_port_, mpi_close_port__, mpi_close_port, MPI_CLOSE_PORT);
+
+unsafe fn f_pmpi_close_port(a0: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s0 = fstring(a0 as *const c_char, l0);
+        let rc = crate::abi::stubs::PMPI_Close_port(s0.as_ptr() as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_close_port(a0: *mut c_void, ierr: *mut c_int, l0: usize) -> (); pmpi_close_port_, pmpi_close_port__, pmpi_close_port, PMPI_CLOSE_PORT);
+
+unsafe fn f_mpi_comm_accept(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s0 = fstring(a0 as *const c_char, l0);
+        let rc = crate::abi::stubs::MPI_Comm_accept(s0.as_ptr() as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_comm_accept(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l0: usize) -> (); mpi_comm_accept_, mpi_comm_accept__, mpi_comm_accept, MPI_COMM_ACCEPT);
+
+unsafe fn f_pmpi_comm_accept(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s0 = fstring(a0 as *const c_char, l0);
+        let rc = crate::abi::stubs::PMPI_Comm_accept(s0.as_ptr() as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_comm_accept(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l0: usize) -> (); pmpi_comm_accept_, pmpi_comm_accept__, pmpi_comm_accept, PMPI_COMM_ACCEPT);
+
 unsafe fn f_mpi_comm_call_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -893,6 +941,30 @@ unsafe fn f_pmpi_comm_compare(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void,
     }
 }
 fsyms!(f_pmpi_comm_compare(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_compare_, pmpi_comm_compare__, pmpi_comm_compare, PMPI_COMM_COMPARE);
+
+unsafe fn f_mpi_comm_connect(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s0 = fstring(a0 as *const c_char, l0);
+        let rc = crate::abi::stubs::MPI_Comm_connect(s0.as_ptr() as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_comm_connect(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l0: usize) -> (); mpi_comm_connect_, mpi_comm_connect__, mpi_comm_connect, MPI_COMM_CONNECT);
+
+unsafe fn f_pmpi_comm_connect(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s0 = fstring(a0 as *const c_char, l0);
+        let rc = crate::abi::stubs::PMPI_Comm_connect(s0.as_ptr() as _, *(a1 as *const c_int), *(a2 as *const c_int), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_comm_connect(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l0: usize) -> (); pmpi_comm_connect_, pmpi_comm_connect__, pmpi_comm_connect, PMPI_COMM_CONNECT);
 
 unsafe fn f_mpi_comm_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -1274,6 +1346,28 @@ unsafe fn f_pmpi_comm_idup_with_info(a0: *mut c_void, a1: *mut c_void, a2: *mut 
 }
 fsyms!(f_pmpi_comm_idup_with_info(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_idup_with_info_, pmpi_comm_idup_with_info__, pmpi_comm_idup_with_info, PMPI_COMM_IDUP_WITH_INFO);
 
+unsafe fn f_mpi_comm_join(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_Comm_join(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_comm_join(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_comm_join_, mpi_comm_join__, mpi_comm_join, MPI_COMM_JOIN);
+
+unsafe fn f_pmpi_comm_join(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_Comm_join(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_comm_join(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_join_, pmpi_comm_join__, pmpi_comm_join, PMPI_COMM_JOIN);
+
 unsafe fn f_mpi_comm_rank(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -1429,6 +1523,64 @@ unsafe fn f_pmpi_comm_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -
     }
 }
 fsyms!(f_pmpi_comm_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_comm_size_, pmpi_comm_size__, pmpi_comm_size, PMPI_COMM_SIZE);
+
+unsafe fn f_mpi_comm_spawn(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int, l0: usize, l1: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s0 = fstring(a0 as *const c_char, l0);
+        let mut s1 = vec![0 as c_char; l1.max(8192) + 1];
+        let rc = crate::abi::stubs::MPI_Comm_spawn(s0.as_ptr() as _, s1.as_mut_ptr() as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _, a7 as _);
+        fstring_out(&s1, a1 as *mut c_char, l1);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_comm_spawn(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int, l0: usize, l1: usize) -> (); mpi_comm_spawn_, mpi_comm_spawn__, mpi_comm_spawn, MPI_COMM_SPAWN);
+
+unsafe fn f_pmpi_comm_spawn(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int, l0: usize, l1: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s0 = fstring(a0 as *const c_char, l0);
+        let mut s1 = vec![0 as c_char; l1.max(8192) + 1];
+        let rc = crate::abi::stubs::PMPI_Comm_spawn(s0.as_ptr() as _, s1.as_mut_ptr() as _, *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _, a7 as _);
+        fstring_out(&s1, a1 as *mut c_char, l1);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_comm_spawn(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int, l0: usize, l1: usize) -> (); pmpi_comm_spawn_, pmpi_comm_spawn__, pmpi_comm_spawn, PMPI_COMM_SPAWN);
+
+unsafe fn f_mpi_comm_spawn_multiple(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int, l1: usize, l2: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let mut s1 = vec![0 as c_char; l1.max(8192) + 1];
+        let mut s2 = vec![0 as c_char; l2.max(8192) + 1];
+        let rc = crate::abi::stubs::MPI_Comm_spawn_multiple(*(a0 as *const c_int), s1.as_mut_ptr() as _, s2.as_mut_ptr() as _, a3 as _, a4 as _, *(a5 as *const c_int), *(a6 as *const c_int), a7 as _, a8 as _);
+        fstring_out(&s1, a1 as *mut c_char, l1);
+        fstring_out(&s2, a2 as *mut c_char, l2);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_comm_spawn_multiple(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int, l1: usize, l2: usize) -> (); mpi_comm_spawn_multiple_, mpi_comm_spawn_multiple__, mpi_comm_spawn_multiple, MPI_COMM_SPAWN_MULTIPLE);
+
+unsafe fn f_pmpi_comm_spawn_multiple(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int, l1: usize, l2: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let mut s1 = vec![0 as c_char; l1.max(8192) + 1];
+        let mut s2 = vec![0 as c_char; l2.max(8192) + 1];
+        let rc = crate::abi::stubs::PMPI_Comm_spawn_multiple(*(a0 as *const c_int), s1.as_mut_ptr() as _, s2.as_mut_ptr() as _, a3 as _, a4 as _, *(a5 as *const c_int), *(a6 as *const c_int), a7 as _, a8 as _);
+        fstring_out(&s1, a1 as *mut c_char, l1);
+        fstring_out(&s2, a2 as *mut c_char, l2);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_comm_spawn_multiple(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int, l1: usize, l2: usize) -> (); pmpi_comm_spawn_multiple_, pmpi_comm_spawn_multiple__, pmpi_comm_spawn_multiple, PMPI_COMM_SPAWN_MULTIPLE);
 
 unsafe fn f_mpi_comm_split(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -1829,6 +1981,1314 @@ unsafe fn f_pmpi_fetch_and_op(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void,
     }
 }
 fsyms!(f_pmpi_fetch_and_op(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_fetch_and_op_, pmpi_fetch_and_op__, pmpi_fetch_and_op, PMPI_FETCH_AND_OP);
+
+unsafe fn f_mpi_file_call_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_call_errhandler(a0 as _, *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_call_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_file_call_errhandler_, mpi_file_call_errhandler__, mpi_file_call_errhandler, MPI_FILE_CALL_ERRHANDLER);
+
+unsafe fn f_pmpi_file_call_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_call_errhandler(a0 as _, *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_call_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_call_errhandler_, pmpi_file_call_errhandler__, pmpi_file_call_errhandler, PMPI_FILE_CALL_ERRHANDLER);
+
+unsafe fn f_mpi_file_close(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_close(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_close(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_file_close_, mpi_file_close__, mpi_file_close, MPI_FILE_CLOSE);
+
+unsafe fn f_pmpi_file_close(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_close(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_close(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_close_, pmpi_file_close__, pmpi_file_close, PMPI_FILE_CLOSE);
+
+unsafe fn f_mpi_file_create_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_create_errhandler(a0 as _, a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_create_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_file_create_errhandler_, mpi_file_create_errhandler__, mpi_file_create_errhandler, MPI_FILE_CREATE_ERRHANDLER);
+
+unsafe fn f_pmpi_file_create_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_create_errhandler(a0 as _, a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_create_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_create_errhandler_, pmpi_file_create_errhandler__, pmpi_file_create_errhandler, PMPI_FILE_CREATE_ERRHANDLER);
+
+unsafe fn f_mpi_file_delete(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s0 = fstring(a0 as *const c_char, l0);
+        let rc = crate::abi::stubs::MPI_File_delete(s0.as_ptr() as _, *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_delete(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l0: usize) -> (); mpi_file_delete_, mpi_file_delete__, mpi_file_delete, MPI_FILE_DELETE);
+
+unsafe fn f_pmpi_file_delete(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s0 = fstring(a0 as *const c_char, l0);
+        let rc = crate::abi::stubs::PMPI_File_delete(s0.as_ptr() as _, *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_delete(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l0: usize) -> (); pmpi_file_delete_, pmpi_file_delete__, pmpi_file_delete, PMPI_FILE_DELETE);
+
+unsafe fn f_mpi_file_get_amode(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_get_amode(a0 as _, a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_get_amode(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_file_get_amode_, mpi_file_get_amode__, mpi_file_get_amode, MPI_FILE_GET_AMODE);
+
+unsafe fn f_pmpi_file_get_amode(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_get_amode(a0 as _, a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_get_amode(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_get_amode_, pmpi_file_get_amode__, pmpi_file_get_amode, PMPI_FILE_GET_AMODE);
+
+unsafe fn f_mpi_file_get_atomicity(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_get_atomicity(a0 as _, a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_get_atomicity(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_file_get_atomicity_, mpi_file_get_atomicity__, mpi_file_get_atomicity, MPI_FILE_GET_ATOMICITY);
+
+unsafe fn f_pmpi_file_get_atomicity(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_get_atomicity(a0 as _, a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_get_atomicity(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_get_atomicity_, pmpi_file_get_atomicity__, pmpi_file_get_atomicity, PMPI_FILE_GET_ATOMICITY);
+
+unsafe fn f_mpi_file_get_byte_offset(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_get_byte_offset(a0 as _, *(a1 as *const i64), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_get_byte_offset(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_file_get_byte_offset_, mpi_file_get_byte_offset__, mpi_file_get_byte_offset, MPI_FILE_GET_BYTE_OFFSET);
+
+unsafe fn f_pmpi_file_get_byte_offset(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_get_byte_offset(a0 as _, *(a1 as *const i64), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_get_byte_offset(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_get_byte_offset_, pmpi_file_get_byte_offset__, pmpi_file_get_byte_offset, PMPI_FILE_GET_BYTE_OFFSET);
+
+unsafe fn f_mpi_file_get_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_get_errhandler(a0 as _, a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_get_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_file_get_errhandler_, mpi_file_get_errhandler__, mpi_file_get_errhandler, MPI_FILE_GET_ERRHANDLER);
+
+unsafe fn f_pmpi_file_get_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_get_errhandler(a0 as _, a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_get_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_get_errhandler_, pmpi_file_get_errhandler__, pmpi_file_get_errhandler, PMPI_FILE_GET_ERRHANDLER);
+
+unsafe fn f_mpi_file_get_group(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_get_group(a0 as _, a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_get_group(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_file_get_group_, mpi_file_get_group__, mpi_file_get_group, MPI_FILE_GET_GROUP);
+
+unsafe fn f_pmpi_file_get_group(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_get_group(a0 as _, a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_get_group(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_get_group_, pmpi_file_get_group__, pmpi_file_get_group, PMPI_FILE_GET_GROUP);
+
+unsafe fn f_mpi_file_get_info(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_get_info(a0 as _, a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_get_info(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_file_get_info_, mpi_file_get_info__, mpi_file_get_info, MPI_FILE_GET_INFO);
+
+unsafe fn f_pmpi_file_get_info(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_get_info(a0 as _, a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_get_info(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_get_info_, pmpi_file_get_info__, pmpi_file_get_info, PMPI_FILE_GET_INFO);
+
+unsafe fn f_mpi_file_get_position(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_get_position(a0 as _, a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_get_position(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_file_get_position_, mpi_file_get_position__, mpi_file_get_position, MPI_FILE_GET_POSITION);
+
+unsafe fn f_pmpi_file_get_position(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_get_position(a0 as _, a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_get_position(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_get_position_, pmpi_file_get_position__, pmpi_file_get_position, PMPI_FILE_GET_POSITION);
+
+unsafe fn f_mpi_file_get_position_shared(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_get_position_shared(a0 as _, a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_get_position_shared(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_file_get_position_shared_, mpi_file_get_position_shared__, mpi_file_get_position_shared, MPI_FILE_GET_POSITION_SHARED);
+
+unsafe fn f_pmpi_file_get_position_shared(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_get_position_shared(a0 as _, a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_get_position_shared(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_get_position_shared_, pmpi_file_get_position_shared__, pmpi_file_get_position_shared, PMPI_FILE_GET_POSITION_SHARED);
+
+unsafe fn f_mpi_file_get_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_get_size(a0 as _, a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_get_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_file_get_size_, mpi_file_get_size__, mpi_file_get_size, MPI_FILE_GET_SIZE);
+
+unsafe fn f_pmpi_file_get_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_get_size(a0 as _, a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_get_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_get_size_, pmpi_file_get_size__, pmpi_file_get_size, PMPI_FILE_GET_SIZE);
+
+unsafe fn f_mpi_file_get_type_extent(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_get_type_extent(a0 as _, *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_get_type_extent(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_file_get_type_extent_, mpi_file_get_type_extent__, mpi_file_get_type_extent, MPI_FILE_GET_TYPE_EXTENT);
+
+unsafe fn f_pmpi_file_get_type_extent(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_get_type_extent(a0 as _, *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_get_type_extent(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_get_type_extent_, pmpi_file_get_type_extent__, pmpi_file_get_type_extent, PMPI_FILE_GET_TYPE_EXTENT);
+
+unsafe fn f_mpi_file_get_view(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l4: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let mut s4 = vec![0 as c_char; l4.max(8192) + 1];
+        let rc = crate::abi::stubs::MPI_File_get_view(a0 as _, a1 as _, a2 as _, a3 as _, s4.as_mut_ptr() as _);
+        fstring_out(&s4, a4 as *mut c_char, l4);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_get_view(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l4: usize) -> (); mpi_file_get_view_, mpi_file_get_view__, mpi_file_get_view, MPI_FILE_GET_VIEW);
+
+unsafe fn f_pmpi_file_get_view(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l4: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let mut s4 = vec![0 as c_char; l4.max(8192) + 1];
+        let rc = crate::abi::stubs::PMPI_File_get_view(a0 as _, a1 as _, a2 as _, a3 as _, s4.as_mut_ptr() as _);
+        fstring_out(&s4, a4 as *mut c_char, l4);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_get_view(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l4: usize) -> (); pmpi_file_get_view_, pmpi_file_get_view__, pmpi_file_get_view, PMPI_FILE_GET_VIEW);
+
+unsafe fn f_mpi_file_iread(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_iread(a0 as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_iread(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_file_iread_, mpi_file_iread__, mpi_file_iread, MPI_FILE_IREAD);
+
+unsafe fn f_pmpi_file_iread(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_iread(a0 as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_iread(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_iread_, pmpi_file_iread__, pmpi_file_iread, PMPI_FILE_IREAD);
+
+unsafe fn f_mpi_file_iread_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_iread_all(a0 as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_iread_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_file_iread_all_, mpi_file_iread_all__, mpi_file_iread_all, MPI_FILE_IREAD_ALL);
+
+unsafe fn f_pmpi_file_iread_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_iread_all(a0 as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_iread_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_iread_all_, pmpi_file_iread_all__, pmpi_file_iread_all, PMPI_FILE_IREAD_ALL);
+
+unsafe fn f_mpi_file_iread_at(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_iread_at(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const c_int), *(a4 as *const c_int), a5 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_iread_at(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_file_iread_at_, mpi_file_iread_at__, mpi_file_iread_at, MPI_FILE_IREAD_AT);
+
+unsafe fn f_pmpi_file_iread_at(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_iread_at(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const c_int), *(a4 as *const c_int), a5 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_iread_at(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_iread_at_, pmpi_file_iread_at__, pmpi_file_iread_at, PMPI_FILE_IREAD_AT);
+
+unsafe fn f_mpi_file_iread_at_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_iread_at_all(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const c_int), *(a4 as *const c_int), a5 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_iread_at_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_file_iread_at_all_, mpi_file_iread_at_all__, mpi_file_iread_at_all, MPI_FILE_IREAD_AT_ALL);
+
+unsafe fn f_pmpi_file_iread_at_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_iread_at_all(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const c_int), *(a4 as *const c_int), a5 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_iread_at_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_iread_at_all_, pmpi_file_iread_at_all__, pmpi_file_iread_at_all, PMPI_FILE_IREAD_AT_ALL);
+
+unsafe fn f_mpi_file_iread_shared(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_iread_shared(a0 as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_iread_shared(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_file_iread_shared_, mpi_file_iread_shared__, mpi_file_iread_shared, MPI_FILE_IREAD_SHARED);
+
+unsafe fn f_pmpi_file_iread_shared(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_iread_shared(a0 as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_iread_shared(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_iread_shared_, pmpi_file_iread_shared__, pmpi_file_iread_shared, PMPI_FILE_IREAD_SHARED);
+
+unsafe fn f_mpi_file_iwrite(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_iwrite(a0 as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_iwrite(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_file_iwrite_, mpi_file_iwrite__, mpi_file_iwrite, MPI_FILE_IWRITE);
+
+unsafe fn f_pmpi_file_iwrite(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_iwrite(a0 as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_iwrite(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_iwrite_, pmpi_file_iwrite__, pmpi_file_iwrite, PMPI_FILE_IWRITE);
+
+unsafe fn f_mpi_file_iwrite_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_iwrite_all(a0 as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_iwrite_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_file_iwrite_all_, mpi_file_iwrite_all__, mpi_file_iwrite_all, MPI_FILE_IWRITE_ALL);
+
+unsafe fn f_pmpi_file_iwrite_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_iwrite_all(a0 as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_iwrite_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_iwrite_all_, pmpi_file_iwrite_all__, pmpi_file_iwrite_all, PMPI_FILE_IWRITE_ALL);
+
+unsafe fn f_mpi_file_iwrite_at(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_iwrite_at(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const c_int), *(a4 as *const c_int), a5 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_iwrite_at(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_file_iwrite_at_, mpi_file_iwrite_at__, mpi_file_iwrite_at, MPI_FILE_IWRITE_AT);
+
+unsafe fn f_pmpi_file_iwrite_at(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_iwrite_at(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const c_int), *(a4 as *const c_int), a5 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_iwrite_at(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_iwrite_at_, pmpi_file_iwrite_at__, pmpi_file_iwrite_at, PMPI_FILE_IWRITE_AT);
+
+unsafe fn f_mpi_file_iwrite_at_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_iwrite_at_all(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const c_int), *(a4 as *const c_int), a5 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_iwrite_at_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_file_iwrite_at_all_, mpi_file_iwrite_at_all__, mpi_file_iwrite_at_all, MPI_FILE_IWRITE_AT_ALL);
+
+unsafe fn f_pmpi_file_iwrite_at_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_iwrite_at_all(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const c_int), *(a4 as *const c_int), a5 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_iwrite_at_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_iwrite_at_all_, pmpi_file_iwrite_at_all__, pmpi_file_iwrite_at_all, PMPI_FILE_IWRITE_AT_ALL);
+
+unsafe fn f_mpi_file_iwrite_shared(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_iwrite_shared(a0 as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_iwrite_shared(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_file_iwrite_shared_, mpi_file_iwrite_shared__, mpi_file_iwrite_shared, MPI_FILE_IWRITE_SHARED);
+
+unsafe fn f_pmpi_file_iwrite_shared(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_iwrite_shared(a0 as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_iwrite_shared(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_iwrite_shared_, pmpi_file_iwrite_shared__, pmpi_file_iwrite_shared, PMPI_FILE_IWRITE_SHARED);
+
+unsafe fn f_mpi_file_open(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s1 = fstring(a1 as *const c_char, l1);
+        let rc = crate::abi::stubs::MPI_File_open(*(a0 as *const c_int), s1.as_ptr() as _, *(a2 as *const c_int), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_open(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l1: usize) -> (); mpi_file_open_, mpi_file_open__, mpi_file_open, MPI_FILE_OPEN);
+
+unsafe fn f_pmpi_file_open(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s1 = fstring(a1 as *const c_char, l1);
+        let rc = crate::abi::stubs::PMPI_File_open(*(a0 as *const c_int), s1.as_ptr() as _, *(a2 as *const c_int), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_open(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l1: usize) -> (); pmpi_file_open_, pmpi_file_open__, pmpi_file_open, PMPI_FILE_OPEN);
+
+unsafe fn f_mpi_file_preallocate(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_preallocate(a0 as _, *(a1 as *const i64));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_preallocate(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_file_preallocate_, mpi_file_preallocate__, mpi_file_preallocate, MPI_FILE_PREALLOCATE);
+
+unsafe fn f_pmpi_file_preallocate(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_preallocate(a0 as _, *(a1 as *const i64));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_preallocate(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_preallocate_, pmpi_file_preallocate__, pmpi_file_preallocate, PMPI_FILE_PREALLOCATE);
+
+unsafe fn f_mpi_file_read(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_read(a0 as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), status(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_read(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_file_read_, mpi_file_read__, mpi_file_read, MPI_FILE_READ);
+
+unsafe fn f_pmpi_file_read(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_read(a0 as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), status(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_read(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_read_, pmpi_file_read__, pmpi_file_read, PMPI_FILE_READ);
+
+unsafe fn f_mpi_file_read_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_read_all(a0 as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), status(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_read_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_file_read_all_, mpi_file_read_all__, mpi_file_read_all, MPI_FILE_READ_ALL);
+
+unsafe fn f_pmpi_file_read_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_read_all(a0 as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), status(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_read_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_read_all_, pmpi_file_read_all__, pmpi_file_read_all, PMPI_FILE_READ_ALL);
+
+unsafe fn f_mpi_file_read_all_begin(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_read_all_begin(a0 as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_read_all_begin(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); mpi_file_read_all_begin_, mpi_file_read_all_begin__, mpi_file_read_all_begin, MPI_FILE_READ_ALL_BEGIN);
+
+unsafe fn f_pmpi_file_read_all_begin(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_read_all_begin(a0 as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_read_all_begin(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_read_all_begin_, pmpi_file_read_all_begin__, pmpi_file_read_all_begin, PMPI_FILE_READ_ALL_BEGIN);
+
+unsafe fn f_mpi_file_read_all_end(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_read_all_end(a0 as _, buf(a1) as _, status(a2) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_read_all_end(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_file_read_all_end_, mpi_file_read_all_end__, mpi_file_read_all_end, MPI_FILE_READ_ALL_END);
+
+unsafe fn f_pmpi_file_read_all_end(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_read_all_end(a0 as _, buf(a1) as _, status(a2) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_read_all_end(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_read_all_end_, pmpi_file_read_all_end__, pmpi_file_read_all_end, PMPI_FILE_READ_ALL_END);
+
+unsafe fn f_mpi_file_read_at(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_read_at(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const c_int), *(a4 as *const c_int), status(a5) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_read_at(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_file_read_at_, mpi_file_read_at__, mpi_file_read_at, MPI_FILE_READ_AT);
+
+unsafe fn f_pmpi_file_read_at(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_read_at(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const c_int), *(a4 as *const c_int), status(a5) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_read_at(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_read_at_, pmpi_file_read_at__, pmpi_file_read_at, PMPI_FILE_READ_AT);
+
+unsafe fn f_mpi_file_read_at_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_read_at_all(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const c_int), *(a4 as *const c_int), status(a5) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_read_at_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_file_read_at_all_, mpi_file_read_at_all__, mpi_file_read_at_all, MPI_FILE_READ_AT_ALL);
+
+unsafe fn f_pmpi_file_read_at_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_read_at_all(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const c_int), *(a4 as *const c_int), status(a5) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_read_at_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_read_at_all_, pmpi_file_read_at_all__, pmpi_file_read_at_all, PMPI_FILE_READ_AT_ALL);
+
+unsafe fn f_mpi_file_read_at_all_begin(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_read_at_all_begin(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const c_int), *(a4 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_read_at_all_begin(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_file_read_at_all_begin_, mpi_file_read_at_all_begin__, mpi_file_read_at_all_begin, MPI_FILE_READ_AT_ALL_BEGIN);
+
+unsafe fn f_pmpi_file_read_at_all_begin(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_read_at_all_begin(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const c_int), *(a4 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_read_at_all_begin(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_read_at_all_begin_, pmpi_file_read_at_all_begin__, pmpi_file_read_at_all_begin, PMPI_FILE_READ_AT_ALL_BEGIN);
+
+unsafe fn f_mpi_file_read_at_all_end(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_read_at_all_end(a0 as _, buf(a1) as _, status(a2) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_read_at_all_end(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_file_read_at_all_end_, mpi_file_read_at_all_end__, mpi_file_read_at_all_end, MPI_FILE_READ_AT_ALL_END);
+
+unsafe fn f_pmpi_file_read_at_all_end(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_read_at_all_end(a0 as _, buf(a1) as _, status(a2) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_read_at_all_end(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_read_at_all_end_, pmpi_file_read_at_all_end__, pmpi_file_read_at_all_end, PMPI_FILE_READ_AT_ALL_END);
+
+unsafe fn f_mpi_file_read_ordered(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_read_ordered(a0 as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), status(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_read_ordered(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_file_read_ordered_, mpi_file_read_ordered__, mpi_file_read_ordered, MPI_FILE_READ_ORDERED);
+
+unsafe fn f_pmpi_file_read_ordered(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_read_ordered(a0 as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), status(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_read_ordered(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_read_ordered_, pmpi_file_read_ordered__, pmpi_file_read_ordered, PMPI_FILE_READ_ORDERED);
+
+unsafe fn f_mpi_file_read_ordered_begin(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_read_ordered_begin(a0 as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_read_ordered_begin(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); mpi_file_read_ordered_begin_, mpi_file_read_ordered_begin__, mpi_file_read_ordered_begin, MPI_FILE_READ_ORDERED_BEGIN);
+
+unsafe fn f_pmpi_file_read_ordered_begin(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_read_ordered_begin(a0 as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_read_ordered_begin(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_read_ordered_begin_, pmpi_file_read_ordered_begin__, pmpi_file_read_ordered_begin, PMPI_FILE_READ_ORDERED_BEGIN);
+
+unsafe fn f_mpi_file_read_ordered_end(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_read_ordered_end(a0 as _, buf(a1) as _, status(a2) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_read_ordered_end(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_file_read_ordered_end_, mpi_file_read_ordered_end__, mpi_file_read_ordered_end, MPI_FILE_READ_ORDERED_END);
+
+unsafe fn f_pmpi_file_read_ordered_end(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_read_ordered_end(a0 as _, buf(a1) as _, status(a2) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_read_ordered_end(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_read_ordered_end_, pmpi_file_read_ordered_end__, pmpi_file_read_ordered_end, PMPI_FILE_READ_ORDERED_END);
+
+unsafe fn f_mpi_file_read_shared(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_read_shared(a0 as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), status(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_read_shared(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_file_read_shared_, mpi_file_read_shared__, mpi_file_read_shared, MPI_FILE_READ_SHARED);
+
+unsafe fn f_pmpi_file_read_shared(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_read_shared(a0 as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), status(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_read_shared(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_read_shared_, pmpi_file_read_shared__, pmpi_file_read_shared, PMPI_FILE_READ_SHARED);
+
+unsafe fn f_mpi_file_seek(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_seek(a0 as _, *(a1 as *const i64), *(a2 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_seek(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_file_seek_, mpi_file_seek__, mpi_file_seek, MPI_FILE_SEEK);
+
+unsafe fn f_pmpi_file_seek(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_seek(a0 as _, *(a1 as *const i64), *(a2 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_seek(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_seek_, pmpi_file_seek__, pmpi_file_seek, PMPI_FILE_SEEK);
+
+unsafe fn f_mpi_file_seek_shared(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_seek_shared(a0 as _, *(a1 as *const i64), *(a2 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_seek_shared(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_file_seek_shared_, mpi_file_seek_shared__, mpi_file_seek_shared, MPI_FILE_SEEK_SHARED);
+
+unsafe fn f_pmpi_file_seek_shared(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_seek_shared(a0 as _, *(a1 as *const i64), *(a2 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_seek_shared(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_seek_shared_, pmpi_file_seek_shared__, pmpi_file_seek_shared, PMPI_FILE_SEEK_SHARED);
+
+unsafe fn f_mpi_file_set_atomicity(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_set_atomicity(a0 as _, *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_set_atomicity(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_file_set_atomicity_, mpi_file_set_atomicity__, mpi_file_set_atomicity, MPI_FILE_SET_ATOMICITY);
+
+unsafe fn f_pmpi_file_set_atomicity(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_set_atomicity(a0 as _, *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_set_atomicity(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_set_atomicity_, pmpi_file_set_atomicity__, pmpi_file_set_atomicity, PMPI_FILE_SET_ATOMICITY);
+
+unsafe fn f_mpi_file_set_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_set_errhandler(a0 as _, *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_set_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_file_set_errhandler_, mpi_file_set_errhandler__, mpi_file_set_errhandler, MPI_FILE_SET_ERRHANDLER);
+
+unsafe fn f_pmpi_file_set_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_set_errhandler(a0 as _, *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_set_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_set_errhandler_, pmpi_file_set_errhandler__, pmpi_file_set_errhandler, PMPI_FILE_SET_ERRHANDLER);
+
+unsafe fn f_mpi_file_set_info(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_set_info(a0 as _, *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_set_info(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_file_set_info_, mpi_file_set_info__, mpi_file_set_info, MPI_FILE_SET_INFO);
+
+unsafe fn f_pmpi_file_set_info(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_set_info(a0 as _, *(a1 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_set_info(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_set_info_, pmpi_file_set_info__, pmpi_file_set_info, PMPI_FILE_SET_INFO);
+
+unsafe fn f_mpi_file_set_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_set_size(a0 as _, *(a1 as *const i64));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_set_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_file_set_size_, mpi_file_set_size__, mpi_file_set_size, MPI_FILE_SET_SIZE);
+
+unsafe fn f_pmpi_file_set_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_set_size(a0 as _, *(a1 as *const i64));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_set_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_set_size_, pmpi_file_set_size__, pmpi_file_set_size, PMPI_FILE_SET_SIZE);
+
+unsafe fn f_mpi_file_set_view(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int, l4: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s4 = fstring(a4 as *const c_char, l4);
+        let rc = crate::abi::stubs::MPI_File_set_view(a0 as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), s4.as_ptr() as _, *(a5 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_set_view(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int, l4: usize) -> (); mpi_file_set_view_, mpi_file_set_view__, mpi_file_set_view, MPI_FILE_SET_VIEW);
+
+unsafe fn f_pmpi_file_set_view(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int, l4: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s4 = fstring(a4 as *const c_char, l4);
+        let rc = crate::abi::stubs::PMPI_File_set_view(a0 as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), s4.as_ptr() as _, *(a5 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_set_view(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int, l4: usize) -> (); pmpi_file_set_view_, pmpi_file_set_view__, pmpi_file_set_view, PMPI_FILE_SET_VIEW);
+
+unsafe fn f_mpi_file_sync(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_sync(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_sync(a0: *mut c_void, ierr: *mut c_int) -> (); mpi_file_sync_, mpi_file_sync__, mpi_file_sync, MPI_FILE_SYNC);
+
+unsafe fn f_pmpi_file_sync(a0: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_sync(a0 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_sync(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_sync_, pmpi_file_sync__, pmpi_file_sync, PMPI_FILE_SYNC);
+
+unsafe fn f_mpi_file_write(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_write(a0 as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), status(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_write(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_file_write_, mpi_file_write__, mpi_file_write, MPI_FILE_WRITE);
+
+unsafe fn f_pmpi_file_write(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_write(a0 as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), status(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_write(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_write_, pmpi_file_write__, pmpi_file_write, PMPI_FILE_WRITE);
+
+unsafe fn f_mpi_file_write_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_write_all(a0 as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), status(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_write_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_file_write_all_, mpi_file_write_all__, mpi_file_write_all, MPI_FILE_WRITE_ALL);
+
+unsafe fn f_pmpi_file_write_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_write_all(a0 as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), status(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_write_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_write_all_, pmpi_file_write_all__, pmpi_file_write_all, PMPI_FILE_WRITE_ALL);
+
+unsafe fn f_mpi_file_write_all_begin(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_write_all_begin(a0 as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_write_all_begin(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); mpi_file_write_all_begin_, mpi_file_write_all_begin__, mpi_file_write_all_begin, MPI_FILE_WRITE_ALL_BEGIN);
+
+unsafe fn f_pmpi_file_write_all_begin(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_write_all_begin(a0 as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_write_all_begin(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_write_all_begin_, pmpi_file_write_all_begin__, pmpi_file_write_all_begin, PMPI_FILE_WRITE_ALL_BEGIN);
+
+unsafe fn f_mpi_file_write_all_end(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_write_all_end(a0 as _, buf(a1) as _, status(a2) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_write_all_end(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_file_write_all_end_, mpi_file_write_all_end__, mpi_file_write_all_end, MPI_FILE_WRITE_ALL_END);
+
+unsafe fn f_pmpi_file_write_all_end(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_write_all_end(a0 as _, buf(a1) as _, status(a2) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_write_all_end(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_write_all_end_, pmpi_file_write_all_end__, pmpi_file_write_all_end, PMPI_FILE_WRITE_ALL_END);
+
+unsafe fn f_mpi_file_write_at(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_write_at(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const c_int), *(a4 as *const c_int), status(a5) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_write_at(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_file_write_at_, mpi_file_write_at__, mpi_file_write_at, MPI_FILE_WRITE_AT);
+
+unsafe fn f_pmpi_file_write_at(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_write_at(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const c_int), *(a4 as *const c_int), status(a5) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_write_at(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_write_at_, pmpi_file_write_at__, pmpi_file_write_at, PMPI_FILE_WRITE_AT);
+
+unsafe fn f_mpi_file_write_at_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_write_at_all(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const c_int), *(a4 as *const c_int), status(a5) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_write_at_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_file_write_at_all_, mpi_file_write_at_all__, mpi_file_write_at_all, MPI_FILE_WRITE_AT_ALL);
+
+unsafe fn f_pmpi_file_write_at_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_write_at_all(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const c_int), *(a4 as *const c_int), status(a5) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_write_at_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_write_at_all_, pmpi_file_write_at_all__, pmpi_file_write_at_all, PMPI_FILE_WRITE_AT_ALL);
+
+unsafe fn f_mpi_file_write_at_all_begin(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_write_at_all_begin(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const c_int), *(a4 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_write_at_all_begin(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_file_write_at_all_begin_, mpi_file_write_at_all_begin__, mpi_file_write_at_all_begin, MPI_FILE_WRITE_AT_ALL_BEGIN);
+
+unsafe fn f_pmpi_file_write_at_all_begin(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_write_at_all_begin(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const c_int), *(a4 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_write_at_all_begin(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_write_at_all_begin_, pmpi_file_write_at_all_begin__, pmpi_file_write_at_all_begin, PMPI_FILE_WRITE_AT_ALL_BEGIN);
+
+unsafe fn f_mpi_file_write_at_all_end(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_write_at_all_end(a0 as _, buf(a1) as _, status(a2) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_write_at_all_end(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_file_write_at_all_end_, mpi_file_write_at_all_end__, mpi_file_write_at_all_end, MPI_FILE_WRITE_AT_ALL_END);
+
+unsafe fn f_pmpi_file_write_at_all_end(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_write_at_all_end(a0 as _, buf(a1) as _, status(a2) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_write_at_all_end(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_write_at_all_end_, pmpi_file_write_at_all_end__, pmpi_file_write_at_all_end, PMPI_FILE_WRITE_AT_ALL_END);
+
+unsafe fn f_mpi_file_write_ordered(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_write_ordered(a0 as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), status(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_write_ordered(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_file_write_ordered_, mpi_file_write_ordered__, mpi_file_write_ordered, MPI_FILE_WRITE_ORDERED);
+
+unsafe fn f_pmpi_file_write_ordered(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_write_ordered(a0 as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), status(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_write_ordered(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_write_ordered_, pmpi_file_write_ordered__, pmpi_file_write_ordered, PMPI_FILE_WRITE_ORDERED);
+
+unsafe fn f_mpi_file_write_ordered_begin(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_write_ordered_begin(a0 as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_write_ordered_begin(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); mpi_file_write_ordered_begin_, mpi_file_write_ordered_begin__, mpi_file_write_ordered_begin, MPI_FILE_WRITE_ORDERED_BEGIN);
+
+unsafe fn f_pmpi_file_write_ordered_begin(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_write_ordered_begin(a0 as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_write_ordered_begin(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_write_ordered_begin_, pmpi_file_write_ordered_begin__, pmpi_file_write_ordered_begin, PMPI_FILE_WRITE_ORDERED_BEGIN);
+
+unsafe fn f_mpi_file_write_ordered_end(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_write_ordered_end(a0 as _, buf(a1) as _, status(a2) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_write_ordered_end(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_file_write_ordered_end_, mpi_file_write_ordered_end__, mpi_file_write_ordered_end, MPI_FILE_WRITE_ORDERED_END);
+
+unsafe fn f_pmpi_file_write_ordered_end(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_write_ordered_end(a0 as _, buf(a1) as _, status(a2) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_write_ordered_end(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_write_ordered_end_, pmpi_file_write_ordered_end__, pmpi_file_write_ordered_end, PMPI_FILE_WRITE_ORDERED_END);
+
+unsafe fn f_mpi_file_write_shared(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_write_shared(a0 as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), status(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_write_shared(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_file_write_shared_, mpi_file_write_shared__, mpi_file_write_shared, MPI_FILE_WRITE_SHARED);
+
+unsafe fn f_pmpi_file_write_shared(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_write_shared(a0 as _, buf(a1) as _, *(a2 as *const c_int), *(a3 as *const c_int), status(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_write_shared(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_write_shared_, pmpi_file_write_shared__, pmpi_file_write_shared, PMPI_FILE_WRITE_SHARED);
 
 unsafe fn f_mpi_finalize(ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -3758,6 +5218,34 @@ unsafe fn f_pmpi_keyval_free(a0: *mut c_void, ierr: *mut c_int) -> () {
 }
 fsyms!(f_pmpi_keyval_free(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_keyval_free_, pmpi_keyval_free__, pmpi_keyval_free, PMPI_KEYVAL_FREE);
 
+unsafe fn f_mpi_lookup_name(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l0: usize, l2: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s0 = fstring(a0 as *const c_char, l0);
+        let mut s2 = vec![0 as c_char; l2.max(8192) + 1];
+        let rc = crate::abi::stubs::MPI_Lookup_name(s0.as_ptr() as _, *(a1 as *const c_int), s2.as_mut_ptr() as _);
+        fstring_out(&s2, a2 as *mut c_char, l2);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_lookup_name(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l0: usize, l2: usize) -> (); mpi_lookup_name_, mpi_lookup_name__, mpi_lookup_name, MPI_LOOKUP_NAME);
+
+unsafe fn f_pmpi_lookup_name(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l0: usize, l2: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s0 = fstring(a0 as *const c_char, l0);
+        let mut s2 = vec![0 as c_char; l2.max(8192) + 1];
+        let rc = crate::abi::stubs::PMPI_Lookup_name(s0.as_ptr() as _, *(a1 as *const c_int), s2.as_mut_ptr() as _);
+        fstring_out(&s2, a2 as *mut c_char, l2);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_lookup_name(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l0: usize, l2: usize) -> (); pmpi_lookup_name_, pmpi_lookup_name__, pmpi_lookup_name, PMPI_LOOKUP_NAME);
+
 unsafe fn f_mpi_mprobe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -4088,6 +5576,32 @@ unsafe fn f_pmpi_op_free(a0: *mut c_void, ierr: *mut c_int) -> () {
 }
 fsyms!(f_pmpi_op_free(a0: *mut c_void, ierr: *mut c_int) -> (); pmpi_op_free_, pmpi_op_free__, pmpi_op_free, PMPI_OP_FREE);
 
+unsafe fn f_mpi_open_port(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let mut s1 = vec![0 as c_char; l1.max(8192) + 1];
+        let rc = crate::abi::stubs::MPI_Open_port(*(a0 as *const c_int), s1.as_mut_ptr() as _);
+        fstring_out(&s1, a1 as *mut c_char, l1);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_open_port(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l1: usize) -> (); mpi_open_port_, mpi_open_port__, mpi_open_port, MPI_OPEN_PORT);
+
+unsafe fn f_pmpi_open_port(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let mut s1 = vec![0 as c_char; l1.max(8192) + 1];
+        let rc = crate::abi::stubs::PMPI_Open_port(*(a0 as *const c_int), s1.as_mut_ptr() as _);
+        fstring_out(&s1, a1 as *mut c_char, l1);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_open_port(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int, l1: usize) -> (); pmpi_open_port_, pmpi_open_port__, pmpi_open_port, PMPI_OPEN_PORT);
+
 unsafe fn f_mpi_pack(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -4333,6 +5847,32 @@ unsafe fn f_pmpi_psend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a
     }
 }
 fsyms!(f_pmpi_psend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_psend_init_, pmpi_psend_init__, pmpi_psend_init, PMPI_PSEND_INIT);
+
+unsafe fn f_mpi_publish_name(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l0: usize, l2: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s0 = fstring(a0 as *const c_char, l0);
+        let s2 = fstring(a2 as *const c_char, l2);
+        let rc = crate::abi::stubs::MPI_Publish_name(s0.as_ptr() as _, *(a1 as *const c_int), s2.as_ptr() as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_publish_name(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l0: usize, l2: usize) -> (); mpi_publish_name_, mpi_publish_name__, mpi_publish_name, MPI_PUBLISH_NAME);
+
+unsafe fn f_pmpi_publish_name(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l0: usize, l2: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s0 = fstring(a0 as *const c_char, l0);
+        let s2 = fstring(a2 as *const c_char, l2);
+        let rc = crate::abi::stubs::PMPI_Publish_name(s0.as_ptr() as _, *(a1 as *const c_int), s2.as_ptr() as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_publish_name(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l0: usize, l2: usize) -> (); pmpi_publish_name_, pmpi_publish_name__, pmpi_publish_name, PMPI_PUBLISH_NAME);
 
 unsafe fn f_mpi_put(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -4597,6 +6137,30 @@ unsafe fn f_pmpi_reduce_scatter_init(a0: *mut c_void, a1: *mut c_void, a2: *mut 
     }
 }
 fsyms!(f_pmpi_reduce_scatter_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_reduce_scatter_init_, pmpi_reduce_scatter_init__, pmpi_reduce_scatter_init, PMPI_REDUCE_SCATTER_INIT);
+
+unsafe fn f_mpi_register_datarep(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s0 = fstring(a0 as *const c_char, l0);
+        let rc = crate::abi::stubs::MPI_Register_datarep(s0.as_ptr() as _, a1 as _, a2 as _, a3 as _, buf(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_register_datarep(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l0: usize) -> (); mpi_register_datarep_, mpi_register_datarep__, mpi_register_datarep, MPI_REGISTER_DATAREP);
+
+unsafe fn f_pmpi_register_datarep(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s0 = fstring(a0 as *const c_char, l0);
+        let rc = crate::abi::stubs::PMPI_Register_datarep(s0.as_ptr() as _, a1 as _, a2 as _, a3 as _, buf(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_register_datarep(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l0: usize) -> (); pmpi_register_datarep_, pmpi_register_datarep__, pmpi_register_datarep, PMPI_REGISTER_DATAREP);
 
 unsafe fn f_mpi_request_free(a0: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -5568,6 +7132,72 @@ unsafe fn f_pmpi_type_create_darray(a0: *mut c_void, a1: *mut c_void, a2: *mut c
 }
 fsyms!(f_pmpi_type_create_darray(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_create_darray_, pmpi_type_create_darray__, pmpi_type_create_darray, PMPI_TYPE_CREATE_DARRAY);
 
+unsafe fn f_mpi_type_create_f90_complex(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::misc::MPI_Type_create_f90_complex(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_create_f90_complex(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_type_create_f90_complex_, mpi_type_create_f90_complex__, mpi_type_create_f90_complex, MPI_TYPE_CREATE_F90_COMPLEX);
+
+unsafe fn f_pmpi_type_create_f90_complex(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::misc::PMPI_Type_create_f90_complex(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_create_f90_complex(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_create_f90_complex_, pmpi_type_create_f90_complex__, pmpi_type_create_f90_complex, PMPI_TYPE_CREATE_F90_COMPLEX);
+
+unsafe fn f_mpi_type_create_f90_integer(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::misc::MPI_Type_create_f90_integer(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_create_f90_integer(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_type_create_f90_integer_, mpi_type_create_f90_integer__, mpi_type_create_f90_integer, MPI_TYPE_CREATE_F90_INTEGER);
+
+unsafe fn f_pmpi_type_create_f90_integer(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::misc::PMPI_Type_create_f90_integer(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_create_f90_integer(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_create_f90_integer_, pmpi_type_create_f90_integer__, pmpi_type_create_f90_integer, PMPI_TYPE_CREATE_F90_INTEGER);
+
+unsafe fn f_mpi_type_create_f90_real(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::misc::MPI_Type_create_f90_real(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_create_f90_real(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_type_create_f90_real_, mpi_type_create_f90_real__, mpi_type_create_f90_real, MPI_TYPE_CREATE_F90_REAL);
+
+unsafe fn f_pmpi_type_create_f90_real(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::misc::PMPI_Type_create_f90_real(*(a0 as *const c_int), *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_create_f90_real(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_create_f90_real_, pmpi_type_create_f90_real__, pmpi_type_create_f90_real, PMPI_TYPE_CREATE_F90_REAL);
+
 unsafe fn f_mpi_type_create_hindexed(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -6147,6 +7777,32 @@ unsafe fn f_pmpi_unpack_external(a0: *mut c_void, a1: *mut c_void, a2: *mut c_vo
     }
 }
 fsyms!(f_pmpi_unpack_external(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int, l0: usize) -> (); pmpi_unpack_external_, pmpi_unpack_external__, pmpi_unpack_external, PMPI_UNPACK_EXTERNAL);
+
+unsafe fn f_mpi_unpublish_name(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l0: usize, l2: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s0 = fstring(a0 as *const c_char, l0);
+        let s2 = fstring(a2 as *const c_char, l2);
+        let rc = crate::abi::stubs::MPI_Unpublish_name(s0.as_ptr() as _, *(a1 as *const c_int), s2.as_ptr() as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_unpublish_name(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l0: usize, l2: usize) -> (); mpi_unpublish_name_, mpi_unpublish_name__, mpi_unpublish_name, MPI_UNPUBLISH_NAME);
+
+unsafe fn f_pmpi_unpublish_name(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l0: usize, l2: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s0 = fstring(a0 as *const c_char, l0);
+        let s2 = fstring(a2 as *const c_char, l2);
+        let rc = crate::abi::stubs::PMPI_Unpublish_name(s0.as_ptr() as _, *(a1 as *const c_int), s2.as_ptr() as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_unpublish_name(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l0: usize, l2: usize) -> (); pmpi_unpublish_name_, pmpi_unpublish_name__, pmpi_unpublish_name, PMPI_UNPUBLISH_NAME);
 
 unsafe fn f_mpi_wait(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).

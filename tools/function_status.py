@@ -56,7 +56,7 @@ out += ["", f"## Exported, not implemented ({len(stub_list)})", "",
         "MPICH's list (but the `MPI_T_` tools interface and the non-`int` conversions",
         "`MPI_File_c2f` / `MPI_File_f2c`) is exported with MPICH's prototype and reports",
         "\"not implemented: MPI_Xxx\" as `MPI_ERR_UNSUPPORTED_OPERATION` through the error",
-        "handler, writing no output (`src/abi/stubs.rs`). They have no Fortran entry points.", "",
+        "handler, writing no output (`src/abi/stubs.rs`). Their Fortran entry points report the same, so a Fortran program that calls one links.", "",
         ", ".join(f"`{n}`" for n in stub_list)]
 if extra:
     out += ["", "## Exported beyond MPICH's list", "", ", ".join(f"`{n}`" for n in extra)]

@@ -50,7 +50,9 @@ SKIP = {"MPI_Pcontrol", "MPI_Comm_create_keyval", "MPI_Type_create_keyval", "MPI
         "MPI_Keyval_create", "MPI_Attr_put", "MPI_Attr_get", "MPI_Address", "MPI_Type_extent",
         "MPI_Type_lb", "MPI_Type_ub", "MPI_Type_hvector", "MPI_Type_hindexed", "MPI_Type_struct",
         # Fortran callbacks (src/fortran_support.rs).
-        "MPI_Grequest_start"}
+        "MPI_Grequest_start",
+        # C-only conversions (no Fortran binding in the standard).
+        "MPI_Status_c2f", "MPI_Status_f2c"}
 INTS = {"int", "MPI_Comm", "MPI_Datatype", "MPI_Op", "MPI_Group", "MPI_Request", "MPI_Errhandler",
         "MPI_Info", "MPI_Message", "MPI_Win", "MPI_Session", "MPI_Fint"}
 LONGS = {"MPI_Aint", "MPI_Count", "MPI_Offset"}
@@ -58,9 +60,10 @@ LONGS = {"MPI_Aint", "MPI_Count", "MPI_Offset"}
 def skip(name):
     # The large-count `_c` forms have no mpif.h / `use mpi` binding (MPI-4
     # gives them to mpi_f08 only).
-    # Nor do the not-implemented stubs (src/abi/stubs.rs): a Fortran call
-    # of one fails to link, as before they were exported.
-    return name in SKIP or name not in mod_of or name.endswith("_c") or mod_of[name] == "stubs"
+    # The not-implemented stubs (src/abi/stubs.rs) have entry points too: a
+    # Fortran call of one links and reports "not implemented: MPI_Xxx" at
+    # run time.
+    return name in SKIP or name not in mod_of or name.endswith("_c")
 
 def kind(t, n):
     if t in INTS: return "int"
@@ -304,7 +307,27 @@ ifaces += ["    subroutine MPI_ADDRESS(LOCATION, ADDRESS, IERROR)",
            "      INTEGER ADDRESS",
            "      INTEGER IERROR",
            "    end subroutine MPI_ADDRESS"]
-mod += ["  interface"] + ifaces + ["  end interface", "end module mpi"]
+# MPI_SIZEOF (MPI-3 17.1.9): a generic over the intrinsic numeric kinds,
+# scalars and arrays, answering storage_size / 8.
+SIZEOF_KINDS = [("i1", "INTEGER(KIND=1)"), ("i2", "INTEGER(KIND=2)"), ("i4", "INTEGER(KIND=4)"),
+                ("i8", "INTEGER(KIND=8)"), ("r4", "REAL(KIND=4)"), ("r8", "REAL(KIND=8)"),
+                ("c4", "COMPLEX(KIND=4)"), ("c8", "COMPLEX(KIND=8)"), ("l", "LOGICAL")]
+sizeof_names = [f"oxmpi_sizeof_{k}{a}" for k, _ in SIZEOF_KINDS for a in ("", "_a")]
+sizeof_iface = ["  interface MPI_SIZEOF"]
+for i in range(0, len(sizeof_names), 3):
+    sizeof_iface.append("    module procedure " + ", ".join(sizeof_names[i:i + 3]))
+sizeof_iface.append("  end interface MPI_SIZEOF")
+sizeof_body = []
+for k, t in SIZEOF_KINDS:
+    for a, dim in (("", ""), ("_a", "(*)")):
+        n = f"oxmpi_sizeof_{k}{a}"
+        sizeof_body += [f"  subroutine {n}(x, size, ierror)",
+                        f"    {t}, intent(in) :: x{dim}",
+                        "    integer, intent(out) :: size, ierror",
+                        "    size = storage_size(x) / 8",
+                        "    ierror = 0",
+                        f"  end subroutine {n}"]
+mod += ["  interface"] + ifaces + ["  end interface"] + sizeof_iface + ["contains"] + sizeof_body + ["end module mpi"]
 
 outs = {
     root / "src/fortran.rs": "\n".join(rust) + "\n",

@@ -166,3 +166,144 @@ pub unsafe extern "C" fn MPI_Pcontrol(level: c_int) -> c_int {
     let _ = level;
     Ok(())
 }
+
+/// MPI_Status_c2f: the C status as MPI_F_STATUS_SIZE Fortran integers
+/// (MPICH's layout: the same five ints in the same order).
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_c2f(
+    c_status: *const super::MPI_Status,
+    f_status: *mut super::MPI_Fint,
+) -> c_int {
+    if super::ptr::status_ignored(c_status) {
+        return Err(err!(
+            MPI_ERR_ARG,
+            "c_status={}: there is no status to convert",
+            if c_status.is_null() {
+                "NULL"
+            } else {
+                "MPI_STATUS_IGNORE"
+            }
+        ));
+    }
+    let s = super::ptr::inp(c_status, "c_status")?;
+    let v = [
+        s.count_lo,
+        s.count_hi_and_cancelled,
+        s.MPI_SOURCE,
+        s.MPI_TAG,
+        s.MPI_ERROR,
+    ];
+    super::ptr::out_slice(f_status, 5, "f_status")?.copy_from_slice(&v);
+    Ok(())
+}
+
+/// MPI_Status_f2c: the inverse of MPI_Status_c2f.
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_f2c(
+    f_status: *const super::MPI_Fint,
+    c_status: *mut super::MPI_Status,
+) -> c_int {
+    let v = super::ptr::in_slice(f_status, 5, "f_status")?;
+    if super::ptr::status_ignored(c_status) {
+        return Err(err!(MPI_ERR_ARG, "c_status=NULL or MPI_STATUS_IGNORE"));
+    }
+    let s = super::MPI_Status {
+        count_lo: v[0],
+        count_hi_and_cancelled: v[1],
+        MPI_SOURCE: v[2],
+        MPI_TAG: v[3],
+        MPI_ERROR: v[4],
+    };
+    super::ptr::out(c_status, "c_status", s)
+}
+
+/// The predefined type of the smallest kind with at least `need` (one of
+/// `kinds`: (type, precision, range)), for MPI_Type_create_f90_*;
+/// MPI_UNDEFINED asks nothing of a property.
+fn f90_kind(
+    name: &str,
+    p: c_int,
+    r: c_int,
+    kinds: &[(c_int, c_int, c_int)],
+    newtype: *mut super::MPI_Datatype,
+) -> crate::core::error::Result<()> {
+    for (n, v) in [("p", p), ("r", r)] {
+        if v < 0 && v != MPI_UNDEFINED {
+            return Err(err!(
+                MPI_ERR_ARG,
+                "{n}={v} must be non-negative or MPI_UNDEFINED"
+            ));
+        }
+    }
+    let ok = |need: c_int, have: c_int| need == MPI_UNDEFINED || need <= have;
+    let t = kinds
+        .iter()
+        .find(|&&(_, kp, kr)| ok(p, kp) && ok(r, kr))
+        .map(|k| k.0)
+        .ok_or_else(|| {
+            err!(
+                MPI_ERR_ARG,
+                "no {name} kind has precision {p} and range {r} (MPI_UNDEFINED: any)"
+            )
+        })?;
+    super::ptr::out(newtype, "newtype", t)
+}
+
+/// MPI_Type_create_f90_integer: INTEGER(KIND=SELECTED_INT_KIND(r)) as
+/// the predefined MPI_INTEGER1/2/4/8 (a predefined type: not freed).
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_create_f90_integer(
+    r: c_int,
+    newtype: *mut super::MPI_Datatype,
+) -> c_int {
+    if r == MPI_UNDEFINED {
+        return Err(err!(
+            MPI_ERR_ARG,
+            "r=MPI_UNDEFINED: an integer kind needs a range"
+        ));
+    }
+    let kinds = [
+        (MPI_INTEGER1, 0, 2),
+        (MPI_INTEGER2, 0, 4),
+        (MPI_INTEGER4, 0, 9),
+        (MPI_INTEGER8, 0, 18),
+    ];
+    f90_kind("INTEGER", MPI_UNDEFINED, r, &kinds, newtype)
+}
+
+/// MPI_Type_create_f90_real: REAL(KIND=SELECTED_REAL_KIND(p, r)) as
+/// MPI_REAL4/8/16.
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_create_f90_real(
+    p: c_int,
+    r: c_int,
+    newtype: *mut super::MPI_Datatype,
+) -> c_int {
+    let kinds = [
+        (MPI_REAL4, 6, 37),
+        (MPI_REAL8, 15, 307),
+        (MPI_REAL16, 33, 4931),
+    ];
+    f90_kind("REAL", p, r, &kinds, newtype)
+}
+
+/// MPI_Type_create_f90_complex: COMPLEX of that REAL kind, as
+/// MPI_COMPLEX8/16/32.
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_create_f90_complex(
+    p: c_int,
+    r: c_int,
+    newtype: *mut super::MPI_Datatype,
+) -> c_int {
+    let kinds = [
+        (MPI_COMPLEX8, 6, 37),
+        (MPI_COMPLEX16, 15, 307),
+        (MPI_COMPLEX32, 33, 4931),
+    ];
+    f90_kind("COMPLEX", p, r, &kinds, newtype)
+}

@@ -13,7 +13,7 @@ use super::consts::*;
 use super::{
     MPI_Aint, MPI_Comm, MPI_Count, MPI_Datarep_conversion_function,
     MPI_Datarep_conversion_function_c, MPI_Datarep_extent_function, MPI_Datatype, MPI_Errhandler,
-    MPI_File, MPI_File_errhandler_function, MPI_Fint, MPI_Group, MPI_Info, MPI_Offset, MPI_Request,
+    MPI_File, MPI_File_errhandler_function, MPI_Group, MPI_Info, MPI_Offset, MPI_Request,
     MPI_Status,
 };
 use crate::core::error::Error;
@@ -1214,58 +1214,6 @@ pub unsafe extern "C" fn MPI_Register_datarep_c(
         extra_state,
     );
     Err(not_implemented("MPI_Register_datarep_c"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Status_c2f(
-    c_status: *const MPI_Status,
-    f_status: *mut MPI_Fint,
-) -> c_int {
-    let _ = (c_status, f_status);
-    Err(not_implemented("MPI_Status_c2f"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Status_f2c(
-    f_status: *const MPI_Fint,
-    c_status: *mut MPI_Status,
-) -> c_int {
-    let _ = (f_status, c_status);
-    Err(not_implemented("MPI_Status_f2c"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_create_f90_complex(
-    p: c_int,
-    r: c_int,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    let _ = (p, r, newtype);
-    Err(not_implemented("MPI_Type_create_f90_complex"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_create_f90_integer(
-    r: c_int,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    let _ = (r, newtype);
-    Err(not_implemented("MPI_Type_create_f90_integer"))
-}
-
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_create_f90_real(
-    p: c_int,
-    r: c_int,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    let _ = (p, r, newtype);
-    Err(not_implemented("MPI_Type_create_f90_real"))
 }
 
 #[mpi_fn]
