@@ -29,8 +29,8 @@ install: build
 	ln -sf libmpi.so.12 $(PREFIX)/lib/libmpichfort.so.12
 	install -m 644 include/mpif.h $(PREFIX)/include/mpif.h
 	if command -v gfortran >/dev/null; then \
-	  mkdir -p build/fmod && gfortran -shared -fPIC fortran/mpi.f90 -I include -J $(PREFIX)/include \
-	    -o $(PREFIX)/lib/libmpi_usempi.so -L$(PREFIX)/lib -lmpi; \
+	  mkdir -p build/fmod && gfortran -shared -fPIC fortran/mpi.f90 fortran/mpi_f08.f90 -I include \
+	    -J $(PREFIX)/include -o $(PREFIX)/lib/libmpi_usempi.so -L$(PREFIX)/lib -lmpi -Wl,-rpath,'$$ORIGIN'; \
 	fi
 	install -m 644 include/mpi.h $(PREFIX)/include/mpi.h
 	install -m 755 $(REL)/mpirun $(PREFIX)/bin/mpirun

@@ -22,6 +22,7 @@ if ldd build/prefix/lib/libmpi.so.12 | grep -q libucp; then
 fi
 echo "== generated Fortran layer (mpif.h, mpi module, entry points) is fresh"
 python3 tools/gen_fortran.py --check
+python3 tools/gen_f08.py --check
 echo "== the stubs (src/abi/stubs.rs) are fresh from their table (src/abi/stubs.txt)"
 python3 tools/gen_stubs.py --check
 echo "== the collectives' nonblocking and persistent forms are fresh from their table (src/abi/coll/forms.txt)"

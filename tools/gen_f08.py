@@ -1,0 +1,300 @@
+#!/usr/bin/env python3
+"""Generates fortran/mpi_f08.f90, the `use mpi_f08` module (MPI-3.0 17.2 Fortran
+2008 bindings), from include/mpi.h and MPICH's mpif.h values:
+
+  - handle types TYPE(MPI_Comm), TYPE(MPI_Datatype), ... (one INTEGER
+    component MPI_VAL, equal to the C handle) with == and /=, and
+    TYPE(MPI_Status) (MPICH's five integers, MPI_SOURCE / MPI_TAG /
+    MPI_ERROR public);
+  - every constant of mpif.h, handles as named constants of their type;
+  - MPI_BOTTOM, MPI_IN_PLACE, MPI_STATUS(ES)_IGNORE, MPI_UNWEIGHTED,
+    MPI_WEIGHTS_EMPTY in the same common blocks as mpif.h (the library
+    recognises them by address);
+  - a module procedure per routine: choice buffers TYPE(*), DIMENSION(..)
+    (contiguous ones: MPI_SUBARRAYS_SUPPORTED is .FALSE.; a non-contiguous
+    one is MPI_ERR_BUFFER), handles by type, LOGICAL flags, ierror
+    OPTIONAL; each calls the routine's Fortran entry point (pmpi_xxx_,
+    src/fortran.rs) through an implicit interface.
+
+Routines whose Fortran 2008 form takes procedures or C pointers (keyvals,
+attribute callbacks, user ops, error handler creation, generalized
+requests, MPI_Alloc_mem, the window allocations, spawn) are left out and
+listed in docs/fortran.md, as are the large-count overloads.
+
+Usage: gen_f08.py [--check]
+"""
+import re, sys, pathlib
+root = pathlib.Path(__file__).resolve().parent.parent
+
+hdr = (root / "include/mpi.h").read_text()
+protos = []
+for m in re.finditer(r"^(int|double|MPI_Aint) (MPI_\w+)\(([^;]*)\);", hdr, re.M):
+    ret, name, params = m.group(1), m.group(2), " ".join(m.group(3).split())
+    if "..." in params:
+        continue
+    ps = []
+    if params.strip() not in ("", "void"):
+        for p in params.split(","):
+            p = p.strip()
+            mm = re.match(r"^(.*?)\(\*(\w+)\)\[3\]$", p)
+            if mm:
+                ps.append(("int(*)[3]", mm.group(2)))
+                continue
+            mm = re.match(r"^(.*?)(\w+)$", p)
+            ps.append((mm.group(1).strip(), mm.group(2)))
+    protos.append((ret, name, ps))
+
+exported = set()
+for f in (root / "src/abi").glob("*.rs"):
+    exported |= set(re.findall(r'extern "C" fn (MPI_\w+)\(', f.read_text()))
+exported |= set(re.findall(r'extern "C" fn (MPI_\w+)\(', (root / "src/abi/coll/forms.rs").read_text()))
+
+HANDLES = {"MPI_Comm": "MPI_Comm", "MPI_Datatype": "MPI_Datatype", "MPI_Errhandler": "MPI_Errhandler",
+           "MPI_File": "MPI_File", "MPI_Group": "MPI_Group", "MPI_Info": "MPI_Info",
+           "MPI_Message": "MPI_Message", "MPI_Op": "MPI_Op", "MPI_Request": "MPI_Request",
+           "MPI_Session": "MPI_Session", "MPI_Win": "MPI_Win"}
+KINDS = {"MPI_Aint": "MPI_ADDRESS_KIND", "MPI_Count": "MPI_COUNT_KIND", "MPI_Offset": "MPI_OFFSET_KIND"}
+BUFFERS = {"buf", "sendbuf", "recvbuf", "inbuf", "outbuf", "inoutbuf", "origin_addr", "result_addr",
+           "compare_addr", "location", "buffer", "base", "userbuf"}
+LOGICALS = {"flag", "commute", "reorder", "high", "periods", "remain_dims"}
+# Routines left out (see the docstring), and MPI-1 names MPI-3 removed
+# (not part of mpi_f08).
+LEFT_OUT = {"MPI_Init", "MPI_Init_thread", "MPI_Pcontrol", "MPI_Alloc_mem", "MPI_Free_mem",
+            "MPI_Buffer_detach", "MPI_Win_allocate", "MPI_Win_allocate_shared", "MPI_Win_shared_query",
+            "MPI_Grequest_start", "MPI_Op_create", "MPI_Register_datarep", "MPI_Comm_spawn",
+            "MPI_Comm_spawn_multiple", "MPI_Address", "MPI_Type_extent", "MPI_Type_lb", "MPI_Type_ub",
+            "MPI_Type_hvector", "MPI_Type_hindexed", "MPI_Type_struct", "MPI_Keyval_create",
+            "MPI_Keyval_free", "MPI_Attr_put", "MPI_Attr_get", "MPI_Attr_delete", "MPI_Errhandler_create",
+            "MPI_Errhandler_set", "MPI_Errhandler_get", "MPI_Status_c2f", "MPI_Status_f2c",
+            "MPI_Comm_c2f", "MPI_Comm_f2c", "MPI_Win_get_attr", "MPI_Comm_get_attr", "MPI_Type_get_attr"}
+
+def arrayish(n):
+    return (n.startswith("array_of") or n in ("counts", "displs", "sendcounts", "recvcounts", "sdispls",
+            "rdispls", "ranks", "ranks1", "ranks2", "dims", "coords", "index", "edges", "sources",
+            "destinations", "sourceweights", "destweights", "weights", "indices", "outcount_array",
+            "periods", "remain_dims", "array_of_errcodes", "sendtypes", "recvtypes", "recvcounts",
+            "degrees", "neighbors", "sizes", "subsizes", "starts", "gsizes", "distribs", "dargs", "psizes",
+            "array_of_partitions", "blocklengths", "displacements", "errcodes"))
+
+def arg(t, n, fname):
+    """(declaration, expression passed to the entry point, pre-call lines) or None."""
+    up = n
+    base = t.replace("const ", "").strip()
+    if base == "int(*)[3]":
+        return (f"INTEGER, INTENT(IN) :: {up}(3, *)", up, [])
+    if base in ("void *",):
+        if n in BUFFERS:
+            return (f"TYPE(*), DIMENSION(..), TARGET :: {up}", f"oxmpi_b_{up}",
+                    [f"if (.not. is_contiguous({up})) then",
+                     f"  ierr0 = MPI_ERR_BUFFER",
+                     f"  if (present(ierror)) ierror = ierr0",
+                     f"  return",
+                     f"end if",
+                     f"call c_f_pointer(c_loc({up}), oxmpi_b_{up}, [1])"])
+        if n == "attribute_val" and fname.endswith("set_attr"):
+            return (f"INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: {up}", up, [])
+        return None
+    if base == "int":
+        if n in LOGICALS:
+            return (f"LOGICAL, INTENT(IN) :: {up}", up, [])
+        return (f"INTEGER, INTENT(IN) :: {up}", up, [])
+    if base == "int *":
+        dim = "(*)" if arrayish(n) else ""
+        if n in LOGICALS:
+            return (f"LOGICAL :: {up}{dim}", up, [])
+        return (f"INTEGER :: {up}{dim}", up, [])
+    if base in KINDS:
+        return (f"INTEGER(KIND={KINDS[base]}), INTENT(IN) :: {up}", up, [])
+    if base.endswith("*") and base[:-1].strip() in KINDS:
+        k = KINDS[base[:-1].strip()]
+        dim = "(*)" if arrayish(n) else ""
+        return (f"INTEGER(KIND={k}) :: {up}{dim}", up, [])
+    if base in HANDLES:
+        return (f"TYPE({HANDLES[base]}), INTENT(IN) :: {up}", f"{up}%MPI_VAL", [])
+    if base.endswith("*") and base[:-1].strip() in HANDLES:
+        h = HANDLES[base[:-1].strip()]
+        # Passed whole: a bind(C) type of one c_int is laid out as the int.
+        if arrayish(n):
+            return (f"TYPE({h}) :: {up}(*)", up, [])
+        return (f"TYPE({h}) :: {up}", up, [])
+    if base == "char *":
+        return (f"CHARACTER(LEN=*) :: {up}", up, [])
+    if base in ("struct MPI_Status *", "MPI_Status *"):
+        if "statuses" in n:
+            return (f"TYPE(MPI_Status) :: {up}(*)", up, [])
+        return (f"TYPE(MPI_Status) :: {up}", up, [])
+    return None
+
+# ---------------------------------------------------------------- constants
+params = []
+for line in (root / "tests/data/mpich-4.0.2-mpif-params.tsv").read_text().splitlines():
+    n, v = line.split("\t")
+    params.append((n, v))
+have = {n for n, _ in params}
+for line in (root / "tests/data/mpich-4.0.2-constants.tsv").read_text().splitlines():
+    if line.startswith("#"):
+        continue
+    n, ctype, dec, _ = line.split("\t")
+    if ctype == "int" and (n.startswith("MPI_") or n.startswith("MPIX_")) and n not in have and len(n) <= 31:
+        params.append((n, dec))
+        have.add(n)
+
+TYPE_BITS = {1: "MPI_Comm", 2: "MPI_Group", 3: "MPI_Datatype", 5: "MPI_Errhandler", 6: "MPI_Op",
+             7: "MPI_Info", 8: "MPI_Win", 0xb: "MPI_Request", 0xe: "MPI_Session"}
+def handle_type(n, v):
+    if v in ("T", "F") or n.startswith("MPI_T_") or n == "MPI_DISPLACEMENT_CURRENT":
+        return None
+    if n == "MPI_FILE_NULL":
+        return "MPI_File"
+    try:
+        u = int(v) & 0xffffffff
+    except ValueError:
+        return None
+    if u < 0x04000000 or (u >> 30) > 1:
+        return None
+    t = TYPE_BITS.get((u >> 26) & 0xf)
+    if t == "MPI_Request" and n.startswith("MPI_MESSAGE_"):
+        return "MPI_Message"
+    if t and n.endswith("_KIND"):
+        return None
+    return t
+
+mod = ["! The `mpi_f08` module (generated by tools/gen_f08.py; do not edit).",
+       "module mpi_f08",
+       "  use, intrinsic :: iso_c_binding, only: c_int, c_loc, c_f_pointer",
+       "  implicit none",
+       "  private :: c_int, c_loc, c_f_pointer"]
+for h in HANDLES.values():
+    mod += [f"  type, bind(C) :: {h}", "    integer(c_int) :: MPI_VAL", f"  end type {h}"]
+mod += ["  type, bind(C) :: MPI_Status",
+        "    integer(c_int) :: count_lo, count_hi_and_cancelled, MPI_SOURCE, MPI_TAG, MPI_ERROR",
+        "  end type MPI_Status"]
+consts = []
+for n, v in params:
+    if v in ("T", "F"):
+        consts.append(f"  logical, parameter :: {n} = .{'true' if v == 'T' else 'false'}.")
+        continue
+    if n in ("MPI_SOURCE", "MPI_TAG", "MPI_ERROR"):
+        continue  # components of TYPE(MPI_Status) here
+    ht = handle_type(n, v)
+    if ht:
+        consts.append(f"  type({ht}), parameter :: {n} = {ht}({v})")
+    elif n == "MPI_DISPLACEMENT_CURRENT":
+        consts.append(f"  integer(kind=8), parameter :: {n} = {v}")
+    else:
+        consts.append(f"  integer, parameter :: {n} = {v}")
+mod += consts
+mod += ["  integer :: MPI_BOTTOM, MPI_IN_PLACE",
+        "  type(MPI_Status) :: MPI_STATUS_IGNORE",
+        "  type(MPI_Status) :: MPI_STATUSES_IGNORE(1)",
+        "  integer :: MPI_ERRCODES_IGNORE(1)",
+        "  integer :: MPI_UNWEIGHTED(1), MPI_WEIGHTS_EMPTY(1)",
+        "  common /MPIPRIV1/ MPI_BOTTOM, MPI_IN_PLACE, MPI_STATUS_IGNORE",
+        "  common /MPIPRIV2/ MPI_STATUSES_IGNORE, MPI_ERRCODES_IGNORE",
+        "  common /MPIFCMB5/ MPI_UNWEIGHTED",
+        "  common /MPIFCMB9/ MPI_WEIGHTS_EMPTY",
+        "  save /MPIPRIV1/, /MPIPRIV2/, /MPIFCMB5/, /MPIFCMB9/"]
+eqs = []
+for op, sym in (("==", "eq"), ("/=", "ne")):
+    mod.append(f"  interface operator({op})")
+    mod.append("    module procedure " + ", ".join(f"oxmpi_{sym}_{h[4:].lower()}" for h in HANDLES.values()))
+    mod.append(f"  end interface operator({op})")
+for h in HANDLES.values():
+    for sym, rel in (("eq", "=="), ("ne", "/=")):
+        f = f"oxmpi_{sym}_{h[4:].lower()}"
+        eqs += [f"  elemental logical function {f}(a, b)",
+                f"    type({h}), intent(in) :: a, b",
+                f"    {f} = a%MPI_VAL {rel} b%MPI_VAL",
+                f"  end function {f}"]
+
+# ---------------------------------------------------------------- routines
+procs, names, left = [], [], []
+for ret, name, ps in protos:
+    if name not in exported or name.endswith("_c") or name in LEFT_OUT:
+        continue
+    if ret != "int":
+        continue
+    decls, call, pre, ptrs = [], [], [], []
+    ok = True
+    for t, n in ps:
+        a = arg(t, n, name)
+        if a is None:
+            ok = False
+            break
+        d, e, p = a
+        decls.append(d)
+        call.append(e)
+        pre += p
+        if e.startswith("oxmpi_b_"):
+            ptrs.append(e)
+    if not ok:
+        left.append(name)
+        continue
+    names.append(name)
+    argn = [n for _, n in ps] + ["ierror"]
+    body = [f"  subroutine {name}({', '.join(argn)})"]
+    body += ["    " + d for d in decls]
+    body.append("    integer, optional, intent(out) :: ierror")
+    body.append("    integer :: ierr0")
+    if ptrs:
+        body.append("    integer(kind=1), pointer :: " + ", ".join(f"{p}(:)" for p in ptrs))
+    body.append(f"    external :: p{name.lower()}")
+    body += ["    " + l for l in pre]
+    body.append(f"    call p{name.lower()}({', '.join(call + ['ierr0'])})")
+    body.append("    if (present(ierror)) ierror = ierr0")
+    body.append(f"  end subroutine {name}")
+    procs += body
+# MPI_Init and MPI_Init_thread (no argc/argv), the clocks and address arithmetic.
+procs += ["  subroutine MPI_Init(ierror)",
+          "    integer, optional, intent(out) :: ierror",
+          "    integer :: ierr0",
+          "    external :: pmpi_init",
+          "    call pmpi_init(ierr0)",
+          "    if (present(ierror)) ierror = ierr0",
+          "  end subroutine MPI_Init",
+          "  subroutine MPI_Init_thread(required, provided, ierror)",
+          "    integer, intent(in) :: required",
+          "    integer, intent(out) :: provided",
+          "    integer, optional, intent(out) :: ierror",
+          "    integer :: ierr0",
+          "    external :: pmpi_init_thread",
+          "    call pmpi_init_thread(required, provided, ierr0)",
+          "    if (present(ierror)) ierror = ierr0",
+          "  end subroutine MPI_Init_thread",
+          "  double precision function MPI_Wtime()",
+          "    double precision, external :: pmpi_wtime",
+          "    MPI_Wtime = pmpi_wtime()",
+          "  end function MPI_Wtime",
+          "  double precision function MPI_Wtick()",
+          "    double precision, external :: pmpi_wtick",
+          "    MPI_Wtick = pmpi_wtick()",
+          "  end function MPI_Wtick",
+          "  integer(kind=MPI_ADDRESS_KIND) function MPI_Aint_add(base, disp)",
+          "    integer(kind=MPI_ADDRESS_KIND), intent(in) :: base, disp",
+          "    MPI_Aint_add = base + disp",
+          "  end function MPI_Aint_add",
+          "  integer(kind=MPI_ADDRESS_KIND) function MPI_Aint_diff(addr1, addr2)",
+          "    integer(kind=MPI_ADDRESS_KIND), intent(in) :: addr1, addr2",
+          "    MPI_Aint_diff = addr1 - addr2",
+          "  end function MPI_Aint_diff"]
+names += ["MPI_Init", "MPI_Init_thread", "MPI_Wtime", "MPI_Wtick", "MPI_Aint_add", "MPI_Aint_diff"]
+mod += ["contains"] + eqs + procs + ["end module mpi_f08"]
+text = "\n".join(mod) + "\n"
+# Free form: continue long lines.
+out = []
+for l in text.splitlines():
+    while len(l) > 130:
+        cut = l.rfind(",", 0, 125)
+        out.append(l[:cut + 1] + " &")
+        l = "      " + l[cut + 1:].lstrip()
+    out.append(l)
+text = "\n".join(out) + "\n"
+p = root / "fortran/mpi_f08.f90"
+if "--check" in sys.argv:
+    if not p.exists() or p.read_text() != text:
+        print("stale (run python3 tools/gen_f08.py): fortran/mpi_f08.f90")
+        sys.exit(1)
+else:
+    p.write_text(text)
+    (root / "fortran/mpi_f08_left_out.txt").write_text("\n".join(sorted(set(left) | (LEFT_OUT & exported))) + "\n")
+print(f"mpi_f08: {len(names)} routines, {len(left) + len(LEFT_OUT & exported)} left out")
