@@ -6246,6 +6246,14 @@ contains
     double precision, external :: pmpi_wtick
     MPI_Wtick = pmpi_wtick()
   end function MPI_Wtick
+  subroutine MPI_Info_create_env(info, ierror)
+    type(MPI_Info) :: info
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    external :: pmpi_info_create_env
+    call pmpi_info_create_env(0, 0, info, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Info_create_env
   integer(kind=MPI_ADDRESS_KIND) function MPI_Aint_add(base, disp)
     integer(kind=MPI_ADDRESS_KIND), intent(in) :: base, disp
     MPI_Aint_add = base + disp

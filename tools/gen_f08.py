@@ -59,7 +59,7 @@ BUFFERS = {"buf", "sendbuf", "recvbuf", "inbuf", "outbuf", "inoutbuf", "origin_a
 LOGICALS = {"flag", "commute", "reorder", "high", "periods", "remain_dims"}
 # Routines left out (see the docstring), and MPI-1 names MPI-3 removed
 # (not part of mpi_f08).
-LEFT_OUT = {"MPI_Init", "MPI_Init_thread", "MPI_Pcontrol", "MPI_Alloc_mem", "MPI_Free_mem",
+LEFT_OUT = {"MPI_Init", "MPI_Init_thread", "MPI_Info_create_env", "MPI_Pcontrol", "MPI_Alloc_mem", "MPI_Free_mem",
             "MPI_Buffer_detach", "MPI_Win_allocate", "MPI_Win_allocate_shared", "MPI_Win_shared_query",
             "MPI_Grequest_start", "MPI_Op_create", "MPI_Register_datarep", "MPI_Comm_spawn",
             "MPI_Comm_spawn_multiple", "MPI_Address", "MPI_Type_extent", "MPI_Type_lb", "MPI_Type_ub",
@@ -269,6 +269,14 @@ procs += ["  subroutine MPI_Init(ierror)",
           "    double precision, external :: pmpi_wtick",
           "    MPI_Wtick = pmpi_wtick()",
           "  end function MPI_Wtick",
+          "  subroutine MPI_Info_create_env(info, ierror)",
+          "    type(MPI_Info) :: info",
+          "    integer, optional, intent(out) :: ierror",
+          "    integer :: ierr0",
+          "    external :: pmpi_info_create_env",
+          "    call pmpi_info_create_env(0, 0, info, ierr0)",
+          "    if (present(ierror)) ierror = ierr0",
+          "  end subroutine MPI_Info_create_env",
           "  integer(kind=MPI_ADDRESS_KIND) function MPI_Aint_add(base, disp)",
           "    integer(kind=MPI_ADDRESS_KIND), intent(in) :: base, disp",
           "    MPI_Aint_add = base + disp",
@@ -277,7 +285,7 @@ procs += ["  subroutine MPI_Init(ierror)",
           "    integer(kind=MPI_ADDRESS_KIND), intent(in) :: addr1, addr2",
           "    MPI_Aint_diff = addr1 - addr2",
           "  end function MPI_Aint_diff"]
-names += ["MPI_Init", "MPI_Init_thread", "MPI_Wtime", "MPI_Wtick", "MPI_Aint_add", "MPI_Aint_diff"]
+names += ["MPI_Init", "MPI_Init_thread", "MPI_Info_create_env", "MPI_Wtime", "MPI_Wtick", "MPI_Aint_add", "MPI_Aint_diff"]
 mod += ["contains"] + eqs + procs + ["end module mpi_f08"]
 text = "\n".join(mod) + "\n"
 # Free form: continue long lines.
@@ -296,5 +304,6 @@ if "--check" in sys.argv:
         sys.exit(1)
 else:
     p.write_text(text)
-    (root / "fortran/mpi_f08_left_out.txt").write_text("\n".join(sorted(set(left) | (LEFT_OUT & exported))) + "\n")
-print(f"mpi_f08: {len(names)} routines, {len(left) + len(LEFT_OUT & exported)} left out")
+    gone = (set(left) | (LEFT_OUT & exported)) - set(names)
+    (root / "fortran/mpi_f08_left_out.txt").write_text("\n".join(sorted(gone)) + "\n")
+print(f"mpi_f08: {len(names)} routines")
