@@ -56,13 +56,15 @@ int main(int argc, char **argv) {
             CHECK(flag == 1 || r[1] != MPI_REQUEST_NULL, "pending test cleared the handle");
         }
         CHECK(r[1] == MPI_REQUEST_NULL, "test left the handle");
-        /* Cancel of a completed send does nothing; one that was still
-           pending may be cancelled, and then goes out again. */
+        /* Cancel of a send no receive has taken: rank 1 takes message 2
+           only after it has been told (tag 14) whether the cancel dropped
+           it; a dropped one goes out again on tag 13. */
         CHECK(MPI_Cancel(&r[2]) == MPI_SUCCESS, "cancel");
         CHECK(MPI_Wait(&r[2], &st) == MPI_SUCCESS, "wait after cancel");
         CHECK(MPI_Test_cancelled(&st, &flag) == MPI_SUCCESS, "test_cancelled");
+        MPI_Send(&flag, 1, MPI_INT, 1, 14, MPI_COMM_WORLD);
         if (flag)
-            MPI_Isend(&v[2], 1, MPI_INT, 1, 7, MPI_COMM_WORLD, &r[2]);
+            MPI_Isend(&v[2], 1, MPI_INT, 1, 13, MPI_COMM_WORLD, &r[2]);
         /* Start refuses it: it is not persistent. */
         int e = MPI_Start(&r[3]);
         int cls = -1;
@@ -111,10 +113,15 @@ int main(int argc, char **argv) {
                 CHECK(MPI_Recv(big, BIG / 4, MPI_INT, 0, 7, MPI_COMM_WORLD, &st) == MPI_SUCCESS, "recv big");
                 continue;
             }
-            int got = -1;
-            CHECK(MPI_Recv(&got, 1, MPI_INT, 0, 7, MPI_COMM_WORLD, &st) == MPI_SUCCESS, "recv %d", i);
+            int got = -1, tag = 7;
+            if (i == 2) {
+                int dropped = -1;
+                MPI_Recv(&dropped, 1, MPI_INT, 0, 14, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                if (dropped) tag = 13;
+            }
+            CHECK(MPI_Recv(&got, 1, MPI_INT, 0, tag, MPI_COMM_WORLD, &st) == MPI_SUCCESS, "recv %d", i);
             CHECK(got == 1000 + i, "message %d carried %d", i, got);
-            CHECK(st.MPI_SOURCE == 0 && st.MPI_TAG == 7, "status %d/%d", st.MPI_SOURCE, st.MPI_TAG);
+            CHECK(st.MPI_SOURCE == 0 && st.MPI_TAG == tag, "status %d/%d", st.MPI_SOURCE, st.MPI_TAG);
         }
         for (int k = 0; k < 2; k++) {
             int got = -1;

@@ -5,7 +5,7 @@ use super::consts::*;
 use super::datatype::{describe, Desc};
 use super::handles::{self, KIND_REQUEST};
 use super::ptr::{inp, out, out_slice, write_status};
-use super::request::{req_index, DONE_SEND};
+use super::request::req_index;
 use super::{MPI_Comm, MPI_Datatype, MPI_Message, MPI_Request, MPI_Status};
 use crate::core::error::Result;
 use crate::core::runtime::{wait_for, with};
@@ -122,12 +122,35 @@ fn send_now(
     mode: SendMode,
     request: bool,
 ) -> Result<Fast> {
+    send_now_as(d, dest, tag, comm, mode, request, None)
+}
+
+/// `send_now`; `seq`: remember the message for MPI_Cancel (the send's
+/// handle names it: `done_send_handle`), and return its number there.
+#[inline]
+fn send_now_as(
+    d: &Desc,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    mode: SendMode,
+    request: bool,
+    seq: Option<&mut u64>,
+) -> Result<Fast> {
     if !matches!(mode, SendMode::Standard | SendMode::Ready) || d.staged.is_some() {
         return Ok(Fast::General);
     }
     with(|st| {
+        let token = match seq {
+            Some(s) => {
+                let (token, n) = st.next_fast_send(comm, dest);
+                *s = n;
+                token
+            }
+            None => crate::core::state::NO_TOKEN,
+        };
         // SAFETY: `describe` checked that the buffer holds `d.bytes` contiguous bytes.
-        if !unsafe { st.try_send_now(comm, dest, tag, d.ptr, d.bytes) } {
+        if !unsafe { st.try_send_now(comm, dest, tag, d.ptr, d.bytes, token) } {
             return Ok(Fast::General);
         }
         Ok(Fast::Sent(
@@ -167,8 +190,9 @@ fn isend_handle(
     mode: SendMode,
 ) -> Result<MPI_Request> {
     let d = describe(buf, count, datatype, "buf")?;
-    if let Fast::Sent(_) = send_now(&d, dest, tag, comm, mode, false)? {
-        return Ok(DONE_SEND);
+    let mut seq = 0;
+    if let Fast::Sent(_) = send_now_as(&d, dest, tag, comm, mode, false, Some(&mut seq))? {
+        return Ok(super::request::done_send_handle(seq));
     }
     isend_queued(d, buf, count, dest, tag, comm, mode).map(new_handle)
 }

@@ -22,6 +22,20 @@ use std::os::raw::c_int;
 /// persistent, so `MPI_Start` refuses it.
 pub const DONE_SEND: MPI_Request = handles::builtin(KIND_REQUEST, 1);
 
+/// The handle of a nonblocking send completed on the eager fast path: a
+/// DONE_SEND-like handle that also carries the low 24 bits of the send's
+/// number, by which MPI_Cancel finds its message (`State::cancel_fast_send`).
+pub fn done_send_handle(seq: u64) -> MPI_Request {
+    handles::builtin(KIND_REQUEST, 2 + (seq & 0xff_ffff) as u32)
+}
+
+/// Whether `h` is DONE_SEND or a fast-path send's handle (`done_send_handle`).
+#[inline]
+pub fn is_done_send(h: MPI_Request) -> bool {
+    let u = h as u32;
+    u >> 26 == (DONE_SEND as u32) >> 26 && u & 0x03ff_ffff >= 1
+}
+
 pub fn req_index(h: MPI_Request) -> Option<ReqId> {
     handles::index(h, KIND_REQUEST)
 }
@@ -74,7 +88,7 @@ fn poll(st: &State, h: MPI_Request) -> Result<Poll> {
     if h == MPI_REQUEST_NULL {
         return Ok(Poll::Null);
     }
-    if h == DONE_SEND {
+    if is_done_send(h) {
         return Ok(Poll::Done(Status::empty(), MPI_COMM_WORLD));
     }
     let r = st.reqs.get(lookup(st, h)?).unwrap();
@@ -90,7 +104,7 @@ fn poll(st: &State, h: MPI_Request) -> Result<Poll> {
 /// Releases a completed request: a persistent one becomes inactive, others are freed
 /// and the caller's handle becomes MPI_REQUEST_NULL.
 fn retire(st: &mut State, h: &mut MPI_Request) {
-    if *h == DONE_SEND {
+    if is_done_send(*h) {
         *h = MPI_REQUEST_NULL;
         return;
     }
@@ -119,7 +133,7 @@ fn take_if_done(st: &mut State, h: &mut MPI_Request) -> Result<Option<(Status, c
     if *h == MPI_REQUEST_NULL {
         return Ok(Some((Status::empty(), MPI_COMM_WORLD)));
     }
-    if *h == DONE_SEND {
+    if is_done_send(*h) {
         *h = MPI_REQUEST_NULL;
         return Ok(Some((Status::empty(), MPI_COMM_WORLD)));
     }
@@ -144,7 +158,7 @@ fn take_if_done(st: &mut State, h: &mut MPI_Request) -> Result<Option<(Status, c
 /// returns its status and communicator.
 #[inline]
 fn take_done(st: &mut State, h: &mut MPI_Request) -> (Status, c_int) {
-    if *h == DONE_SEND {
+    if is_done_send(*h) {
         *h = MPI_REQUEST_NULL;
         return (Status::empty(), MPI_COMM_WORLD);
     }
@@ -579,7 +593,7 @@ pub unsafe extern "C" fn MPI_Request_free(request: *mut MPI_Request) -> c_int {
             "request=MPI_REQUEST_NULL cannot be freed"
         ));
     }
-    if h == DONE_SEND {
+    if is_done_send(h) {
         return out(request, "request", MPI_REQUEST_NULL);
     }
     with(|st| {
@@ -606,8 +620,21 @@ pub unsafe extern "C" fn MPI_Cancel(request: *mut MPI_Request) -> c_int {
             "request=MPI_REQUEST_NULL cannot be cancelled"
         ));
     }
-    if h == DONE_SEND {
-        // Complete already: nothing to cancel.
+    if is_done_send(h) {
+        // Complete on the fast path: its message may still wait at the
+        // receiver. The cancel gets a request for the answer, which takes
+        // the handle's place.
+        let idx = (h as u32) & 0x03ff_ffff;
+        if idx >= 2 {
+            let rid = with(|st| {
+                let r = st.cancel_fast_send((idx - 2) as u64);
+                st.progress();
+                Ok(r)
+            })?;
+            if let Some(rid) = rid {
+                return out(request, "request", handles::make(KIND_REQUEST, rid));
+            }
+        }
         return Ok(());
     }
     if super::greq::cancel(h)? {
@@ -615,10 +642,19 @@ pub unsafe extern "C" fn MPI_Cancel(request: *mut MPI_Request) -> c_int {
     }
     with(|st| {
         let rid = lookup(st, h)?;
-        // A receive that has not matched is removed from the queues; a send is
-        // not cancelled (it completes normally, MPI_Test_cancelled says false).
-        if st.reqs.get(rid).map(|r| r.kind) == Some(ReqKind::Recv) {
-            st.cancel_recv(rid);
+        // A receive that has not matched is removed from the queues; a send
+        // asks its receiver to drop the message if no receive has taken it
+        // (the request completes with the answer; MPI_Test_cancelled says
+        // which).
+        match st.reqs.get(rid).map(|r| r.kind) {
+            Some(ReqKind::Recv) => {
+                st.cancel_recv(rid);
+            }
+            Some(ReqKind::Send) => {
+                st.cancel_send(rid);
+                st.progress();
+            }
+            _ => {}
         }
         Ok(())
     })

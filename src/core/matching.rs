@@ -297,6 +297,19 @@ impl<P, U> Matcher<P, U> {
             .flat_map(|q| q.iter_mut().map(|e| &mut e.1))
     }
 
+    /// Removes the unexpected message for which `pred` holds (a send the
+    /// sender cancelled); returns it.
+    pub fn cancel_unexpected(&mut self, mut pred: impl FnMut(&U) -> bool) -> Option<U> {
+        let (key, i) = self
+            .unexp
+            .iter()
+            .find_map(|(k, q)| q.iter().position(|e| pred(&e.1)).map(|i| (*k, i)))?;
+        let q = self.unexp.get_mut(&key).unwrap();
+        let (seq, u) = q.remove(i).unwrap();
+        self.unexp_order.remove(&seq);
+        Some(u)
+    }
+
     /// Removes the posted receive for which `pred` holds (cancel). True if found.
     pub fn cancel_posted(&mut self, mut pred: impl FnMut(&P) -> bool) -> bool {
         if let Some(i) = self.posted_wild.iter().position(|e| pred(&e.2)) {

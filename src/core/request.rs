@@ -117,6 +117,13 @@ pub struct Request {
     pub mem: crate::gpu::MemKind,
     /// A generalized request's callbacks (MPI_Grequest_start).
     pub greq: Option<Box<Greq>>,
+    /// Send: the world rank it goes to, where MPI_Cancel can reach the
+    /// message (`State::cancel_send`); u32::MAX otherwise.
+    pub peer_w: u32,
+    /// Send being cancelled: 0 no, 1 it was pending, 2 it had completed
+    /// (the request is pending again until the receiver answers), 3 it
+    /// completed while the cancel was in flight.
+    pub cancel: u8,
 }
 
 /// The callbacks of a generalized request: the query function is run by
@@ -415,6 +422,8 @@ impl Request {
             coll_factory: None,
             coll_tag: 0,
             greq: None,
+            peer_w: u32::MAX,
+            cancel: 0,
         }
     }
 }

@@ -51,6 +51,11 @@ pub mod kind {
     pub const DATA: u16 = 5;
     pub const FIN: u16 = 6;
     pub const ACK: u16 = 7;
+    /// The sender cancels its send `sreq` (MPI_Cancel): the receiver drops
+    /// the message if no receive has taken it and answers CANCEL_ACK.
+    pub const CANCEL: u16 = 8;
+    /// The answer: `rreq` 1 if the message was dropped, 0 if matched.
+    pub const CANCEL_ACK: u16 = 9;
 }
 pub mod flag {
     pub const SYNC: u16 = 1;
@@ -79,6 +84,7 @@ struct GpuWait {
 mod ipc;
 mod outq;
 mod p2p;
+pub use p2p::NO_TOKEN;
 mod rndv;
 mod send;
 
@@ -140,6 +146,14 @@ pub struct State {
     pub builtin_type_attrs: HashMap<c_int, Vec<(c_int, usize)>>,
     /// Collective schedules in flight.
     pub scheds: Vec<Active>,
+    /// Nonblocking sends completed on the eager fast path (no request):
+    /// (world rank, header token) by `fast_seq` modulo FAST_RING, so that
+    /// MPI_Cancel of such a send can still name its message.
+    pub fast_ring: Vec<(u32, u64)>,
+    pub fast_seq: u64,
+    /// Cancels of fast-path sends in flight: header token -> the request
+    /// made for the answer.
+    pub fast_cancels: HashMap<u64, ReqId>,
     pub errhandlers: Slab<ErrhFn>,
     pub bsend: Option<Bsend>,
     pub thread_level: c_int,
@@ -242,6 +256,9 @@ impl State {
             builtin_type_names: HashMap::new(),
             builtin_type_attrs: HashMap::new(),
             scheds: Vec::new(),
+            fast_ring: Vec::new(),
+            fast_seq: 0,
+            fast_cancels: HashMap::new(),
             errhandlers: Slab::default(),
             bsend: None,
             thread_level,
@@ -356,6 +373,12 @@ impl State {
         let Some(r) = self.reqs.get_mut(rid) else {
             return;
         };
+        if r.cancel == 1 {
+            // Its cancel is in flight: the receiver's answer completes it
+            // (`cancel_answered`).
+            r.cancel = 3;
+            return;
+        }
         r.done = true;
         if r.rndv_peer.is_some() || r.staged.is_some() || r.bsend_region.is_some() || r.user_freed {
             self.complete_rest(rid);

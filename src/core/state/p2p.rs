@@ -17,6 +17,15 @@ pub(super) fn append(v: &mut Vec<u8>, b: &[u8]) {
     }
 }
 
+/// Header tokens of fast-path sends (no request) have this bit: the
+/// answer to their cancel is looked up in `State::fast_cancels`.
+pub const FAST_SEND: u64 = 1 << 63;
+/// Fast-path sends remembered for MPI_Cancel.
+pub const FAST_RING: usize = 4096;
+/// The header token of a message no MPI_Cancel can name (a blocking
+/// send's on the fast path).
+pub const NO_TOKEN: u64 = u64::MAX;
+
 pub(super) enum UKind {
     Eager {
         data: Vec<u8>,
@@ -40,6 +49,8 @@ pub(super) struct Unexp {
     pub(super) peer: usize,
     pub(super) total: usize,
     pub(super) sync_sreq: Option<u64>,
+    /// The sender's token (0: unknown), which its MPI_Cancel names.
+    pub(super) sreq: u64,
     pub(super) kind: UKind,
 }
 
@@ -102,7 +113,16 @@ impl State {
         match h.kind {
             kind::EAGER => {
                 let sync = (h.flags & flag::SYNC != 0).then_some(h.sreq);
-                self.incoming_eager(w, h.ctx, h.src, h.tag, h.total as usize, payload, sync);
+                self.incoming_eager(
+                    w,
+                    h.ctx,
+                    h.src,
+                    h.tag,
+                    h.total as usize,
+                    payload,
+                    sync,
+                    h.sreq,
+                );
             }
             kind::FRAG => self.incoming_frag(w, payload),
             kind::RTS => self.incoming_rts(w, h, payload),
@@ -175,6 +195,11 @@ impl State {
                     self.complete(rid);
                 }
             }
+            kind::CANCEL => {
+                let dropped = self.drop_unexpected(w, h.sreq);
+                self.send_ctrl(w, kind::CANCEL_ACK, h.sreq, dropped as u64);
+            }
+            kind::CANCEL_ACK => self.cancel_answered(h.sreq, h.rreq == 1),
             _ => {}
         }
     }
@@ -204,6 +229,7 @@ impl State {
         total: usize,
         first: &[u8],
         sync: Option<u64>,
+        sreq: u64,
     ) {
         let multi = total > first.len();
         let uid = self.next_uid;
@@ -247,6 +273,7 @@ impl State {
                         peer: w,
                         total,
                         sync_sreq: sync,
+                        sreq,
                         kind: UKind::Eager {
                             data,
                             complete: !multi,
@@ -333,6 +360,7 @@ impl State {
                         peer: w,
                         total: h.total as usize,
                         sync_sreq: None,
+                        sreq: h.sreq,
                         kind: UKind::Rts {
                             sreq: h.sreq,
                             addr: h.addr,
@@ -391,6 +419,7 @@ impl State {
         tag: i32,
         buf: *const u8,
         bytes: usize,
+        sreq: u64,
     ) -> bool {
         if tag < 0 {
             return false;
@@ -412,6 +441,7 @@ impl State {
             tag,
             len: bytes as u32,
             total: bytes as u64,
+            sreq,
             ..Default::default()
         };
         let payload = if bytes == 0 {
@@ -495,6 +525,9 @@ impl State {
     ) -> Result<()> {
         let token = self.reqs.token(rid);
         let sync = mode == SendMode::Sync;
+        if let Some(r) = self.reqs.get_mut(rid) {
+            r.peer_w = w as u32;
+        }
         match self.net.link(w) {
             Link::Local => {
                 let data = if bytes == 0 {
@@ -503,7 +536,7 @@ impl State {
                     // SAFETY: the send buffer holds `bytes` bytes (checked by the caller).
                     unsafe { std::slice::from_raw_parts(buf, bytes) }
                 };
-                self.incoming_eager(w, ctx, src, tag, bytes, data, sync.then_some(token));
+                self.incoming_eager(w, ctx, src, tag, bytes, data, sync.then_some(token), token);
                 if !sync {
                     self.complete(rid);
                 }
@@ -661,6 +694,151 @@ impl State {
     pub fn post_recv(&mut self, rid: ReqId, ctx: u32, src: i32, tag: i32) {
         if let Some(uid) = self.matcher.post(ctx, src, tag, rid) {
             self.deliver_unexp(rid, uid);
+        }
+    }
+
+    /// MPI_Cancel of a send reached this receiver: drops the message the
+    /// sender's request `sreq` sent from world rank `w` if no receive (nor
+    /// MPI_Mprobe) has taken it. True if dropped.
+    pub(super) fn drop_unexpected(&mut self, w: usize, sreq: u64) -> bool {
+        if sreq == NO_TOKEN {
+            return false;
+        }
+        let Some(uid) = self
+            .unexp
+            .iter()
+            .find(|(_, u)| u.peer == w && u.sreq == sreq)
+            .map(|(&uid, _)| uid)
+        else {
+            return false;
+        };
+        if self.matcher.cancel_unexpected(|&u| u == uid).is_none() {
+            // Taken already (a receive waiting for its last pieces, or a
+            // matched probe): it is delivered, not cancelled.
+            return false;
+        }
+        self.unexp.remove(&uid);
+        true
+    }
+
+    /// The receiver answered the cancel of send `sreq`: the request
+    /// completes, cancelled (its buffer no longer read) or as it would have.
+    pub(super) fn cancel_answered(&mut self, sreq: u64, dropped: bool) {
+        let rid = if sreq & FAST_SEND != 0 {
+            self.fast_cancels.remove(&sreq)
+        } else {
+            self.reqs.from_token(sreq)
+        };
+        let Some(rid) = rid else {
+            return;
+        };
+        let r = self.reqs.get_mut(rid).unwrap();
+        let was = std::mem::take(&mut r.cancel);
+        if dropped {
+            r.status.cancelled = true;
+        }
+        match was {
+            // It had completed before the cancel: done again.
+            2 => r.done = true,
+            // Pending: a dropped message completes it now, else it goes
+            // on as it would have.
+            1 if dropped => self.complete(rid),
+            // It completed while the cancel was in flight.
+            3 => self.complete(rid),
+            _ => {}
+        }
+    }
+
+    /// The header token of the next nonblocking send on the eager fast
+    /// path, recorded with its destination: (token, its slot in the ring).
+    pub fn next_fast_send(&mut self, comm: c_int, dest: i32) -> (u64, u64) {
+        let w = self
+            .comm(comm)
+            .ok()
+            .filter(|c| dest >= 0 && dest < c.peer_size())
+            .map_or(u32::MAX, |c| c.peer_world(dest) as u32);
+        self.fast_seq += 1;
+        let seq = self.fast_seq;
+        if self.fast_ring.is_empty() {
+            self.fast_ring = vec![(u32::MAX, 0); FAST_RING];
+        }
+        let token = FAST_SEND | seq;
+        self.fast_ring[seq as usize % FAST_RING] = (w, token);
+        (token, seq)
+    }
+
+    /// MPI_Cancel of a send that completed on the eager fast path (the
+    /// low 24 bits of its `seq`, from the handle): a request for the
+    /// receiver's answer, or None where the ring no longer holds it or it
+    /// cannot be reached.
+    pub fn cancel_fast_send(&mut self, seq24: u64) -> Option<ReqId> {
+        let &(w, token) = self.fast_ring.get(seq24 as usize % FAST_RING)?;
+        if token & FAST_SEND == 0 || token & 0xff_ffff != seq24 || w == u32::MAX {
+            return None;
+        }
+        // Cancelled once is enough.
+        self.fast_ring[seq24 as usize % FAST_RING] = (u32::MAX, 0);
+        let mut r = Request::new(ReqKind::Send, MPI_COMM_WORLD, std::ptr::null_mut(), 0);
+        r.cancel = 2;
+        r.peer_w = w;
+        let rid = self.reqs.insert(r);
+        self.fast_cancels.insert(token, rid);
+        match self.net.link(w as usize) {
+            Link::Local => {
+                let dropped = self.drop_unexpected(w as usize, token);
+                self.cancel_answered(token, dropped);
+            }
+            Link::Shm(_) | Link::Loopback | Link::Ucx => {
+                self.send_ctrl(w as usize, kind::CANCEL, token, 0)
+            }
+            _ => {
+                self.fast_cancels.remove(&token);
+                self.reqs.get_mut(rid).unwrap().cancel = 0;
+            }
+        }
+        Some(rid)
+    }
+
+    /// MPI_Cancel of send request `rid`: asks the receiver to drop the
+    /// message if no receive has taken it; the request completes when it
+    /// answers (cancelled, or as it would have). Sends whose message the
+    /// receiver cannot drop (buffered, device memory, a rendezvous over
+    /// UCX, whose buffer the link holds) are left to complete.
+    pub fn cancel_send(&mut self, rid: ReqId) {
+        let token = self.reqs.token(rid);
+        let Some(r) = self.reqs.get(rid) else {
+            return;
+        };
+        if r.cancel != 0
+            || r.peer_w == u32::MAX
+            || r.bsend_region.is_some()
+            || r.mem != crate::gpu::MemKind::Host
+            || r.status.cancelled
+            || !r.active
+        {
+            return;
+        }
+        let w = r.peer_w as usize;
+        let link = self.net.link(w);
+        if link == Link::Ucx && r.rndv_peer.is_some() {
+            return;
+        }
+        let was = if r.done { 2 } else { 1 };
+        match link {
+            Link::Local => {
+                let dropped = self.drop_unexpected(w, token);
+                let r = self.reqs.get_mut(rid).unwrap();
+                r.cancel = was;
+                r.done = false;
+                self.cancel_answered(token, dropped);
+            }
+            Link::Shm(_) | Link::Loopback | Link::Ucx => {
+                let r = self.reqs.get_mut(rid).unwrap();
+                r.cancel = was;
+                r.done = false;
+                self.send_ctrl(w, kind::CANCEL, token, 0);
+            }
+            _ => {}
         }
     }
 
