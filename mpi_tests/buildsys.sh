@@ -130,7 +130,7 @@ target_link_libraries(hello_cpp MPI::MPI_CXX)
 add_executable(hello_f hello.f90)
 target_link_libraries(hello_f MPI::MPI_Fortran)
 EOF
-  check "CMake FindMPI: C, C++ and Fortran" "MPI_C_LIBRARIES=$prefix/lib/libmpi.so MPI_CXX_LIBRARIES=$prefix/lib/libmpi.so MPI_Fortran_LIBRARIES=$prefix/lib/libmpi.so MPI_Fortran_HAVE_F90_MODULE=TRUE" \
+  check "CMake FindMPI: C, C++ and Fortran" "MPI_C_LIBRARIES=$prefix/lib/libmpi.so MPI_CXX_LIBRARIES=$prefix/lib/libmpi.so MPI_Fortran_LIBRARIES=$prefix/lib/libmpi_usempi.so;$prefix/lib/libmpi.so MPI_Fortran_HAVE_F90_MODULE=TRUE" \
     env PATH="$bin:$PATH" cmake -S "$src" -B "$out/cm"
   cmake --build "$out/cm" >/dev/null && runs_cm=yes || runs_cm=no
   if [ "$runs_cm" = yes ]; then

@@ -386,9 +386,11 @@ static void errors(void) {
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     int buf[4] = {0}, cls, rc;
     MPI_Count huge = (MPI_Count)1 << 33;
-    rc = MPI_Bcast_c(buf, huge, MPI_INT, 0, MPI_COMM_WORLD);
+    /* Bcast_c, Reduce_c and Allreduce_c take counts above 2^31 - 1
+       (coll_huge_c), up to 2^51 elements. */
+    rc = MPI_Bcast_c(buf, (MPI_Count)1 << 52, MPI_INT, 0, MPI_COMM_WORLD);
     MPI_Error_class(rc, &cls);
-    CHECK(cls == MPI_ERR_COUNT, "bcast_c of 2^33 ints: class %d, want MPI_ERR_COUNT", cls);
+    CHECK(cls == MPI_ERR_COUNT, "bcast_c of 2^52 ints: class %d, want MPI_ERR_COUNT", cls);
     rc = MPI_Allreduce_c(buf, buf + 2, -1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     MPI_Error_class(rc, &cls);
     CHECK(cls == MPI_ERR_COUNT, "allreduce_c of -1 ints: class %d, want MPI_ERR_COUNT", cls);
@@ -430,8 +432,8 @@ int main(int argc, char **argv) {
     const char *fatal = getenv("OXMPI_TEST_FATAL");
     if (fatal && atoi(fatal)) {
         int x = 0;
-        MPI_Bcast_c(&x, (MPI_Count)1 << 33, MPI_INT, 0, MPI_COMM_WORLD);
-        CHECK(0, "bcast_c of 2^33 ints returned under MPI_ERRORS_ARE_FATAL");
+        MPI_Bcast_c(&x, (MPI_Count)1 << 52, MPI_INT, 0, MPI_COMM_WORLD);
+        CHECK(0, "bcast_c of 2^52 ints returned under MPI_ERRORS_ARE_FATAL");
     }
     int dims[1] = {np}, periods[1] = {1};
     MPI_Comm ring;

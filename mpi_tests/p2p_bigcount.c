@@ -2,7 +2,7 @@
  * every send mode blocking, nonblocking and persistent, receives of each
  * kind, sendrecv(_replace), matched receives; values checked exactly, with
  * MPI_Get_count_c / MPI_Get_elements_c on the statuses. Type_size_c and
- * the extent queries against known layouts. Errors: a count above INT_MAX
+ * the extent queries against known layouts. Errors: a count above 2^51
  * (MPI_ERR_COUNT) and a negative one. Ranks pair up (0-1, 2-3, ...); an odd
  * last rank talks to itself. */
 #include "util.h"
@@ -150,12 +150,14 @@ int main(int argc, char **argv) {
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     int rc, cls;
     MPI_Request q;
-    rc = MPI_Send_c(s, (MPI_Count)1 << 32, MPI_INT, peer, 30, MPI_COMM_WORLD);
+    /* Counts above 2^31 - 1 work (p2p_huge_c); above 2^51 elements they
+       are more than OxMPI can name. */
+    rc = MPI_Send_c(s, (MPI_Count)1 << 52, MPI_INT, peer, 30, MPI_COMM_WORLD);
     MPI_Error_class(rc, &cls);
-    CHECK(cls == MPI_ERR_COUNT, "Send_c of 2^32 ints: class %d, want MPI_ERR_COUNT", cls);
-    rc = MPI_Irecv_c(r, (MPI_Count)1 << 40, MPI_INT, peer, 30, MPI_COMM_WORLD, &q);
+    CHECK(cls == MPI_ERR_COUNT, "Send_c of 2^52 ints: class %d, want MPI_ERR_COUNT", cls);
+    rc = MPI_Irecv_c(r, (MPI_Count)1 << 60, MPI_INT, peer, 30, MPI_COMM_WORLD, &q);
     MPI_Error_class(rc, &cls);
-    CHECK(cls == MPI_ERR_COUNT, "Irecv_c of 2^40 ints: class %d, want MPI_ERR_COUNT", cls);
+    CHECK(cls == MPI_ERR_COUNT, "Irecv_c of 2^60 ints: class %d, want MPI_ERR_COUNT", cls);
     rc = MPI_Isend_c(s, -2, MPI_INT, peer, 30, MPI_COMM_WORLD, &q);
     MPI_Error_class(rc, &cls);
     CHECK(cls == MPI_ERR_COUNT, "Isend_c of -2 ints: class %d, want MPI_ERR_COUNT", cls);

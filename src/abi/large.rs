@@ -1,14 +1,98 @@
 //! The MPI-4 large-count forms (`MPI_Xxx_c`) outside the collectives
 //! (those are in `coll/large.rs`): point-to-point, whose counts go the int
-//! forms' paths (`__oxmpi_body_MPI_Xxx`) and so are refused above
-//! 2147483647 by name, and the status and datatype queries, which answer in
-//! `MPI_Count` as their `_x` forms do, exactly.
+//! forms' paths (`__oxmpi_body_MPI_Xxx`) as they are up to 2147483647 and
+//! above that as one element of a temporary type holding them all (`Big`:
+//! the bytes are the same, a contiguous buffer still moves without a
+//! packed copy, and the status counts bytes, so MPI_Get_count_c answers in
+//! the program's type); and the status and datatype queries, which answer
+//! in `MPI_Count` as their `_x` forms do, exactly.
 
-use super::coll::int_count;
 use super::{datatype, p2p, request};
 use super::{MPI_Comm, MPI_Count, MPI_Datatype, MPI_Message, MPI_Request, MPI_Status};
 use oxmpi_macros::mpi_fn;
 use std::os::raw::{c_int, c_void};
+
+/// A count and type the int paths take for `count` elements of `dt`: the
+/// same up to 2147483647; above, one element of a temporary committed type
+/// made of those elements (blocks of 2^20 of them, then the rest), freed
+/// when this is dropped (a pending operation keeps what it needs of it).
+pub(crate) struct Big {
+    pub count: c_int,
+    pub dt: MPI_Datatype,
+    temp: bool,
+}
+
+impl Big {
+    /// Keeps the temporary type for the life of the process (a persistent
+    /// collective names it at each MPI_Start): one type object per call
+    /// that moves 2^31 or more elements.
+    pub(crate) fn keep(mut self) -> Big {
+        self.temp = false;
+        self
+    }
+}
+
+impl Drop for Big {
+    fn drop(&mut self) {
+        if self.temp {
+            let _ = datatype::__oxmpi_body_MPI_Type_free(&mut self.dt);
+        }
+    }
+}
+
+pub(crate) fn big(
+    count: MPI_Count,
+    dt: MPI_Datatype,
+    name: &str,
+) -> crate::core::error::Result<Big> {
+    use crate::base::consts::MPI_ERR_COUNT;
+    if count < 0 {
+        return Err(crate::err!(
+            MPI_ERR_COUNT,
+            "{name}={count} must be non-negative"
+        ));
+    }
+    if let Ok(c) = c_int::try_from(count) {
+        return Ok(Big {
+            count: c,
+            dt,
+            temp: false,
+        });
+    }
+    const BLOCK: i64 = 1 << 20;
+    let (q, r) = (count / BLOCK, count % BLOCK);
+    let q = c_int::try_from(q).map_err(|_| {
+        crate::err!(
+            MPI_ERR_COUNT,
+            "{name}={count} is more elements than OxMPI can name"
+        )
+    })?;
+    let ext = datatype::lookup(dt)?.extent() as i64;
+    let mut block: MPI_Datatype = 0;
+    let mut t: MPI_Datatype = 0;
+    {
+        datatype::__oxmpi_body_MPI_Type_contiguous(BLOCK as c_int, dt, &mut block)?;
+        let mut bls = [q, r as c_int];
+        let mut disps = [0i64, q as i64 * BLOCK * ext];
+        let mut types = [block, dt];
+        let n = if r == 0 { 1 } else { 2 };
+        let made = datatype::__oxmpi_body_MPI_Type_create_struct(
+            n,
+            bls.as_mut_ptr(),
+            disps.as_mut_ptr(),
+            types.as_mut_ptr(),
+            &mut t,
+        );
+        datatype::__oxmpi_body_MPI_Type_free(&mut block)?;
+        made?;
+        datatype::__oxmpi_body_MPI_Type_commit(&mut t)?;
+    }
+    Ok(Big {
+        count: 1,
+        dt: t,
+        temp: true,
+    })
+}
 
 #[mpi_fn]
 #[no_mangle]
@@ -66,7 +150,8 @@ pub unsafe extern "C" fn MPI_Send_c(
     tag: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    let count = int_count(count, "count")?;
+    let b = big(count, datatype, "count")?;
+    let (count, datatype) = (b.count, b.dt);
     p2p::__oxmpi_body_MPI_Send(buf, count, datatype, dest, tag, comm)
 }
 
@@ -80,7 +165,8 @@ pub unsafe extern "C" fn MPI_Ssend_c(
     tag: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    let count = int_count(count, "count")?;
+    let b = big(count, datatype, "count")?;
+    let (count, datatype) = (b.count, b.dt);
     p2p::__oxmpi_body_MPI_Ssend(buf, count, datatype, dest, tag, comm)
 }
 
@@ -94,7 +180,8 @@ pub unsafe extern "C" fn MPI_Rsend_c(
     tag: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    let count = int_count(count, "count")?;
+    let b = big(count, datatype, "count")?;
+    let (count, datatype) = (b.count, b.dt);
     p2p::__oxmpi_body_MPI_Rsend(buf, count, datatype, dest, tag, comm)
 }
 
@@ -108,7 +195,8 @@ pub unsafe extern "C" fn MPI_Bsend_c(
     tag: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    let count = int_count(count, "count")?;
+    let b = big(count, datatype, "count")?;
+    let (count, datatype) = (b.count, b.dt);
     p2p::__oxmpi_body_MPI_Bsend(buf, count, datatype, dest, tag, comm)
 }
 
@@ -123,7 +211,8 @@ pub unsafe extern "C" fn MPI_Isend_c(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    let count = int_count(count, "count")?;
+    let b = big(count, datatype, "count")?;
+    let (count, datatype) = (b.count, b.dt);
     p2p::__oxmpi_body_MPI_Isend(buf, count, datatype, dest, tag, comm, request)
 }
 
@@ -138,7 +227,8 @@ pub unsafe extern "C" fn MPI_Issend_c(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    let count = int_count(count, "count")?;
+    let b = big(count, datatype, "count")?;
+    let (count, datatype) = (b.count, b.dt);
     p2p::__oxmpi_body_MPI_Issend(buf, count, datatype, dest, tag, comm, request)
 }
 
@@ -153,7 +243,8 @@ pub unsafe extern "C" fn MPI_Irsend_c(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    let count = int_count(count, "count")?;
+    let b = big(count, datatype, "count")?;
+    let (count, datatype) = (b.count, b.dt);
     p2p::__oxmpi_body_MPI_Irsend(buf, count, datatype, dest, tag, comm, request)
 }
 
@@ -168,7 +259,8 @@ pub unsafe extern "C" fn MPI_Ibsend_c(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    let count = int_count(count, "count")?;
+    let b = big(count, datatype, "count")?;
+    let (count, datatype) = (b.count, b.dt);
     p2p::__oxmpi_body_MPI_Ibsend(buf, count, datatype, dest, tag, comm, request)
 }
 
@@ -183,7 +275,8 @@ pub unsafe extern "C" fn MPI_Send_init_c(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    let count = int_count(count, "count")?;
+    let b = big(count, datatype, "count")?;
+    let (count, datatype) = (b.count, b.dt);
     p2p::__oxmpi_body_MPI_Send_init(buf, count, datatype, dest, tag, comm, request)
 }
 
@@ -198,7 +291,8 @@ pub unsafe extern "C" fn MPI_Ssend_init_c(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    let count = int_count(count, "count")?;
+    let b = big(count, datatype, "count")?;
+    let (count, datatype) = (b.count, b.dt);
     p2p::__oxmpi_body_MPI_Ssend_init(buf, count, datatype, dest, tag, comm, request)
 }
 
@@ -213,7 +307,8 @@ pub unsafe extern "C" fn MPI_Rsend_init_c(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    let count = int_count(count, "count")?;
+    let b = big(count, datatype, "count")?;
+    let (count, datatype) = (b.count, b.dt);
     p2p::__oxmpi_body_MPI_Rsend_init(buf, count, datatype, dest, tag, comm, request)
 }
 
@@ -228,7 +323,8 @@ pub unsafe extern "C" fn MPI_Bsend_init_c(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    let count = int_count(count, "count")?;
+    let b = big(count, datatype, "count")?;
+    let (count, datatype) = (b.count, b.dt);
     p2p::__oxmpi_body_MPI_Bsend_init(buf, count, datatype, dest, tag, comm, request)
 }
 
@@ -243,7 +339,8 @@ pub unsafe extern "C" fn MPI_Recv_c(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> c_int {
-    let count = int_count(count, "count")?;
+    let b = big(count, datatype, "count")?;
+    let (count, datatype) = (b.count, b.dt);
     p2p::__oxmpi_body_MPI_Recv(buf, count, datatype, source, tag, comm, status)
 }
 
@@ -258,7 +355,8 @@ pub unsafe extern "C" fn MPI_Irecv_c(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    let count = int_count(count, "count")?;
+    let b = big(count, datatype, "count")?;
+    let (count, datatype) = (b.count, b.dt);
     p2p::__oxmpi_body_MPI_Irecv(buf, count, datatype, source, tag, comm, request)
 }
 
@@ -273,7 +371,8 @@ pub unsafe extern "C" fn MPI_Recv_init_c(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    let count = int_count(count, "count")?;
+    let b = big(count, datatype, "count")?;
+    let (count, datatype) = (b.count, b.dt);
     p2p::__oxmpi_body_MPI_Recv_init(buf, count, datatype, source, tag, comm, request)
 }
 
@@ -293,8 +392,11 @@ pub unsafe extern "C" fn MPI_Sendrecv_c(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> c_int {
-    let sendcount = int_count(sendcount, "sendcount")?;
-    let recvcount = int_count(recvcount, "recvcount")?;
+    let (bs, br) = (
+        big(sendcount, sendtype, "sendcount")?,
+        big(recvcount, recvtype, "recvcount")?,
+    );
+    let (sendcount, sendtype, recvcount, recvtype) = (bs.count, bs.dt, br.count, br.dt);
     p2p::__oxmpi_body_MPI_Sendrecv(
         sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
         comm, status,
@@ -314,7 +416,8 @@ pub unsafe extern "C" fn MPI_Sendrecv_replace_c(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> c_int {
-    let count = int_count(count, "count")?;
+    let b = big(count, datatype, "count")?;
+    let (count, datatype) = (b.count, b.dt);
     p2p::__oxmpi_body_MPI_Sendrecv_replace(
         buf, count, datatype, dest, sendtag, source, recvtag, comm, status,
     )
@@ -329,7 +432,8 @@ pub unsafe extern "C" fn MPI_Mrecv_c(
     message: *mut MPI_Message,
     status: *mut MPI_Status,
 ) -> c_int {
-    let count = int_count(count, "count")?;
+    let b = big(count, datatype, "count")?;
+    let (count, datatype) = (b.count, b.dt);
     p2p::__oxmpi_body_MPI_Mrecv(buf, count, datatype, message, status)
 }
 
@@ -342,7 +446,8 @@ pub unsafe extern "C" fn MPI_Imrecv_c(
     message: *mut MPI_Message,
     request: *mut MPI_Request,
 ) -> c_int {
-    let count = int_count(count, "count")?;
+    let b = big(count, datatype, "count")?;
+    let (count, datatype) = (b.count, b.dt);
     p2p::__oxmpi_body_MPI_Imrecv(buf, count, datatype, message, request)
 }
 
@@ -362,8 +467,11 @@ pub unsafe extern "C" fn MPI_Isendrecv_c(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    let sendcount = int_count(sendcount, "sendcount")?;
-    let recvcount = int_count(recvcount, "recvcount")?;
+    let (bs, br) = (
+        big(sendcount, sendtype, "sendcount")?,
+        big(recvcount, recvtype, "recvcount")?,
+    );
+    let (sendcount, sendtype, recvcount, recvtype) = (bs.count, bs.dt, br.count, br.dt);
     p2p::__oxmpi_body_MPI_Isendrecv(
         sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
         comm, request,
@@ -383,7 +491,8 @@ pub unsafe extern "C" fn MPI_Isendrecv_replace_c(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    let count = int_count(count, "count")?;
+    let b = big(count, datatype, "count")?;
+    let (count, datatype) = (b.count, b.dt);
     p2p::__oxmpi_body_MPI_Isendrecv_replace(
         buf, count, datatype, dest, sendtag, source, recvtag, comm, request,
     )

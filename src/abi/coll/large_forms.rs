@@ -21,7 +21,8 @@ pub unsafe extern "C" fn MPI_Bcast_c(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    let count = int_count(count, "count")?;
+    let big = crate::abi::large::big(count, datatype, "count")?.keep();
+    let (count, datatype) = (big.count, big.dt);
     super::__oxmpi_body_MPI_Bcast(buffer, count, datatype, root, comm)
 }
 
@@ -35,7 +36,8 @@ pub unsafe extern "C" fn MPI_Ibcast_c(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    let count = int_count(count, "count")?;
+    let big = crate::abi::large::big(count, datatype, "count")?.keep();
+    let (count, datatype) = (big.count, big.dt);
     super::__oxmpi_body_MPI_Ibcast(buffer, count, datatype, root, comm, request)
 }
 
@@ -50,7 +52,8 @@ pub unsafe extern "C" fn MPI_Bcast_init_c(
     info: MPI_Info,
     request: *mut MPI_Request,
 ) -> c_int {
-    let count = int_count(count, "count")?;
+    let big = crate::abi::large::big(count, datatype, "count")?.keep();
+    let (count, datatype) = (big.count, big.dt);
     super::__oxmpi_body_MPI_Bcast_init(buffer, count, datatype, root, comm, info, request)
 }
 
@@ -65,7 +68,8 @@ pub unsafe extern "C" fn MPI_Reduce_c(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    let count = int_count(count, "count")?;
+    let big = crate::abi::large::big(count, datatype, "count")?.keep();
+    let (count, datatype) = (big.count, big.dt);
     super::__oxmpi_body_MPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm)
 }
 
@@ -81,7 +85,8 @@ pub unsafe extern "C" fn MPI_Ireduce_c(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    let count = int_count(count, "count")?;
+    let big = crate::abi::large::big(count, datatype, "count")?.keep();
+    let (count, datatype) = (big.count, big.dt);
     super::__oxmpi_body_MPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request)
 }
 
@@ -98,7 +103,8 @@ pub unsafe extern "C" fn MPI_Reduce_init_c(
     info: MPI_Info,
     request: *mut MPI_Request,
 ) -> c_int {
-    let count = int_count(count, "count")?;
+    let big = crate::abi::large::big(count, datatype, "count")?.keep();
+    let (count, datatype) = (big.count, big.dt);
     super::__oxmpi_body_MPI_Reduce_init(
         sendbuf, recvbuf, count, datatype, op, root, comm, info, request,
     )
@@ -114,7 +120,8 @@ pub unsafe extern "C" fn MPI_Allreduce_c(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> c_int {
-    let count = int_count(count, "count")?;
+    let big = crate::abi::large::big(count, datatype, "count")?.keep();
+    let (count, datatype) = (big.count, big.dt);
     super::__oxmpi_body_MPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm)
 }
 
@@ -129,7 +136,8 @@ pub unsafe extern "C" fn MPI_Iallreduce_c(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    let count = int_count(count, "count")?;
+    let big = crate::abi::large::big(count, datatype, "count")?.keep();
+    let (count, datatype) = (big.count, big.dt);
     super::__oxmpi_body_MPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request)
 }
 
@@ -145,7 +153,8 @@ pub unsafe extern "C" fn MPI_Allreduce_init_c(
     info: MPI_Info,
     request: *mut MPI_Request,
 ) -> c_int {
-    let count = int_count(count, "count")?;
+    let big = crate::abi::large::big(count, datatype, "count")?.keep();
+    let (count, datatype) = (big.count, big.dt);
     super::__oxmpi_body_MPI_Allreduce_init(
         sendbuf, recvbuf, count, datatype, op, comm, info, request,
     )
