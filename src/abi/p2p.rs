@@ -141,17 +141,12 @@ fn send_now_as(
         return Ok(Fast::General);
     }
     with(|st| {
-        let token = match seq {
-            Some(s) => {
-                let (token, n) = st.next_fast_send(comm, dest);
-                *s = n;
-                token
-            }
-            None => crate::core::state::NO_TOKEN,
-        };
         // SAFETY: `describe` checked that the buffer holds `d.bytes` contiguous bytes.
-        if !unsafe { st.try_send_now(comm, dest, tag, d.ptr, d.bytes, token) } {
+        if !unsafe { st.try_send_now(comm, dest, tag, d.ptr, d.bytes, seq.is_some()) } {
             return Ok(Fast::General);
+        }
+        if let Some(s) = seq {
+            *s = st.fast_seq;
         }
         Ok(Fast::Sent(
             request.then(|| st.reqs.insert(Request::sent(comm))),

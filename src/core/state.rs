@@ -84,7 +84,6 @@ struct GpuWait {
 mod ipc;
 mod outq;
 mod p2p;
-pub use p2p::NO_TOKEN;
 mod rndv;
 mod send;
 
@@ -256,7 +255,7 @@ impl State {
             builtin_type_names: HashMap::new(),
             builtin_type_attrs: HashMap::new(),
             scheds: Vec::new(),
-            fast_ring: Vec::new(),
+            fast_ring: vec![(u32::MAX, 0); p2p::FAST_RING],
             fast_seq: 0,
             fast_cancels: HashMap::new(),
             errhandlers: Slab::default(),

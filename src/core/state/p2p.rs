@@ -419,7 +419,7 @@ impl State {
         tag: i32,
         buf: *const u8,
         bytes: usize,
-        sreq: u64,
+        cancellable: bool,
     ) -> bool {
         if tag < 0 {
             return false;
@@ -434,6 +434,13 @@ impl State {
         if !self.outq[w].is_empty() || bytes > self.cfg.eager_limit {
             return false;
         }
+        // A nonblocking send's message keeps a token MPI_Cancel can name
+        // (`cancel_fast_send`); a blocking one's cannot be cancelled.
+        let sreq = if cancellable {
+            FAST_SEND | (self.fast_seq + 1)
+        } else {
+            NO_TOKEN
+        };
         let hdr = Hdr {
             kind: kind::EAGER,
             ctx,
@@ -450,7 +457,12 @@ impl State {
             // SAFETY: the caller's contract.
             unsafe { std::slice::from_raw_parts(buf, bytes) }
         };
-        self.net.push_now(w, &hdr, payload, true)
+        let sent = self.net.push_now(w, &hdr, payload, true);
+        if sent && cancellable {
+            self.fast_seq += 1;
+            self.fast_ring[self.fast_seq as usize % FAST_RING] = (w as u32, sreq);
+        }
+        sent
     }
 
     /// The eager fast path of a blocking receive from one rank of this node:
@@ -747,24 +759,6 @@ impl State {
             3 => self.complete(rid),
             _ => {}
         }
-    }
-
-    /// The header token of the next nonblocking send on the eager fast
-    /// path, recorded with its destination: (token, its slot in the ring).
-    pub fn next_fast_send(&mut self, comm: c_int, dest: i32) -> (u64, u64) {
-        let w = self
-            .comm(comm)
-            .ok()
-            .filter(|c| dest >= 0 && dest < c.peer_size())
-            .map_or(u32::MAX, |c| c.peer_world(dest) as u32);
-        self.fast_seq += 1;
-        let seq = self.fast_seq;
-        if self.fast_ring.is_empty() {
-            self.fast_ring = vec![(u32::MAX, 0); FAST_RING];
-        }
-        let token = FAST_SEND | seq;
-        self.fast_ring[seq as usize % FAST_RING] = (w, token);
-        (token, seq)
     }
 
     /// MPI_Cancel of a send that completed on the eager fast path (the
