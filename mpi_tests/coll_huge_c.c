@@ -1,6 +1,6 @@
 /* Counts above 2^31 - 1 in large-count collectives: MPI_Bcast_c of
- * 2^31 + 10 MPI_CHAR and MPI_Allreduce_c (in place, MPI_SUM) of 2^31 + 10
- * MPI_INT8_T, checked on every rank (one byte per element keeps the test
+ * 2^31 + 10 MPI_CHAR and MPI_Allreduce_c, MPI_Scan_c and MPI_Exscan_c (in
+ * place, MPI_SUM) of 2^31 + 10 MPI_INT8_T, checked on every rank (one byte per element keeps the test
  * within the machine's memory). */
 #include "util.h"
 #include <stdint.h>
@@ -39,6 +39,17 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < (size_t)n && !bad; i += 4093)
         if (b[i] != want) bad = 1;
     CHECK(!bad && b[n - 1] == want && b[0] == want, "allreduce_c result %d, expected %d", b[n - 1], want);
+    /* Scan and Exscan, in place: rank r gets the sum over ranks up to r
+       (Exscan: before r). */
+    memset(b, rank + 1, (size_t)n);
+    CHECK(MPI_Scan_c(MPI_IN_PLACE, b, n, MPI_INT8_T, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS, "scan_c");
+    want = (unsigned char)((rank + 1) * (rank + 2) / 2);
+    CHECK(b[0] == want && b[n / 2] == want && b[n - 1] == want, "scan_c result %d, expected %d", b[n - 1], want);
+    memset(b, rank + 1, (size_t)n);
+    CHECK(MPI_Exscan_c(MPI_IN_PLACE, b, n, MPI_INT8_T, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS, "exscan_c");
+    want = (unsigned char)(rank * (rank + 1) / 2);
+    if (rank > 0)
+        CHECK(b[0] == want && b[n / 2] == want && b[n - 1] == want, "exscan_c result %d, expected %d", b[n - 1], want);
     free(b);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) printf("coll_huge_c: OK\n");

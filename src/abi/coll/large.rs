@@ -3,8 +3,9 @@
 //! points (generated from a table) in `large_forms.rs`. Each takes the path of its int form
 //! (`__oxmpi_body_MPI_Xxx`), so every algorithm, check and message is the
 //! same, and reports errors under its own name. The collectives carry
-//! counts and displacements as C ints inside: MPI_Bcast_c, MPI_Reduce_c
-//! and MPI_Allreduce_c (and their nonblocking and persistent forms) pass a
+//! counts and displacements as C ints inside: MPI_Bcast_c, MPI_Reduce_c,
+//! MPI_Allreduce_c, MPI_Scan_c and MPI_Exscan_c (and their nonblocking and
+//! persistent forms) pass a
 //! count above 2147483647 as one element of a temporary type holding them
 //! all (`abi::large::big`); elsewhere a count or displacement above
 //! 2147483647 is refused with MPI_ERR_COUNT or MPI_ERR_ARG naming the

@@ -981,7 +981,8 @@ pub unsafe extern "C" fn MPI_Scan_c(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> c_int {
-    let count = int_count(count, "count")?;
+    let big = crate::abi::large::big(count, datatype, "count")?.keep();
+    let (count, datatype) = (big.count, big.dt);
     super::__oxmpi_body_MPI_Scan(sendbuf, recvbuf, count, datatype, op, comm)
 }
 
@@ -996,7 +997,8 @@ pub unsafe extern "C" fn MPI_Iscan_c(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    let count = int_count(count, "count")?;
+    let big = crate::abi::large::big(count, datatype, "count")?.keep();
+    let (count, datatype) = (big.count, big.dt);
     super::__oxmpi_body_MPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request)
 }
 
@@ -1012,7 +1014,8 @@ pub unsafe extern "C" fn MPI_Scan_init_c(
     info: MPI_Info,
     request: *mut MPI_Request,
 ) -> c_int {
-    let count = int_count(count, "count")?;
+    let big = crate::abi::large::big(count, datatype, "count")?.keep();
+    let (count, datatype) = (big.count, big.dt);
     super::__oxmpi_body_MPI_Scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request)
 }
 
@@ -1026,7 +1029,8 @@ pub unsafe extern "C" fn MPI_Exscan_c(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> c_int {
-    let count = int_count(count, "count")?;
+    let big = crate::abi::large::big(count, datatype, "count")?.keep();
+    let (count, datatype) = (big.count, big.dt);
     super::__oxmpi_body_MPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm)
 }
 
@@ -1041,7 +1045,8 @@ pub unsafe extern "C" fn MPI_Iexscan_c(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    let count = int_count(count, "count")?;
+    let big = crate::abi::large::big(count, datatype, "count")?.keep();
+    let (count, datatype) = (big.count, big.dt);
     super::__oxmpi_body_MPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request)
 }
 
@@ -1057,7 +1062,8 @@ pub unsafe extern "C" fn MPI_Exscan_init_c(
     info: MPI_Info,
     request: *mut MPI_Request,
 ) -> c_int {
-    let count = int_count(count, "count")?;
+    let big = crate::abi::large::big(count, datatype, "count")?.keep();
+    let (count, datatype) = (big.count, big.dt);
     super::__oxmpi_body_MPI_Exscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request)
 }
 
