@@ -614,17 +614,19 @@ unsafe fn type_ub(dt: *const c_int, out: *mut c_int, ierr: *mut c_int) {
     unsafe { type_bound(dt, out, ierr, 2) }
 }
 
-/// `n` default INTEGERs at `p` as addresses (none for a negative count,
-/// which the C routine then reports).
-unsafe fn widen(p: *const c_int, n: c_int) -> Vec<i64> {
-    if n <= 0 || p.is_null() {
-        return Vec::new();
+/// `n` default INTEGERs at `p` as addresses; None where `p` is NULL with
+/// elements to read (the C routine then reports it). An empty array's
+/// pointer is dangling but not NULL, as a count of 0 allows.
+unsafe fn widen(p: *const c_int, n: c_int) -> Option<Vec<i64>> {
+    if n <= 0 {
+        return Some(Vec::new());
+    }
+    if p.is_null() {
+        return None;
     }
     // SAFETY: Fortran passes an array of at least `n` INTEGERs.
-    unsafe { std::slice::from_raw_parts(p, n as usize) }
-        .iter()
-        .map(|&v| v as i64)
-        .collect()
+    let v = unsafe { std::slice::from_raw_parts(p, n as usize) };
+    Some(v.iter().map(|&v| v as i64).collect())
 }
 
 unsafe fn type_hvector(
@@ -650,16 +652,7 @@ unsafe fn type_hindexed(
     // SAFETY: valid references from Fortran; the displacements widened.
     unsafe {
         let mut d = widen(displs, *count);
-        let mut zero = [0i64; 1];
-        let dp = if d.is_empty() {
-            if *count == 0 {
-                zero.as_mut_ptr()
-            } else {
-                std::ptr::null_mut()
-            }
-        } else {
-            d.as_mut_ptr()
-        };
+        let dp = d.as_mut().map_or(std::ptr::null_mut(), |v| v.as_mut_ptr());
         *ierr = crate::abi::mpi1::MPI_Type_hindexed(*count, bls, dp, *old, new);
     }
 }
@@ -675,16 +668,7 @@ unsafe fn type_struct(
     // SAFETY: valid references from Fortran; the displacements widened.
     unsafe {
         let mut d = widen(displs, *count);
-        let mut zero = [0i64; 1];
-        let dp = if d.is_empty() {
-            if *count == 0 {
-                zero.as_mut_ptr()
-            } else {
-                std::ptr::null_mut()
-            }
-        } else {
-            d.as_mut_ptr()
-        };
+        let dp = d.as_mut().map_or(std::ptr::null_mut(), |v| v.as_mut_ptr());
         *ierr = crate::abi::datatype::MPI_Type_struct(*count, bls, dp, types, new);
     }
 }

@@ -26,28 +26,10 @@ Usage: gen_f08.py [--check]
 import re, sys, pathlib
 root = pathlib.Path(__file__).resolve().parent.parent
 
-hdr = (root / "include/mpi.h").read_text()
-protos = []
-for m in re.finditer(r"^(int|double|MPI_Aint) (MPI_\w+)\(([^;]*)\);", hdr, re.M):
-    ret, name, params = m.group(1), m.group(2), " ".join(m.group(3).split())
-    if "..." in params:
-        continue
-    ps = []
-    if params.strip() not in ("", "void"):
-        for p in params.split(","):
-            p = p.strip()
-            mm = re.match(r"^(.*?)\(\*(\w+)\)\[3\]$", p)
-            if mm:
-                ps.append(("int(*)[3]", mm.group(2)))
-                continue
-            mm = re.match(r"^(.*?)(\w+)$", p)
-            ps.append((mm.group(1).strip(), mm.group(2)))
-    protos.append((ret, name, ps))
-
-exported = set()
-for f in (root / "src/abi").glob("*.rs"):
-    exported |= set(re.findall(r'extern "C" fn (MPI_\w+)\(', f.read_text()))
-exported |= set(re.findall(r'extern "C" fn (MPI_\w+)\(', (root / "src/abi/coll/forms.rs").read_text()))
+sys.path.insert(0, str(root / "tools"))
+from fortran_inputs import prototypes, entry_modules, mpif_params, newer_constants
+protos = prototypes(root)
+exported = set(entry_modules(root))
 
 HANDLES = {"MPI_Comm": "MPI_Comm", "MPI_Datatype": "MPI_Datatype", "MPI_Errhandler": "MPI_Errhandler",
            "MPI_File": "MPI_File", "MPI_Group": "MPI_Group", "MPI_Info": "MPI_Info",
@@ -126,18 +108,8 @@ def arg(t, n, fname):
     return None
 
 # ---------------------------------------------------------------- constants
-params = []
-for line in (root / "tests/data/mpich-4.0.2-mpif-params.tsv").read_text().splitlines():
-    n, v = line.split("\t")
-    params.append((n, v))
-have = {n for n, _ in params}
-for line in (root / "tests/data/mpich-4.0.2-constants.tsv").read_text().splitlines():
-    if line.startswith("#"):
-        continue
-    n, ctype, dec, _ = line.split("\t")
-    if ctype == "int" and (n.startswith("MPI_") or n.startswith("MPIX_")) and n not in have and len(n) <= 31:
-        params.append((n, dec))
-        have.add(n)
+params = mpif_params(root)
+params += newer_constants(root, {n for n, _ in params})
 
 TYPE_BITS = {1: "MPI_Comm", 2: "MPI_Group", 3: "MPI_Datatype", 5: "MPI_Errhandler", 6: "MPI_Op",
              7: "MPI_Info", 8: "MPI_Win", 0xb: "MPI_Request", 0xe: "MPI_Session"}

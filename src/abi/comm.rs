@@ -51,20 +51,14 @@ fn dup_template(comm: MPI_Comm, info: Option<Vec<(String, String)>>) -> Result<C
     Ok(c)
 }
 
-/// The processes that agree on a duplicate's context id: the communicator's
-/// group, or both groups of an intercommunicator (the one holding the lower
-/// world rank first, as both groups order them alike); this process's index
-/// there; the collective context; the remote group, if any.
+/// The processes that agree on a duplicate's context id (`both_sides`),
+/// this process's index there, the collective context, and the remote
+/// group of an intercommunicator.
 #[allow(clippy::type_complexity)]
 fn dup_members(comm: MPI_Comm) -> Result<(Vec<i32>, usize, u32, Option<Vec<i32>>)> {
-    with(|st| {
-        let c = st.comm(comm)?;
-        let (me, ctx) = (c.rank as usize, c.ctx + 1);
-        Ok(match c.both_groups() {
-            None => (c.world.clone(), me, ctx, None),
-            Some((all, lbase, _)) => (all, lbase + me, ctx, c.remote.clone()),
-        })
-    })
+    let (members, me, ctx, sides) = both_sides(comm)?;
+    let remote = sides.map(|(_, r)| members[r].to_vec());
+    Ok((members, me, ctx, remote))
 }
 
 /// Duplicates `comm` (attributes copied through their callbacks); an

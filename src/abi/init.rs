@@ -59,13 +59,13 @@ fn start_runtime(h: &Holders, required: c_int, locked: bool) -> crate::core::err
     Ok(())
 }
 
-/// Ends the runtime when nothing holds it any more: every rank's PMI
-/// barrier (so no peer is still sending), the links closed, PMI finalized.
+/// Ends the runtime when nothing holds it any more (its callers have
+/// waited for their sends to leave): every rank's PMI barrier (so no peer
+/// is still sending), the links closed, PMI finalized.
 fn end_runtime(h: &mut Holders) -> crate::core::error::Result<()> {
     if h.world || h.sessions > 0 {
         return Ok(());
     }
-    wait_for(|st| Ok(st.quiescent().then_some(())))?;
     with(|st| {
         st.pmi
             .barrier()

@@ -717,6 +717,86 @@ pub unsafe extern "C" fn MPI_Recv_init(
     out(request, "request", new_handle(rid))
 }
 
+/// The landing area of a replacing send-receive: the message comes in
+/// here and is unpacked into the user buffer once the send is done with it.
+struct Replace {
+    tmp: Vec<u8>,
+    d: Desc,
+    count: c_int,
+}
+
+impl Replace {
+    fn new(buf: *mut c_void, count: c_int, datatype: MPI_Datatype) -> Result<Replace> {
+        let d = describe(buf, count, datatype, "buf")?;
+        Ok(Replace {
+            tmp: vec![0u8; d.bytes],
+            d,
+            count,
+        })
+    }
+
+    /// Puts the `bytes` that came into the user buffer.
+    fn unpack(&self, bytes: u64) -> Result<()> {
+        let n = (bytes as usize).min(self.d.bytes);
+        match &self.d.staged {
+            // SAFETY: the user buffer holds `count` elements of `t`
+            // (`describe` checked the arguments; the buffer is the caller's
+            // until the operation completes).
+            Some(t) => unsafe {
+                crate::datatype::unpack_mem(
+                    t,
+                    self.count as usize,
+                    &self.tmp[..n],
+                    self.d.ptr,
+                    self.d.kind,
+                )
+            },
+            None => {
+                out_slice(self.d.ptr, n, "buf")?.copy_from_slice(&self.tmp[..n]);
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Starts a send-receive pair: the receive (into `landing`'s area where
+/// given) posted first, then the send; a send that cannot start takes the
+/// receive back. Returns (send, receive).
+fn start_pair(
+    send: (*const c_void, c_int, MPI_Datatype, c_int, c_int),
+    recv: (*mut c_void, c_int, MPI_Datatype, c_int, c_int),
+    comm: MPI_Comm,
+    landing: Option<&Replace>,
+) -> Result<(ReqId, ReqId)> {
+    let (rbuf, rcount, rtype, source, rtag) = recv;
+    let r = match landing {
+        None => irecv(rbuf, rcount, rtype, source, rtag, comm)?,
+        Some(rep) => with(|st| {
+            check_source(st, comm, source, rtag)?;
+            let rid = st.reqs.insert(Request::new(
+                ReqKind::Recv,
+                comm,
+                rep.tmp.as_ptr() as *mut u8,
+                rep.tmp.len(),
+            ));
+            st.start_recv(rid, comm, source, rtag)?;
+            Ok(rid)
+        })?,
+    };
+    let (sbuf, scount, stype, dest, stag) = send;
+    match isend(sbuf, scount, stype, dest, stag, comm, SendMode::Standard) {
+        Ok(s) => Ok((s, r)),
+        Err(e) => {
+            with(|st| {
+                st.cancel_recv(r);
+                st.reqs.remove(r);
+                Ok(())
+            })?;
+            Err(e)
+        }
+    }
+}
+
 #[mpi_fn]
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Sendrecv(
@@ -733,26 +813,12 @@ pub unsafe extern "C" fn MPI_Sendrecv(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> c_int {
-    let r = irecv(recvbuf, recvcount, recvtype, source, recvtag, comm)?;
-    let s = match isend(
-        sendbuf,
-        sendcount,
-        sendtype,
-        dest,
-        sendtag,
+    let (s, r) = start_pair(
+        (sendbuf, sendcount, sendtype, dest, sendtag),
+        (recvbuf, recvcount, recvtype, source, recvtag),
         comm,
-        SendMode::Standard,
-    ) {
-        Ok(s) => s,
-        Err(e) => {
-            with(|st| {
-                st.cancel_recv(r);
-                st.reqs.remove(r);
-                Ok(())
-            })?;
-            return Err(e);
-        }
-    };
+        None,
+    )?;
     wait_rid(s)?;
     let st = wait_rid(r)?;
     write_status(status, &st, false);
@@ -772,54 +838,30 @@ pub unsafe extern "C" fn MPI_Sendrecv_replace(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> c_int {
-    let d = describe(buf, count, datatype, "buf")?;
-    let mut tmp = vec![0u8; d.bytes];
-    let r = with(|st| {
-        check_source(st, comm, source, recvtag)?;
-        let rid = st.reqs.insert(Request::new(
-            ReqKind::Recv,
-            comm,
-            tmp.as_mut_ptr(),
-            tmp.len(),
-        ));
-        st.start_recv(rid, comm, source, recvtag)?;
-        Ok(rid)
-    })?;
-    let s = isend(
-        buf,
-        count,
-        datatype,
-        dest,
-        sendtag,
+    let rep = Replace::new(buf, count, datatype)?;
+    let (s, r) = start_pair(
+        (buf, count, datatype, dest, sendtag),
+        (std::ptr::null_mut(), 0, datatype, source, recvtag),
         comm,
-        SendMode::Standard,
+        Some(&rep),
     )?;
     wait_rid(s)?;
     let st = wait_rid(r)?;
-    let n = (st.bytes as usize).min(d.bytes);
-    match d.staged {
-        // SAFETY: `buf` holds `count` elements of `t` (`describe` checked
-        // the arguments; the buffer is the caller's).
-        Some(t) => unsafe {
-            crate::datatype::unpack_mem(&t, count as usize, &tmp[..n], buf as *mut u8, d.kind)?
-        },
-        None => out_slice(d.ptr, n, "buf")?.copy_from_slice(&tmp[..n]),
-    }
+    rep.unpack(st.bytes)?;
     write_status(status, &st, false);
     Ok(())
 }
 
 /// The request of MPI_Isendrecv and MPI_Isendrecv_replace: a send and a
-/// receive started together, advanced by the progress engine; it completes
-/// when both have, with the receive's status (and the send's error, if the
-/// receive had none). The replacing form receives into its own area and
-/// unpacks into the user buffer once the send is done with it.
+/// receive started together (`start_pair`), advanced by the progress
+/// engine; it completes when both have, with the receive's status (and the
+/// send's error, if the receive had none). The replacing form unpacks once
+/// the send is done with the user buffer.
 struct SendRecv {
     out: ReqId,
     send: ReqId,
     recv: ReqId,
-    /// Replace: (landing area, the buffer's description, count).
-    replace: Option<(Vec<u8>, Desc, c_int)>,
+    replace: Option<Replace>,
 }
 
 impl crate::core::state::Progress for SendRecv {
@@ -837,17 +879,9 @@ impl crate::core::state::Progress for SendRecv {
                 status.error = q.status.error;
             }
         }
-        if let Some((tmp, d, count)) = self.replace.take() {
-            let n = (status.bytes as usize).min(d.bytes);
+        if let Some(rep) = self.replace.take() {
             if status.error == MPI_SUCCESS || status.error == MPI_ERR_TRUNCATE {
-                match &d.staged {
-                    // SAFETY: the user buffer holds `count` elements of `t`
-                    // until the request completes (MPI's rule).
-                    Some(t) => unsafe {
-                        crate::datatype::unpack_mem(t, count as usize, &tmp[..n], d.ptr, d.kind)?
-                    },
-                    None => out_slice(d.ptr, n, "buf")?.copy_from_slice(&tmp[..n]),
-                }
+                rep.unpack(status.bytes)?;
             }
         }
         if let Some(r) = st.reqs.get_mut(self.out) {
@@ -857,46 +891,19 @@ impl crate::core::state::Progress for SendRecv {
     }
 }
 
-/// Starts the pair: the receive (into `landing` where given) posted first,
-/// then the send; returns the handle of the request that completes with both.
-#[allow(clippy::too_many_arguments)]
+/// Starts the pair under one request that completes with both; writes its
+/// handle.
 fn start_sendrecv(
     send: (*const c_void, c_int, MPI_Datatype, c_int, c_int),
     recv: (*mut c_void, c_int, MPI_Datatype, c_int, c_int),
     comm: MPI_Comm,
-    replace: Option<(Vec<u8>, Desc, c_int)>,
+    replace: Option<Replace>,
     request: *mut MPI_Request,
 ) -> Result<()> {
     if request.is_null() {
         return Err(err!(MPI_ERR_ARG, "request=NULL"));
     }
-    let (rbuf, rcount, rtype, source, rtag) = recv;
-    let r = match &replace {
-        None => irecv(rbuf, rcount, rtype, source, rtag, comm)?,
-        Some((tmp, _, _)) => with(|st| {
-            check_source(st, comm, source, rtag)?;
-            let rid = st.reqs.insert(Request::new(
-                ReqKind::Recv,
-                comm,
-                tmp.as_ptr() as *mut u8,
-                tmp.len(),
-            ));
-            st.start_recv(rid, comm, source, rtag)?;
-            Ok(rid)
-        })?,
-    };
-    let (sbuf, scount, stype, dest, stag) = send;
-    let s = match isend(sbuf, scount, stype, dest, stag, comm, SendMode::Standard) {
-        Ok(s) => s,
-        Err(e) => {
-            with(|st| {
-                st.cancel_recv(r);
-                st.reqs.remove(r);
-                Ok(())
-            })?;
-            return Err(e);
-        }
-    };
+    let (s, r) = start_pair(send, recv, comm, replace.as_ref())?;
     let rid = with(|st| {
         let out = st
             .reqs
@@ -954,13 +961,12 @@ pub unsafe extern "C" fn MPI_Isendrecv_replace(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    let d = describe(buf, count, datatype, "buf")?;
-    let tmp = vec![0u8; d.bytes];
+    let rep = Replace::new(buf, count, datatype)?;
     start_sendrecv(
         (buf, count, datatype, dest, sendtag),
         (std::ptr::null_mut(), 0, datatype, source, recvtag),
         comm,
-        Some((tmp, d, count)),
+        Some(rep),
         request,
     )
 }

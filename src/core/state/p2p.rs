@@ -777,20 +777,21 @@ impl State {
         r.peer_w = w;
         let rid = self.reqs.insert(r);
         self.fast_cancels.insert(token, rid);
-        match self.net.link(w as usize) {
-            Link::Local => {
-                let dropped = self.drop_unexpected(w as usize, token);
-                self.cancel_answered(token, dropped);
-            }
-            Link::Shm(_) | Link::Loopback | Link::Ucx => {
-                self.send_ctrl(w as usize, kind::CANCEL, token, 0)
-            }
-            _ => {
-                self.fast_cancels.remove(&token);
-                self.reqs.get_mut(rid).unwrap().cancel = 0;
-            }
-        }
+        // The message went out on the fast path: its link carries messages.
+        self.ask_cancel(w as usize, token);
         Some(rid)
+    }
+
+    /// Asks world rank `w` to drop the message with header token `token`,
+    /// whose request is marked for the answer (`cancel_answered`); a
+    /// message to this rank is looked for at once.
+    fn ask_cancel(&mut self, w: usize, token: u64) {
+        if self.net.link(w) == Link::Local {
+            let dropped = self.drop_unexpected(w, token);
+            self.cancel_answered(token, dropped);
+        } else {
+            self.send_ctrl(w, kind::CANCEL, token, 0);
+        }
     }
 
     /// MPI_Cancel of send request `rid`: asks the receiver to drop the
@@ -814,26 +815,17 @@ impl State {
         }
         let w = r.peer_w as usize;
         let link = self.net.link(w);
-        if link == Link::Ucx && r.rndv_peer.is_some() {
+        if !matches!(
+            link,
+            Link::Local | Link::Shm(_) | Link::Loopback | Link::Ucx
+        ) || (link == Link::Ucx && r.rndv_peer.is_some())
+        {
             return;
         }
-        let was = if r.done { 2 } else { 1 };
-        match link {
-            Link::Local => {
-                let dropped = self.drop_unexpected(w, token);
-                let r = self.reqs.get_mut(rid).unwrap();
-                r.cancel = was;
-                r.done = false;
-                self.cancel_answered(token, dropped);
-            }
-            Link::Shm(_) | Link::Loopback | Link::Ucx => {
-                let r = self.reqs.get_mut(rid).unwrap();
-                r.cancel = was;
-                r.done = false;
-                self.send_ctrl(w, kind::CANCEL, token, 0);
-            }
-            _ => {}
-        }
+        let r = self.reqs.get_mut(rid).unwrap();
+        r.cancel = if r.done { 2 } else { 1 };
+        r.done = false;
+        self.ask_cancel(w, token);
     }
 
     /// Hands unexpected message `uid` to receive request `rid`.
