@@ -20,11 +20,23 @@
  *    pageable host memory (neither pinned nor registered) is made in the
  *    call instead, which waits for it (counted: the function
  *    cuda_double_pageable_async() answers how many, for tests);
+ *  - the legacy default stream: as on a GPU, a "synchronous" memset of
+ *    device memory and a "synchronous" copy into device memory from
+ *    pageable host memory or from device memory return before they land:
+ *    they are queued on the legacy stream (the source bytes taken at the
+ *    call) and land when that stream is next synchronized (a copy to the
+ *    host, a copy made in the call, cuCtxSynchronize, an event on it,
+ *    cuMemFree), never by work on a non-blocking stream, unless the
+ *    allocation has CU_POINTER_ATTRIBUTE_SYNC_MEMOPS set
+ *    (cuPointerSetAttribute), which makes them land in the call;
  *  - registration: cuMemHostRegister of memory the driver knows already
  *    answers CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, and
  *    cuMemHostUnregister of other memory CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
  *  - IPC: a handle names (pid, fd, size, buffer id); another process maps
- *    it through /proc/<pid>/fd/<fd>;
+ *    it through /proc/<pid>/fd/<fd>, once: opening it again while it is
+ *    open, or opening a later allocation of the exporter at an address
+ *    range that overlaps an open one's there (freed since), answers
+ *    CUDA_ERROR_ALREADY_MAPPED, as the driver does;
  *  - cuGetExportTable answers CUDA_ERROR_NOT_SUPPORTED (NVRTC calls it);
  *  - modules: cuModuleLoadData answers CUDA_ERROR_NOT_SUPPORTED, so
  *    reductions fall back to host copies; with CUDA_DOUBLE_KERNELS=1 the
@@ -56,6 +68,7 @@ typedef struct ctx_s *CUcontext;
 typedef struct stream_s *CUstream;
 typedef struct event_s *CUevent;
 typedef struct { char reserved[64]; } CUipcMemHandle;
+static CUresult drain(CUstream s);
 
 enum {
     CUDA_SUCCESS = 0,
@@ -66,6 +79,7 @@ enum {
     CUDA_ERROR_INVALID_DEVICE = 101,
     CUDA_ERROR_INVALID_CONTEXT = 201,
     CUDA_ERROR_MAP_FAILED = 205,
+    CUDA_ERROR_ALREADY_MAPPED = 208,
     CUDA_ERROR_INVALID_HANDLE = 400,
     CUDA_ERROR_NOT_READY = 600,
     CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712,
@@ -78,6 +92,7 @@ enum {
     ATTR_MEMORY_TYPE = 2,
     ATTR_DEVICE_POINTER = 3,
     ATTR_HOST_POINTER = 4,
+    ATTR_SYNC_MEMOPS = 6,
     ATTR_BUFFER_ID = 7,
     ATTR_IS_MANAGED = 8,
     ATTR_DEVICE_ORDINAL = 9,
@@ -96,6 +111,9 @@ struct alloc {
     uintptr_t shadow; /* read/write view (== addr for host kinds) */
     size_t size;
     int kind, fd;
+    int sync; /* CU_POINTER_ATTRIBUTE_SYNC_MEMOPS */
+    int from_pid; unsigned long long from_id; /* K_IPC: the exporter's allocation, */
+    uintptr_t from_addr; size_t from_size;   /* and where it was there */
     unsigned long long id;
     struct alloc *next;
 };
@@ -106,7 +124,7 @@ static int inited, ndev = -1;
 static long n_attr, n_copy, n_async, n_pageable, n_ipc_open, n_ipc_get, n_kernels;
 
 #define MAGIC 0x4f58434455444f55ull /* handle marker */
-struct ipc { unsigned long long magic; int pid, fd; size_t size; unsigned long long id; };
+struct ipc { unsigned long long magic; int pid, fd; size_t size; unsigned long long id; uintptr_t addr; };
 
 static void stats(void) {
     fprintf(stderr, "cuda_double: pid %d attrs %ld copies %ld async %ld (pageable %ld) ipc_get %ld ipc_open %ld\n",
@@ -183,7 +201,7 @@ CUresult cuCtxGetDevice(CUdevice *d) {
     *d = current->device;
     return CUDA_SUCCESS;
 }
-CUresult cuCtxSynchronize(void) { return current ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT; }
+CUresult cuCtxSynchronize(void) { return current ? drain(NULL) : CUDA_ERROR_INVALID_CONTEXT; }
 CUresult cuGetExportTable(const void **t, const void *id) { (void)t; (void)id; return CUDA_ERROR_NOT_SUPPORTED; }
 CUresult cuGetErrorString(CUresult e, const char **s) {
     static char buf[64];
@@ -225,6 +243,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t size) {
 }
 
 CUresult cuMemFree_v2(CUdeviceptr p) {
+    drain(NULL); /* as the driver's: it waits for the work before it */
     pthread_mutex_lock(&lock);
     struct alloc *a = unlink_at(p);
     pthread_mutex_unlock(&lock);
@@ -325,6 +344,7 @@ static void one_attr(struct alloc *a, int attr, void *data) {
     case ATTR_RANGE_START_ADDR: *(CUdeviceptr *)data = a ? a->addr : 0; break;
     case ATTR_RANGE_SIZE: *(size_t *)data = a ? a->size : 0; break;
     case ATTR_MAPPED: *(unsigned *)data = a != NULL; break;
+    case ATTR_SYNC_MEMOPS: *(unsigned *)data = a && a->sync; break;
     default: *(unsigned *)data = 0;
     }
 }
@@ -350,6 +370,16 @@ CUresult cuPointerGetAttributes(unsigned n, int *attrs, void **data, CUdeviceptr
     return CUDA_SUCCESS;
 }
 
+CUresult cuPointerSetAttribute(const void *value, int attr, CUdeviceptr p) {
+    if (!inited) return CUDA_ERROR_NOT_INITIALIZED;
+    if (attr != ATTR_SYNC_MEMOPS || !value) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    struct alloc *a = find(p);
+    if (a && (a->kind == K_DEVICE || a->kind == K_IPC)) a->sync = *(const unsigned *)value != 0;
+    pthread_mutex_unlock(&lock);
+    return a ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
 /* The CPU view of [p, p+n): the shadow of device memory, the address itself
  * for host memory; NULL when a device range is overrun. */
 static void *view(uintptr_t p, size_t n) {
@@ -372,9 +402,77 @@ static CUresult rows(uintptr_t dst, uintptr_t src, size_t n) {
     memmove(d, s, n);
     return CUDA_SUCCESS;
 }
-/* One copy call (counted). */
+/* ---- streams and events: queued copies, run on synchronization ---- */
+struct op { uintptr_t d, s; size_t n; void *own; struct op *next; };
+struct stream_s { struct op *head, *tail; pthread_mutex_t m; };
+struct event_s { CUstream s; unsigned long long upto; };
+static struct stream_s legacy = { NULL, NULL, PTHREAD_MUTEX_INITIALIZER };
+
+static CUstream str(CUstream s) { return s ? s : &legacy; }
+static CUresult drain(CUstream s) {
+    s = str(s);
+    pthread_mutex_lock(&s->m);
+    CUresult r = CUDA_SUCCESS;
+    while (s->head) {
+        struct op *o = s->head;
+        s->head = o->next;
+        if (!r) r = rows(o->d, o->s, o->n);
+        free(o->own);
+        free(o);
+    }
+    s->tail = NULL;
+    pthread_mutex_unlock(&s->m);
+    return r;
+}
+static void enqueue(CUstream st, struct op *o) {
+    st = str(st);
+    pthread_mutex_lock(&st->m);
+    if (st->tail) st->tail->next = o; else st->head = o;
+    st->tail = o;
+    pthread_mutex_unlock(&st->m);
+}
+
+/* Whether a "synchronous" write into d returns before it lands: device
+ * memory (plain or IPC-mapped) without SYNC_MEMOPS. */
+static int lands_late(uintptr_t d) {
+    pthread_mutex_lock(&lock);
+    struct alloc *a = find(d);
+    int r = a && (a->kind == K_DEVICE || a->kind == K_IPC) && !a->sync;
+    pthread_mutex_unlock(&lock);
+    return r;
+}
+static int is_pinned_host(uintptr_t p) {
+    pthread_mutex_lock(&lock);
+    struct alloc *a = find(p);
+    int r = a && (a->kind == K_PINNED || a->kind == K_REGISTERED);
+    pthread_mutex_unlock(&lock);
+    return r;
+}
+
+/* n bytes of `bytes` (taken now) written to d after the legacy stream's
+ * earlier work. */
+static CUresult write_late(uintptr_t d, const void *bytes, size_t n) {
+    struct op *o = calloc(1, sizeof *o);
+    o->own = malloc(n ? n : 1);
+    memcpy(o->own, bytes, n);
+    o->d = d; o->s = (uintptr_t)o->own; o->n = n;
+    enqueue(NULL, o);
+    return CUDA_SUCCESS;
+}
+
+/* One copy call (counted), after the legacy stream's earlier work: one
+ * into device memory from pageable host or device memory lands late
+ * (above). */
 static CUresult copy(uintptr_t dst, uintptr_t src, size_t n) {
     __atomic_add_fetch(&n_copy, 1, __ATOMIC_RELAXED);
+    if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+    CUresult r = drain(NULL);
+    if (r) return r;
+    if (n && lands_late(dst) && !is_pinned_host(src)) {
+        void *s = view(src, n);
+        if (!s || !view(dst, n)) return CUDA_ERROR_INVALID_VALUE;
+        return write_late(dst, s, n);
+    }
     return rows(dst, src, n);
 }
 
@@ -386,6 +484,15 @@ CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) {
     if (!current) return CUDA_ERROR_INVALID_CONTEXT;
     void *p = view(d, n);
     if (!p) return CUDA_ERROR_INVALID_VALUE;
+    if (n && lands_late(d)) {
+        void *b = malloc(n);
+        memset(b, v, n);
+        CUresult r = write_late(d, b, n);
+        free(b);
+        return r;
+    }
+    CUresult r = drain(NULL);
+    if (r) return r;
     memset(p, v, n);
     return CUDA_SUCCESS;
 }
@@ -421,6 +528,8 @@ CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D *c) {
     s += c->srcXInBytes + c->srcY * c->srcPitch;
     d += c->dstXInBytes + c->dstY * c->dstPitch;
     __atomic_add_fetch(&n_copy, 1, __ATOMIC_RELAXED);
+    CUresult e0 = drain(NULL);
+    if (e0) return e0;
     for (size_t r = 0; r < c->Height; r++) {
         CUresult e = rows(d + r * c->dstPitch, s + r * c->srcPitch, c->WidthInBytes);
         if (e) return e;
@@ -428,27 +537,6 @@ CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D *c) {
     return CUDA_SUCCESS;
 }
 
-/* ---- streams and events: queued copies, run on synchronization ---- */
-struct op { uintptr_t d, s; size_t n; struct op *next; };
-struct stream_s { struct op *head, *tail; pthread_mutex_t m; };
-struct event_s { CUstream s; unsigned long long upto; };
-static struct stream_s legacy = { NULL, NULL, PTHREAD_MUTEX_INITIALIZER };
-
-static CUstream str(CUstream s) { return s ? s : &legacy; }
-static CUresult drain(CUstream s) {
-    s = str(s);
-    pthread_mutex_lock(&s->m);
-    CUresult r = CUDA_SUCCESS;
-    while (s->head) {
-        struct op *o = s->head;
-        s->head = o->next;
-        if (!r) r = rows(o->d, o->s, o->n);
-        free(o);
-    }
-    s->tail = NULL;
-    pthread_mutex_unlock(&s->m);
-    return r;
-}
 
 CUresult cuStreamCreate(CUstream *s, unsigned flags) {
     (void)flags;
@@ -584,7 +672,7 @@ CUresult cuIpcGetMemHandle(CUipcMemHandle *h, CUdeviceptr p) {
     pthread_mutex_lock(&lock);
     struct alloc *a = find(p);
     if (!a || a->addr != p || a->kind != K_DEVICE) { pthread_mutex_unlock(&lock); return CUDA_ERROR_INVALID_VALUE; }
-    struct ipc i = { MAGIC, (int)getpid(), a->fd, a->size, a->id };
+    struct ipc i = { MAGIC, (int)getpid(), a->fd, a->size, a->id, a->addr };
     n_ipc_get++;
     pthread_mutex_unlock(&lock);
     memset(h, 0, sizeof *h);
@@ -600,6 +688,17 @@ CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *p, CUipcMemHandle h, unsigned flags)
     memcpy(&i, h.reserved, sizeof i);
     if (i.magic != MAGIC) return CUDA_ERROR_INVALID_VALUE;
     if (i.pid == getpid()) return CUDA_ERROR_INVALID_CONTEXT; /* as the driver: not in the exporting process */
+    /* As the driver: one open mapping per exported allocation and process,
+     * and none of an allocation while one of an earlier allocation of the
+     * exporter at an overlapping address (freed there since) is open. */
+    pthread_mutex_lock(&lock);
+    for (struct alloc *o = allocs; o; o = o->next)
+        if (o->kind == K_IPC && o->from_pid == i.pid &&
+            (o->from_id == i.id || (o->from_addr < i.addr + (i.size ? i.size : 1) && i.addr < o->from_addr + (o->from_size ? o->from_size : 1)))) {
+            pthread_mutex_unlock(&lock);
+            return CUDA_ERROR_ALREADY_MAPPED;
+        }
+    pthread_mutex_unlock(&lock);
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/fd/%d", i.pid, i.fd);
     int fd = open(path, O_RDWR);
@@ -609,6 +708,10 @@ CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *p, CUipcMemHandle h, unsigned flags)
     if (r) { close(fd); return r; }
     pthread_mutex_lock(&lock);
     add(a, s, i.size, K_IPC, fd);
+    allocs->from_pid = i.pid;
+    allocs->from_id = i.id;
+    allocs->from_addr = i.addr;
+    allocs->from_size = i.size;
     n_ipc_open++;
     pthread_mutex_unlock(&lock);
     *p = a;

@@ -40,7 +40,7 @@ pub const TUNABLES: &[(&str, &str, &str)] = &[
     ("OXMPI_CUDA_IPC_CACHE", "64", "CUDA IPC mappings a receiver keeps open, by (peer, buffer id); the least recently used one is closed when a new one is needed"),
     ("OXMPI_GPU_PIPELINE", "1048576", "contiguous device buffers longer than this (bytes) that are staged through host memory (to ranks on other hosts, or on this node without CUDA IPC) move through pinned host slots a chunk at a time, the driver's copies overlapping the transfer; 0: every staged device message"),
     ("OXMPI_GPU_PIPELINE_CHUNK", "524288", "bytes per chunk of the device pipeline (OXMPI_GPU_PIPELINE); four chunks per message are in flight at most"),
-    ("OXMPI_NVRTC_LIB", "libnvrtc.so.12", "the NVRTC library that compiles the reduction kernels for device buffers at run time (a soname or a path; without it those reductions run on host copies)"),
+    ("OXMPI_NVRTC_LIB", "libnvrtc.so.13, then libnvrtc.so.12", "the NVRTC library that compiles the reduction kernels for device buffers at run time (a soname or a path; without it those reductions run on host copies)"),
     ("OXMPI_TEST_RANKS_PER_NODE", "0", "tests: pretend world ranks [0,k), [k,2k), ... are separate nodes, so the hierarchical collectives run on one host (0: off)"),
 ];
 

@@ -29,6 +29,8 @@ pub const CU_POINTER_ATTRIBUTE_CONTEXT: c_int = 1;
 /// cbindgen:ignore
 pub const CU_POINTER_ATTRIBUTE_MEMORY_TYPE: c_int = 2;
 /// cbindgen:ignore
+pub const CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: c_int = 6;
+/// cbindgen:ignore
 pub const CU_POINTER_ATTRIBUTE_BUFFER_ID: c_int = 7;
 /// cbindgen:ignore
 pub const CU_POINTER_ATTRIBUTE_IS_MANAGED: c_int = 8;
@@ -110,10 +112,9 @@ table! {
     driver_get_version = "cuDriverGetVersion": fn(*mut c_int);
     device_get_count = "cuDeviceGetCount": fn(*mut c_int);
     pointer_get_attributes = "cuPointerGetAttributes": fn(c_uint, *mut c_int, *mut *mut c_void, CUdeviceptr);
+    pointer_set_attribute = "cuPointerSetAttribute": fn(*const c_void, c_int, CUdeviceptr);
     ctx_get_current = "cuCtxGetCurrent": fn(*mut CUcontext);
     ctx_set_current = "cuCtxSetCurrent": fn(CUcontext);
-    memcpy = "cuMemcpy": fn(CUdeviceptr, CUdeviceptr, usize);
-    memcpy_2d = "cuMemcpy2D_v2": fn(*const Memcpy2D);
     memcpy_2d_async = "cuMemcpy2DAsync_v2": fn(*const Memcpy2D, *mut c_void);
     get_error_string = "cuGetErrorString": fn(CUresult, *mut *const c_char);
     ipc_get_mem_handle = "cuIpcGetMemHandle": fn(*mut IpcHandle, CUdeviceptr);

@@ -9,7 +9,10 @@
 //! new for every allocation, so an address the peer freed and allocated
 //! again is a new key and never reads the old mapping. A mapping is closed
 //! when it is evicted (least recently used, `OXMPI_CUDA_IPC_CACHE`
-//! entries; never while a window over that memory pins it) or at exit.
+//! entries; never while a window over that memory pins it), when a new
+//! allocation of the same peer overlaps its range in the peer's address
+//! space (the old one was freed there, and the driver maps one allocation
+//! per address range of a peer), or at exit.
 
 use super::driver::*;
 use super::for_copy;
@@ -30,19 +33,31 @@ pub struct IpcRef {
     pub offset: u64,
     /// The allocation's size.
     pub size: u64,
+    /// The allocation's start in the sender's address space.
+    pub base: u64,
 }
 
-/// Bytes of an `IpcRef` on the wire.
+/// Bytes of an `IpcRef` on the wire: the handle, then the id, the offset,
+/// the size and the base in 48 bits each (buffer ids count allocations;
+/// offsets, sizes and user-space addresses stay below 2^48), so that a
+/// single-copy collective's call line still has room for one.
 /// cbindgen:ignore
-pub const WIRE: usize = 64 + 24;
+pub const WIRE: usize = 64 + 4 * 6;
+
+/// Largest value of a 48-bit field of the wire form.
+const FIELD_MAX: u64 = (1 << 48) - 1;
 
 impl IpcRef {
     pub fn to_bytes(&self) -> [u8; WIRE] {
         let mut b = [0u8; WIRE];
         b[..64].copy_from_slice(&self.handle.reserved);
-        b[64..72].copy_from_slice(&self.id.to_le_bytes());
-        b[72..80].copy_from_slice(&self.offset.to_le_bytes());
-        b[80..88].copy_from_slice(&self.size.to_le_bytes());
+        for (i, v) in [self.id, self.offset, self.size, self.base]
+            .into_iter()
+            .enumerate()
+        {
+            debug_assert!(v <= FIELD_MAX);
+            b[64 + 6 * i..70 + 6 * i].copy_from_slice(&v.to_le_bytes()[..6]);
+        }
         b
     }
 
@@ -50,20 +65,28 @@ impl IpcRef {
         if b.len() < WIRE {
             return None;
         }
-        let word = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
+        let field = |i: usize| {
+            let mut w = [0u8; 8];
+            w[..6].copy_from_slice(&b[64 + 6 * i..70 + 6 * i]);
+            u64::from_le_bytes(w)
+        };
         let mut handle = IpcHandle { reserved: [0; 64] };
         handle.reserved.copy_from_slice(&b[..64]);
         Some(IpcRef {
             handle,
-            id: word(64),
-            offset: word(72),
-            size: word(80),
+            id: field(0),
+            offset: field(1),
+            size: field(2),
+            base: field(3),
         })
     }
 }
 
 struct Opened {
     base: CUdeviceptr,
+    /// The sender's allocation: its start there and its size.
+    from: u64,
+    len: u64,
     used: u64,
     /// Holders that keep the mapping open whatever the cache's limit (a
     /// window over the peer's device memory, `pin`).
@@ -129,7 +152,13 @@ pub fn export(p: *const u8) -> Result<IpcRef> {
             ],
         )
     };
-    if r != CUDA_SUCCESS || start == 0 || id == 0 {
+    if r != CUDA_SUCCESS
+        || start == 0
+        || id == 0
+        || [id, start, size as u64, start + size as u64]
+            .iter()
+            .any(|&v| v > FIELD_MAX)
+    {
         return Err(err!(
             MPI_ERR_OTHER,
             "CUDA: no allocation range for device buffer {p:p} ({})",
@@ -164,6 +193,7 @@ pub fn export(p: *const u8) -> Result<IpcRef> {
         id,
         offset: p as u64 - start,
         size: size as u64,
+        base: start,
     })
 }
 
@@ -204,6 +234,35 @@ fn open_with(peer: usize, r: &IpcRef, pins: u32) -> Result<*mut u8> {
     let base = match hit {
         Some(b) => b,
         None => {
+            // A mapping of an allocation the peer has freed since, where the
+            // new one lies (a sender's addresses are reused), is stale, and
+            // the driver refuses to map the new one while it is open
+            // (CUDA_ERROR_ALREADY_MAPPED): close those first. A live
+            // allocation of the peer never overlaps another, so no copy is
+            // using them.
+            let stale: Vec<CUdeviceptr> = caches(|c| {
+                let keys: Vec<(usize, u64)> = c
+                    .opened
+                    .iter()
+                    .filter(|(&(p, id), o)| {
+                        p == peer
+                            && id != r.id
+                            && o.pins == 0
+                            && o.from < r.base.saturating_add(r.size.max(1))
+                            && r.base < o.from.saturating_add(o.len.max(1))
+                    })
+                    .map(|(k, _)| *k)
+                    .collect();
+                keys.iter()
+                    .filter_map(|k| c.opened.remove(k))
+                    .map(|o| o.base)
+                    .collect()
+            });
+            for old in stale {
+                // SAFETY: `old` was mapped by cuIpcOpenMemHandle and is no
+                // longer in the cache; its allocation is gone at the peer.
+                unsafe { (d.ipc_close_mem_handle)(old) };
+            }
             let mut b: CUdeviceptr = 0;
             // SAFETY: `b` is a valid out pointer; the handle came from the
             // peer's cuIpcGetMemHandle.
@@ -239,6 +298,8 @@ fn open_with(peer: usize, r: &IpcRef, pins: u32) -> Result<*mut u8> {
                     (peer, r.id),
                     Opened {
                         base: b,
+                        from: r.base,
+                        len: r.size,
                         used: now,
                         pins,
                     },
@@ -259,4 +320,27 @@ fn open_with(peer: usize, r: &IpcRef, pins: u32) -> Result<*mut u8> {
 /// Mappings opened so far (for tests and diagnostics).
 pub fn opens() -> u64 {
     caches(|c| c.opens)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reference_survives_the_wire() {
+        let mut handle = IpcHandle { reserved: [0; 64] };
+        for (i, b) in handle.reserved.iter_mut().enumerate() {
+            *b = i as u8 ^ 0x5a;
+        }
+        let r = IpcRef {
+            handle,
+            id: 123_456_789,
+            offset: 4096 + 7,
+            size: 3 << 30,
+            base: 0x7f12_3456_0000,
+        };
+        let b = r.to_bytes();
+        assert_eq!(IpcRef::from_bytes(&b), Some(r));
+        assert_eq!(IpcRef::from_bytes(&b[..WIRE - 1]), None);
+    }
 }

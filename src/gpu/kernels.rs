@@ -2,7 +2,7 @@
 //! builtin ops on every element kind a GPU has (integers, float, double,
 //! float16, bfloat16, float and double complex, C bool, Fortran LOGICAL,
 //! bytes), generated as CUDA C here and compiled at run time with NVRTC
-//! (`libnvrtc.so.12`, or `OXMPI_NVRTC_LIB`) into a CUBIN for the device's
+//! (`libnvrtc.so.13` or `.12`, or `OXMPI_NVRTC_LIB`) into a CUBIN for the device's
 //! exact architecture (`sm_XY`: no PTX that a driver older than NVRTC could
 //! not load), once per element kind and process, cached.
 //!
@@ -264,13 +264,31 @@ struct Nvrtc {
     destroy: unsafe extern "C" fn(*mut Program) -> NvrtcResult,
 }
 
+/// The NVRTC libraries tried in turn when `OXMPI_NVRTC_LIB` names none.
+pub const DEFAULT_NVRTC: &[&str] = &["libnvrtc.so.13", "libnvrtc.so.12"];
+
 fn nvrtc() -> Result<&'static Nvrtc, String> {
     static N: OnceLock<Result<Nvrtc, String>> = OnceLock::new();
     N.get_or_init(|| {
-        let name =
-            crate::config::get_str("OXMPI_NVRTC_LIB").unwrap_or_else(|| "libnvrtc.so.12".into());
-        // SAFETY: opening NVRTC runs its constructors, which set up only itself.
-        let lib = unsafe { libloading::Library::new(&name) }.map_err(|e| e.to_string())?;
+        // A named library, or the first NVRTC found of the CUDA versions
+        // whose CUBINs the drivers of today load (13, then 12).
+        let names: Vec<String> = match crate::config::get_str("OXMPI_NVRTC_LIB") {
+            Some(n) if !n.is_empty() => vec![n],
+            _ => DEFAULT_NVRTC.iter().map(|n| n.to_string()).collect(),
+        };
+        let mut last = String::new();
+        let mut found = None;
+        for n in &names {
+            // SAFETY: opening NVRTC runs its constructors, which set up only itself.
+            match unsafe { libloading::Library::new(n) } {
+                Ok(l) => {
+                    found = Some((n.clone(), l));
+                    break;
+                }
+                Err(e) => last = e.to_string(),
+            }
+        }
+        let (name, lib) = found.ok_or(last)?;
         macro_rules! sym {
             ($s:literal) => {
                 // SAFETY: the symbol is NVRTC's function of this name with the

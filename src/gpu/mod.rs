@@ -116,8 +116,9 @@ fn classify_driver(p: *const u8) -> MemKind {
     let mut mt: c_uint = 0;
     let mut managed: c_uint = 0;
     let mut ctx: CUcontext = std::ptr::null_mut();
+    let mut id: u64 = 0;
     // SAFETY: each out pointer has its attribute's type (unsigned int,
-    // unsigned int, CUcontext).
+    // unsigned int, CUcontext, unsigned long long).
     let r = unsafe {
         d.attributes(
             p as u64,
@@ -134,6 +135,7 @@ fn classify_driver(p: *const u8) -> MemKind {
                     CU_POINTER_ATTRIBUTE_CONTEXT,
                     (&mut ctx as *mut CUcontext).cast(),
                 ),
+                (CU_POINTER_ATTRIBUTE_BUFFER_ID, (&mut id as *mut u64).cast()),
             ],
         )
     };
@@ -143,7 +145,58 @@ fn classify_driver(p: *const u8) -> MemKind {
     if !ctx.is_null() {
         LAST_CTX.store(ctx, Relaxed);
     }
+    first_sight(d, p, id);
     MemKind::Device
+}
+
+/// The first time an allocation reaches the library (by buffer id, new
+/// for every allocation): its synchronous memory operations are made to
+/// synchronize (`CU_POINTER_ATTRIBUTE_SYNC_MEMOPS`, as other CUDA-aware
+/// MPIs do), so that a `cuMemcpy` into it or a `cuMemset` of it has
+/// landed when it returns, and the ones already queued on the legacy
+/// default stream are waited for. The library's own stream does not
+/// synchronize with that stream: without this, a receive into a buffer
+/// the program had just set with `cuMemsetD8` could be overwritten by the
+/// late memset.
+fn first_sight(d: &Driver, p: *const u8, id: u64) {
+    use std::collections::HashSet;
+    use std::sync::Mutex;
+    static SEEN: Mutex<Option<HashSet<u64>>> = Mutex::new(None);
+    let new = {
+        let mut g = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+        let set = g.get_or_insert_with(HashSet::new);
+        if set.len() >= 1 << 16 {
+            // Ids are never reused: forgetting them only repeats the work.
+            set.clear();
+        }
+        set.insert(id)
+    };
+    if !new || for_copy().is_err() {
+        return;
+    }
+    let one: c_uint = 1;
+    // SAFETY: the attribute's value is an unsigned int; `p` is device
+    // memory the driver just described.
+    unsafe {
+        (d.pointer_set_attribute)(
+            (&one as *const c_uint).cast(),
+            CU_POINTER_ATTRIBUTE_SYNC_MEMOPS,
+            p as u64,
+        )
+    };
+    let mut ev: *mut c_void = std::ptr::null_mut();
+    // SAFETY: valid out pointer; a context is current (`for_copy`).
+    if unsafe { (d.event_create)(&mut ev, CU_EVENT_DISABLE_TIMING) } != CUDA_SUCCESS {
+        return;
+    }
+    // The null stream is the legacy default stream.
+    let wait = Pending { event: ev };
+    // SAFETY: the event is live; the null stream always exists.
+    if unsafe { (d.event_record)(wait.event, std::ptr::null_mut()) } == CUDA_SUCCESS {
+        while matches!(wait.done(), Ok(false)) {
+            std::hint::spin_loop();
+        }
+    }
 }
 
 /// A site that moves bytes with the CPU: refuses device memory, naming
@@ -194,8 +247,17 @@ pub unsafe fn copy(dst: *mut u8, src: *const u8, n: usize) -> Result<()> {
         return Ok(());
     }
     let d = for_copy()?;
-    // SAFETY: forwarded contract.
-    let r = unsafe { (d.memcpy)(dst as u64, src as u64, n) };
+    // On the library's stream, then waited for: `cuMemcpy` may return
+    // before a copy into device memory has landed (from pageable host
+    // memory, or between device buffers), which a copy that others read
+    // next (an accumulate under its lock, a collective's flag) cannot have.
+    let s = stream(d)?;
+    // SAFETY: forwarded contract; `s` is the library's stream.
+    let mut r = unsafe { (d.memcpy_async)(dst as u64, src as u64, n, s) };
+    if r == CUDA_SUCCESS {
+        // SAFETY: `s` is the library's stream.
+        r = unsafe { (d.stream_synchronize)(s) };
+    }
     if r != CUDA_SUCCESS {
         return Err(failed(
             d,
@@ -575,15 +637,15 @@ pub unsafe fn copy_2d(
         width_in_bytes: width,
         height,
     };
-    // SAFETY: `c` describes rows inside the two buffers (contract); a
-    // queued copy goes on the library's stream.
-    let r = unsafe {
-        if queued {
-            (d.memcpy_2d_async)(&c, stream(d)?)
-        } else {
-            (d.memcpy_2d)(&c)
-        }
-    };
+    // The copy goes on the library's stream, and one made in the call is
+    // waited for there (as in `copy`).
+    let s = stream(d)?;
+    // SAFETY: `c` describes rows inside the two buffers (contract).
+    let mut r = unsafe { (d.memcpy_2d_async)(&c, s) };
+    if r == CUDA_SUCCESS && !queued {
+        // SAFETY: `s` is the library's stream.
+        r = unsafe { (d.stream_synchronize)(s) };
+    }
     if r != CUDA_SUCCESS {
         return Err(failed(
             d,
