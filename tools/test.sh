@@ -49,4 +49,6 @@ echo "== under a two-node Slurm on pretend hosts (srun --mpi=pmi2)"
 bash mpi_tests/slurm.sh build/prefix
 echo "== mpirun's command line (MPMD, --help, errors, habitual flags)"
 bash mpi_tests/mpirun_cli.sh build/prefix
+echo "== diagnosis: the profile at finalize (OXMPI_PROFILE, mpirun --profile)"
+bash mpi_tests/diagnosis.sh build/prefix
 echo "== all tests passed"

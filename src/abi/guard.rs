@@ -31,6 +31,30 @@ pub fn enter(func: &'static str, comm: Option<c_int>, f: impl FnOnce() -> Result
     if POISONED.load(Ordering::Relaxed) && func != "MPI_Abort" {
         return poisoned(func, comm);
     }
+    if crate::core::profile::on() || super::check::on() {
+        return enter_noted(func, comm, f);
+    }
+    run(func, comm, f)
+}
+
+/// `enter` with the call timed for the profile (`OXMPI_PROFILE`) and its
+/// name noted for the collective checks (`OXMPI_CHECK`).
+#[inline(never)]
+fn enter_noted(func: &'static str, comm: Option<c_int>, f: impl FnOnce() -> Result<()>) -> c_int {
+    let prev = super::check::on().then(|| super::check::entering(func));
+    let call = crate::core::profile::on().then(crate::core::profile::begin);
+    let rc = run(func, comm, f);
+    if let Some(c) = call {
+        crate::core::profile::end(func, c);
+    }
+    if let Some(p) = prev {
+        super::check::leaving(p);
+    }
+    rc
+}
+
+#[inline(always)]
+fn run(func: &'static str, comm: Option<c_int>, f: impl FnOnce() -> Result<()>) -> c_int {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(())) => MPI_SUCCESS,
         Ok(Err(e)) => raise(func, comm, e),

@@ -163,6 +163,7 @@ pub unsafe extern "C" fn MPI_Finalize() -> c_int {
         ));
     }
     super::attr::delete_at_finalize()?;
+    super::profile::report()?;
     wait_for(|st| Ok(st.quiescent().then_some(())))?;
     let mut h = HOLDERS.lock().unwrap_or_else(|p| p.into_inner());
     h.world = false;

@@ -11,6 +11,7 @@
 pub use crate::base::{consts, handles, type_names};
 
 pub mod attr;
+pub mod check;
 pub mod coll;
 pub mod comm;
 pub mod datatype;
@@ -27,6 +28,7 @@ pub mod mpi1;
 pub mod op;
 pub mod p2p;
 pub mod part;
+pub mod profile;
 pub mod ptr;
 pub mod request;
 pub mod session;

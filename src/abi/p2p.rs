@@ -631,6 +631,7 @@ fn recv_now(d: &Desc, source: c_int, tag: c_int, comm: MPI_Comm) -> Result<Optio
         return Ok(None);
     };
     let mut backoff = crate::core::progress::Backoff::new_default();
+    let _waiting = crate::core::profile::Waiting::start();
     let mut round = 0u32;
     loop {
         let got = with(|st| {

@@ -1,13 +1,15 @@
 //! Runtime state, requests, communicators, the matching engine, protocols,
 //! the staging policy, progress and errors. Calls `transport` (through
 //! `Net`, its links and capabilities: no ring or segment type), `bootstrap`,
-//! `datatype`, `op`, `gpu`, `base`, `sys`; never `abi`.
+//! `datatype`, `op`, `gpu`, `base`, `sys`; never `abi`. `profile` holds the
+//! record of `OXMPI_PROFILE` that the entry points and the engine fill.
 pub mod comm;
 pub mod info;
 pub use crate::base::error;
 pub mod matching;
 pub mod pipe;
 pub mod pool;
+pub mod profile;
 pub mod request;
 pub use crate::backoff as progress;
 pub mod runtime;

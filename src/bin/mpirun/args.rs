@@ -146,6 +146,11 @@ For the whole job:
   --timeout SECONDS         kill the job after SECONDS (exit 124);
                             also OXMPI_TIMEOUT
   --tag-output, -l          prefix each output line with [rank]
+  --profile[=FILE]          print a profile of the MPI calls after the job
+                            (rank 0 at MPI_Finalize: calls, time, bytes,
+                            waiting, per-rank spread, heaviest pairs); with
+                            FILE also as JSON there (also OXMPI_PROFILE=1
+                            or OXMPI_PROFILE=FILE)
   --output-filename DIR     write each rank's output to
                             DIR/1/rank.R/stdout and stderr instead
   --bind-to core|hwthread|socket|numa|none
@@ -164,6 +169,7 @@ For the whole job:
 
 Environment:
   OXMPI_TIMEOUT=SECONDS     as --timeout
+  OXMPI_PROFILE=1|FILE      as --profile[=FILE]
   OXMPI_LAUNCHER=AGENT      as --launcher-exec
   OXMPI_*                   library tunables, passed to every rank as any
                             variable is (see --tunables)
@@ -287,6 +293,29 @@ pub(crate) fn parse(args: Vec<String>) -> Opts {
             }
             "--tag-output" | "-l" | "-prepend-rank" => {
                 o.tag = true;
+                i += 1;
+            }
+            "--profile" | "-profile" => {
+                // The caller's own OXMPI_PROFILE (a file, say) stays.
+                if std::env::var("OXMPI_PROFILE").map_or(true, |v| v.trim().is_empty()) {
+                    o.env.push(("OXMPI_PROFILE".into(), "1".into()));
+                }
+                i += 1;
+            }
+            p if p.starts_with("--profile=") => {
+                let file = &p["--profile=".len()..];
+                if file.is_empty() {
+                    bad("--profile=: no file named");
+                }
+                // Ranks may run elsewhere (-wdir): the path is made absolute here.
+                let path = std::path::Path::new(file);
+                let abs = if path.is_absolute() {
+                    path.to_path_buf()
+                } else {
+                    std::env::current_dir().unwrap_or_default().join(path)
+                };
+                o.env
+                    .push(("OXMPI_PROFILE".into(), abs.to_string_lossy().into_owned()));
                 i += 1;
             }
             "--output-filename" | "-output-filename" => {

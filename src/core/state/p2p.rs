@@ -458,6 +458,9 @@ impl State {
             unsafe { std::slice::from_raw_parts(buf, bytes) }
         };
         let sent = self.net.push_now(w, &hdr, payload, true);
+        if sent {
+            crate::core::profile::sent(w, bytes);
+        }
         if sent && cancellable {
             self.fast_seq += 1;
             self.fast_ring[self.fast_seq as usize % FAST_RING] = (w as u32, sreq);
@@ -540,6 +543,7 @@ impl State {
         if let Some(r) = self.reqs.get_mut(rid) {
             r.peer_w = w as u32;
         }
+        crate::core::profile::sent(w, bytes);
         match self.net.link(w) {
             Link::Local => {
                 let data = if bytes == 0 {

@@ -1,0 +1,122 @@
+/* Collective mismatch checks (OXMPI_CHECK=1): every kind of disagreement
+ * between the ranks of one collective is reported as an error of its class
+ * on every rank (MPI_ERRORS_RETURN), and the job goes on (no collective
+ * ran); collectives that agree (also with MPI_IN_PLACE, MPI_BYTE against
+ * typed data, v forms with per-rank counts) run and give their results.
+ * With MISMATCH_FATAL=kind|root|count|nonblocking the program makes that
+ * one mismatch under MPI_ERRORS_ARE_FATAL, and the testlist checks the
+ * message the job ends with. Needs 2 or more ranks. */
+#include "util.h"
+
+static int rank, size, last;
+
+/* rc must be an error of class `cls`. */
+static void expect_error(int rc, int cls, const char *what) {
+    CHECK(rc != MPI_SUCCESS, "%s: no error", what);
+    int c;
+    MPI_Error_class(rc, &c);
+    CHECK(c == cls, "%s: class %d, not %d", what, c, cls);
+}
+
+/* One mismatch under MPI_ERRORS_ARE_FATAL: the job ends with its message. */
+static void fatal(const char *which) {
+    int a[8] = {0}, b[8];
+    MPI_Request q;
+    if (!strcmp(which, "kind")) {
+        if (rank == 0) MPI_Bcast(a, 4, MPI_INT, 0, MPI_COMM_WORLD);
+        else MPI_Allreduce(a, b, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    } else if (!strcmp(which, "root")) {
+        MPI_Bcast(a, 4, MPI_INT, rank == last ? last : 0, MPI_COMM_WORLD);
+    } else if (!strcmp(which, "count")) {
+        MPI_Reduce(a, b, rank == last ? 5 : 4, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    } else if (!strcmp(which, "nonblocking")) {
+        for (int i = 0; i < 2; i++) MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0) MPI_Ibcast(a, 4, MPI_INT, 0, MPI_COMM_WORLD, &q);
+        else MPI_Iallreduce(a, b, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q);
+    }
+    printf("FAIL rank %d: the %s mismatch was not reported\n", rank, which);
+    MPI_Finalize();
+    exit(1);
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    test_rank = rank;
+    last = size - 1;
+    if (getenv("MISMATCH_FATAL")) fatal(getenv("MISMATCH_FATAL"));
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int a[64], b[64], rc;
+    for (int i = 0; i < 64; i++) a[i] = rank + i;
+
+    /* Different collectives. */
+    if (rank == 0) rc = MPI_Bcast(a, 4, MPI_INT, 0, MPI_COMM_WORLD);
+    else rc = MPI_Allreduce(a, b, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    expect_error(rc, MPI_ERR_OTHER, "kind");
+
+    /* Different roots. */
+    rc = MPI_Bcast(a, 4, MPI_INT, rank == last ? last : 0, MPI_COMM_WORLD);
+    expect_error(rc, MPI_ERR_ROOT, "root");
+
+    /* Different ops. */
+    rc = MPI_Allreduce(a, b, 4, MPI_INT, rank == 1 ? MPI_MAX : MPI_SUM, MPI_COMM_WORLD);
+    expect_error(rc, MPI_ERR_OP, "op");
+
+    /* Different counts, then different types of as many bytes. */
+    rc = MPI_Reduce(a, b, rank == last ? 5 : 4, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    expect_error(rc, MPI_ERR_TYPE, "count");
+    if (rank == 1) rc = MPI_Bcast(a, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    else rc = MPI_Bcast(a, 4, MPI_INT, 0, MPI_COMM_WORLD);
+    expect_error(rc, MPI_ERR_TYPE, "type");
+
+    /* A gather whose blocks differ from the root's. */
+    rc = MPI_Gather(a, rank == 1 ? 3 : 2, MPI_INT, b, 2, MPI_INT, 0, MPI_COMM_WORLD);
+    expect_error(rc, MPI_ERR_TYPE, "gather");
+
+    /* Nonblocking forms, named as called. */
+    MPI_Request q = MPI_REQUEST_NULL;
+    if (rank == 0) rc = MPI_Ibcast(a, 4, MPI_INT, 0, MPI_COMM_WORLD, &q);
+    else rc = MPI_Iallreduce(a, b, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q);
+    expect_error(rc, MPI_ERR_OTHER, "nonblocking");
+    CHECK(q == MPI_REQUEST_NULL, "a failed start left a request");
+
+    /* Agreeing collectives run, with their results. */
+    rc = MPI_Bcast(rank == 0 ? (void *)a : (void *)b, rank == 0 ? 4 : 16, rank == 0 ? MPI_INT : MPI_BYTE, 0, MPI_COMM_WORLD);
+    CHECK(rc == MPI_SUCCESS, "bcast of 4 MPI_INT into 16 MPI_BYTE failed");
+    if (rank != 0) CHECK(b[3] == 3, "bcast gave %d", b[3]);
+    for (int i = 0; i < 64; i++) b[i] = a[i];
+    CHECK(MPI_Allreduce(MPI_IN_PLACE, b, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS, "allreduce in place");
+    CHECK(b[0] == size * (size - 1) / 2, "allreduce gave %d", b[0]);
+    int *all = malloc(sizeof(int) * 2 * size), *counts = malloc(sizeof(int) * size), *displs = malloc(sizeof(int) * size);
+    for (int i = 0; i < size; i++) { counts[i] = i % 2 + 1; displs[i] = 2 * i; }
+    CHECK(MPI_Allgather(a, 2, MPI_INT, all, 2, MPI_INT, MPI_COMM_WORLD) == MPI_SUCCESS, "allgather");
+    CHECK(all[2 * last] == last, "allgather gave %d", all[2 * last]);
+    all[2 * rank] = rank * 10;
+    CHECK(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, 2, MPI_INT, MPI_COMM_WORLD) == MPI_SUCCESS, "allgather in place");
+    CHECK(all[2 * last] == last * 10, "allgather in place gave %d", all[2 * last]);
+    CHECK(MPI_Gatherv(a, counts[rank], MPI_INT, all, counts, displs, MPI_INT, 0, MPI_COMM_WORLD) == MPI_SUCCESS, "gatherv with per-rank counts");
+    CHECK(MPI_Alltoall(all, 1, MPI_INT, b, 1, MPI_INT, MPI_COMM_WORLD) == MPI_SUCCESS, "alltoall");
+    CHECK(MPI_Scatter(all, 2, MPI_INT, b, 2, MPI_INT, 0, MPI_COMM_WORLD) == MPI_SUCCESS, "scatter");
+    CHECK(MPI_Reduce_scatter_block(all, b, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS, "reduce_scatter_block");
+    CHECK(MPI_Scan(a, b, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS, "scan");
+    CHECK(b[0] == rank * (rank + 1) / 2, "scan gave %d", b[0]);
+    CHECK(MPI_Iallreduce(a, b, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &q) == MPI_SUCCESS, "iallreduce");
+    MPI_Wait(&q, MPI_STATUS_IGNORE);
+    CHECK(b[1] == last + 1, "iallreduce gave %d", b[1]);
+    CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS, "barrier");
+
+    /* On a communicator of its own, with its own call count. */
+    MPI_Comm half;
+    MPI_Comm_split(MPI_COMM_WORLD, 0, rank, &half);
+    MPI_Comm_set_errhandler(half, MPI_ERRORS_RETURN);
+    MPI_Barrier(half);
+    if (rank == 0) rc = MPI_Barrier(half);
+    else rc = MPI_Allreduce(a, b, 1, MPI_INT, MPI_SUM, half);
+    expect_error(rc, MPI_ERR_OTHER, "split");
+    MPI_Comm_free(&half);
+    free(all); free(counts); free(displs);
+    if (rank == 0) printf("coll_mismatch ok\n");
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The diagnosis OxMPI gives of itself (issue 22): the profile at finalize
+# (OXMPI_PROFILE, mpirun --profile[=FILE]), its counts, bytes and pairs
+# checked against a program with known calls (mpi_tests/profile.c) at 1, 2
+# and 4 ranks (4 oversubscribes a 2-CPU machine). Every job runs under
+# timeout and mpirun --timeout.
+# Usage: diagnosis.sh PREFIX
+set -uo pipefail
+prefix=$(cd "$1" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+rm -rf "$here/../build/tests/diagnosis" && mkdir -p "$here/../build/tests/diagnosis"
+out=$(cd "$here/../build/tests/diagnosis" && pwd)
+bin=$prefix/bin
+fail=0
+ok() { echo "ok   $1"; }
+bad() { echo "FAIL $1"; fail=1; }
+"$bin/mpicc" -I"$here" "$here/profile.c" -o "$out/profile" || { echo "FAIL build profile.c"; exit 1; }
+M="$bin/mpirun --timeout 60"
+
+for n in 1 2 4; do
+  rm -f "$out/p.json"
+  if timeout 90 $M -n $n --profile="$out/p.json" "$out/profile" >"$out/o" 2>"$out/e"; then
+    if python3 - "$out/p.json" "$out/e" $n <<'PY'
+import json, sys
+path, err, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+p = json.load(open(path))
+f = {x["name"]: x for x in p["functions"]}
+def want(cond, what):
+    if not cond:
+        print("profile:", what); sys.exit(1)
+want(p["ranks"] == n, f"ranks {p['ranks']}")
+for name, calls in [("MPI_Init", 1), ("MPI_Comm_rank", 1), ("MPI_Comm_size", 1), ("MPI_Barrier", 10),
+                    ("MPI_Send", 5), ("MPI_Recv", 5), ("MPI_Allreduce", 3), ("MPI_Irecv", 2),
+                    ("MPI_Isend", 2), ("MPI_Waitall", 1)]:
+    want(name in f, f"{name} missing")
+    want(f[name]["calls"] == calls * n, f"{name}: {f[name]['calls']} calls, not {calls * n}")
+    want(f[name]["per_rank"]["calls"] == [calls] * n, f"{name}: per rank {f[name]['per_rank']['calls']}")
+    want(f[name]["time_ns"] > 0, f"{name}: no time")
+    want(0 <= f[name]["wait_ns"] <= f[name]["time_ns"], f"{name}: wait {f[name]['wait_ns']} of {f[name]['time_ns']}")
+want("MPI_Finalize" not in f, "MPI_Finalize reported (its record ends after the report)")
+want(f["MPI_Send"]["bytes"] == 5 * 400 * n, f"MPI_Send bytes {f['MPI_Send']['bytes']}")
+want(f["MPI_Isend"]["bytes"] == 2 * 400 * n, f"MPI_Isend bytes {f['MPI_Isend']['bytes']}")
+want(f["MPI_Recv"]["bytes"] == 0, f"MPI_Recv bytes {f['MPI_Recv']['bytes']}")
+m = p["bytes_sent"]
+for r in range(n):
+    nxt = (r + 1) % n
+    want(m[r][nxt] >= 7 * 400, f"bytes_sent[{r}][{nxt}] = {m[r][nxt]}")
+text = open(err).read()
+want(f"OxMPI profile: {n} ranks" in text, "no table on stderr")
+want("MPI_Send" in text and "heaviest pairs" in text, "table lacks rows or pairs")
+PY
+    then ok "profile at $n ranks: calls, bytes, pairs and the table"; else bad "profile at $n ranks"; tail -20 "$out/e"; fi
+  else
+    bad "profile job at $n ranks: exit $?"; tail -5 "$out/e"
+  fi
+done
+
+# mpirun --profile alone prints the table; without it nothing is printed.
+if timeout 90 $M -n 2 --profile "$out/profile" >"$out/o" 2>"$out/e" && grep -q "OxMPI profile: 2 ranks" "$out/e" \
+   && grep -q "MPI_Barrier" "$out/e"; then ok "mpirun --profile prints the table"; else bad "mpirun --profile"; tail -5 "$out/e"; fi
+if timeout 90 $M -n 2 "$out/profile" >"$out/o" 2>"$out/e" && ! grep -q "OxMPI profile" "$out/e"; then
+  ok "no profile without --profile"; else bad "a profile printed unasked"; fi
+if timeout 90 env OXMPI_PROFILE=1 $M -n 2 "$out/profile" >"$out/o" 2>"$out/e" && grep -q "OxMPI profile: 2 ranks" "$out/e"; then
+  ok "OXMPI_PROFILE=1 prints the table"; else bad "OXMPI_PROFILE=1"; fi
+if timeout 90 env OXMPI_PROFILE=/nonexistent/dir/p.json $M -n 1 "$out/profile" >"$out/o" 2>"$out/e"; then
+  bad "an unwritable profile file passed silently"
+elif grep -q "OXMPI_PROFILE=/nonexistent/dir/p.json: the JSON profile could not be written" "$out/e"; then
+  ok "an unwritable profile file is an error naming it"
+else bad "an unwritable profile file: $(tail -2 "$out/e")"; fi
+
+left=$(ls /dev/shm | grep '^oxmpi-' || true)
+[ -z "$left" ] || { echo "FAIL: left in /dev/shm: $left"; fail=1; }
+exit $fail

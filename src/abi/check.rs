@@ -1,0 +1,740 @@
+//! Collective mismatch checks (`OXMPI_CHECK=1`): before a collective on an
+//! intracommunicator does anything, its ranks exchange a small description
+//! of the call (an allgather of `WORDS` words on the same communicator,
+//! which every rank makes at the same point, whatever collective it
+//! called) and compare: the collective (its blocking, nonblocking and
+//! persistent forms count as one), the root, the op, and the type
+//! signatures and counts where the standard requires them to agree. A
+//! mismatch is an MPI error on every rank, naming the ranks and the
+//! differing arguments, instead of a hang or wrong data:
+//!
+//! "MPI_Bcast on rank 0 but MPI_Allreduce on rank 1 in MPI_COMM_WORLD, call 3"
+//!
+//! A type signature is compared as the number of elements of each basic
+//! type (order within the signature is not compared) and its bytes; where
+//! either side is MPI_BYTE or MPI_PACKED, by bytes alone. The v and w forms
+//! and the neighbourhood collectives are compared by collective and root
+//! only (their counts differ per rank by design). Off, each collective pays
+//! one relaxed load.
+
+use super::consts::*;
+use super::{MPI_Comm, MPI_Datatype, MPI_Op};
+use crate::core::error::Result;
+use crate::err;
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::ffi::c_int;
+use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
+
+const UNREAD: u8 = 0;
+const OFF: u8 = 1;
+const ON: u8 = 2;
+/// Relaxed: decided once from the environment, alike by every thread.
+static STATE: AtomicU8 = AtomicU8::new(UNREAD);
+
+/// Whether `OXMPI_CHECK` asks for the checks.
+#[inline(always)]
+pub fn on() -> bool {
+    match STATE.load(Relaxed) {
+        OFF => false,
+        ON => true,
+        _ => decide(),
+    }
+}
+
+#[cold]
+fn decide() -> bool {
+    let on = std::env::var("OXMPI_CHECK").is_ok_and(|v| {
+        let v = v.trim();
+        !v.is_empty() && v != "0"
+    });
+    STATE.store(if on { ON } else { OFF }, Relaxed);
+    on
+}
+
+thread_local! {
+    /// Inside a checked collective: the collective's own inner calls (and
+    /// the check's allgather) are not checked again.
+    static INSIDE: Cell<bool> = const { Cell::new(false) };
+    /// The MPI function this thread is in (set by `abi::guard` while the
+    /// checks are on), for the messages.
+    static CURRENT: Cell<&'static str> = const { Cell::new("") };
+}
+
+/// Notes the entry point being called (checks on).
+pub fn entering(func: &'static str) -> &'static str {
+    CURRENT.with(|c| c.replace(func))
+}
+
+/// Restores what `entering` replaced.
+pub fn leaving(prev: &'static str) {
+    CURRENT.with(|c| c.set(prev));
+}
+
+/// Held for the duration of a checked collective.
+pub struct Guard(bool);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if self.0 {
+            INSIDE.with(|i| i.set(false));
+        }
+    }
+}
+
+/// A type signature: bytes, a hash of the elements of each basic type, and
+/// whether it is untyped (MPI_BYTE or MPI_PACKED inside).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sig {
+    pub count: u64,
+    pub dt: u64,
+    pub bytes: u64,
+    pub hash: u64,
+    pub untyped: bool,
+}
+
+/// The signature of `count` elements of `dt`; None where the arguments are
+/// not valid (the collective itself reports them).
+pub fn sig(count: c_int, dt: MPI_Datatype) -> Option<Sig> {
+    if count < 0 {
+        return None;
+    }
+    let t = super::datatype::lookup(dt).ok()?;
+    let mut per: Vec<(c_int, u64)> = Vec::new();
+    let reps = (t.reps as u64).max(1) * count as u64;
+    for r in &t.runs {
+        let n = r.count as u64 * reps;
+        match per.iter_mut().find(|(b, _)| *b == r.basic) {
+            Some(e) => e.1 += n,
+            None => per.push((r.basic, n)),
+        }
+    }
+    per.sort();
+    let untyped = per.iter().any(|&(b, _)| b == MPI_BYTE || b == MPI_PACKED);
+    // FNV-1a over the (basic type, elements) pairs.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for (b, n) in &per {
+        for byte in (*b as u32).to_le_bytes().into_iter().chain(n.to_le_bytes()) {
+            h = (h ^ byte as u64).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    Some(Sig {
+        count: count as u64,
+        dt: dt as u32 as u64,
+        bytes: t.size as u64 * count as u64,
+        hash: h,
+        untyped,
+    })
+}
+
+/// What a collective's ranks must agree on beyond the collective itself.
+pub enum Shape {
+    /// Nothing more (barrier, v and w forms, neighbourhood collectives).
+    None,
+    /// Every rank's signature alike (bcast, the reductions).
+    Same(Option<Sig>),
+    /// Every rank's send and receive blocks alike (allgather, alltoall);
+    /// `send` None for MPI_IN_PLACE.
+    Blocks {
+        send: Option<Sig>,
+        recv: Option<Sig>,
+    },
+    /// Every rank's send block like the root's receive block (gather).
+    ToRoot {
+        send: Option<Sig>,
+        recv: Option<Sig>,
+    },
+    /// The root's send block like every rank's receive block (scatter).
+    FromRoot {
+        send: Option<Sig>,
+        recv: Option<Sig>,
+    },
+    /// Identical counts on every rank (reduce_scatter's recvcounts), and
+    /// the element's signature.
+    Counts(u64, Option<Sig>),
+}
+
+const WORDS: usize = 19;
+
+/// Calls per communicator so far (by handle), for the messages.
+static CALLS: parking_lot::Mutex<Option<HashMap<c_int, u64>>> = parking_lot::Mutex::new(None);
+
+/// The families of collectives: a call's kind is its index here.
+const FAMILIES: &[&str] = &[
+    "MPI_Barrier",
+    "MPI_Bcast",
+    "MPI_Reduce",
+    "MPI_Allreduce",
+    "MPI_Gather",
+    "MPI_Gatherv",
+    "MPI_Scatter",
+    "MPI_Scatterv",
+    "MPI_Allgather",
+    "MPI_Allgatherv",
+    "MPI_Alltoall",
+    "MPI_Alltoallv",
+    "MPI_Alltoallw",
+    "MPI_Reduce_scatter",
+    "MPI_Reduce_scatter_block",
+    "MPI_Scan",
+    "MPI_Exscan",
+    "MPI_Neighbor_allgather",
+    "MPI_Neighbor_allgatherv",
+    "MPI_Neighbor_alltoall",
+    "MPI_Neighbor_alltoallv",
+    "MPI_Neighbor_alltoallw",
+];
+
+/// The collective family of entry point `name` (its blocking name), if it
+/// is a collective's.
+fn family_of(name: &str) -> Option<&'static str> {
+    let base = name.strip_suffix("_c").unwrap_or(name);
+    let base = base.strip_suffix("_init").unwrap_or(base);
+    FAMILIES.iter().copied().find(|f| {
+        *f == base
+            || base.strip_prefix("MPI_I").is_some_and(|rest| {
+                f.strip_prefix("MPI_")
+                    .is_some_and(|g| g.eq_ignore_ascii_case(rest))
+            })
+    })
+}
+
+/// Checks that every rank of `comm` makes the same collective (the family
+/// of the entry point this thread is in) with agreeing arguments; the
+/// guard keeps the collective's own inner calls from being checked again.
+/// Nothing happens with the checks off, inside a checked collective, on an
+/// intercommunicator, or where the call is not a collective's entry point
+/// (`MPI_Start` of a persistent collective).
+pub fn collective(
+    comm: MPI_Comm,
+    root: Option<c_int>,
+    op: Option<MPI_Op>,
+    shape: Shape,
+) -> Result<Guard> {
+    if !on() || INSIDE.with(|i| i.get()) {
+        return Ok(Guard(false));
+    }
+    let name = CURRENT.with(|c| c.get());
+    let Some(family) = family_of(name) else {
+        return Ok(Guard(false));
+    };
+    // The v and w forms and the neighbourhood collectives: collective and
+    // root only.
+    let shape =
+        if family.ends_with('v') || family.ends_with('w') || family.starts_with("MPI_Neighbor") {
+            Shape::None
+        } else {
+            shape
+        };
+    let (inter, size, rank, label) = crate::core::runtime::with(|st| {
+        let c = st.comm(comm)?;
+        let label = match comm {
+            MPI_COMM_WORLD => "MPI_COMM_WORLD".to_string(),
+            MPI_COMM_SELF => "MPI_COMM_SELF".to_string(),
+            _ if !c.name.is_empty() => format!("communicator {} (0x{:08x})", c.name, comm as u32),
+            _ => format!("communicator 0x{:08x}", comm as u32),
+        };
+        Ok((
+            c.remote.is_some(),
+            c.peer_size() as usize,
+            c.rank as usize,
+            label,
+        ))
+    })?;
+    if inter {
+        return Ok(Guard(false));
+    }
+    INSIDE.with(|i| i.set(true));
+    let guard = Guard(true);
+    let kind = FAMILIES
+        .iter()
+        .position(|f| *f == family)
+        .unwrap_or(usize::MAX) as u64;
+    let call = {
+        let mut g = CALLS.lock();
+        let m = g.get_or_insert_with(HashMap::new);
+        let n = m.entry(comm).or_insert(0);
+        *n += 1;
+        *n
+    };
+    let name_id = NAMES.iter().position(|n| *n == name).unwrap_or(usize::MAX) as u64;
+    let (tag, a, b, counts) = match shape {
+        Shape::None => (0, None, None, 0),
+        Shape::Same(s) => (1, s, None, 0),
+        Shape::Blocks { send, recv } => (2, send, recv, 0),
+        Shape::ToRoot { send, recv } => (3, send, recv, 0),
+        Shape::FromRoot { send, recv } => (4, send, recv, 0),
+        Shape::Counts(h, s) => (5, s, None, h),
+    };
+    let mut mine = [0u64; WORDS];
+    mine[0] = kind;
+    mine[1] = call;
+    mine[2] = root.map_or(u64::MAX, |r| r as u32 as u64);
+    mine[3] = op.map_or(u64::MAX, |o| o as u32 as u64);
+    mine[4] = tag;
+    put(&mut mine[5..11], a);
+    put(&mut mine[11..17], b);
+    mine[17] = counts;
+    mine[18] = name_id;
+    let mut all = vec![0u64; WORDS * size];
+    // SAFETY: `mine` holds WORDS words and `all` WORDS per rank.
+    let rc = unsafe {
+        super::coll::MPI_Allgather(
+            mine.as_ptr().cast(),
+            WORDS as c_int,
+            MPI_UINT64_T,
+            all.as_mut_ptr().cast(),
+            WORDS as c_int,
+            MPI_UINT64_T,
+            comm,
+        )
+    };
+    if rc != MPI_SUCCESS {
+        return Err(err!(
+            MPI_ERR_OTHER,
+            "{name}: the collective check's exchange failed (error {rc})"
+        ));
+    }
+    let d: Vec<Desc> = all.chunks(WORDS).map(Desc::from).collect();
+    verdict(&d, rank, &label).map(|_| guard)
+}
+
+fn put(w: &mut [u64], s: Option<Sig>) {
+    if let Some(s) = s {
+        w[0] = 1 | (s.untyped as u64) << 1;
+        w[1] = s.count;
+        w[2] = s.dt;
+        w[3] = s.bytes;
+        w[4] = s.hash;
+    }
+}
+
+fn get(w: &[u64]) -> Option<Sig> {
+    (w[0] & 1 == 1).then(|| Sig {
+        count: w[1],
+        dt: w[2],
+        bytes: w[3],
+        hash: w[4],
+        untyped: w[0] & 2 != 0,
+    })
+}
+
+/// One rank's description of its call.
+struct Desc {
+    kind: u64,
+    call: u64,
+    root: u64,
+    op: u64,
+    tag: u64,
+    a: Option<Sig>,
+    b: Option<Sig>,
+    counts: u64,
+    name: u64,
+}
+
+impl From<&[u64]> for Desc {
+    fn from(w: &[u64]) -> Desc {
+        Desc {
+            kind: w[0],
+            call: w[1],
+            root: w[2],
+            op: w[3],
+            tag: w[4],
+            a: get(&w[5..11]),
+            b: get(&w[11..17]),
+            counts: w[17],
+            name: w[18],
+        }
+    }
+}
+
+/// Entry points a description may name (the collectives' blocking,
+/// nonblocking, persistent and large-count forms).
+const NAMES: &[&str] = &[
+    "MPI_Barrier",
+    "MPI_Ibarrier",
+    "MPI_Barrier_init",
+    "MPI_Bcast",
+    "MPI_Ibcast",
+    "MPI_Bcast_init",
+    "MPI_Bcast_c",
+    "MPI_Ibcast_c",
+    "MPI_Bcast_init_c",
+    "MPI_Reduce",
+    "MPI_Ireduce",
+    "MPI_Reduce_init",
+    "MPI_Reduce_c",
+    "MPI_Ireduce_c",
+    "MPI_Reduce_init_c",
+    "MPI_Allreduce",
+    "MPI_Iallreduce",
+    "MPI_Allreduce_init",
+    "MPI_Allreduce_c",
+    "MPI_Iallreduce_c",
+    "MPI_Allreduce_init_c",
+    "MPI_Gather",
+    "MPI_Igather",
+    "MPI_Gather_init",
+    "MPI_Gather_c",
+    "MPI_Igather_c",
+    "MPI_Gather_init_c",
+    "MPI_Gatherv",
+    "MPI_Igatherv",
+    "MPI_Gatherv_init",
+    "MPI_Gatherv_c",
+    "MPI_Igatherv_c",
+    "MPI_Gatherv_init_c",
+    "MPI_Scatter",
+    "MPI_Iscatter",
+    "MPI_Scatter_init",
+    "MPI_Scatter_c",
+    "MPI_Iscatter_c",
+    "MPI_Scatter_init_c",
+    "MPI_Scatterv",
+    "MPI_Iscatterv",
+    "MPI_Scatterv_init",
+    "MPI_Scatterv_c",
+    "MPI_Iscatterv_c",
+    "MPI_Scatterv_init_c",
+    "MPI_Allgather",
+    "MPI_Iallgather",
+    "MPI_Allgather_init",
+    "MPI_Allgather_c",
+    "MPI_Iallgather_c",
+    "MPI_Allgather_init_c",
+    "MPI_Allgatherv",
+    "MPI_Iallgatherv",
+    "MPI_Allgatherv_init",
+    "MPI_Allgatherv_c",
+    "MPI_Iallgatherv_c",
+    "MPI_Allgatherv_init_c",
+    "MPI_Alltoall",
+    "MPI_Ialltoall",
+    "MPI_Alltoall_init",
+    "MPI_Alltoall_c",
+    "MPI_Ialltoall_c",
+    "MPI_Alltoall_init_c",
+    "MPI_Alltoallv",
+    "MPI_Ialltoallv",
+    "MPI_Alltoallv_init",
+    "MPI_Alltoallv_c",
+    "MPI_Ialltoallv_c",
+    "MPI_Alltoallv_init_c",
+    "MPI_Alltoallw",
+    "MPI_Ialltoallw",
+    "MPI_Alltoallw_init",
+    "MPI_Alltoallw_c",
+    "MPI_Ialltoallw_c",
+    "MPI_Alltoallw_init_c",
+    "MPI_Reduce_scatter",
+    "MPI_Ireduce_scatter",
+    "MPI_Reduce_scatter_init",
+    "MPI_Reduce_scatter_c",
+    "MPI_Ireduce_scatter_c",
+    "MPI_Reduce_scatter_init_c",
+    "MPI_Reduce_scatter_block",
+    "MPI_Ireduce_scatter_block",
+    "MPI_Reduce_scatter_block_init",
+    "MPI_Reduce_scatter_block_c",
+    "MPI_Ireduce_scatter_block_c",
+    "MPI_Reduce_scatter_block_init_c",
+    "MPI_Scan",
+    "MPI_Iscan",
+    "MPI_Scan_init",
+    "MPI_Scan_c",
+    "MPI_Iscan_c",
+    "MPI_Scan_init_c",
+    "MPI_Exscan",
+    "MPI_Iexscan",
+    "MPI_Exscan_init",
+    "MPI_Exscan_c",
+    "MPI_Iexscan_c",
+    "MPI_Exscan_init_c",
+    "MPI_Neighbor_allgather",
+    "MPI_Ineighbor_allgather",
+    "MPI_Neighbor_allgather_init",
+    "MPI_Neighbor_allgatherv",
+    "MPI_Ineighbor_allgatherv",
+    "MPI_Neighbor_allgatherv_init",
+    "MPI_Neighbor_alltoall",
+    "MPI_Ineighbor_alltoall",
+    "MPI_Neighbor_alltoall_init",
+    "MPI_Neighbor_alltoallv",
+    "MPI_Ineighbor_alltoallv",
+    "MPI_Neighbor_alltoallv_init",
+    "MPI_Neighbor_alltoallw",
+    "MPI_Ineighbor_alltoallw",
+    "MPI_Neighbor_alltoallw_init",
+];
+
+/// The entry point rank `d` was in (else its collective's blocking name).
+fn called(d: &Desc) -> &'static str {
+    NAMES
+        .get(d.name as usize)
+        .or_else(|| FAMILIES.get(d.kind as usize))
+        .copied()
+        .unwrap_or("an unknown collective")
+}
+
+fn sig_text(s: &Option<Sig>) -> String {
+    match s {
+        None => "MPI_IN_PLACE".into(),
+        Some(s) => {
+            let dt = s.dt as u32 as c_int;
+            let builtin = crate::base::type_names::builtin_name(dt);
+            let name = if builtin.starts_with("MPI_") {
+                builtin.to_string()
+            } else {
+                super::datatype::lookup(dt)
+                    .ok()
+                    .map(|t| t.name.clone())
+                    .filter(|n| !n.is_empty())
+                    .unwrap_or_else(|| format!("datatype 0x{:08x}", s.dt))
+            };
+            format!("{} x {name} ({} bytes)", s.count, s.bytes)
+        }
+    }
+}
+
+fn agree(x: &Sig, y: &Sig) -> bool {
+    if x.untyped || y.untyped {
+        x.bytes == y.bytes
+    } else {
+        x.bytes == y.bytes && x.hash == y.hash
+    }
+}
+
+/// The same verdict on every rank: the first disagreement found, in rank
+/// order, as an error.
+fn verdict(d: &[Desc], me: usize, label: &str) -> Result<()> {
+    let _ = me;
+    let first = &d[0];
+    let at = |call: u64| format!("in {label}, call {call}");
+    for (j, x) in d.iter().enumerate().skip(1) {
+        if x.kind != first.kind {
+            return Err(err!(
+                MPI_ERR_OTHER,
+                "collective mismatch: {} on rank 0 but {} on rank {j} {}",
+                called(first),
+                called(x),
+                at(first.call)
+            ));
+        }
+    }
+    let name = called(first);
+    for (j, x) in d.iter().enumerate().skip(1) {
+        if x.root != first.root {
+            return Err(err!(
+                MPI_ERR_ROOT,
+                "collective mismatch: {name} with root {} on rank 0 but root {} on rank {j} {}",
+                first.root as u32 as i32,
+                x.root as u32 as i32,
+                at(first.call)
+            ));
+        }
+        if x.op != first.op {
+            let op = |o: u64| {
+                let o = o as u32 as c_int;
+                let n = crate::op::op_name(o);
+                if n.starts_with("MPI_") {
+                    n.to_string()
+                } else {
+                    format!("op 0x{:08x}", o as u32)
+                }
+            };
+            return Err(err!(
+                MPI_ERR_OP,
+                "collective mismatch: {name} with {} on rank 0 but {} on rank {j} {}",
+                op(first.op),
+                op(x.op),
+                at(first.call)
+            ));
+        }
+    }
+    let mismatch = |what: &str, i: usize, si: &Option<Sig>, j: usize, sj: &Option<Sig>| {
+        err!(
+            MPI_ERR_TYPE,
+            "collective mismatch: {name}: {what} {} on rank {i} but {} on rank {j} {}",
+            sig_text(si),
+            sig_text(sj),
+            at(first.call)
+        )
+    };
+    match first.tag {
+        1 => {
+            for (j, x) in d.iter().enumerate().skip(1) {
+                if let (Some(p), Some(q)) = (&first.a, &x.a) {
+                    if !agree(p, q) {
+                        return Err(mismatch("data", 0, &first.a, j, &x.a));
+                    }
+                }
+            }
+        }
+        2 => {
+            // Every send block and every receive block like rank 0's receive block.
+            for (j, x) in d.iter().enumerate() {
+                for (what, s) in [("send block", &x.a), ("receive block", &x.b)] {
+                    if let (Some(p), Some(q)) = (&first.b, s) {
+                        if !agree(p, q) {
+                            return Err(mismatch(what, j, s, 0, &first.b));
+                        }
+                    }
+                }
+            }
+        }
+        3 => {
+            let r = first.root as usize;
+            if let Some(root) = d.get(r) {
+                for (j, x) in d.iter().enumerate() {
+                    if let (Some(p), Some(q)) = (&root.b, &x.a) {
+                        if !agree(p, q) {
+                            return Err(mismatch("send block", j, &x.a, r, &root.b));
+                        }
+                    }
+                }
+            }
+        }
+        4 => {
+            let r = first.root as usize;
+            if let Some(root) = d.get(r) {
+                for (j, x) in d.iter().enumerate() {
+                    if let (Some(p), Some(q)) = (&root.a, &x.b) {
+                        if !agree(p, q) {
+                            return Err(mismatch("receive block", j, &x.b, r, &root.a));
+                        }
+                    }
+                }
+            }
+        }
+        5 => {
+            for (j, x) in d.iter().enumerate().skip(1) {
+                if x.counts != first.counts {
+                    return Err(err!(
+                        MPI_ERR_COUNT,
+                        "collective mismatch: {name}: recvcounts differ between rank 0 and rank {j} {}",
+                        at(first.call)
+                    ));
+                }
+                if let (Some(p), Some(q)) = (&first.a, &x.a) {
+                    if !agree(p, q) {
+                        return Err(mismatch("element", 0, &first.a, j, &x.a));
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// A hash of a counts array (reduce_scatter's recvcounts).
+pub fn counts_hash(c: &[c_int]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for v in c {
+        for byte in v.to_le_bytes() {
+            h = (h ^ byte as u64).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entry_points_map_to_their_collective() {
+        assert_eq!(family_of("MPI_Ibcast"), Some("MPI_Bcast"));
+        assert_eq!(family_of("MPI_Allreduce_init"), Some("MPI_Allreduce"));
+        assert_eq!(family_of("MPI_Iallgatherv_c"), Some("MPI_Allgatherv"));
+        assert_eq!(
+            family_of("MPI_Reduce_scatter_block"),
+            Some("MPI_Reduce_scatter_block")
+        );
+        assert_eq!(
+            family_of("MPI_Ineighbor_alltoall"),
+            Some("MPI_Neighbor_alltoall")
+        );
+        assert_eq!(family_of("MPI_Iexscan"), Some("MPI_Exscan"));
+        assert_eq!(family_of("MPI_Iprobe"), None);
+        assert_eq!(
+            family_of("MPI_Neighbor_alltoall"),
+            Some("MPI_Neighbor_alltoall")
+        );
+        assert_eq!(family_of("MPI_Start"), None);
+        assert_eq!(family_of("MPI_Send"), None);
+    }
+
+    fn desc(kind: u64, root: u64, op: u64, tag: u64, a: Option<Sig>, b: Option<Sig>) -> Desc {
+        Desc {
+            kind,
+            call: 7,
+            root,
+            op,
+            tag,
+            a,
+            b,
+            counts: 0,
+            name: u64::MAX,
+        }
+    }
+
+    fn int_sig(count: u64, hash: u64) -> Option<Sig> {
+        Some(Sig {
+            count,
+            dt: 0,
+            bytes: 4 * count,
+            hash,
+            untyped: false,
+        })
+    }
+
+    #[test]
+    fn the_first_disagreement_is_named() {
+        let ok = [
+            desc(1, 0, 0, 1, int_sig(4, 9), None),
+            desc(1, 0, 0, 1, int_sig(4, 9), None),
+        ];
+        assert!(verdict(&ok, 0, "MPI_COMM_WORLD").is_ok());
+        let kinds = [desc(1, 0, 0, 1, None, None), desc(3, 0, 0, 1, None, None)];
+        let e = verdict(&kinds, 0, "MPI_COMM_WORLD").unwrap_err();
+        assert_eq!(e.class, MPI_ERR_OTHER);
+        assert!(
+            e.msg.contains(
+                "MPI_Bcast on rank 0 but MPI_Allreduce on rank 1 in MPI_COMM_WORLD, call 7"
+            ),
+            "{}",
+            e.msg
+        );
+        let roots = [
+            desc(1, 0, 0, 1, None, None),
+            desc(1, 0, 0, 1, None, None),
+            desc(1, 2, 0, 1, None, None),
+        ];
+        let e = verdict(&roots, 0, "MPI_COMM_WORLD").unwrap_err();
+        assert_eq!(e.class, MPI_ERR_ROOT);
+        assert!(
+            e.msg.contains("root 0 on rank 0 but root 2 on rank 2"),
+            "{}",
+            e.msg
+        );
+        let counts = [
+            desc(1, 0, 0, 1, int_sig(4, 9), None),
+            desc(1, 0, 0, 1, int_sig(5, 9), None),
+        ];
+        assert_eq!(verdict(&counts, 0, "x").unwrap_err().class, MPI_ERR_TYPE);
+        // Untyped (MPI_BYTE) data agrees with anything of as many bytes.
+        let bytes = Some(Sig {
+            count: 16,
+            dt: 0,
+            bytes: 16,
+            hash: 1,
+            untyped: true,
+        });
+        let untyped = [
+            desc(1, 0, 0, 1, int_sig(4, 9), None),
+            desc(1, 0, 0, 1, bytes, None),
+        ];
+        assert!(verdict(&untyped, 0, "x").is_ok());
+    }
+}

@@ -1,0 +1,200 @@
+//! The profile at finalize (`OXMPI_PROFILE`): per MPI function, the calls
+//! of this process, the time in them, the bytes its messages carried and
+//! the time it waited; per destination rank, the bytes sent there.
+//!
+//! Off (the default) each entry point pays one relaxed load (`on`). On,
+//! `abi::guard::enter` times the outermost MPI call of a thread (`begin`,
+//! `end`); the point-to-point engine adds each message's payload (`sent`),
+//! to the call in progress and to its destination; the waits add their
+//! time (`Waiting`). `abi::profile` gathers every rank's record at
+//! `MPI_Finalize` and rank 0 prints the table. Calls `sys` only.
+
+use parking_lot::Mutex;
+use std::cell::Cell;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
+
+const UNREAD: u8 = 0;
+const OFF: u8 = 1;
+const ON: u8 = 2;
+
+/// Relaxed: decided once from the environment; a thread that reads it
+/// before another has decided decides alike.
+static STATE: AtomicU8 = AtomicU8::new(UNREAD);
+
+/// Whether the profile is on (`OXMPI_PROFILE` set, not "0").
+#[inline(always)]
+pub fn on() -> bool {
+    match STATE.load(Relaxed) {
+        OFF => false,
+        ON => true,
+        _ => decide(),
+    }
+}
+
+#[cold]
+fn decide() -> bool {
+    let on = target().is_some();
+    STATE.store(if on { ON } else { OFF }, Relaxed);
+    on
+}
+
+/// What `OXMPI_PROFILE` asks for: None (off), Some(None) (the table),
+/// Some(Some(path)) (the table and a JSON file at `path`).
+pub fn target() -> Option<Option<String>> {
+    let v = std::env::var("OXMPI_PROFILE").ok()?;
+    let v = v.trim();
+    match v {
+        "" | "0" => None,
+        "1" => Some(None),
+        p => Some(Some(p.to_string())),
+    }
+}
+
+/// One function's record in this process.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Stat {
+    pub calls: u64,
+    pub ns: u64,
+    pub bytes: u64,
+    pub wait_ns: u64,
+}
+
+struct Record {
+    funcs: BTreeMap<&'static str, Stat>,
+    /// Bytes sent to each world rank.
+    to: Vec<u64>,
+}
+
+static RECORD: Mutex<Record> = Mutex::new(Record {
+    funcs: BTreeMap::new(),
+    to: Vec::new(),
+});
+
+thread_local! {
+    /// MPI calls this thread is inside (a call from a callback nests).
+    static DEPTH: Cell<u32> = const { Cell::new(0) };
+    /// Bytes sent and time waited in the outermost call so far.
+    static BYTES: Cell<u64> = const { Cell::new(0) };
+    static WAIT_NS: Cell<u64> = const { Cell::new(0) };
+    /// Waits this thread is inside (a wait may run another inside it).
+    static WAITS: Cell<u32> = const { Cell::new(0) };
+}
+
+/// An MPI call being timed: the outermost one of its thread.
+pub struct Call {
+    start: f64,
+    outer: bool,
+}
+
+/// Starts timing a call (profile on).
+pub fn begin() -> Call {
+    let outer = DEPTH.with(|d| {
+        d.set(d.get() + 1);
+        d.get() == 1
+    });
+    if outer {
+        BYTES.with(|b| b.set(0));
+        WAIT_NS.with(|w| w.set(0));
+    }
+    Call {
+        start: crate::sys::now(),
+        outer,
+    }
+}
+
+/// Ends call `c` of function `name`: the outermost call adds its time,
+/// bytes and waits to the record.
+pub fn end(name: &'static str, c: Call) {
+    DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
+    if !c.outer {
+        return;
+    }
+    let ns = ((crate::sys::now() - c.start) * 1e9).max(0.0) as u64;
+    let bytes = BYTES.with(|b| b.get());
+    let wait = WAIT_NS.with(|w| w.get()).min(ns);
+    let mut r = RECORD.lock();
+    let s = r.funcs.entry(name).or_default();
+    s.calls += 1;
+    s.ns += ns;
+    s.bytes += bytes;
+    s.wait_ns += wait;
+}
+
+/// A message of `bytes` bytes to world rank `w` (profile on or off).
+#[inline(always)]
+pub fn sent(w: usize, bytes: usize) {
+    if on() {
+        note_sent(w, bytes);
+    }
+}
+
+#[inline(never)]
+fn note_sent(w: usize, bytes: usize) {
+    BYTES.with(|b| b.set(b.get() + bytes as u64));
+    let mut r = RECORD.lock();
+    if r.to.len() <= w {
+        r.to.resize(w + 1, 0);
+    }
+    r.to[w] += bytes as u64;
+}
+
+/// A wait in progress: the outermost one's time counts as waiting in the
+/// call around it when it ends (profile on; nothing otherwise).
+pub struct Waiting(Option<(f64, bool)>);
+
+impl Waiting {
+    #[inline(always)]
+    pub fn start() -> Waiting {
+        if !on() {
+            return Waiting(None);
+        }
+        let outer = WAITS.with(|w| {
+            w.set(w.get() + 1);
+            w.get() == 1
+        });
+        Waiting(Some((crate::sys::now(), outer)))
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        if let Some((t, outer)) = self.0 {
+            WAITS.with(|w| w.set(w.get().saturating_sub(1)));
+            if outer {
+                let ns = ((crate::sys::now() - t) * 1e9).max(0.0) as u64;
+                WAIT_NS.with(|w| w.set(w.get() + ns));
+            }
+        }
+    }
+}
+
+/// This process's record so far: the functions by name, and the bytes sent
+/// to each of `world` ranks.
+pub fn snapshot(world: usize) -> (Vec<(&'static str, Stat)>, Vec<u64>) {
+    let r = RECORD.lock();
+    let mut to = r.to.clone();
+    to.resize(world.max(to.len()), 0);
+    (r.funcs.iter().map(|(k, v)| (*k, *v)).collect(), to)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nested_calls_count_once_with_their_bytes_and_waits() {
+        let outer = begin();
+        BYTES.with(|b| b.set(b.get() + 100));
+        let inner = begin();
+        BYTES.with(|b| b.set(b.get() + 20));
+        WAIT_NS.with(|w| w.set(w.get() + 1));
+        end("PROFILE_TEST_inner", inner);
+        end("PROFILE_TEST_outer", outer);
+        let (funcs, _) = snapshot(0);
+        let get = |n: &str| funcs.iter().find(|(k, _)| *k == n).map(|(_, s)| *s);
+        assert_eq!(get("PROFILE_TEST_inner"), None);
+        let s = get("PROFILE_TEST_outer").unwrap();
+        assert_eq!((s.calls, s.bytes, s.wait_ns), (1, 120, 1));
+    }
+}
