@@ -1,5 +1,6 @@
 //! Waiting without burning the machine (used by the core's waits and the
-//! transport's setup; calls only `sys`): spin briefly, then `sched_yield`, then
+//! transport's setup; calls only `sys` and, with the profile on, `profile`
+//! for the time waited): spin briefly, then `sched_yield`, then
 //! sleep with growing intervals (OXMPI_SPIN_US, OXMPI_YIELD_US, OXMPI_SLEEP_MAX_US).
 //! When ranks on the node outnumber its cores the spin phase lasts at most
 //! OXMPI_OVERSUB_SPIN_US instead, so `mpirun -n 8` on 2 cores hands the CPU
@@ -56,6 +57,9 @@ pub struct Backoff {
     iters: u32,
     spinning: bool,
     sleep_ns: u64,
+    /// Profile on: this wait was noted (`profile::wait_began`), and whether
+    /// it is the thread's outermost.
+    noted: Option<bool>,
 }
 
 impl Backoff {
@@ -65,6 +69,7 @@ impl Backoff {
             iters: 0,
             spinning: true,
             sleep_ns: 20_000,
+            noted: None,
         }
     }
 
@@ -96,6 +101,9 @@ impl Backoff {
         let now = sys::now();
         if self.iters == 1 {
             self.start = now;
+            if crate::profile::on() {
+                self.noted = Some(crate::profile::wait_began());
+            }
         }
         let waited = ((now - self.start) * 1e9) as u64;
         let spin = SPIN_NS.load(Ordering::Relaxed);
@@ -120,6 +128,9 @@ impl Drop for Backoff {
     /// The wait is over: adapts the spin phase (oversubscribed only). A wait
     /// that never polled in vain says nothing.
     fn drop(&mut self) {
+        if let Some(outer) = self.noted {
+            crate::profile::waited(outer, sys::now() - self.start);
+        }
         // Relaxed: tuning values only (see `configure`); a lost update
         // between threads costs one wait's adaptation.
         if self.iters == 0 || !ADAPT.load(Ordering::Relaxed) {

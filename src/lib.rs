@@ -24,6 +24,7 @@ pub mod fortran;
 pub mod fortran_support;
 pub mod gpu;
 pub mod op;
+pub mod profile;
 pub mod rma;
 pub mod sys;
 pub mod transport;

@@ -24,32 +24,12 @@ use crate::err;
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::ffi::c_int;
-use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
-const UNREAD: u8 = 0;
-const OFF: u8 = 1;
-const ON: u8 = 2;
-/// Relaxed: decided once from the environment, alike by every thread.
-static STATE: AtomicU8 = AtomicU8::new(UNREAD);
-
-/// Whether `OXMPI_CHECK` asks for the checks.
+/// Whether `OXMPI_CHECK` asks for the checks (decided with the profile's
+/// switch, `core::profile::diag`).
 #[inline(always)]
 pub fn on() -> bool {
-    match STATE.load(Relaxed) {
-        OFF => false,
-        ON => true,
-        _ => decide(),
-    }
-}
-
-#[cold]
-fn decide() -> bool {
-    let on = std::env::var("OXMPI_CHECK").is_ok_and(|v| {
-        let v = v.trim();
-        !v.is_empty() && v != "0"
-    });
-    STATE.store(if on { ON } else { OFF }, Relaxed);
-    on
+    crate::core::profile::diag() & crate::core::profile::CHECK != 0
 }
 
 thread_local! {
@@ -209,7 +189,7 @@ pub fn collective(
     comm: MPI_Comm,
     root: Option<c_int>,
     op: Option<MPI_Op>,
-    shape: Shape,
+    shape: impl FnOnce() -> Shape,
 ) -> Result<Guard> {
     if !on() || INSIDE.with(|i| i.get()) {
         return Ok(Guard(false));
@@ -224,7 +204,7 @@ pub fn collective(
         if family.ends_with('v') || family.ends_with('w') || family.starts_with("MPI_Neighbor") {
             Shape::None
         } else {
-            shape
+            shape()
         };
     let (inter, size, rank, label) = crate::core::runtime::with(|st| {
         let c = st.comm(comm)?;

@@ -790,7 +790,7 @@ fn reduction_setup(
 // ------------------------------------------------------------------ builders per call
 
 fn barrier_s(comm: MPI_Comm) -> Result<Sched> {
-    let _check = super::check::collective(comm, None, None, super::check::Shape::None)?;
+    let _check = super::check::collective(comm, None, None, || super::check::Shape::None)?;
     if let Some(iv) = inter::view(comm)? {
         return Ok(inter::barrier(&iv));
     }
@@ -807,12 +807,9 @@ fn bcast_s(
     root: c_int,
     comm: MPI_Comm,
 ) -> Result<Sched> {
-    let _check = super::check::collective(
-        comm,
-        Some(root),
-        None,
-        super::check::Shape::Same(super::check::sig(count, datatype)),
-    )?;
+    let _check = super::check::collective(comm, Some(root), None, || {
+        super::check::Shape::Same(super::check::sig(count, datatype))
+    })?;
     if let Some(iv) = inter::view(comm)? {
         return inter::bcast(&iv, buffer, count, datatype, root);
     }
@@ -854,12 +851,9 @@ fn reduce_s(
     comm: MPI_Comm,
     all: bool,
 ) -> Result<Sched> {
-    let _check = super::check::collective(
-        comm,
-        (!all).then_some(root),
-        Some(op),
-        super::check::Shape::Same(super::check::sig(count, datatype)),
-    )?;
+    let _check = super::check::collective(comm, (!all).then_some(root), Some(op), || {
+        super::check::Shape::Same(super::check::sig(count, datatype))
+    })?;
     aliased(sendbuf, recvbuf, count > 0, (!all).then_some(root), comm)?;
     if let Some(iv) = inter::view(comm)? {
         return if all {
@@ -960,11 +954,8 @@ fn gather_s(
     root: c_int,
     comm: MPI_Comm,
 ) -> Result<Sched> {
-    let _check = super::check::collective(
-        comm,
-        Some(root),
-        None,
-        super::check::Shape::ToRoot {
+    let _check =
+        super::check::collective(comm, Some(root), None, || super::check::Shape::ToRoot {
             send: if in_place(sendbuf) {
                 None
             } else {
@@ -973,8 +964,7 @@ fn gather_s(
             recv: counts
                 .and_then(|c| c.first())
                 .and_then(|&c| super::check::sig(c, recvtype)),
-        },
-    )?;
+        })?;
     if let Some(iv) = inter::view(comm)? {
         return inter::gather(
             &iv, sendbuf, sendcount, sendtype, recvbuf, counts, displs, recvtype, root,
@@ -1038,11 +1028,8 @@ fn scatter_s(
     root: c_int,
     comm: MPI_Comm,
 ) -> Result<Sched> {
-    let _check = super::check::collective(
-        comm,
-        Some(root),
-        None,
-        super::check::Shape::FromRoot {
+    let _check =
+        super::check::collective(comm, Some(root), None, || super::check::Shape::FromRoot {
             send: counts
                 .and_then(|c| c.first())
                 .and_then(|&c| super::check::sig(c, sendtype)),
@@ -1051,8 +1038,7 @@ fn scatter_s(
             } else {
                 super::check::sig(recvcount, recvtype)
             },
-        },
-    )?;
+        })?;
     if let Some(iv) = inter::view(comm)? {
         return inter::scatter(
             &iv, sendbuf, counts, displs, sendtype, recvbuf, recvcount, recvtype, root,
@@ -1113,19 +1099,14 @@ fn allgather_s(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> Result<Sched> {
-    let _check = super::check::collective(
-        comm,
-        None,
-        None,
-        super::check::Shape::Blocks {
-            send: if in_place(sendbuf) {
-                None
-            } else {
-                super::check::sig(sendcount, sendtype)
-            },
-            recv: counts.first().and_then(|&c| super::check::sig(c, recvtype)),
+    let _check = super::check::collective(comm, None, None, || super::check::Shape::Blocks {
+        send: if in_place(sendbuf) {
+            None
+        } else {
+            super::check::sig(sendcount, sendtype)
         },
-    )?;
+        recv: counts.first().and_then(|&c| super::check::sig(c, recvtype)),
+    })?;
     if let Some(iv) = inter::view(comm)? {
         return inter::allgather(
             &iv, sendbuf, sendcount, sendtype, recvbuf, counts, displs, recvtype,
@@ -1202,23 +1183,18 @@ fn alltoall_s(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> Result<Sched> {
-    let _check = super::check::collective(
-        comm,
-        None,
-        None,
-        super::check::Shape::Blocks {
-            send: if in_place(sendbuf) {
-                None
-            } else {
-                scounts
-                    .first()
-                    .and_then(|&c| super::check::sig(c, sendtype))
-            },
-            recv: rcounts
+    let _check = super::check::collective(comm, None, None, || super::check::Shape::Blocks {
+        send: if in_place(sendbuf) {
+            None
+        } else {
+            scounts
                 .first()
-                .and_then(|&c| super::check::sig(c, recvtype)),
+                .and_then(|&c| super::check::sig(c, sendtype))
         },
-    )?;
+        recv: rcounts
+            .first()
+            .and_then(|&c| super::check::sig(c, recvtype)),
+    })?;
     if let Some(iv) = inter::view(comm)? {
         return inter::alltoall(
             &iv, sendbuf, scounts, sdispls, sendtype, recvbuf, rcounts, rdispls, recvtype,
@@ -1293,15 +1269,12 @@ fn reduce_scatter_s(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> Result<Sched> {
-    let _check = super::check::collective(
-        comm,
-        None,
-        Some(op),
+    let _check = super::check::collective(comm, None, Some(op), || {
         super::check::Shape::Counts(
             super::check::counts_hash(counts),
             super::check::sig(1, datatype),
-        ),
-    )?;
+        )
+    })?;
     aliased(sendbuf, recvbuf, counts.iter().any(|&c| c > 0), None, comm)?;
     if let Some(iv) = inter::view(comm)? {
         return inter::reduce_scatter(&iv, sendbuf, recvbuf, counts, datatype, op);
@@ -1384,12 +1357,9 @@ fn scan_s(
     comm: MPI_Comm,
     exclusive: bool,
 ) -> Result<Sched> {
-    let _check = super::check::collective(
-        comm,
-        None,
-        Some(op),
-        super::check::Shape::Same(super::check::sig(count, datatype)),
-    )?;
+    let _check = super::check::collective(comm, None, Some(op), || {
+        super::check::Shape::Same(super::check::sig(count, datatype))
+    })?;
     aliased(sendbuf, recvbuf, count > 0, None, comm)?;
     let v = basic::view(comm)?;
     let mut s = basic::sched(&v);
@@ -1460,7 +1430,7 @@ fn root_info(comm: MPI_Comm, root: c_int) -> Result<(usize, bool)> {
 #[mpi_fn]
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Barrier(comm: MPI_Comm) -> c_int {
-    let _check = super::check::collective(comm, None, None, super::check::Shape::None)?;
+    let _check = super::check::collective(comm, None, None, || super::check::Shape::None)?;
     if node::barrier_in_area(comm) {
         return shm::barrier(comm);
     }
@@ -1477,12 +1447,9 @@ pub unsafe extern "C" fn MPI_Bcast(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    let _check = super::check::collective(
-        comm,
-        Some(root),
-        None,
-        super::check::Shape::Same(super::check::sig(count, datatype)),
-    )?;
+    let _check = super::check::collective(comm, Some(root), None, || {
+        super::check::Shape::Same(super::check::sig(count, datatype))
+    })?;
     if shm::eligible(comm, 0) {
         let d = describe(buffer, count, datatype, "buffer")?;
         let n = basic_size(comm)?;
@@ -1553,12 +1520,9 @@ pub unsafe extern "C" fn MPI_Reduce(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    let _check = super::check::collective(
-        comm,
-        Some(root),
-        Some(op),
-        super::check::Shape::Same(super::check::sig(count, datatype)),
-    )?;
+    let _check = super::check::collective(comm, Some(root), Some(op), || {
+        super::check::Shape::Same(super::check::sig(count, datatype))
+    })?;
     if shm_reduce(sendbuf, recvbuf, count, datatype, op, Some(root), comm)? {
         return Ok(());
     }
@@ -1576,12 +1540,9 @@ pub unsafe extern "C" fn MPI_Allreduce(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> c_int {
-    let _check = super::check::collective(
-        comm,
-        None,
-        Some(op),
-        super::check::Shape::Same(super::check::sig(count, datatype)),
-    )?;
+    let _check = super::check::collective(comm, None, Some(op), || {
+        super::check::Shape::Same(super::check::sig(count, datatype))
+    })?;
     if shm_reduce(sendbuf, recvbuf, count, datatype, op, None, comm)? {
         return Ok(());
     }
@@ -1734,19 +1695,14 @@ pub unsafe extern "C" fn MPI_Allgather(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> c_int {
-    let _check = super::check::collective(
-        comm,
-        None,
-        None,
-        super::check::Shape::Blocks {
-            send: if in_place(sendbuf) {
-                None
-            } else {
-                super::check::sig(sendcount, sendtype)
-            },
-            recv: super::check::sig(recvcount, recvtype),
+    let _check = super::check::collective(comm, None, None, || super::check::Shape::Blocks {
+        send: if in_place(sendbuf) {
+            None
+        } else {
+            super::check::sig(sendcount, sendtype)
         },
-    )?;
+        recv: super::check::sig(recvcount, recvtype),
+    })?;
     if shm_allgather(
         sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
     )? {
@@ -1809,19 +1765,14 @@ pub unsafe extern "C" fn MPI_Alltoall(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> c_int {
-    let _check = super::check::collective(
-        comm,
-        None,
-        None,
-        super::check::Shape::Blocks {
-            send: if in_place(sendbuf) {
-                None
-            } else {
-                super::check::sig(sendcount, sendtype)
-            },
-            recv: super::check::sig(recvcount, recvtype),
+    let _check = super::check::collective(comm, None, None, || super::check::Shape::Blocks {
+        send: if in_place(sendbuf) {
+            None
+        } else {
+            super::check::sig(sendcount, sendtype)
         },
-    )?;
+        recv: super::check::sig(recvcount, recvtype),
+    })?;
     if shm_alltoall(
         sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
     )? {
@@ -1894,12 +1845,9 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> c_int {
-    let _check = super::check::collective(
-        comm,
-        None,
-        Some(op),
-        super::check::Shape::Same(super::check::sig(recvcount, datatype)),
-    )?;
+    let _check = super::check::collective(comm, None, Some(op), || {
+        super::check::Shape::Same(super::check::sig(recvcount, datatype))
+    })?;
     if shm_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm)? {
         return Ok(());
     }
@@ -2061,7 +2009,7 @@ fn alltoallw_s(
     comm: MPI_Comm,
     peers: Option<(Vec<i32>, Vec<i32>)>,
 ) -> Result<Sched> {
-    let _check = super::check::collective(comm, None, None, super::check::Shape::None)?;
+    let _check = super::check::collective(comm, None, None, || super::check::Shape::None)?;
     // Whether the neighbours come from a Cartesian topology (see below).
     let mut cart = false;
     let (v, (srcs, dsts)) = match peers {

@@ -31,26 +31,38 @@ pub fn enter(func: &'static str, comm: Option<c_int>, f: impl FnOnce() -> Result
     if POISONED.load(Ordering::Relaxed) && func != "MPI_Abort" {
         return poisoned(func, comm);
     }
-    if crate::core::profile::on() || super::check::on() {
-        return enter_noted(func, comm, f);
-    }
-    run(func, comm, f)
-}
-
-/// `enter` with the call timed for the profile (`OXMPI_PROFILE`) and its
-/// name noted for the collective checks (`OXMPI_CHECK`).
-#[inline(never)]
-fn enter_noted(func: &'static str, comm: Option<c_int>, f: impl FnOnce() -> Result<()>) -> c_int {
-    let prev = super::check::on().then(|| super::check::entering(func));
-    let call = crate::core::profile::on().then(crate::core::profile::begin);
+    use crate::core::profile::{diag, CHECK, PROFILE};
+    // One copy of the body: the notes around it are calls of their own.
+    let noted = (diag() & (PROFILE | CHECK) != 0).then(|| note_begin(func));
     let rc = run(func, comm, f);
-    if let Some(c) = call {
-        crate::core::profile::end(func, c);
-    }
-    if let Some(p) = prev {
-        super::check::leaving(p);
+    if let Some(n) = noted {
+        note_end(func, n);
     }
     rc
+}
+
+/// What `note_begin` noted: the name it replaced for the collective checks
+/// (`OXMPI_CHECK`), the timing of the call for the profile (`OXMPI_PROFILE`).
+struct Noted(Option<&'static str>, Option<crate::core::profile::Call>);
+
+#[cold]
+#[inline(never)]
+fn note_begin(func: &'static str) -> Noted {
+    Noted(
+        super::check::on().then(|| super::check::entering(func)),
+        crate::core::profile::on().then(crate::core::profile::begin),
+    )
+}
+
+#[cold]
+#[inline(never)]
+fn note_end(func: &'static str, n: Noted) {
+    if let Some(c) = n.1 {
+        crate::core::profile::end(func, c);
+    }
+    if let Some(p) = n.0 {
+        super::check::leaving(p);
+    }
 }
 
 #[inline(always)]

@@ -148,10 +148,21 @@ fn send_now_as(
         if let Some(s) = seq {
             *s = st.fast_seq;
         }
+        if crate::profile::on() {
+            note_fast_send(st, comm, dest, d.bytes);
+        }
         Ok(Fast::Sent(
             request.then(|| st.reqs.insert(Request::sent(comm))),
         ))
     })
+}
+
+/// The profile's record of a message the fast path sent.
+#[cold]
+fn note_fast_send(st: &State, comm: MPI_Comm, dest: c_int, bytes: usize) {
+    if let Ok(c) = st.comm(comm) {
+        crate::profile::sent(c.peer_world(dest) as usize, bytes);
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -631,7 +642,6 @@ fn recv_now(d: &Desc, source: c_int, tag: c_int, comm: MPI_Comm) -> Result<Optio
         return Ok(None);
     };
     let mut backoff = crate::core::progress::Backoff::new_default();
-    let _waiting = crate::core::profile::Waiting::start();
     let mut round = 0u32;
     loop {
         let got = with(|st| {

@@ -302,7 +302,6 @@ impl Area {
         f: impl Fn(usize) -> bool,
     ) -> Result<()> {
         let mut backoff = crate::core::progress::Backoff::new_default();
-        let _waiting = crate::core::profile::Waiting::start();
         for polls in 0..4096u32 {
             if who.clone().all(&f) {
                 return Ok(());

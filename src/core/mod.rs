@@ -9,7 +9,7 @@ pub use crate::base::error;
 pub mod matching;
 pub mod pipe;
 pub mod pool;
-pub mod profile;
+pub use crate::profile;
 pub mod request;
 pub use crate::backoff as progress;
 pub mod runtime;

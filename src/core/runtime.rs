@@ -223,7 +223,6 @@ pub fn install(st: Option<State>, locked: bool) -> Option<State> {
 #[inline]
 pub fn wait_for<R>(mut f: impl FnMut(&mut State) -> Result<Option<R>>) -> Result<R> {
     let mut backoff = Backoff::new_default();
-    let _waiting = crate::core::profile::Waiting::start();
     loop {
         let wake = {
             let e = Entered::enter().ok_or_else(reentered)?;

@@ -458,9 +458,6 @@ impl State {
             unsafe { std::slice::from_raw_parts(buf, bytes) }
         };
         let sent = self.net.push_now(w, &hdr, payload, true);
-        if sent {
-            crate::core::profile::sent(w, bytes);
-        }
         if sent && cancellable {
             self.fast_seq += 1;
             self.fast_ring[self.fast_seq as usize % FAST_RING] = (w as u32, sreq);

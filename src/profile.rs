@@ -5,38 +5,52 @@
 //! Off (the default) each entry point pays one relaxed load (`on`). On,
 //! `abi::guard::enter` times the outermost MPI call of a thread (`begin`,
 //! `end`); the point-to-point engine adds each message's payload (`sent`),
-//! to the call in progress and to its destination; the waits add their
-//! time (`Waiting`). `abi::profile` gathers every rank's record at
-//! `MPI_Finalize` and rank 0 prints the table. Calls `sys` only.
+//! to the call in progress and to its destination; `backoff` adds the time
+//! from a wait's first poll in vain to its end (`wait_began`, `waited`).
+//! `abi::profile` gathers every rank's record at `MPI_Finalize` and rank 0
+//! prints the table. Calls `sys` only; `core` re-exports it.
 
 use parking_lot::Mutex;
 use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
-const UNREAD: u8 = 0;
-const OFF: u8 = 1;
-const ON: u8 = 2;
-
-/// Relaxed: decided once from the environment; a thread that reads it
+/// What diagnosis is on, decided once from the environment: `DECIDED`,
+/// and `PROFILE` (`OXMPI_PROFILE`) and `CHECK` (`OXMPI_CHECK`, the
+/// collective checks of `abi::check`). One byte, so that an entry point
+/// with both off pays one relaxed load. Relaxed: a thread that reads it
 /// before another has decided decides alike.
-static STATE: AtomicU8 = AtomicU8::new(UNREAD);
+static DIAG: AtomicU8 = AtomicU8::new(0);
+const DECIDED: u8 = 1;
+/// cbindgen:ignore
+pub const PROFILE: u8 = 2;
+/// cbindgen:ignore
+pub const CHECK: u8 = 4;
+
+/// The diagnosis bits (`PROFILE`, `CHECK`).
+#[inline(always)]
+pub fn diag() -> u8 {
+    match DIAG.load(Relaxed) {
+        0 => decide(),
+        d => d,
+    }
+}
 
 /// Whether the profile is on (`OXMPI_PROFILE` set, not "0").
 #[inline(always)]
 pub fn on() -> bool {
-    match STATE.load(Relaxed) {
-        OFF => false,
-        ON => true,
-        _ => decide(),
-    }
+    diag() & PROFILE != 0
 }
 
 #[cold]
-fn decide() -> bool {
-    let on = target().is_some();
-    STATE.store(if on { ON } else { OFF }, Relaxed);
-    on
+fn decide() -> u8 {
+    let check = std::env::var("OXMPI_CHECK").is_ok_and(|v| {
+        let v = v.trim();
+        !v.is_empty() && v != "0"
+    });
+    let d = DECIDED | if target().is_some() { PROFILE } else { 0 } | if check { CHECK } else { 0 };
+    DIAG.store(d, Relaxed);
+    d
 }
 
 /// What `OXMPI_PROFILE` asks for: None (off), Some(None) (the table),
@@ -139,33 +153,21 @@ fn note_sent(w: usize, bytes: usize) {
     r.to[w] += bytes as u64;
 }
 
-/// A wait in progress: the outermost one's time counts as waiting in the
-/// call around it when it ends (profile on; nothing otherwise).
-pub struct Waiting(Option<(f64, bool)>);
-
-impl Waiting {
-    #[inline(always)]
-    pub fn start() -> Waiting {
-        if !on() {
-            return Waiting(None);
-        }
-        let outer = WAITS.with(|w| {
-            w.set(w.get() + 1);
-            w.get() == 1
-        });
-        Waiting(Some((crate::sys::now(), outer)))
-    }
+/// A wait began (the first poll in vain of a `Backoff`, profile on): true
+/// for the outermost wait of the thread, whose time counts (`waited`).
+pub fn wait_began() -> bool {
+    WAITS.with(|w| {
+        w.set(w.get() + 1);
+        w.get() == 1
+    })
 }
 
-impl Drop for Waiting {
-    fn drop(&mut self) {
-        if let Some((t, outer)) = self.0 {
-            WAITS.with(|w| w.set(w.get().saturating_sub(1)));
-            if outer {
-                let ns = ((crate::sys::now() - t) * 1e9).max(0.0) as u64;
-                WAIT_NS.with(|w| w.set(w.get() + ns));
-            }
-        }
+/// A wait that `wait_began` ends after `secs` seconds; `outer` as it said.
+pub fn waited(outer: bool, secs: f64) {
+    WAITS.with(|w| w.set(w.get().saturating_sub(1)));
+    if outer {
+        let ns = (secs * 1e9).max(0.0) as u64;
+        WAIT_NS.with(|w| w.set(w.get() + ns));
     }
 }
 
