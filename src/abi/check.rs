@@ -185,13 +185,27 @@ fn family_of(name: &str) -> Option<&'static str> {
 /// Nothing happens with the checks off, inside a checked collective, on an
 /// intercommunicator, or where the call is not a collective's entry point
 /// (`MPI_Start` of a persistent collective).
+#[inline(always)]
 pub fn collective(
     comm: MPI_Comm,
     root: Option<c_int>,
     op: Option<MPI_Op>,
     shape: impl FnOnce() -> Shape,
 ) -> Result<Guard> {
-    if !on() || INSIDE.with(|i| i.get()) {
+    if !on() {
+        return Ok(Guard(false));
+    }
+    checked(comm, root, op, shape)
+}
+
+#[inline(never)]
+fn checked(
+    comm: MPI_Comm,
+    root: Option<c_int>,
+    op: Option<MPI_Op>,
+    shape: impl FnOnce() -> Shape,
+) -> Result<Guard> {
+    if INSIDE.with(|i| i.get()) {
         return Ok(Guard(false));
     }
     let name = CURRENT.with(|c| c.get());
