@@ -2,8 +2,9 @@
 # The diagnosis OxMPI gives of itself (issue 22): the profile at finalize
 # (OXMPI_PROFILE, mpirun --profile[=FILE]), its counts, bytes and pairs
 # checked against a program with known calls (mpi_tests/profile.c) at 1, 2
-# and 4 ranks (4 oversubscribes a 2-CPU machine). Every job runs under
-# timeout and mpirun --timeout.
+# and 4 ranks (4 oversubscribes a 2-CPU machine); the hang report of
+# deliberate hangs (mpi_tests/deadlock.c) when --timeout fires and on
+# SIGQUIT. Every job runs under timeout and mpirun --timeout.
 # Usage: diagnosis.sh PREFIX
 set -uo pipefail
 prefix=$(cd "$1" && pwd)
@@ -15,6 +16,7 @@ fail=0
 ok() { echo "ok   $1"; }
 bad() { echo "FAIL $1"; fail=1; }
 "$bin/mpicc" -I"$here" "$here/profile.c" -o "$out/profile" || { echo "FAIL build profile.c"; exit 1; }
+"$bin/mpicc" -I"$here" "$here/deadlock.c" -o "$out/deadlock" || { echo "FAIL build deadlock.c"; exit 1; }
 M="$bin/mpirun --timeout 60"
 
 for n in 1 2 4; do
@@ -67,6 +69,32 @@ if timeout 90 env OXMPI_PROFILE=/nonexistent/dir/p.json $M -n 1 "$out/profile" >
 elif grep -q "OXMPI_PROFILE=/nonexistent/dir/p.json: the JSON profile could not be written" "$out/e"; then
   ok "an unwritable profile file is an error naming it"
 else bad "an unwritable profile file: $(tail -2 "$out/e")"; fi
+
+# The hang report: a deliberate deadlock gives its cycle when --timeout fires.
+hang() { # name, mode, ranks, text the report must hold...
+  local name=$1 mode=$2 n=$3; shift 3
+  DEADLOCK=$mode timeout 60 "$bin/mpirun" -n $n --timeout 6 "$out/deadlock" >"$out/o" 2>"$out/e"
+  local rc=$? miss=""
+  for t in "$@"; do grep -qF -- "$t" "$out/e" || miss="$miss [$t]"; done
+  if [ $rc = 124 ] && [ -z "$miss" ]; then ok "hang report: $name"; else bad "hang report: $name: exit $rc, missing$miss"; cat "$out/e"; fi
+}
+hang "two receives wait for each other" recv 2 \
+  "deadlock: rank 0 waits in MPI_Recv(src=1, tag=7) while rank 1 waits in MPI_Recv(src=0, tag=7)" \
+  "mpirun: job timed out after 6 s"
+hang "a barrier waits for a receiver" coll 3 \
+  "rank 2: waits in MPI_Barrier(comm=MPI_COMM_WORLD) for rank 1" \
+  "deadlock: rank 0 waits in MPI_Barrier(comm=MPI_COMM_WORLD) for rank 1 while rank 1 waits in MPI_Recv(src=0, tag=MPI_ANY_TAG)"
+hang "a rank computing outside MPI" compute 3 \
+  "rank 1: no answer (not waiting in MPI" "rank 0 -> rank 1 (which does not wait in MPI)" "rank 0: waits in MPI_Recv(src=1, tag=3)"
+# SIGQUIT to mpirun: the report, and the job goes on (until its timeout).
+DEADLOCK=recv timeout 60 "$bin/mpirun" -n 2 --timeout 10 "$out/deadlock" >"$out/o" 2>"$out/e" &
+job=$!
+sleep 4
+pkill -QUIT -P $job -x mpirun 2>/dev/null || kill -QUIT $(pgrep -f "mpirun -n 2 --timeout 10 $out/deadlock" | head -1) 2>/dev/null
+wait $job; rc=$?
+reports=$(grep -c "mpirun: hang report" "$out/e")
+if [ $rc = 124 ] && [ "$reports" = 2 ] && grep -q "deadlock: rank 0 waits in MPI_Recv(src=1, tag=7)" "$out/e"; then
+  ok "hang report on SIGQUIT, the job going on"; else bad "SIGQUIT: exit $rc, $reports reports"; cat "$out/e"; fi
 
 left=$(ls /dev/shm | grep '^oxmpi-' || true)
 [ -z "$left" ] || { echo "FAIL: left in /dev/shm: $left"; fail=1; }

@@ -11,11 +11,11 @@ use oxmpi::core::runtime::set_phase;
 fn a_panic_poisons_every_later_call() {
     // As after MPI_Init: errors return (no state means no handler to abort).
     set_phase(1);
-    assert_eq!(enter("MPI_Test_first", None, || Ok(())), MPI_SUCCESS);
-    let rc = enter("MPI_Test_panics", None, || panic!("boom"));
+    assert_eq!(enter(&"MPI_Test_first", None, || Ok(())), MPI_SUCCESS);
+    let rc = enter(&"MPI_Test_panics", None, || panic!("boom"));
     assert_eq!(rc, MPI_ERR_INTERN);
     let mut ran = false;
-    let rc = enter("MPI_Test_later", None, || {
+    let rc = enter(&"MPI_Test_later", None, || {
         ran = true;
         Ok(())
     });

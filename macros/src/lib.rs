@@ -88,8 +88,9 @@ pub fn mpi_fn(_attr: TokenStream, item: TokenStream) -> TokenStream {
         #[allow(non_snake_case, clippy::too_many_arguments, unused_unsafe, unused_mut)]
         #[inline(always)]
         unsafe fn #inner(#inputs) -> ::std::os::raw::c_int {
+            static __OXMPI_NAME: &str = #name_str;
             let __comm: Option<::std::os::raw::c_int> = #comm_expr;
-            crate::abi::guard::enter(#name_str, __comm, move || -> crate::core::error::Result<()> {
+            crate::abi::guard::enter(&__OXMPI_NAME, __comm, move || -> crate::core::error::Result<()> {
                 #body_fn(#(#args),*)
             })
         }

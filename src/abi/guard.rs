@@ -25,12 +25,18 @@ static POISONED: AtomicBool = AtomicBool::new(false);
 static POISON_WHY: OnceLock<String> = OnceLock::new();
 
 #[inline(always)]
-pub fn enter(func: &'static str, comm: Option<c_int>, f: impl FnOnce() -> Result<()>) -> c_int {
+pub fn enter(
+    name: &'static &'static str,
+    comm: Option<c_int>,
+    f: impl FnOnce() -> Result<()>,
+) -> c_int {
+    let func: &'static str = name;
     // Relaxed: a flag that only ever goes from false to true; a call that
     // misses it by a moment runs as it would have before the panic.
     if POISONED.load(Ordering::Relaxed) && func != "MPI_Abort" {
         return poisoned(func, comm);
     }
+    crate::core::hang::entering(name);
     use crate::core::profile::{diag, CHECK, PROFILE};
     // One copy of the body: the notes around it are calls of their own.
     let noted = (diag() & (PROFILE | CHECK) != 0).then(|| note_begin(func));

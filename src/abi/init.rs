@@ -56,6 +56,7 @@ fn start_runtime(h: &Holders, required: c_int, locked: bool) -> crate::core::err
     };
     super::attr::init_predefined(universe, st.pmi.appnum.max(0));
     runtime::install(Some(st), locked);
+    crate::core::hang::install();
     Ok(())
 }
 

@@ -157,6 +157,19 @@ fn send_now_as(
     })
 }
 
+/// The hang report of a blocking receive waiting in the fast path (which
+/// posts no receive the report would find).
+#[cold]
+#[inline(never)]
+fn hang_report_recv(st: &mut State, comm: MPI_Comm, source: c_int, w: usize, tag: c_int) {
+    let label = st
+        .comm(comm)
+        .map(crate::core::hang::label)
+        .unwrap_or_default();
+    let item = format!("recv comm={label} src={source} wsrc={w} tag={tag}");
+    crate::core::hang::report(st, &[item]);
+}
+
 /// The profile's record of a message the fast path sent.
 #[cold]
 fn note_fast_send(st: &State, comm: MPI_Comm, dest: c_int, bytes: usize) {
@@ -651,6 +664,9 @@ fn recv_now(d: &Desc, source: c_int, tag: c_int, comm: MPI_Comm) -> Result<Optio
                 RecvNow::Got(s) => Some(Some(s)),
                 RecvNow::Other => Some(None),
                 RecvNow::Empty => {
+                    if crate::core::hang::asked() {
+                        hang_report_recv(st, comm, source, w, tag);
+                    }
                     round = round.saturating_add(1);
                     // Other peers' traffic and queued sends move on too: now
                     // and then while spinning, every round once waiting longer.

@@ -206,6 +206,12 @@ impl Pmi {
         r.map(|_| ())
     }
 
+    /// Sends this rank's part of a hang report (OxMPI's own mpirun asked for
+    /// it); does not wait for an answer.
+    pub fn hang_note(&mut self, text: &str) {
+        let _ = self.send(&Msg::new("oxmpi_hang").with("text", super::wire::text_encode(text)));
+    }
+
     /// Asks the process manager to kill the job; does not wait for an answer.
     pub fn abort(&mut self, code: i32, msg: &str) {
         // Encoded so that mpirun can give it back as it was (`wire::text_decode`).

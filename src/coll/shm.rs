@@ -314,7 +314,26 @@ impl Area {
             }
             backoff.snooze();
         }
-        wait_for(|_| Ok(who.clone().all(&f).then_some(())))
+        wait_for(|st| {
+            let done = who.clone().all(&f);
+            if !done && crate::core::hang::asked() {
+                // The ranks this collective still waits for, by world rank.
+                let item = st.comm(self.comm).ok().map(|c| {
+                    let missing: Vec<String> = who
+                        .clone()
+                        .filter(|&i| !f(i))
+                        .map(|i| c.peer_world(i as i32).to_string())
+                        .collect();
+                    format!(
+                        "coll comm={} wranks={}",
+                        crate::core::hang::label(c),
+                        missing.join(",")
+                    )
+                });
+                crate::core::hang::report(st, &item.into_iter().collect::<Vec<_>>());
+            }
+            Ok(done.then_some(()))
+        })
     }
     /// Call entry for a rank that writes its half: every rank must be done
     /// with call `need`. Reads the counters only when the lowest seen last

@@ -195,6 +195,21 @@ impl<P, U> Matcher<P, U> {
         Self::default()
     }
 
+    /// The envelopes (ctx, source, tag) of the posted receives, oldest
+    /// first within each kind (for the hang report).
+    pub fn posted_keys(&self) -> Vec<(u32, i32, i32)> {
+        let mut v: Vec<(u64, Key)> = self
+            .posted_exact
+            .qs
+            .iter()
+            .filter(|(k, _)| *k != NO_KEY)
+            .flat_map(|(k, q)| q.iter().map(move |e| (e.0, *k)))
+            .collect();
+        v.extend(self.posted_wild.iter().map(|e| (e.0, e.1)));
+        v.sort_by_key(|e| e.0);
+        v.into_iter().map(|e| e.1).collect()
+    }
+
     /// A message with envelope (ctx, src, tag) arrived: returns the posted receive it
     /// matches (removed), or stores `item` as unexpected and returns None.
     pub fn arrive(&mut self, ctx: u32, src: i32, tag: i32, item: U) -> Option<P> {

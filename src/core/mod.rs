@@ -4,6 +4,7 @@
 //! `datatype`, `op`, `gpu`, `base`, `sys`; never `abi`. `profile` holds the
 //! record of `OXMPI_PROFILE` that the entry points and the engine fill.
 pub mod comm;
+pub mod hang;
 pub mod info;
 pub use crate::base::error;
 pub mod matching;

@@ -235,6 +235,9 @@ pub fn wait_for<R>(mut f: impl FnMut(&mut State) -> Result<Option<R>>) -> Result
                     return Ok(r);
                 }
             }
+            if crate::core::hang::asked() {
+                crate::core::hang::report(st, &[]);
+            }
             // About to sleep: on UCX's event fd when there is one, armed
             // under the lock (the worker is the state's).
             if backoff.sleeps_next() {

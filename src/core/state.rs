@@ -266,6 +266,11 @@ impl State {
     }
 
     /// Nothing left to push to any peer and no buffered send in flight.
+    /// The envelopes of the posted receives (the hang report).
+    pub fn posted_keys(&self) -> Vec<(u32, i32, i32)> {
+        self.matcher.posted_keys()
+    }
+
     pub fn quiescent(&self) -> bool {
         self.out_busy == 0
             && self.bsend.as_ref().is_none_or(|b| b.regions.is_empty())

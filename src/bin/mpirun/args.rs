@@ -143,7 +143,10 @@ Hosts (without any, every rank runs on this host):
 
 For the whole job:
   -genv VAR VALUE           set VAR for every rank
-  --timeout SECONDS         kill the job after SECONDS (exit 124);
+  --timeout SECONDS         kill the job after SECONDS (exit 124), after
+                            a hang report: where each rank waits, the
+                            wait-for graph and its cycles (also on
+                            SIGQUIT to mpirun, the job going on);
                             also OXMPI_TIMEOUT
   --tag-output, -l          prefix each output line with [rank]
   --profile[=FILE]          print a profile of the MPI calls after the job

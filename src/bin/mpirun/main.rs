@@ -14,6 +14,7 @@
 //! 124 on --timeout).
 
 mod args;
+mod hang;
 mod output;
 mod place;
 mod pmi;
@@ -75,6 +76,14 @@ impl Rank {
         };
         forward(buf, data, i, tag, is_err, end, file);
     }
+}
+
+/// Asks every rank where it waits (SIGURG; the library answers over PMI);
+/// `then_fail`: the job ends after the report (a timeout).
+fn ask_hang(job: &mut Job, then_fail: bool) {
+    job.hang.iter_mut().for_each(|h| *h = None);
+    job.hang_asked = Some((Instant::now(), then_fail));
+    job.signal(libc::SIGURG);
 }
 
 /// A TCP connection from a rank on another host before it showed the
@@ -152,6 +161,7 @@ fn main() {
         libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
         libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
         libc::signal(libc::SIGHUP, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGQUIT, on_signal as *const () as libc::sighandler_t);
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
     }
     let mut seed = [0u8; 4];
@@ -170,6 +180,8 @@ fn main() {
         killing_since: None,
         pgid: 0,
         proxies: Vec::new(),
+        hang_asked: None,
+        hang: vec![None; n],
     };
     let mut ranks: Vec<Rank> = Vec::with_capacity(n);
     // The other hosts, each with its ranks.
@@ -423,7 +435,12 @@ fn main() {
     while running > 0 {
         // Signals from the user: forward, then tear down.
         let sig = SIGNALLED.swap(0, Ordering::Relaxed);
-        if sig != 0 {
+        if sig == libc::SIGQUIT {
+            // SIGQUIT: the hang report, and the job goes on.
+            if job.hang_asked.is_none() && job.killing_since.is_none() {
+                ask_hang(&mut job, false);
+            }
+        } else if sig != 0 {
             job.signal(sig);
             job.fail(
                 format!("mpirun: received signal {sig}; forwarded it to the job"),
@@ -432,10 +449,39 @@ fn main() {
         }
         if let (Some(t), None) = (o.timeout, job.killing_since) {
             if start.elapsed().as_secs_f64() > t {
-                job.fail(
-                    format!("mpirun: job timed out after {t} s; killing it"),
-                    124,
-                );
+                match job.hang_asked {
+                    // First the ranks say where they wait.
+                    None => ask_hang(&mut job, true),
+                    Some((_, false)) => job.hang_asked = Some((Instant::now(), true)),
+                    Some(_) => {}
+                }
+            }
+        }
+        if let Some((since, then_fail)) = job.hang_asked {
+            let waiting = ranks
+                .iter()
+                .enumerate()
+                .any(|(r, rk)| rk.state == RankState::Running && job.hang[r].is_none());
+            if !waiting || since.elapsed() > Duration::from_millis(2000) {
+                let reports: Vec<Option<hang::Report>> = job
+                    .hang
+                    .iter()
+                    .map(|t| t.as_deref().map(hang::parse))
+                    .collect();
+                let exited: Vec<bool> = ranks
+                    .iter()
+                    .map(|rk| rk.state != RankState::Running)
+                    .collect();
+                eprint!("{}", hang::render(&reports, &exited));
+                job.hang_asked = None;
+                job.hang.iter_mut().for_each(|h| *h = None);
+                if then_fail {
+                    let t = o.timeout.unwrap_or(0.0);
+                    job.fail(
+                        format!("mpirun: job timed out after {t} s; killing it"),
+                        124,
+                    );
+                }
             }
         }
         if let Some(since) = job.killing_since {

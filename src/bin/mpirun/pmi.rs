@@ -25,6 +25,10 @@ pub(crate) struct Job {
     pub(crate) pgid: i32,
     /// The stdin of each other host's proxy (None once closed).
     pub(crate) proxies: Vec<Option<OwnedFd>>,
+    /// The hang report asked for (when, and whether the job then ends: a
+    /// timeout), and each rank's answer.
+    pub(crate) hang_asked: Option<(Instant, bool)>,
+    pub(crate) hang: Vec<Option<String>>,
 }
 
 impl Job {
@@ -216,6 +220,11 @@ pub(crate) fn handle_pmi(ranks: &mut [Rank], i: usize, appnum: usize, m: &Msg, j
             );
             if job.killing_since.is_none() {
                 job.fail(why, if code == 0 { 1 } else { code });
+            }
+        }
+        "oxmpi_hang" => {
+            if let Some(t) = m.get("text") {
+                job.hang[i] = Some(wire::text_decode(t));
             }
         }
         "publish_name" => reply(
