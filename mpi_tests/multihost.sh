@@ -24,7 +24,7 @@ cleanup() { "$root/tools/hosts.sh" down "$hosts" || true; }
 trap cleanup EXIT
 fail=0
 progs="crash crash_signal abort peer_exit idle_wait link_conformance p2p_basic p2p_nonblocking p2p_probe p2p_bsend icoll coll_dtypes coll_basic intercomm dtypes threads rma_basic rma_passive"
-for p in $progs mpmd; do
+for p in $progs mpmd deadlock; do
   "$prefix/bin/mpicc" -I"$here" "$here/$p.c" -o "$out/$p" -lpthread -lm
 done
 nhosts=3
@@ -157,6 +157,11 @@ expect "a rank that shows a wrong secret is refused" 16 "refused a PMI connectio
   "$M --host oxhnode1,oxhnode2 sh -c '[ \$(hostname) = oxhnode2 ] && export OXMPI_PMI_SECRET=0; exec $out/p2p_basic'"
 expect "--timeout across hosts" 124 "timed out" \
   "timeout 60 $prefix/bin/mpirun --timeout 1 --launcher-exec $A --host oxhnode1,oxhnode2,oxhnode3 sleep 30"
+# The hang report across hosts: ranks on hosts 2 and 3 wait for each
+# other; each answers over its PMI connection, and the timeout then ends
+# the job everywhere.
+expect "hang report across hosts" 124 "deadlock: rank 0 waits in MPI_Recv(src=1, tag=7) while rank 1 waits in MPI_Recv(src=0, tag=7)" \
+  "timeout 60 $prefix/bin/mpirun --timeout 8 --launcher-exec $A -x DEADLOCK=recv --host oxhnode2,oxhnode3 $out/deadlock"
 # Ctrl-C (SIGINT) to mpirun ends the job everywhere with 130; a SIGKILLed
 # mpirun takes its ranks (and the other hosts' proxies) with it.
 expect "SIGINT to mpirun" 130 "received signal 2" \

@@ -83,11 +83,13 @@ fn targets(w: &Wait) -> Vec<i64> {
     }
 }
 
+/// A tag as the report shows it: MPI_ANY_TAG, or the library's own
+/// (negative) tags of a collective's messages.
 fn any_tag(t: i64) -> String {
-    if t < 0 {
-        "MPI_ANY_TAG".into()
-    } else {
-        t.to_string()
+    match t {
+        -1 => "MPI_ANY_TAG".into(),
+        t if t < -1 => format!("{t} (a collective's)"),
+        t => t.to_string(),
     }
 }
 
