@@ -96,6 +96,16 @@ reports=$(grep -c "mpirun: hang report" "$out/e")
 if [ $rc = 124 ] && [ "$reports" = 2 ] && grep -q "deadlock: rank 0 waits in MPI_Recv(src=1, tag=7)" "$out/e"; then
   ok "hang report on SIGQUIT, the job going on"; else bad "SIGQUIT: exit $rc, $reports reports"; cat "$out/e"; fi
 
+# OXMPI_HANG_REPORT=SECONDS: one report once every rank has waited that
+# long, none while a rank computes.
+DEADLOCK=recv OXMPI_HANG_REPORT=2 timeout 60 "$bin/mpirun" -n 2 --timeout 9 "$out/deadlock" >"$out/o" 2>"$out/e"; rc=$?
+stuck=$(grep -c "mpirun: no rank has progressed for 2 s (OXMPI_HANG_REPORT)" "$out/e")
+if [ $rc = 124 ] && [ "$stuck" = 1 ] && [ "$(grep -c "deadlock: rank 0 waits in MPI_Recv(src=1, tag=7)" "$out/e")" = 2 ]; then
+  ok "OXMPI_HANG_REPORT: one report when nothing progresses"; else bad "OXMPI_HANG_REPORT: exit $rc, $stuck reports"; cat "$out/e"; fi
+DEADLOCK=compute OXMPI_HANG_REPORT=1 timeout 60 "$bin/mpirun" -n 3 --timeout 6 "$out/deadlock" >"$out/o" 2>"$out/e"; rc=$?
+if [ $rc = 124 ] && ! grep -q "no rank has progressed" "$out/e"; then
+  ok "OXMPI_HANG_REPORT: none while a rank computes"; else bad "OXMPI_HANG_REPORT with a rank computing: exit $rc"; cat "$out/e"; fi
+
 left=$(ls /dev/shm | grep '^oxmpi-' || true)
 [ -z "$left" ] || { echo "FAIL: left in /dev/shm: $left"; fail=1; }
 exit $fail

@@ -73,6 +73,15 @@ impl Backoff {
         }
     }
 
+    /// Seconds since this wait's first poll in vain (0 before it).
+    pub fn waited(&self) -> f64 {
+        if self.iters == 0 {
+            0.0
+        } else {
+            (sys::now() - self.start).max(0.0)
+        }
+    }
+
     /// Whether the next `snooze` sleeps (past the spin and yield phases):
     /// the caller may then arm an fd to sleep on (`snooze_on`).
     #[inline]

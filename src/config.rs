@@ -23,6 +23,7 @@ pub const TUNABLES: &[(&str, &str, &str)] = &[
     ("OXMPI_CMA_BOUNCE", "auto", "CMA copies whose destination lies 1-31 bytes past the source modulo 4096 go through a bounce buffer at the remote page offset: 1 always, 0 never, auto when a probe at the first CMA copy finds the kernel's copy slow there"),
     ("OXMPI_DEBUG", "", "set: print why a fallback was taken (CMA refused, a failed single copy) to stderr"),
     ("OXMPI_CHECK", "0", "1: every collective on an intracommunicator first checks across its ranks that they make the same collective with the same root, op and type signatures and counts (an allgather of a small description), and reports a mismatch as an error naming the ranks and arguments instead of hanging"),
+    ("OXMPI_HANG_REPORT", "", "mpirun: seconds; the ranks are asked where they wait every half of it, and the hang report (each rank's wait, the wait-for graph, its cycles) is printed once every running rank has waited in MPI that long"),
     ("OXMPI_PROFILE", "", "1: rank 0 prints a profile of the MPI calls at MPI_Finalize (per function: calls, time, bytes sent, waiting, per-rank spread; the heaviest pairs of ranks); a file name: also writes it there as JSON (mpirun --profile[=FILE])"),
     ("OXMPI_TIMEOUT", "", "mpirun: seconds before the job is killed, as --timeout (exit 124)"),
     ("OXMPI_NODE_CPUS", "", "set by mpirun for each rank: the CPUs of the node, which decides whether waiting ranks spin first and which node-area collective forms run when ranks outnumber CPUs (unset: the CPUs online)"),

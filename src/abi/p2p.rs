@@ -161,13 +161,20 @@ fn send_now_as(
 /// posts no receive the report would find).
 #[cold]
 #[inline(never)]
-fn hang_report_recv(st: &mut State, comm: MPI_Comm, source: c_int, w: usize, tag: c_int) {
+fn hang_report_recv(
+    st: &mut State,
+    comm: MPI_Comm,
+    source: c_int,
+    w: usize,
+    tag: c_int,
+    waited: f64,
+) {
     let label = st
         .comm(comm)
         .map(crate::core::hang::label)
         .unwrap_or_default();
     let item = format!("recv comm={label} src={source} wsrc={w} tag={tag}");
-    crate::core::hang::report(st, &[item]);
+    crate::core::hang::report(st, waited, &[item]);
 }
 
 /// The profile's record of a message the fast path sent.
@@ -665,7 +672,7 @@ fn recv_now(d: &Desc, source: c_int, tag: c_int, comm: MPI_Comm) -> Result<Optio
                 RecvNow::Other => Some(None),
                 RecvNow::Empty => {
                     if crate::core::hang::asked() {
-                        hang_report_recv(st, comm, source, w, tag);
+                        hang_report_recv(st, comm, source, w, tag, backoff.waited());
                     }
                     round = round.saturating_add(1);
                     // Other peers' traffic and queued sends move on too: now

@@ -330,7 +330,8 @@ impl Area {
                         missing.join(",")
                     )
                 });
-                crate::core::hang::report(st, &item.into_iter().collect::<Vec<_>>());
+                let waited = backoff.waited();
+                crate::core::hang::report(st, waited, &item.into_iter().collect::<Vec<_>>());
             }
             Ok(done.then_some(()))
         })

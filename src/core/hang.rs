@@ -75,16 +75,17 @@ pub fn asked() -> bool {
     ASKED.load(Relaxed)
 }
 
-/// Sends this rank's report if one was asked for: the call, then one item
-/// per thing waited for (`extra` first: what the wait itself names).
+/// Sends this rank's report if one was asked for: the call and how long
+/// this wait has lasted (`waited`, seconds), then one item per thing waited
+/// for (`extra` first: what the wait itself names).
 /// Items are `kind key=value ...`, separated by ';'.
 #[cold]
-pub fn report(st: &mut State, extra: &[String]) {
+pub fn report(st: &mut State, waited: f64, extra: &[String]) {
     if !ASKED.swap(false, Relaxed) {
         return;
     }
     let call = call();
-    let mut items: Vec<String> = vec![format!("call name={call}")];
+    let mut items: Vec<String> = vec![format!("call name={call} waited={waited:.3}")];
     items.extend(extra.iter().cloned());
     for (ctx, src, tag) in st.posted_keys() {
         let c = st

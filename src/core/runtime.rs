@@ -236,7 +236,7 @@ pub fn wait_for<R>(mut f: impl FnMut(&mut State) -> Result<Option<R>>) -> Result
                 }
             }
             if crate::core::hang::asked() {
-                crate::core::hang::report(st, &[]);
+                crate::core::hang::report(st, backoff.waited(), &[]);
             }
             // About to sleep: on UCX's event fd when there is one, armed
             // under the lock (the worker is the state's).

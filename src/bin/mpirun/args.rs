@@ -173,6 +173,8 @@ For the whole job:
 Environment:
   OXMPI_TIMEOUT=SECONDS     as --timeout
   OXMPI_PROFILE=1|FILE      as --profile[=FILE]
+  OXMPI_HANG_REPORT=SECONDS print the hang report once every rank has
+                            waited in MPI for SECONDS (the job goes on)
   OXMPI_LAUNCHER=AGENT      as --launcher-exec
   OXMPI_*                   library tunables, passed to every rank as any
                             variable is (see --tunables)

@@ -10,6 +10,18 @@
 
 use std::fmt::Write as _;
 
+/// Why the ranks were asked where they wait.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Why {
+    /// `--timeout` fired: the report, then the job ends.
+    Timeout,
+    /// SIGQUIT to mpirun: the report, and the job goes on.
+    Quit,
+    /// `OXMPI_HANG_REPORT=SECONDS`: a look every half of SECONDS; the
+    /// report only when every running rank has waited in MPI that long.
+    Probe,
+}
+
 /// One thing a rank waits for.
 #[derive(Debug, Clone, PartialEq)]
 enum Wait {
@@ -31,6 +43,8 @@ enum Wait {
 #[derive(Debug, Default)]
 pub(crate) struct Report {
     call: String,
+    /// Seconds its current wait has lasted.
+    pub(crate) waited: f64,
     waits: Vec<Wait>,
 }
 
@@ -49,7 +63,10 @@ pub(crate) fn parse(text: &str) -> Report {
         };
         let num = |k: &str| get(k).parse::<i64>().unwrap_or(-1);
         match kind {
-            "call" => r.call = get("name").to_string(),
+            "call" => {
+                r.call = get("name").to_string();
+                r.waited = get("waited").parse().unwrap_or(0.0);
+            }
             "recv" => r.waits.push(Wait::Recv {
                 comm: get("comm").to_string(),
                 src: num("src"),

@@ -78,11 +78,10 @@ impl Rank {
     }
 }
 
-/// Asks every rank where it waits (SIGURG; the library answers over PMI);
-/// `then_fail`: the job ends after the report (a timeout).
-fn ask_hang(job: &mut Job, then_fail: bool) {
+/// Asks every rank where it waits (SIGURG; the library answers over PMI).
+fn ask_hang(job: &mut Job, why: hang::Why) {
     job.hang.iter_mut().for_each(|h| *h = None);
-    job.hang_asked = Some((Instant::now(), then_fail));
+    job.hang_asked = Some((Instant::now(), why));
     job.signal(libc::SIGURG);
 }
 
@@ -432,13 +431,25 @@ fn main() {
     let mut running = n;
     let mut buf = vec![0u8; 65536];
     let mut sent_kill = false;
+    // OXMPI_HANG_REPORT=SECONDS: a report when every rank has waited in
+    // MPI that long (`hang::Why::Probe`).
+    let hang_every: Option<f64> = std::env::var("OXMPI_HANG_REPORT")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .filter(|&s: &f64| s > 0.0);
+    let mut last_probe = Instant::now();
+    let mut hang_shown = false;
     while running > 0 {
         // Signals from the user: forward, then tear down.
         let sig = SIGNALLED.swap(0, Ordering::Relaxed);
         if sig == libc::SIGQUIT {
             // SIGQUIT: the hang report, and the job goes on.
-            if job.hang_asked.is_none() && job.killing_since.is_none() {
-                ask_hang(&mut job, false);
+            if job.killing_since.is_none() {
+                match job.hang_asked {
+                    Some((_, hang::Why::Timeout)) => {}
+                    Some((_, ref mut w)) => *w = hang::Why::Quit,
+                    None => ask_hang(&mut job, hang::Why::Quit),
+                }
             }
         } else if sig != 0 {
             job.signal(sig);
@@ -451,13 +462,19 @@ fn main() {
             if start.elapsed().as_secs_f64() > t {
                 match job.hang_asked {
                     // First the ranks say where they wait.
-                    None => ask_hang(&mut job, true),
-                    Some((_, false)) => job.hang_asked = Some((Instant::now(), true)),
-                    Some(_) => {}
+                    None => ask_hang(&mut job, hang::Why::Timeout),
+                    Some((_, hang::Why::Timeout)) => {}
+                    Some(_) => job.hang_asked = Some((Instant::now(), hang::Why::Timeout)),
                 }
             }
         }
-        if let Some((since, then_fail)) = job.hang_asked {
+        // OXMPI_HANG_REPORT=SECONDS: a look every half of SECONDS.
+        if let (Some(s), None, None) = (hang_every, job.hang_asked, job.killing_since) {
+            if last_probe.elapsed().as_secs_f64() > (s / 2.0).max(0.5) {
+                ask_hang(&mut job, hang::Why::Probe);
+            }
+        }
+        if let Some((since, why)) = job.hang_asked {
             let waiting = ranks
                 .iter()
                 .enumerate()
@@ -472,10 +489,28 @@ fn main() {
                     .iter()
                     .map(|rk| rk.state != RankState::Running)
                     .collect();
-                eprint!("{}", hang::render(&reports, &exited));
+                if why == hang::Why::Probe {
+                    // Shown once per hang: when every running rank has
+                    // waited in MPI for SECONDS (none computing, none
+                    // moving on).
+                    let s = hang_every.unwrap_or(0.0);
+                    let stuck = reports
+                        .iter()
+                        .zip(&exited)
+                        .all(|(r, &gone)| gone || r.as_ref().is_some_and(|r| r.waited >= s))
+                        && exited.iter().any(|&g| !g);
+                    if stuck && !hang_shown {
+                        eprintln!("mpirun: no rank has progressed for {s} s (OXMPI_HANG_REPORT)");
+                        eprint!("{}", hang::render(&reports, &exited));
+                    }
+                    hang_shown = stuck;
+                    last_probe = Instant::now();
+                } else {
+                    eprint!("{}", hang::render(&reports, &exited));
+                }
                 job.hang_asked = None;
                 job.hang.iter_mut().for_each(|h| *h = None);
-                if then_fail {
+                if why == hang::Why::Timeout {
                     let t = o.timeout.unwrap_or(0.0);
                     job.fail(
                         format!("mpirun: job timed out after {t} s; killing it"),

@@ -25,9 +25,8 @@ pub(crate) struct Job {
     pub(crate) pgid: i32,
     /// The stdin of each other host's proxy (None once closed).
     pub(crate) proxies: Vec<Option<OwnedFd>>,
-    /// The hang report asked for (when, and whether the job then ends: a
-    /// timeout), and each rank's answer.
-    pub(crate) hang_asked: Option<(Instant, bool)>,
+    /// The hang report asked for (when, and why), and each rank's answer.
+    pub(crate) hang_asked: Option<(Instant, crate::hang::Why)>,
     pub(crate) hang: Vec<Option<String>>,
 }
 
