@@ -91,13 +91,10 @@ pub fn sig(count: c_int, dt: MPI_Datatype) -> Option<Sig> {
     }
     per.sort();
     let untyped = per.iter().any(|&(b, _)| b == MPI_BYTE || b == MPI_PACKED);
-    // FNV-1a over the (basic type, elements) pairs.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for (b, n) in &per {
-        for byte in (*b as u32).to_le_bytes().into_iter().chain(n.to_le_bytes()) {
-            h = (h ^ byte as u64).wrapping_mul(0x100_0000_01b3);
-        }
-    }
+    // The (basic type, elements) pairs.
+    let h = fnv(per
+        .iter()
+        .flat_map(|(b, n)| (*b as u32).to_le_bytes().into_iter().chain(n.to_le_bytes())));
     Some(Sig {
         count: count as u64,
         dt: dt as u32 as u64,
@@ -220,7 +217,7 @@ fn checked(
         } else {
             shape()
         };
-    let (inter, size, rank, label) = crate::core::runtime::with(|st| {
+    let (inter, size, label) = crate::core::runtime::with(|st| {
         let c = st.comm(comm)?;
         let label = match comm {
             MPI_COMM_WORLD => "MPI_COMM_WORLD".to_string(),
@@ -228,12 +225,7 @@ fn checked(
             _ if !c.name.is_empty() => format!("communicator {} (0x{:08x})", c.name, comm as u32),
             _ => format!("communicator 0x{:08x}", comm as u32),
         };
-        Ok((
-            c.remote.is_some(),
-            c.peer_size() as usize,
-            c.rank as usize,
-            label,
-        ))
+        Ok((c.remote.is_some(), c.peer_size() as usize, label))
     })?;
     if inter {
         return Ok(Guard(false));
@@ -290,7 +282,7 @@ fn checked(
         ));
     }
     let d: Vec<Desc> = all.chunks(WORDS).map(Desc::from).collect();
-    verdict(&d, rank, &label).map(|_| guard)
+    verdict(&d, &label).map(|_| guard)
 }
 
 fn put(w: &mut [u64], s: Option<Sig>) {
@@ -500,8 +492,7 @@ fn agree(x: &Sig, y: &Sig) -> bool {
 
 /// The same verdict on every rank: the first disagreement found, in rank
 /// order, as an error.
-fn verdict(d: &[Desc], me: usize, label: &str) -> Result<()> {
-    let _ = me;
+fn verdict(d: &[Desc], label: &str) -> Result<()> {
     let first = &d[0];
     let at = |call: u64| format!("in {label}, call {call}");
     for (j, x) in d.iter().enumerate().skip(1) {
@@ -623,13 +614,14 @@ fn verdict(d: &[Desc], me: usize, label: &str) -> Result<()> {
 
 /// A hash of a counts array (reduce_scatter's recvcounts).
 pub fn counts_hash(c: &[c_int]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for v in c {
-        for byte in v.to_le_bytes() {
-            h = (h ^ byte as u64).wrapping_mul(0x100_0000_01b3);
-        }
-    }
-    h
+    fnv(c.iter().flat_map(|v| v.to_le_bytes()))
+}
+
+/// FNV-1a of `bytes`.
+fn fnv(bytes: impl Iterator<Item = u8>) -> u64 {
+    bytes.fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+    })
 }
 
 #[cfg(test)]
@@ -689,9 +681,9 @@ mod tests {
             desc(1, 0, 0, 1, int_sig(4, 9), None),
             desc(1, 0, 0, 1, int_sig(4, 9), None),
         ];
-        assert!(verdict(&ok, 0, "MPI_COMM_WORLD").is_ok());
+        assert!(verdict(&ok, "MPI_COMM_WORLD").is_ok());
         let kinds = [desc(1, 0, 0, 1, None, None), desc(3, 0, 0, 1, None, None)];
-        let e = verdict(&kinds, 0, "MPI_COMM_WORLD").unwrap_err();
+        let e = verdict(&kinds, "MPI_COMM_WORLD").unwrap_err();
         assert_eq!(e.class, MPI_ERR_OTHER);
         assert!(
             e.msg.contains(
@@ -705,7 +697,7 @@ mod tests {
             desc(1, 0, 0, 1, None, None),
             desc(1, 2, 0, 1, None, None),
         ];
-        let e = verdict(&roots, 0, "MPI_COMM_WORLD").unwrap_err();
+        let e = verdict(&roots, "MPI_COMM_WORLD").unwrap_err();
         assert_eq!(e.class, MPI_ERR_ROOT);
         assert!(
             e.msg.contains("root 0 on rank 0 but root 2 on rank 2"),
@@ -716,7 +708,7 @@ mod tests {
             desc(1, 0, 0, 1, int_sig(4, 9), None),
             desc(1, 0, 0, 1, int_sig(5, 9), None),
         ];
-        assert_eq!(verdict(&counts, 0, "x").unwrap_err().class, MPI_ERR_TYPE);
+        assert_eq!(verdict(&counts, "x").unwrap_err().class, MPI_ERR_TYPE);
         // Untyped (MPI_BYTE) data agrees with anything of as many bytes.
         let bytes = Some(Sig {
             count: 16,
@@ -729,6 +721,6 @@ mod tests {
             desc(1, 0, 0, 1, int_sig(4, 9), None),
             desc(1, 0, 0, 1, bytes, None),
         ];
-        assert!(verdict(&untyped, 0, "x").is_ok());
+        assert!(verdict(&untyped, "x").is_ok());
     }
 }

@@ -789,6 +789,16 @@ fn reduction_setup(
 
 // ------------------------------------------------------------------ builders per call
 
+/// The collective check's signature of `count` elements of `dt` at a send
+/// buffer (None for MPI_IN_PLACE).
+fn send_sig(sendbuf: *const c_void, count: c_int, dt: MPI_Datatype) -> Option<super::check::Sig> {
+    if in_place(sendbuf) {
+        None
+    } else {
+        super::check::sig(count, dt)
+    }
+}
+
 fn barrier_s(comm: MPI_Comm) -> Result<Sched> {
     let _check = super::check::collective(comm, None, None, || super::check::Shape::None)?;
     if let Some(iv) = inter::view(comm)? {
@@ -956,11 +966,7 @@ fn gather_s(
 ) -> Result<Sched> {
     let _check =
         super::check::collective(comm, Some(root), None, || super::check::Shape::ToRoot {
-            send: if in_place(sendbuf) {
-                None
-            } else {
-                super::check::sig(sendcount, sendtype)
-            },
+            send: send_sig(sendbuf, sendcount, sendtype),
             recv: counts
                 .and_then(|c| c.first())
                 .and_then(|&c| super::check::sig(c, recvtype)),
@@ -1100,11 +1106,7 @@ fn allgather_s(
     comm: MPI_Comm,
 ) -> Result<Sched> {
     let _check = super::check::collective(comm, None, None, || super::check::Shape::Blocks {
-        send: if in_place(sendbuf) {
-            None
-        } else {
-            super::check::sig(sendcount, sendtype)
-        },
+        send: send_sig(sendbuf, sendcount, sendtype),
         recv: counts.first().and_then(|&c| super::check::sig(c, recvtype)),
     })?;
     if let Some(iv) = inter::view(comm)? {
@@ -1184,13 +1186,9 @@ fn alltoall_s(
     comm: MPI_Comm,
 ) -> Result<Sched> {
     let _check = super::check::collective(comm, None, None, || super::check::Shape::Blocks {
-        send: if in_place(sendbuf) {
-            None
-        } else {
-            scounts
-                .first()
-                .and_then(|&c| super::check::sig(c, sendtype))
-        },
+        send: scounts
+            .first()
+            .and_then(|&c| send_sig(sendbuf, c, sendtype)),
         recv: rcounts
             .first()
             .and_then(|&c| super::check::sig(c, recvtype)),
@@ -1696,11 +1694,7 @@ pub unsafe extern "C" fn MPI_Allgather(
     comm: MPI_Comm,
 ) -> c_int {
     let _check = super::check::collective(comm, None, None, || super::check::Shape::Blocks {
-        send: if in_place(sendbuf) {
-            None
-        } else {
-            super::check::sig(sendcount, sendtype)
-        },
+        send: send_sig(sendbuf, sendcount, sendtype),
         recv: super::check::sig(recvcount, recvtype),
     })?;
     if shm_allgather(
@@ -1766,11 +1760,7 @@ pub unsafe extern "C" fn MPI_Alltoall(
     comm: MPI_Comm,
 ) -> c_int {
     let _check = super::check::collective(comm, None, None, || super::check::Shape::Blocks {
-        send: if in_place(sendbuf) {
-            None
-        } else {
-            super::check::sig(sendcount, sendtype)
-        },
+        send: send_sig(sendbuf, sendcount, sendtype),
         recv: super::check::sig(recvcount, recvtype),
     })?;
     if shm_alltoall(
