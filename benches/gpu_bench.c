@@ -1,9 +1,11 @@
 /* Device-buffer benchmarks.
- *   gpu_bench [dd|hh|dh]   2 ranks: point-to-point one-way latency (half the
+ *   gpu_bench [dd|hh|dh] [MAX]
+ *                          2 ranks: point-to-point one-way latency (half the
  *                          ping-pong) and bandwidth (a window of 8
  *                          nonblocking sends per round), with buffers of
  *                          the kind given: "dd" device on both ranks, "hh"
- *                          host on both, "dh" device send / host receive
+ *                          host on both, "dh" device send / host receive;
+ *                          sizes 8 B to 64 MiB, or to MAX bytes
  *   gpu_bench copy         1 rank: cuMemcpyDtoD of 64 MiB in one process,
  *                          the bandwidth the "dd" figures are measured against
  *   gpu_bench allreduce    any ranks: MPI_Allreduce (float sum) on device
@@ -73,7 +75,8 @@ int main(int argc, char **argv) {
     int dev_send = kind[0] == 'd', dev_recv = kind[1] == 'd';
     int mine_dev = rank == 0 ? dev_send : dev_recv;
     long sizes[] = {8, 4096, 65536, 1 << 20, 16 << 20, 64 << 20};
-    for (int k = 0; k < 6; k++) {
+    long max = argc > 2 ? atol(argv[2]) : 64L << 20;
+    for (int k = 0; k < 6 && sizes[k] <= max; k++) {
         long n = sizes[k];
         void *b = mine_dev ? dalloc(n * 8, 1) : calloc(8, n);
         int iters = n <= 65536 ? 2000 : n <= (1 << 20) ? 200 : 20;
