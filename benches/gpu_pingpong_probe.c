@@ -14,6 +14,14 @@
  *   DtoH+HtoD ev      both copies of a staged message on each side
  *   ipc pull ev       each side copies 8 B out of the peer's buffer
  *                     through its IPC mapping, event polled
+ *   sync HtoD pinned  cuMemcpyHtoD of 8 B from pinned memory
+ *   sync HtoD pageable
+ *   sync DtoD+ctxsync cuMemcpyDtoD, then cuCtxSynchronize (landed)
+ *   HtoD legacy ev    the async copy and event on the legacy stream
+ *   HtoD ptds ev      on the per-thread default stream
+ *   write value ev    cuStreamWriteValue64 on the non-blocking stream
+ *   batch N ev        cuStreamBatchMemOp of N 64-bit writes (8N bytes)
+ *   HtoD ev, peer DtoH ev  one side writes the device, the other reads it
  * Exits 0 without a driver. */
 #include <dlfcn.h>
 #include <stdatomic.h>
@@ -43,13 +51,22 @@ static struct {
     int (*event_query)(void *);
     int (*ipc_get)(handle_t *, dptr);
     int (*ipc_open)(dptr *, handle_t, unsigned);
+    int (*htod)(dptr, const void *, size_t);
+    int (*ctx_sync)(void);
+    int (*write_value)(void *, dptr, unsigned long long, unsigned);
+    int (*batch)(void *, unsigned, void *, unsigned);
+    int (*dtoh)(void *, dptr, size_t);
 } cu;
+/* CUstreamBatchMemOpParams: a 48-byte union; the write-value member. */
+struct memop { unsigned op, pad; dptr address; unsigned long long value; unsigned flags, pad2; dptr alias; dptr pad3; };
+static struct memop ops[256];
+static int bad_rc;
 
 struct shared {
     _Atomic int turn; /* whose turn: 0 or 1; -1 stop */
     _Atomic int ready;
     handle_t h[2];
-    double result[16];
+    double result[32];
 };
 
 static double now(void) {
@@ -68,23 +85,39 @@ static int setup(void) {
     S(dtod, "cuMemcpyDtoD_v2"); S(copy_async, "cuMemcpyAsync"); S(stream_create, "cuStreamCreate");
     S(stream_sync, "cuStreamSynchronize"); S(event_create, "cuEventCreate"); S(event_record, "cuEventRecord");
     S(event_query, "cuEventQuery"); S(ipc_get, "cuIpcGetMemHandle"); S(ipc_open, "cuIpcOpenMemHandle_v2");
+    S(htod, "cuMemcpyHtoD_v2"); S(ctx_sync, "cuCtxSynchronize");
+    *(void **)&cu.write_value = dlsym(h, "cuStreamWriteValue64_v2");
+    if (!cu.write_value) *(void **)&cu.write_value = dlsym(h, "cuStreamWriteValue64");
+    *(void **)&cu.batch = dlsym(h, "cuStreamBatchMemOp_v2");
+    if (!cu.batch) *(void **)&cu.batch = dlsym(h, "cuStreamBatchMemOp");
+    S(dtoh, "cuMemcpyDtoH_v2");
     int dev; void *ctx;
     return !(cu.init(0) || cu.dev_get(&dev, 0) || cu.retain(&ctx, dev) || cu.set_current(ctx));
 }
 
-enum { NONE, ONE_SIDE, SYNC_DTOD, DTOD_EV, DTOD_SSYNC, HTOD_EV, DTOH_EV, STAGED_EV, IPC_EV, NV };
+enum { NONE, ONE_SIDE, SYNC_DTOD, DTOD_EV, DTOD_SSYNC, HTOD_EV, DTOH_EV, STAGED_EV, IPC_EV,
+       SYNC_HTOD_PINNED, SYNC_HTOD_PAGEABLE, SYNC_DTOD_CTXSYNC, HTOD_LEGACY_EV, HTOD_PTDS_EV,
+       WRITE_VALUE_EV, HTOD_PEER_DTOH, BATCH1, BATCH8, BATCH64, BATCH256, NV };
 static const char *names[NV] = {"none", "one side", "sync DtoD", "DtoD ev", "DtoD ssync",
-                                "HtoD ev", "DtoH ev", "DtoH+HtoD ev", "ipc pull ev"};
+                                "HtoD ev", "DtoH ev", "DtoH+HtoD ev", "ipc pull ev",
+                                "sync HtoD pinned", "sync HtoD pageable", "sync DtoD+ctxsync",
+                                "HtoD legacy ev", "HtoD ptds ev", "write value ev",
+                                "HtoD ev, peer DtoH ev", "batch 1 ev", "batch 8 ev", "batch 64 ev",
+                                "batch 256 ev"};
+static const int batch_n[NV] = {[BATCH1] = 1, [BATCH8] = 8, [BATCH64] = 64, [BATCH256] = 256};
+static unsigned long long stamp;
+static char pageable[4096];
 
 static dptr dev, peer, dev2;
 static char *host;
 static void *stream, *ev;
 
-static void wait_event(void) {
-    cu.event_record(ev, stream);
+static void wait_event_on(void *st) {
+    cu.event_record(ev, st);
     while (cu.event_query(ev) != 0) {
     }
 }
+static void wait_event(void) { wait_event_on(stream); }
 
 static void work(int v, int me) {
     switch (v) {
@@ -100,6 +133,36 @@ static void work(int v, int me) {
         cu.copy_async((dptr)(size_t)host, dev, 8, stream); wait_event();
         break;
     case IPC_EV: cu.copy_async(dev2, peer, 8, stream); wait_event(); break;
+    case SYNC_HTOD_PINNED: cu.htod(dev, host, 8); break;
+    case SYNC_HTOD_PAGEABLE: cu.htod(dev, pageable, 8); break;
+    case SYNC_DTOD_CTXSYNC: cu.dtod(dev2, dev, 8); cu.ctx_sync(); break;
+    case HTOD_LEGACY_EV: cu.copy_async(dev, (dptr)(size_t)host, 8, NULL); wait_event_on(NULL); break;
+    case HTOD_PTDS_EV: cu.copy_async(dev, (dptr)(size_t)host, 8, (void *)2); wait_event_on((void *)2); break;
+    case WRITE_VALUE_EV: {
+        int rc = cu.write_value ? cu.write_value(stream, dev, ++stamp, 0) : -1;
+        if (rc) bad_rc = rc;
+        wait_event();
+        break;
+    }
+    case BATCH1: case BATCH8: case BATCH64: case BATCH256: {
+        int n = batch_n[v];
+        ++stamp;
+        for (int i = 0; i < n; i++) {
+            memset(&ops[i], 0, sizeof ops[i]);
+            ops[i].op = 5; /* CU_STREAM_MEM_OP_WRITE_VALUE_64 */
+            ops[i].address = dev + 8 * i;
+            ops[i].value = stamp + i;
+        }
+        int rc = cu.batch ? cu.batch(stream, n, ops, 0) : -1;
+        if (rc) bad_rc = rc;
+        wait_event();
+        break;
+    }
+    case HTOD_PEER_DTOH:
+        if (me == 0) cu.copy_async(dev, (dptr)(size_t)host, 8, stream);
+        else cu.copy_async((dptr)(size_t)host, dev, 8, stream);
+        wait_event();
+        break;
     }
 }
 
@@ -143,6 +206,18 @@ static void side(struct shared *s, int me) {
         }
         qsort(t, 5, sizeof t[0], cmp);
         if (me == 0) s->result[v] = t[2];
+        if (v == WRITE_VALUE_EV || batch_n[v]) {
+            unsigned long long got[256];
+            int n = batch_n[v] ? batch_n[v] : 1;
+            cu.dtoh(got, dev, 8 * n);
+            for (int i = 0; i < n; i++)
+                if (got[i] != stamp + i) {
+                    fprintf(stderr, "side %d: %s: word %d is %llu, not %llu (rc %d)\n", me, names[v], i, got[i], stamp + i, bad_rc);
+                    break;
+                }
+            if (bad_rc) fprintf(stderr, "side %d: %s: rc %d\n", me, names[v], bad_rc);
+            bad_rc = 0;
+        }
     }
 }
 

@@ -37,6 +37,9 @@
  *    open, or opening a later allocation of the exporter at an address
  *    range that overlaps an open one's there (freed since), answers
  *    CUDA_ERROR_ALREADY_MAPPED, as the driver does;
+ *  - stream memory operations (cuStreamBatchMemOp_v2): 32- and 64-bit
+ *    value writes into device memory, queued on the stream like copies
+ *    (counted: cuda_double_memops());
  *  - cuGetExportTable answers CUDA_ERROR_NOT_SUPPORTED (NVRTC calls it);
  *  - modules: cuModuleLoadData answers CUDA_ERROR_NOT_SUPPORTED, so
  *    reductions fall back to host copies; with CUDA_DOUBLE_KERNELS=1 the
@@ -408,7 +411,9 @@ struct stream_s { struct op *head, *tail; pthread_mutex_t m; };
 struct event_s { CUstream s; unsigned long long upto; };
 static struct stream_s legacy = { NULL, NULL, PTHREAD_MUTEX_INITIALIZER };
 
-static CUstream str(CUstream s) { return s ? s : &legacy; }
+/* The null stream, CU_STREAM_LEGACY (1) and CU_STREAM_PER_THREAD (2) are
+ * all the legacy stream here (one thread per process uses the double). */
+static CUstream str(CUstream s) { return (uintptr_t)s <= 2 ? &legacy : s; }
 static CUresult drain(CUstream s) {
     s = str(s);
     pthread_mutex_lock(&s->m);
@@ -641,6 +646,42 @@ CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, CUstream st) {
     pthread_mutex_unlock(&st->m);
     return CUDA_SUCCESS;
 }
+
+/* Stream memory operations: 32- and 64-bit writes of values into device
+ * memory (plain or IPC-mapped), queued in order on the stream like its
+ * copies, the value taken at the call; each address aligned to its width.
+ * Other operations, flags, no writes or more than 255 in one call (the
+ * H200's driver refused 256) are refused. Calls counted for tests. */
+typedef struct {
+    unsigned op, pad; CUdeviceptr address; unsigned long long value;
+    unsigned flags, pad2; CUdeviceptr alias; unsigned long long rest;
+} memop_t;
+static long n_memop;
+CUresult cuStreamBatchMemOp_v2(CUstream st, unsigned count, memop_t *p, unsigned flags) {
+    if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+    if (!count || count > 255 || flags || !p) return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned i = 0; i < count; i++) {
+        size_t w = p[i].op == 2 ? 4 : p[i].op == 5 ? 8 : 0;
+        if (!w) return CUDA_ERROR_NOT_SUPPORTED;
+        if (p[i].address % w || !view(p[i].address, w)) return CUDA_ERROR_INVALID_VALUE;
+        pthread_mutex_lock(&lock);
+        struct alloc *a = find(p[i].address);
+        int dev = a && (a->kind == K_DEVICE || a->kind == K_IPC);
+        pthread_mutex_unlock(&lock);
+        if (!dev) return CUDA_ERROR_INVALID_VALUE;
+    }
+    for (unsigned i = 0; i < count; i++) {
+        size_t w = p[i].op == 2 ? 4 : 8;
+        struct op *o = calloc(1, sizeof *o);
+        o->own = malloc(8);
+        memcpy(o->own, &p[i].value, w); /* little-endian: the low half for 32 bits */
+        o->d = p[i].address; o->s = (uintptr_t)o->own; o->n = w;
+        enqueue(st, o);
+    }
+    __atomic_add_fetch(&n_memop, 1, __ATOMIC_RELAXED);
+    return CUDA_SUCCESS;
+}
+long cuda_double_memops(void) { return __atomic_load_n(&n_memop, __ATOMIC_RELAXED); }
 
 /* Copies that wait in the call (cuMemcpy, cuMemcpy2D, their typed forms),
  * for tests: a nonblocking call on device buffers makes none. */

@@ -478,6 +478,32 @@ static void single_copy(void) {
     free(g); free(h); dfree(s); dfree(r);
 }
 
+/* A one-double result of a collective lands in the device buffer by value
+ * writes (OXMPI_GPU_MEMOP_MAX), not by a copy, blocking and nonblocking;
+ * the value is the sum. Counted by the test double. */
+static void short_results(void) {
+    const char *m = getenv("OXMPI_GPU_MEMOP_MAX");
+    if (!cu.memops || (m && atol(m) < 8)) return;
+    double h = rank + 1, want = size * (size + 1) / 2.0, got = 0;
+    void *s = dcopy(&h, 8), *r = dalloc(8, 0);
+    for (int nb = 0; nb < 2; nb++) {
+        long before = cu.memops();
+        if (nb) {
+            MPI_Request q;
+            MPI_Iallreduce(s, r, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &q);
+            MPI_Wait(&q, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Allreduce(s, r, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        }
+        long used = cu.memops() - before;
+        from_dev(&got, r, 8);
+        CHECK(got == want, "%sallreduce of one double: %g, not %g", nb ? "i" : "", got, want);
+        CHECK(used >= 1, "%sallreduce of one double: no value writes", nb ? "i" : "");
+    }
+    dfree(s);
+    dfree(r);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -496,6 +522,7 @@ int main(int argc, char **argv) {
     }
     derived_and_neighbours();
     single_copy();
+    short_results();
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) printf("gpu_coll ok\n");
     MPI_Finalize();

@@ -32,6 +32,40 @@ static void ring(long n, int tag, char sk, char rk) {
     free(h);
 }
 
+/* Short device messages are written into the receiver's device buffer
+ * by value writes (OXMPI_GPU_MEMOP_MAX, default 64 bytes: whole aligned 4-
+ * or 8-byte words), not copies; others, and all with OXMPI_GPU_MEMOP_MAX=0,
+ * by a copy. Each arrives whole at its offset, the bytes around it left
+ * alone. Receives from prev: n bytes at byte offset off of a device buffer;
+ * whether they took value writes is checked against the double's count. */
+static void short_device(void) {
+    if (!cu.memops || size == 1) return;
+    const char *m = getenv("OXMPI_GPU_MEMOP_MAX");
+    long max = m ? atol(m) : 64;
+    int cases[][2] = {{8, 0}, {64, 0}, {12, 4}, {8, 4}, {72, 0}, {7, 0}, {8, 1}, {136, 0}};
+    for (int c = 0; c < 8; c++) {
+        int n = cases[c][0], off = cases[c][1], tag = 90 + c;
+        unsigned char h[256];
+        fill(h, n, rank, tag);
+        void *s = dcopy(h, n);
+        unsigned char *r = dalloc(n + 16, 0xee);
+        MPI_Barrier(MPI_COMM_WORLD);
+        long before = cu.memops();
+        MPI_Sendrecv(s, n, MPI_BYTE, next, tag, r + off, n, MPI_BYTE, prev, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        long used = cu.memops() - before;
+        unsigned char *got = hcopy(r, n + 16);
+        long bad = verify(got + off, n, prev, tag);
+        CHECK(bad < 0, "short device message of %d bytes at offset %d: byte %ld wrong", n, off, bad);
+        for (int i = 0; i < n + 16; i++)
+            CHECK(i >= off && i < off + n ? 1 : got[i] == 0xee, "short device message of %d bytes at offset %d: byte %d around it changed to 0x%02x", n, off, i, got[i]);
+        int words = n <= max && n <= 64 && ((off % 8 == 0 && n % 8 == 0) || (off % 4 == 0 && n % 4 == 0));
+        CHECK(words ? used >= 1 : used == 0, "short device message of %d bytes at offset %d (OXMPI_GPU_MEMOP_MAX %ld): %ld calls of value writes", n, off, max, used);
+        free(got);
+        dfree(r);
+        dfree(s);
+    }
+}
+
 static void modes(size_t n) {
     unsigned char *h = malloc(n);
     fill(h, n, rank, 5);
@@ -465,6 +499,7 @@ int main(int argc, char **argv) {
         ring(sizes[i], 1 + i, 'h', 'd');
         ring(sizes[i], 1 + i, 'd', 'h');
     }
+    short_device();
     long msizes[] = {8, 40000, 300000};
     for (int i = 0; i < 3; i++) {
         modes(msizes[i]);

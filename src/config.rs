@@ -42,6 +42,7 @@ pub const TUNABLES: &[(&str, &str, &str)] = &[
     ("OXMPI_CUDA_IPC", "1", "1: contiguous device buffers above the eager limit go to ranks of this node by CUDA IPC (the receiver maps the sender's allocation and copies out of it); 0: staged through host memory"),
     ("OXMPI_CUDA_IPC_CACHE", "64", "CUDA IPC mappings a receiver keeps open, by (peer, buffer id); the least recently used one is closed when a new one is needed"),
     ("OXMPI_GPU_PIPELINE", "1048576", "contiguous device buffers longer than this (bytes) that are staged through host memory (to ranks on other hosts, or on this node without CUDA IPC) move through pinned host slots a chunk at a time, the driver's copies overlapping the transfer; 0: every staged device message"),
+    ("OXMPI_GPU_MEMOP_MAX", "64", "received device messages of at most this many bytes (whole aligned 4- or 8-byte words, 16 at most) are written into device memory by the driver's stream memory operations instead of a copy: ranks sharing a GPU without MPS then avoid a switch of the GPU's context per message; 0: always copies"),
     ("OXMPI_GPU_PIPELINE_CHUNK", "524288", "bytes per chunk of the device pipeline (OXMPI_GPU_PIPELINE); four chunks per message are in flight at most"),
     ("OXMPI_NVRTC_LIB", "libnvrtc.so.13, then libnvrtc.so.12", "the NVRTC library that compiles the reduction kernels for device buffers at run time (a soname or a path; without it those reductions run on host copies)"),
     ("OXMPI_TEST_RANKS_PER_NODE", "0", "tests: pretend world ranks [0,k), [k,2k), ... are separate nodes, so the hierarchical collectives run on one host (0: off)"),
@@ -52,6 +53,12 @@ pub const TUNABLES: &[(&str, &str, &str)] = &[
 pub fn pack_stream() -> usize {
     static V: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *V.get_or_init(|| get("OXMPI_PACK_STREAM") as usize)
+}
+
+/// OXMPI_GPU_MEMOP_MAX, read once.
+pub fn gpu_memop_max() -> usize {
+    static V: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *V.get_or_init(|| get("OXMPI_GPU_MEMOP_MAX") as usize)
 }
 
 /// (OXMPI_GPU_PIPELINE, OXMPI_GPU_PIPELINE_CHUNK), read once (receives

@@ -14,7 +14,7 @@
 # device-buffer benchmarks: cuMemcpyDtoD of 64 MiB in one process (the
 # yardstick of the device-to-device bandwidth), point to point (device to
 # device with IPC and staged, host to host, device to host; small messages
-# by rendezvous and with a long spin; staged through the device pipeline
+# by rendezvous, with a long spin and by copies instead of value writes; staged through the device pipeline
 # at every size and at two chunk sizes), allreduce on device buffers from
 # 1 KiB to 256 MiB at 2 and 4 ranks, by IPC and staged; then some of it
 # again under MPS where the machine has it (OXMPI_GPU_CHECK_MPS=0: not).
@@ -79,6 +79,8 @@ run)
   job env OXMPI_CUDA_IPC=0 OXMPI_EAGER_LIMIT=0 $mpirun -n 2 --timeout 60 "$out/gpu_bench" dd 65536
   job env OXMPI_EAGER_LIMIT=0 $mpirun -n 2 --timeout 60 "$out/gpu_bench" dd 65536
   job env OXMPI_SPIN_US=1000000 $mpirun -n 2 --timeout 60 "$out/gpu_bench" dd 65536
+  # Short messages written into device memory by copies, not value writes.
+  job env OXMPI_GPU_MEMOP_MAX=0 $mpirun -n 2 --timeout 60 "$out/gpu_bench" dd 4096
   # The device pipeline's threshold and chunk (staged device to device):
   # every staged message, then two chunk sizes.
   job env OXMPI_CUDA_IPC=0 OXMPI_GPU_PIPELINE=0 $mpirun -n 2 --timeout 60 "$out/gpu_bench" dd
@@ -102,6 +104,7 @@ run)
       job $mpirun -n 2 --timeout 60 "$out/gpu_p2p"
       job $mpirun -n 4 --timeout 60 "$out/gpu_coll"
       job $mpirun -n 2 --timeout 60 "$out/gpu_bench" dd
+      job env OXMPI_GPU_MEMOP_MAX=0 $mpirun -n 2 --timeout 60 "$out/gpu_bench" dd 4096
       job env OXMPI_CUDA_IPC=0 $mpirun -n 2 --timeout 60 "$out/gpu_bench" dd
       job $mpirun -n 2 --timeout 60 "$out/gpu_bench" allreduce
       job $mpirun -n 4 --timeout 60 "$out/gpu_bench" allreduce

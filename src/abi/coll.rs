@@ -473,7 +473,7 @@ fn shm_reduce(
     }
     if !staged_out.is_empty() {
         // SAFETY: `user_out` names `len` bytes of device memory.
-        unsafe { crate::gpu::copy(user_out, staged_out.as_ptr(), len)? };
+        unsafe { crate::gpu::copy_from_host(user_out, &staged_out)? };
     }
     Ok(true)
 }

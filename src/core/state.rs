@@ -417,11 +417,16 @@ impl State {
                 let n = (r.status.bytes as usize).min(r.cap);
                 if st.kind == crate::gpu::MemKind::Device && t.is_contiguous(*count) && n > 0 {
                     // Into a contiguous device buffer: a copy on the library's
-                    // stream; the request completes when it is done (`poll_gpu`).
+                    // stream (a short message: value writes, `write_words`);
+                    // the request completes when it is done (`poll_gpu`).
                     let at = dst.wrapping_offset(t.start());
                     // SAFETY: `at` holds the buffer's `n` bytes; the landing
                     // area is the request's own and outlives the copy.
-                    match unsafe { crate::gpu::copy_async(at, st.data.as_ptr(), n) } {
+                    let queued = unsafe {
+                        crate::gpu::write_words(at, &st.data[..n])
+                            .unwrap_or_else(|| crate::gpu::copy_async(at, st.data.as_ptr(), n))
+                    };
+                    match queued {
                         Ok(p) => copying = Some(p),
                         Err(e) => failed = Some(e),
                     }

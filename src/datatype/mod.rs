@@ -857,11 +857,21 @@ impl<'a> Cursor<'a> {
     /// (`gpu::copy_pieces`), not piece by piece where they repeat at a
     /// stride. On a failed copy the position is left where it was.
     ///
+    /// `from_host`: `host` is host memory whose bytes are final now, so a
+    /// short contiguous unpack may write them as values
+    /// (`gpu::write_words_queued`) instead of copying.
+    ///
     /// # Safety
     /// The base address holds `count` elements of the type in device
     /// memory; `host` holds `n` bytes (host memory, or device memory: the
     /// driver's copies take either).
-    unsafe fn device(&mut self, host: *mut u8, n: usize, to_device: bool) -> Result<usize> {
+    unsafe fn device(
+        &mut self,
+        host: *mut u8,
+        n: usize,
+        to_device: bool,
+        from_host: bool,
+    ) -> Result<usize> {
         let before = self.s;
         let mut pieces: Vec<(*mut u8, usize, usize)> = Vec::new();
         let moved = if self.t.is_contiguous(self.count) && self.t.size > 0 {
@@ -888,8 +898,21 @@ impl<'a> Cursor<'a> {
                 _ => pieces.push((at, pos, k)),
             })
         };
-        // SAFETY: each piece lies in the typed buffer and in `host` (contract).
-        if let Err(e) = unsafe { crate::gpu::copy_pieces(&pieces, host, to_device, self.queued) } {
+        let words = match pieces[..] {
+            [(at, 0, k)] if to_device && from_host => {
+                // SAFETY: `host` holds the piece's `k` bytes, host memory
+                // (contract); `at` is their place in the device buffer.
+                unsafe { crate::gpu::write_words_queued(at, std::slice::from_raw_parts(host, k)) }
+            }
+            _ => None,
+        };
+        let moved_now = match words {
+            Some(r) if self.queued => r,
+            Some(r) => r.and_then(|_| crate::gpu::finish_stream()),
+            // SAFETY: each piece lies in the typed buffer and in `host` (contract).
+            None => unsafe { crate::gpu::copy_pieces(&pieces, host, to_device, self.queued) },
+        };
+        if let Err(e) = moved_now {
             self.s = before;
             return Err(e);
         }
@@ -903,7 +926,7 @@ impl<'a> Cursor<'a> {
     pub unsafe fn pack(&mut self, out: &mut [u8]) -> Result<usize> {
         if self.kind == MemKind::Device {
             // SAFETY: forwarded contract.
-            return unsafe { self.device(out.as_mut_ptr(), out.len(), false) };
+            return unsafe { self.device(out.as_mut_ptr(), out.len(), false, false) };
         }
         let o = out.as_mut_ptr();
         Ok(self.walk(out.len(), |at, pos, k| {
@@ -920,7 +943,7 @@ impl<'a> Cursor<'a> {
     pub unsafe fn unpack(&mut self, inp: &[u8]) -> Result<usize> {
         if self.kind == MemKind::Device {
             // SAFETY: forwarded contract; the driver only reads `inp`.
-            return unsafe { self.device(inp.as_ptr() as *mut u8, inp.len(), true) };
+            return unsafe { self.device(inp.as_ptr() as *mut u8, inp.len(), true, true) };
         }
         let i = inp.as_ptr();
         Ok(self.walk(inp.len(), |at, pos, k| {
@@ -994,7 +1017,7 @@ pub unsafe fn pack_queued_to(
 ) -> Result<()> {
     let mut c = Cursor::new(t, count, src as *mut u8, MemKind::Device).queued();
     // SAFETY: forwarded contract.
-    unsafe { c.device(out, n, false) }.map(|_| ())
+    unsafe { c.device(out, n, false, false) }.map(|_| ())
 }
 
 /// `unpack_queued` from `n` packed bytes at `inp`, which may be device
@@ -1012,7 +1035,7 @@ pub unsafe fn unpack_queued_from(
 ) -> Result<()> {
     let mut c = Cursor::new(t, count, dst, MemKind::Device).queued();
     // SAFETY: forwarded contract; the driver only reads `inp`.
-    unsafe { c.device(inp as *mut u8, n, true) }.map(|_| ())
+    unsafe { c.device(inp as *mut u8, n, true, false) }.map(|_| ())
 }
 
 /// `unpack_mem` into device memory with the driver's copies queued on the

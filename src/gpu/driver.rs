@@ -79,6 +79,31 @@ pub struct Memcpy2D {
     pub height: usize,
 }
 
+/// `CUstreamBatchMemOpParams` as a write of a value (its
+/// `writeValue` member; the union is 48 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MemOpWrite {
+    pub operation: c_uint,
+    pub _pad: c_uint,
+    pub address: CUdeviceptr,
+    /// The value (a 32-bit write takes the low half: little-endian).
+    pub value: u64,
+    pub flags: c_uint,
+    pub _pad2: c_uint,
+    pub alias: CUdeviceptr,
+    pub _rest: u64,
+}
+
+/// cbindgen:ignore
+pub const CU_STREAM_MEM_OP_WRITE_VALUE_32: c_uint = 2;
+/// cbindgen:ignore
+pub const CU_STREAM_MEM_OP_WRITE_VALUE_64: c_uint = 5;
+
+/// `cuStreamBatchMemOp_v2(stream, count, params, flags)`.
+pub type BatchMemOp =
+    unsafe extern "C" fn(*mut c_void, c_uint, *mut MemOpWrite, c_uint) -> CUresult;
+
 /// Declares the table: one field per driver function, resolved by its
 /// exported name (the versioned name where the driver has several).
 macro_rules! table {
@@ -87,6 +112,9 @@ macro_rules! table {
         pub struct Driver {
             _lib: libloading::Library,
             $(pub $field: unsafe extern "C" fn($($a),*) -> CUresult,)*
+            /// `cuStreamBatchMemOp_v2` (CUDA 11.7 and later), optional:
+            /// without it small device writes are copies (`gpu::write_words`).
+            pub batch_mem_op: Option<BatchMemOp>,
         }
 
         /// Resolves every function of the table in `lib`.
@@ -102,7 +130,11 @@ macro_rules! table {
                 }
                 .map_err(|_| format!("lacks {}", $sym))?;
             )*
-            Ok(Driver { _lib: lib, $($field,)* })
+            // SAFETY: as above, `cuStreamBatchMemOp_v2`'s signature.
+            let batch_mem_op = unsafe { lib.get::<BatchMemOp>(b"cuStreamBatchMemOp_v2\0") }
+                .ok()
+                .map(|f| *f);
+            Ok(Driver { _lib: lib, $($field,)* batch_mem_op })
         }
     };
 }

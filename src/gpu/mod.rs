@@ -542,24 +542,118 @@ fn stream(d: &Driver) -> Result<*mut c_void> {
 pub unsafe fn copy_async(dst: *mut u8, src: *const u8, n: usize) -> Result<Pending> {
     let d = for_copy()?;
     let s = stream(d)?;
-    let mut ev: *mut c_void = std::ptr::null_mut();
-    // SAFETY: valid out pointer; a context is current.
-    let r = unsafe { (d.event_create)(&mut ev, CU_EVENT_DISABLE_TIMING) };
-    if r != CUDA_SUCCESS {
-        return Err(failed(d, "event creation", r));
-    }
-    let p = Pending { event: ev };
     // SAFETY: forwarded contract; `s` is the library's stream.
     let r = unsafe { (d.memcpy_async)(dst as u64, src as u64, n, s) };
     if r != CUDA_SUCCESS {
         return Err(failed(d, "asynchronous copy", r));
     }
-    // SAFETY: the event and the stream are live.
-    let r = unsafe { (d.event_record)(p.event, s) };
-    if r != CUDA_SUCCESS {
-        return Err(failed(d, "event record", r));
+    mark()
+}
+
+/// Most value writes in one `write_words` (the driver's cost grows by
+/// about 0.7 µs per write, measured on an H200).
+const MEMOP_MAX_WRITES: usize = 16;
+
+/// Set when the driver refused a batch of writes: copies from then on.
+static MEMOP_REFUSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Writes the host bytes `src` (read now) into the device memory at `dst`
+/// on the library's stream as the driver's stream memory operations (one
+/// `cuStreamBatchMemOp` of 64- or 32-bit value writes) instead of a copy;
+/// done when the returned `Pending` is. `None` where that does not apply:
+/// longer than `OXMPI_GPU_MEMOP_MAX` (or 16 words), not whole aligned
+/// words, a driver without the call or one that refused it (the caller
+/// copies instead). Ranks sharing one GPU without MPS pay a switch of the
+/// GPU's context (about 140 µs on an H200) each time copies into device
+/// memory alternate between their processes; value writes do not
+/// (`benches/gpu_pingpong_probe.c`, docs/gpu.md).
+///
+/// # Safety
+/// `dst` names `src.len()` bytes of device memory that stay valid until
+/// the writes are done.
+pub unsafe fn write_words(dst: *mut u8, src: &[u8]) -> Option<Result<Pending>> {
+    // SAFETY: forwarded contract.
+    Some(unsafe { write_words_queued(dst, src)? }.and_then(|_| mark()))
+}
+
+/// `write_words`, done when a later `mark` (or the stream's
+/// synchronization) is.
+///
+/// # Safety
+/// As `write_words`.
+pub unsafe fn write_words_queued(dst: *mut u8, src: &[u8]) -> Option<Result<()>> {
+    let n = src.len();
+    if n == 0 || n > crate::config::gpu_memop_max() || MEMOP_REFUSED.load(Relaxed) {
+        return None;
     }
-    Ok(p)
+    let at = dst as usize;
+    let (w, op) = if at % 8 == 0 && n % 8 == 0 {
+        (8, CU_STREAM_MEM_OP_WRITE_VALUE_64)
+    } else if at % 4 == 0 && n % 4 == 0 {
+        (4, CU_STREAM_MEM_OP_WRITE_VALUE_32)
+    } else {
+        return None;
+    };
+    if n / w > MEMOP_MAX_WRITES {
+        return None;
+    }
+    let d = for_copy().ok()?;
+    let batch = d.batch_mem_op?;
+    let s = match stream(d) {
+        Ok(s) => s,
+        Err(e) => return Some(Err(e)),
+    };
+    let mut ops = [MemOpWrite::default(); MEMOP_MAX_WRITES];
+    for (i, word) in src.chunks_exact(w).enumerate() {
+        let mut v = [0u8; 8];
+        v[..w].copy_from_slice(word);
+        ops[i] = MemOpWrite {
+            operation: op,
+            address: (at + i * w) as u64,
+            value: u64::from_le_bytes(v),
+            ..MemOpWrite::default()
+        };
+    }
+    // SAFETY: `ops` holds n / w writes into the `n` device bytes at `dst`
+    // (contract), each aligned to its width; flags 0 keeps the driver's
+    // memory barrier; `s` is the library's stream.
+    let r = unsafe { batch(s, (n / w) as c_uint, ops.as_mut_ptr(), 0) };
+    if r != CUDA_SUCCESS {
+        MEMOP_REFUSED.store(true, Relaxed);
+        if std::env::var_os("OXMPI_DEBUG").is_some() {
+            eprintln!(
+                "oxmpi: cuStreamBatchMemOp refused ({}): small device writes are copies",
+                d.error(r)
+            );
+        }
+        return None;
+    }
+    Some(Ok(()))
+}
+
+/// `copy` of host bytes, final now, into device memory: a short one as
+/// value writes (`write_words`).
+///
+/// # Safety
+/// `dst` names `src.len()` bytes of device memory.
+pub unsafe fn copy_from_host(dst: *mut u8, src: &[u8]) -> Result<()> {
+    // SAFETY: forwarded contract; `src` is host memory.
+    match unsafe { write_words_queued(dst, src) } {
+        Some(r) => r.and_then(|_| finish_stream()),
+        // SAFETY: forwarded contract.
+        None => unsafe { copy(dst, src.as_ptr(), src.len()) },
+    }
+}
+
+/// Waits for everything queued on the library's stream.
+pub fn finish_stream() -> Result<()> {
+    let d = for_copy()?;
+    let s = stream(d)?;
+    // SAFETY: `s` is the library's stream.
+    match unsafe { (d.stream_synchronize)(s) } {
+        CUDA_SUCCESS => Ok(()),
+        r => Err(failed(d, "stream synchronization", r)),
+    }
 }
 
 /// An event on the library's own stream after every copy queued on it so
