@@ -97,14 +97,14 @@ static int setup(void) {
 
 enum { NONE, ONE_SIDE, SYNC_DTOD, DTOD_EV, DTOD_SSYNC, HTOD_EV, DTOH_EV, STAGED_EV, IPC_EV,
        SYNC_HTOD_PINNED, SYNC_HTOD_PAGEABLE, SYNC_DTOD_CTXSYNC, HTOD_LEGACY_EV, HTOD_PTDS_EV,
-       WRITE_VALUE_EV, HTOD_PEER_DTOH, BATCH1, BATCH8, BATCH64, BATCH256, NV };
+       WRITE_VALUE_EV, HTOD_PEER_DTOH, BATCH1, BATCH8, BATCH64, BATCH128, NV };
 static const char *names[NV] = {"none", "one side", "sync DtoD", "DtoD ev", "DtoD ssync",
                                 "HtoD ev", "DtoH ev", "DtoH+HtoD ev", "ipc pull ev",
                                 "sync HtoD pinned", "sync HtoD pageable", "sync DtoD+ctxsync",
                                 "HtoD legacy ev", "HtoD ptds ev", "write value ev",
                                 "HtoD ev, peer DtoH ev", "batch 1 ev", "batch 8 ev", "batch 64 ev",
-                                "batch 256 ev"};
-static const int batch_n[NV] = {[BATCH1] = 1, [BATCH8] = 8, [BATCH64] = 64, [BATCH256] = 256};
+                                "batch 128 ev"};
+static const int batch_n[NV] = {[BATCH1] = 1, [BATCH8] = 8, [BATCH64] = 64, [BATCH128] = 128};
 static unsigned long long stamp;
 static char pageable[4096];
 
@@ -144,7 +144,7 @@ static void work(int v, int me) {
         wait_event();
         break;
     }
-    case BATCH1: case BATCH8: case BATCH64: case BATCH256: {
+    case BATCH1: case BATCH8: case BATCH64: case BATCH128: {
         int n = batch_n[v];
         ++stamp;
         for (int i = 0; i < n; i++) {
