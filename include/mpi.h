@@ -68,6 +68,14 @@ typedef struct MPIR_T_enum_s *MPI_T_enum;
 typedef struct MPIR_T_cvar_handle_s *MPI_T_cvar_handle;
 typedef struct MPIR_T_pvar_handle_s *MPI_T_pvar_handle;
 typedef struct MPIR_T_pvar_session_s *MPI_T_pvar_session;
+typedef struct MPIR_T_event_registration_s *MPI_T_event_registration;
+typedef struct MPIR_T_event_instance_s *MPI_T_event_instance;
+typedef int MPI_T_cb_safety;
+typedef int MPI_T_source_order;
+typedef void (MPI_T_event_cb_function)(MPI_T_event_instance, MPI_T_event_registration, MPI_T_cb_safety, void *);
+typedef void (MPI_T_event_free_cb_function)(MPI_T_event_registration, MPI_T_cb_safety, void *);
+typedef void (MPI_T_event_dropped_cb_function)(MPI_Count, MPI_T_event_registration, int, MPI_T_cb_safety, void *);
+extern MPI_T_pvar_handle const MPI_T_PVAR_ALL_HANDLES;
 
 struct MPI_Status;
 /* Callback function types (MPICH's declarations). */
@@ -3458,6 +3466,176 @@ int MPI_Status_set_elements(struct MPI_Status *status, MPI_Datatype datatype, in
 
 int MPI_Status_set_elements_x(struct MPI_Status *status, MPI_Datatype datatype, MPI_Count count);
 
+int MPI_T_category_changed(int *update_number);
+
+int MPI_T_category_get_categories(int cat_index, int len, int *indices);
+
+int MPI_T_category_get_cvars(int cat_index, int len, int *indices);
+
+int MPI_T_category_get_events(int cat_index, int len, int *indices);
+
+int MPI_T_category_get_index(const char *name, int *cat_index);
+
+int MPI_T_category_get_info(int cat_index,
+                            char *name,
+                            int *name_len,
+                            char *desc,
+                            int *desc_len,
+                            int *num_cvars,
+                            int *num_pvars,
+                            int *num_categories);
+
+int MPI_T_category_get_num(int *num_cat);
+
+int MPI_T_category_get_num_events(int cat_index, int *num_events);
+
+int MPI_T_category_get_pvars(int cat_index, int len, int *indices);
+
+int MPI_T_cvar_get_index(const char *name, int *cvar_index);
+
+int MPI_T_cvar_get_info(int cvar_index,
+                        char *name,
+                        int *name_len,
+                        int *verbosity,
+                        MPI_Datatype *datatype,
+                        MPI_T_enum *enumtype,
+                        char *desc,
+                        int *desc_len,
+                        int *bind,
+                        int *scope);
+
+int MPI_T_cvar_get_num(int *num_cvar);
+
+int MPI_T_cvar_handle_alloc(int cvar_index,
+                            void *obj_handle,
+                            MPI_T_cvar_handle *handle,
+                            int *count);
+
+int MPI_T_cvar_handle_free(MPI_T_cvar_handle *handle);
+
+int MPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf);
+
+int MPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf);
+
+int MPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len);
+
+int MPI_T_enum_get_item(MPI_T_enum enumtype, int index, int *value, char *name, int *name_len);
+
+int MPI_T_event_callback_get_info(MPI_T_event_registration event_registration,
+                                  MPI_T_cb_safety cb_safety,
+                                  MPI_Info *info_used);
+
+int MPI_T_event_callback_set_info(MPI_T_event_registration event_registration,
+                                  MPI_T_cb_safety cb_safety,
+                                  MPI_Info info);
+
+int MPI_T_event_copy(MPI_T_event_instance event_instance, void *buffer);
+
+int MPI_T_event_get_index(const char *name, int *event_index);
+
+int MPI_T_event_get_info(int event_index,
+                         char *name,
+                         int *name_len,
+                         int *verbosity,
+                         MPI_Datatype *array_of_datatypes,
+                         MPI_Aint *array_of_displacements,
+                         int *num_elements,
+                         MPI_T_enum *enumtype,
+                         MPI_Info *info,
+                         char *desc,
+                         int *desc_len,
+                         int *bind);
+
+int MPI_T_event_get_num(int *num_events);
+
+int MPI_T_event_get_source(MPI_T_event_instance event_instance, int *source_index);
+
+int MPI_T_event_get_timestamp(MPI_T_event_instance event_instance, MPI_Count *event_timestamp);
+
+int MPI_T_event_handle_alloc(int event_index,
+                             void *obj_handle,
+                             MPI_Info info,
+                             MPI_T_event_registration *event_registration);
+
+int MPI_T_event_handle_free(MPI_T_event_registration event_registration,
+                            void *user_data,
+                            MPI_T_event_free_cb_function *free_cb_function);
+
+int MPI_T_event_handle_get_info(MPI_T_event_registration event_registration, MPI_Info *info_used);
+
+int MPI_T_event_handle_set_info(MPI_T_event_registration event_registration, MPI_Info info);
+
+int MPI_T_event_read(MPI_T_event_instance event_instance, int element_index, void *buffer);
+
+int MPI_T_event_register_callback(MPI_T_event_registration event_registration,
+                                  MPI_T_cb_safety cb_safety,
+                                  MPI_Info info,
+                                  void *user_data,
+                                  MPI_T_event_cb_function *event_cb_function);
+
+int MPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration,
+                                    MPI_T_event_dropped_cb_function *dropped_cb_function);
+
+int MPI_T_finalize(void);
+
+int MPI_T_init_thread(int required, int *provided);
+
+int MPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index);
+
+int MPI_T_pvar_get_info(int pvar_index,
+                        char *name,
+                        int *name_len,
+                        int *verbosity,
+                        int *var_class,
+                        MPI_Datatype *datatype,
+                        MPI_T_enum *enumtype,
+                        char *desc,
+                        int *desc_len,
+                        int *bind,
+                        int *readonly,
+                        int *continuous,
+                        int *atomic);
+
+int MPI_T_pvar_get_num(int *num_pvar);
+
+int MPI_T_pvar_handle_alloc(MPI_T_pvar_session session,
+                            int pvar_index,
+                            void *obj_handle,
+                            MPI_T_pvar_handle *handle,
+                            int *count);
+
+int MPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle);
+
+int MPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf);
+
+int MPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf);
+
+int MPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+
+int MPI_T_pvar_session_create(MPI_T_pvar_session *session);
+
+int MPI_T_pvar_session_free(MPI_T_pvar_session *session);
+
+int MPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+
+int MPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+
+int MPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf);
+
+int MPI_T_source_get_info(int source_index,
+                          char *name,
+                          int *name_len,
+                          char *desc,
+                          int *desc_len,
+                          MPI_T_source_order *ordering,
+                          MPI_Count *ticks_per_second,
+                          MPI_Count *max_ticks,
+                          MPI_Info *info);
+
+int MPI_T_source_get_num(int *num_sources);
+
+int MPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp);
+
 int MPI_Test(MPI_Request *request, int *flag, struct MPI_Status *status);
 
 int MPI_Test_cancelled(const struct MPI_Status *status, int *flag);
@@ -6505,6 +6683,176 @@ int PMPI_Status_set_cancelled(struct MPI_Status *status, int flag);
 int PMPI_Status_set_elements(struct MPI_Status *status, MPI_Datatype datatype, int count);
 
 int PMPI_Status_set_elements_x(struct MPI_Status *status, MPI_Datatype datatype, MPI_Count count);
+
+int PMPI_T_category_changed(int *update_number);
+
+int PMPI_T_category_get_categories(int cat_index, int len, int *indices);
+
+int PMPI_T_category_get_cvars(int cat_index, int len, int *indices);
+
+int PMPI_T_category_get_events(int cat_index, int len, int *indices);
+
+int PMPI_T_category_get_index(const char *name, int *cat_index);
+
+int PMPI_T_category_get_info(int cat_index,
+                             char *name,
+                             int *name_len,
+                             char *desc,
+                             int *desc_len,
+                             int *num_cvars,
+                             int *num_pvars,
+                             int *num_categories);
+
+int PMPI_T_category_get_num(int *num_cat);
+
+int PMPI_T_category_get_num_events(int cat_index, int *num_events);
+
+int PMPI_T_category_get_pvars(int cat_index, int len, int *indices);
+
+int PMPI_T_cvar_get_index(const char *name, int *cvar_index);
+
+int PMPI_T_cvar_get_info(int cvar_index,
+                         char *name,
+                         int *name_len,
+                         int *verbosity,
+                         MPI_Datatype *datatype,
+                         MPI_T_enum *enumtype,
+                         char *desc,
+                         int *desc_len,
+                         int *bind,
+                         int *scope);
+
+int PMPI_T_cvar_get_num(int *num_cvar);
+
+int PMPI_T_cvar_handle_alloc(int cvar_index,
+                             void *obj_handle,
+                             MPI_T_cvar_handle *handle,
+                             int *count);
+
+int PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle);
+
+int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf);
+
+int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf);
+
+int PMPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len);
+
+int PMPI_T_enum_get_item(MPI_T_enum enumtype, int index, int *value, char *name, int *name_len);
+
+int PMPI_T_event_callback_get_info(MPI_T_event_registration event_registration,
+                                   MPI_T_cb_safety cb_safety,
+                                   MPI_Info *info_used);
+
+int PMPI_T_event_callback_set_info(MPI_T_event_registration event_registration,
+                                   MPI_T_cb_safety cb_safety,
+                                   MPI_Info info);
+
+int PMPI_T_event_copy(MPI_T_event_instance event_instance, void *buffer);
+
+int PMPI_T_event_get_index(const char *name, int *event_index);
+
+int PMPI_T_event_get_info(int event_index,
+                          char *name,
+                          int *name_len,
+                          int *verbosity,
+                          MPI_Datatype *array_of_datatypes,
+                          MPI_Aint *array_of_displacements,
+                          int *num_elements,
+                          MPI_T_enum *enumtype,
+                          MPI_Info *info,
+                          char *desc,
+                          int *desc_len,
+                          int *bind);
+
+int PMPI_T_event_get_num(int *num_events);
+
+int PMPI_T_event_get_source(MPI_T_event_instance event_instance, int *source_index);
+
+int PMPI_T_event_get_timestamp(MPI_T_event_instance event_instance, MPI_Count *event_timestamp);
+
+int PMPI_T_event_handle_alloc(int event_index,
+                              void *obj_handle,
+                              MPI_Info info,
+                              MPI_T_event_registration *event_registration);
+
+int PMPI_T_event_handle_free(MPI_T_event_registration event_registration,
+                             void *user_data,
+                             MPI_T_event_free_cb_function *free_cb_function);
+
+int PMPI_T_event_handle_get_info(MPI_T_event_registration event_registration, MPI_Info *info_used);
+
+int PMPI_T_event_handle_set_info(MPI_T_event_registration event_registration, MPI_Info info);
+
+int PMPI_T_event_read(MPI_T_event_instance event_instance, int element_index, void *buffer);
+
+int PMPI_T_event_register_callback(MPI_T_event_registration event_registration,
+                                   MPI_T_cb_safety cb_safety,
+                                   MPI_Info info,
+                                   void *user_data,
+                                   MPI_T_event_cb_function *event_cb_function);
+
+int PMPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration,
+                                     MPI_T_event_dropped_cb_function *dropped_cb_function);
+
+int PMPI_T_finalize(void);
+
+int PMPI_T_init_thread(int required, int *provided);
+
+int PMPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index);
+
+int PMPI_T_pvar_get_info(int pvar_index,
+                         char *name,
+                         int *name_len,
+                         int *verbosity,
+                         int *var_class,
+                         MPI_Datatype *datatype,
+                         MPI_T_enum *enumtype,
+                         char *desc,
+                         int *desc_len,
+                         int *bind,
+                         int *readonly,
+                         int *continuous,
+                         int *atomic);
+
+int PMPI_T_pvar_get_num(int *num_pvar);
+
+int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session,
+                             int pvar_index,
+                             void *obj_handle,
+                             MPI_T_pvar_handle *handle,
+                             int *count);
+
+int PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle);
+
+int PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf);
+
+int PMPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf);
+
+int PMPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+
+int PMPI_T_pvar_session_create(MPI_T_pvar_session *session);
+
+int PMPI_T_pvar_session_free(MPI_T_pvar_session *session);
+
+int PMPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+
+int PMPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+
+int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf);
+
+int PMPI_T_source_get_info(int source_index,
+                           char *name,
+                           int *name_len,
+                           char *desc,
+                           int *desc_len,
+                           MPI_T_source_order *ordering,
+                           MPI_Count *ticks_per_second,
+                           MPI_Count *max_ticks,
+                           MPI_Info *info);
+
+int PMPI_T_source_get_num(int *num_sources);
+
+int PMPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp);
 
 int PMPI_Test(MPI_Request *request, int *flag, struct MPI_Status *status);
 

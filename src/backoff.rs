@@ -1,5 +1,6 @@
 //! Waiting without burning the machine (used by the core's waits and the
-//! transport's setup; calls only `sys` and, with the profile on, `profile`
+//! transport's setup; calls only `sys` and, with the profile or the tools
+//! interface's counters on, `profile`
 //! for the time waited): spin briefly, then `sched_yield`, then
 //! sleep with growing intervals (OXMPI_SPIN_US, OXMPI_YIELD_US, OXMPI_SLEEP_MAX_US).
 //! When ranks on the node outnumber its cores the spin phase lasts at most
@@ -40,6 +41,31 @@ pub fn configure(spin_us: u64, yield_us: u64, sleep_max_us: u64, adapt: bool, no
     ADAPT.store(adapt, Ordering::Relaxed);
     YIELD_NS.store(yield_us * 1000, Ordering::Relaxed);
     SLEEP_MAX_NS.store(sleep_max_us * 1000, Ordering::Relaxed);
+}
+
+/// The wait's phases now, in µs: (spin, yield, longest sleep) (the tools
+/// interface's control variables).
+pub fn phases_us() -> (u64, u64, u64) {
+    // Relaxed: tuning values (see `configure`).
+    (
+        SPIN_MAX_NS.load(Ordering::Relaxed) / 1000,
+        YIELD_NS.load(Ordering::Relaxed) / 1000,
+        SLEEP_MAX_NS.load(Ordering::Relaxed) / 1000,
+    )
+}
+
+/// Sets one of the wait's phases, in µs: 0 the spin, 1 the yield, 2 the
+/// longest sleep (at least 1 µs), from the next wait on.
+pub fn set_phase_us(which: usize, us: u64) {
+    // Relaxed: tuning values (see `configure`).
+    match which {
+        0 => {
+            SPIN_NS.store(us * 1000, Ordering::Relaxed);
+            SPIN_MAX_NS.store(us * 1000, Ordering::Relaxed);
+        }
+        1 => YIELD_NS.store(us * 1000, Ordering::Relaxed),
+        _ => SLEEP_MAX_NS.store(us.max(1) * 1000, Ordering::Relaxed),
+    }
 }
 
 /// Whether this node's ranks outnumber its cores (set at init). Counted
@@ -110,7 +136,7 @@ impl Backoff {
         let now = sys::now();
         if self.iters == 1 {
             self.start = now;
-            if crate::profile::on() {
+            if crate::profile::diag() & (crate::profile::PROFILE | crate::profile::TOOLS) != 0 {
                 self.noted = Some(crate::profile::wait_began());
             }
         }

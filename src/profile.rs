@@ -26,6 +26,10 @@ const DECIDED: u8 = 1;
 pub const PROFILE: u8 = 2;
 /// cbindgen:ignore
 pub const CHECK: u8 = 4;
+/// The tools interface's performance variables count (`MPI_T_init_thread`
+/// was called: `set_tools`).
+/// cbindgen:ignore
+pub const TOOLS: u8 = 8;
 
 /// The diagnosis bits (`PROFILE`, `CHECK`).
 #[inline(always)]
@@ -34,6 +38,107 @@ pub fn diag() -> u8 {
         0 => decide(),
         d => d,
     }
+}
+
+/// Turns the collective checks (`OXMPI_CHECK`) on or off from the next
+/// collective (the tools interface's control variable; every rank must
+/// do alike).
+pub fn set_check(on: bool) {
+    let d = diag();
+    // Relaxed: as `set_tools`.
+    if on {
+        DIAG.fetch_or(d | CHECK, Relaxed);
+    } else {
+        DIAG.fetch_and(!CHECK, Relaxed);
+    }
+}
+
+/// Whether the tools interface's counters count (`pv_add`).
+#[inline(always)]
+pub fn tools_on() -> bool {
+    diag() & TOOLS != 0
+}
+
+/// Turns the tools interface's counters on (`MPI_T_init_thread`); they
+/// stay on, so that a later session of the tool reads on from there.
+pub fn set_tools() {
+    let d = diag();
+    // Relaxed: a flag; a thread that misses it for a moment counts a
+    // message less.
+    DIAG.fetch_or(d | TOOLS, Relaxed);
+}
+
+/// The counters behind the tools interface's performance variables
+/// (`abi::tools`), counted only while `tools_on`.
+///
+/// cbindgen:ignore
+pub mod pv {
+    pub const SEND_SHM_MSGS: usize = 0;
+    pub const SEND_SHM_BYTES: usize = 1;
+    pub const SEND_UCX_MSGS: usize = 2;
+    pub const SEND_UCX_BYTES: usize = 3;
+    pub const SEND_SELF_MSGS: usize = 4;
+    pub const SEND_SELF_BYTES: usize = 5;
+    pub const EAGER: usize = 6;
+    pub const RNDV: usize = 7;
+    pub const RECV_MSGS: usize = 8;
+    pub const RECV_BYTES: usize = 9;
+    pub const UNEXPECTED: usize = 10;
+    pub const UNEXPECTED_HWM: usize = 11;
+    pub const WAIT_NS: usize = 12;
+    pub const N: usize = 13;
+}
+
+static PV: [std::sync::atomic::AtomicU64; pv::N] =
+    [const { std::sync::atomic::AtomicU64::new(0) }; pv::N];
+
+/// Adds `n` to counter `i` (of `pv`) while the tools interface counts.
+#[inline(always)]
+pub fn pv_add(i: usize, n: u64) {
+    if tools_on() {
+        note_pv(i, n);
+    }
+}
+
+#[inline(never)]
+fn note_pv(i: usize, n: u64) {
+    // Relaxed: counters; readers want a value, not an order.
+    PV[i].fetch_add(n, Relaxed);
+}
+
+/// The unexpected queue holds `len` messages now (while counting).
+#[inline(always)]
+pub fn pv_level(i: usize, len: u64) {
+    if tools_on() {
+        // Relaxed: as `note_pv`.
+        PV[i].fetch_max(len, Relaxed);
+    }
+}
+
+/// Counter `i` now.
+pub fn pv_get(i: usize) -> u64 {
+    // Relaxed: as `note_pv`.
+    PV[i].load(Relaxed)
+}
+
+/// The collective algorithms chosen while counting, by (family, name).
+static ALGOS: Mutex<BTreeMap<(&'static str, &'static str), u64>> = Mutex::new(BTreeMap::new());
+
+/// A collective of `family` chose algorithm `name`.
+#[inline(always)]
+pub fn algo_chosen(family: &'static str, name: &'static str) {
+    if tools_on() {
+        *ALGOS.lock().entry((family, name)).or_insert(0) += 1;
+    }
+}
+
+/// How often `family` chose `name` while counting.
+pub fn algo_count(family: &str, name: &str) -> u64 {
+    ALGOS
+        .lock()
+        .iter()
+        .find(|((f, n), _)| *f == family && *n == name)
+        .map_or(0, |(_, c)| *c)
 }
 
 /// Whether the profile is on (`OXMPI_PROFILE` set, not "0").
@@ -168,6 +273,7 @@ pub fn waited(outer: bool, secs: f64) {
     if outer {
         let ns = (secs * 1e9).max(0.0) as u64;
         WAIT_NS.with(|w| w.set(w.get() + ns));
+        pv_add(pv::WAIT_NS, ns);
     }
 }
 

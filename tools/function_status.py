@@ -50,10 +50,18 @@ out += ["", f"## Large-count forms ({len(large_have)} of {len(large)})", "",
         "and datatype queries answer in full. They have no `mpif.h` / `use mpi` entry",
         "points (MPI-4 binds them in `mpi_f08` only).", "",
         ", ".join(f"`{n}`" for n in large_have) if large_have else "None."]
+tools = sorted(n for n in mpich if n.startswith("MPI_T_") and not n.isupper() and n != "MPI_T_PVAR_ALL_HANDLES")
+tools_have = [n for n in tools if n in ours]
+out += ["", f"## Tools interface ({len(tools_have)} of {len(tools)})", "",
+        "The `MPI_T_` functions (C only: MPI has no Fortran bindings for them), in",
+        "`src/abi/tools.rs`: control variables for every tunable, performance variables",
+        "for the traffic and the collective algorithm choices, categories, and the event",
+        "interface with one source and no event types (docs/status.md, \"Diagnosis\").", "",
+        ", ".join(f"`{n}`" for n in tools_have) if tools_have else "None."]
 stub_list = sorted(stubs)
 out += ["", f"## Exported, not implemented ({len(stub_list)})", "",
         "So that a program or binding built against MPICH loads, every other function of",
-        "MPICH's list (but the `MPI_T_` tools interface and the non-`int` conversions",
+        "MPICH's list (but the non-`int` conversions",
         "`MPI_File_c2f` / `MPI_File_f2c`) is exported with MPICH's prototype and reports",
         "\"not implemented: MPI_Xxx\" as `MPI_ERR_UNSUPPORTED_OPERATION` through the error",
         "handler, writing no output (`src/abi/stubs.rs`). Their Fortran entry points report the same, so a Fortran program that calls one links.", "",

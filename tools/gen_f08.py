@@ -182,7 +182,7 @@ for h in HANDLES.values():
 # ---------------------------------------------------------------- routines
 procs, names, left = [], [], []
 for ret, name, ps in protos:
-    if name not in exported or name.endswith("_c") or name in LEFT_OUT:
+    if name not in exported or name.endswith("_c") or name in LEFT_OUT or name.startswith("MPI_T_"):
         continue
     if ret != "int":
         continue

@@ -41,7 +41,9 @@ def skip(name):
     # The not-implemented stubs (src/abi/stubs.rs) have entry points too: a
     # Fortran call of one links and reports "not implemented: MPI_Xxx" at
     # run time.
-    return name in SKIP or name not in mod_of or name.endswith("_c")
+    # The MPI_T_ tools interface is C only (the standard gives it no
+    # Fortran binding).
+    return name in SKIP or name not in mod_of or name.endswith("_c") or name.startswith("MPI_T_")
 
 def kind(t, n):
     if t in INTS: return "int"

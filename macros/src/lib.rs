@@ -16,6 +16,10 @@
 //! Functions that do not return `c_int` (`MPI_Wtime`, `MPI_Wtick`, the
 //! `*_c2f`/`*_f2c` conversions) are only duplicated as `PMPI_Xxx`.
 //!
+//! `#[mpi_fn(tools)]` (the `MPI_T_` tools interface) goes through
+//! `crate::abi::tools::enter` instead, which returns the error code
+//! without calling any error handler, as the standard says of `MPI_T_`.
+//!
 //! cbindgen reads the source before expansion, so it sees the
 //! `#[no_mangle] extern "C"` signature as written and puts it in mpi.h.
 use proc_macro::TokenStream;
@@ -23,7 +27,8 @@ use quote::{format_ident, quote};
 use syn::{parse_macro_input, FnArg, ItemFn, Pat, ReturnType, Type};
 
 #[proc_macro_attribute]
-pub fn mpi_fn(_attr: TokenStream, item: TokenStream) -> TokenStream {
+pub fn mpi_fn(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let tools = attr.to_string().trim() == "tools";
     let f = parse_macro_input!(item as ItemFn);
     let name = f.sig.ident.clone();
     let name_str = name.to_string();
@@ -84,15 +89,26 @@ pub fn mpi_fn(_attr: TokenStream, item: TokenStream) -> TokenStream {
         Some(id) => quote!(Some(#id)),
         None => quote!(None),
     };
+    let enter = if tools {
+        quote! {
+            crate::abi::tools::enter(&__OXMPI_NAME, move || -> crate::core::error::Result<()> {
+                #body_fn(#(#args),*)
+            })
+        }
+    } else {
+        quote! {
+            let __comm: Option<::std::os::raw::c_int> = #comm_expr;
+            crate::abi::guard::enter(&__OXMPI_NAME, __comm, move || -> crate::core::error::Result<()> {
+                #body_fn(#(#args),*)
+            })
+        }
+    };
     quote! {
         #[allow(non_snake_case, clippy::too_many_arguments, unused_unsafe, unused_mut)]
         #[inline(always)]
         unsafe fn #inner(#inputs) -> ::std::os::raw::c_int {
             static __OXMPI_NAME: &str = #name_str;
-            let __comm: Option<::std::os::raw::c_int> = #comm_expr;
-            crate::abi::guard::enter(&__OXMPI_NAME, __comm, move || -> crate::core::error::Result<()> {
-                #body_fn(#(#args),*)
-            })
+            #enter
         }
         /// The entry point's body, for another entry point that takes the
         /// same path (the large-count `_c` forms) and reports its errors

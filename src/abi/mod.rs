@@ -33,6 +33,7 @@ pub mod ptr;
 pub mod request;
 pub mod session;
 pub mod stubs;
+pub mod tools;
 pub mod topo;
 pub mod win;
 

@@ -8,7 +8,8 @@
 //! schedules choose among the others. `mpirun --tunables` prints its
 //! collective lines from these tables (`tunable_lines`).
 //!
-//! Calls `config` only. The algorithms themselves are in `basic`, `algos`
+//! Calls `config` only, and `profile` to count the choices for the tools
+//! interface (`MPI_T`). The algorithms themselves are in `basic`, `algos`
 //! and `shm`; the callers describe the call (`Call`) and dispatch on the
 //! name `select` returns.
 
@@ -201,6 +202,12 @@ pub fn forced(family: &Family) -> Option<&'static str> {
 /// The schedule algorithm for `call`: the forced one where the call meets
 /// its needs, else the rule's.
 pub fn select(family: &Family, call: &Call) -> &'static str {
+    let pick = choose(family, call);
+    crate::profile::algo_chosen(family.name, pick);
+    pick
+}
+
+fn choose(family: &Family, call: &Call) -> &'static str {
     if let Some(a) = forced(family).and_then(|n| family.algo(n)) {
         if call.meets(a.needs) {
             return a.name;
@@ -223,11 +230,15 @@ pub fn area(
     single: bool,
 ) -> Option<&'static str> {
     let ok = |n: &str| (n == "shm" && copies) || (n == "shm_cma" && single);
-    match forced(family) {
+    let form = match forced(family) {
         Some(n) if family.algo(n).is_some_and(|a| a.needs & need::AREA != 0) => ok(n).then_some(n),
         Some(_) => None,
         None => default.filter(|n| ok(n)),
+    };
+    if let Some(n) = form {
+        crate::profile::algo_chosen(family.name, n);
     }
+    form
 }
 
 use need::*;

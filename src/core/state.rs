@@ -265,6 +265,11 @@ impl State {
         })
     }
 
+    /// Messages waiting in the unexpected queue (the tools interface).
+    pub fn unexpected_len(&self) -> usize {
+        self.matcher.unexpected_len()
+    }
+
     /// Nothing left to push to any peer and no buffered send in flight.
     /// The envelopes of the posted receives (the hang report).
     pub fn posted_keys(&self) -> Vec<(u32, i32, i32)> {

@@ -219,6 +219,24 @@ impl State {
         r.store(0, first);
     }
 
+    /// The tools interface's counters of a message of `total` bytes that
+    /// arrived.
+    #[inline(always)]
+    fn note_arrival(&self, total: usize) {
+        use crate::core::profile::{pv, pv_add};
+        pv_add(pv::RECV_MSGS, 1);
+        pv_add(pv::RECV_BYTES, total as u64);
+    }
+
+    /// The tools interface's counters of a message that found no receive
+    /// (now in the unexpected queue).
+    #[inline(always)]
+    fn note_unexpected(&self) {
+        use crate::core::profile::{pv, pv_add, pv_level};
+        pv_add(pv::UNEXPECTED, 1);
+        pv_level(pv::UNEXPECTED_HWM, self.matcher.unexpected_len() as u64);
+    }
+
     #[allow(clippy::too_many_arguments)]
     pub(super) fn incoming_eager(
         &mut self,
@@ -233,6 +251,7 @@ impl State {
     ) {
         let multi = total > first.len();
         let uid = self.next_uid;
+        self.note_arrival(total);
         match self.matcher.arrive(ctx, src, tag, uid) {
             Some(rid) => {
                 self.deliver_eager(rid, src, tag, total, first);
@@ -254,6 +273,7 @@ impl State {
                 }
             }
             None => {
+                self.note_unexpected();
                 self.next_uid += 1;
                 let mut data = Vec::with_capacity(total);
                 append(&mut data, first);
@@ -338,6 +358,7 @@ impl State {
             .then(|| crate::gpu::ipc::IpcRef::from_bytes(payload))
             .flatten()
             .map(Box::new);
+        self.note_arrival(h.total as usize);
         match self.matcher.arrive(h.ctx, h.src, h.tag, uid) {
             Some(rid) => self.start_rndv(
                 rid,
@@ -351,6 +372,7 @@ impl State {
                 ipc,
             ),
             None => {
+                self.note_unexpected();
                 self.next_uid += 1;
                 self.unexp.insert(
                     uid,
@@ -458,6 +480,9 @@ impl State {
             unsafe { std::slice::from_raw_parts(buf, bytes) }
         };
         let sent = self.net.push_now(w, &hdr, payload, true);
+        if sent && crate::core::profile::tools_on() {
+            self.note_send(w, bytes);
+        }
         if sent && cancellable {
             self.fast_seq += 1;
             self.fast_ring[self.fast_seq as usize % FAST_RING] = (w as u32, sreq);
@@ -509,6 +534,8 @@ impl State {
         // `buf` holds `cap` (the caller's contract).
         unsafe { crate::sys::copy(buf, data, n) };
         self.net.release(w);
+        crate::core::profile::pv_add(crate::core::profile::pv::RECV_MSGS, 1);
+        crate::core::profile::pv_add(crate::core::profile::pv::RECV_BYTES, n as u64);
         RecvNow::Got(Status {
             source: src,
             tag: h.tag,
@@ -541,6 +568,9 @@ impl State {
             r.peer_w = w as u32;
         }
         crate::core::profile::sent(w, bytes);
+        if crate::core::profile::tools_on() {
+            self.note_send(w, bytes);
+        }
         match self.net.link(w) {
             Link::Local => {
                 let data = if bytes == 0 {
@@ -630,6 +660,29 @@ impl State {
                 "world rank {w} is on another host and no inter-node transport is available"
             )),
         }
+    }
+
+    /// The tools interface's counters of a send of `bytes` to world rank
+    /// `w`: by link, and eager or rendezvous.
+    #[cold]
+    #[inline(never)]
+    fn note_send(&self, w: usize, bytes: usize) {
+        use crate::core::profile::{pv, pv_add};
+        let (msgs, by, eager) = match self.net.link(w) {
+            Link::Local => (pv::SEND_SELF_MSGS, pv::SEND_SELF_BYTES, usize::MAX),
+            Link::Ucx => (
+                pv::SEND_UCX_MSGS,
+                pv::SEND_UCX_BYTES,
+                self.cfg.ucx_eager_limit,
+            ),
+            Link::Shm(_) | Link::Loopback => {
+                (pv::SEND_SHM_MSGS, pv::SEND_SHM_BYTES, self.cfg.eager_limit)
+            }
+            Link::Unreachable => return,
+        };
+        pv_add(msgs, 1);
+        pv_add(by, bytes as u64);
+        pv_add(if bytes <= eager { pv::EAGER } else { pv::RNDV }, 1);
     }
 
     /// Whether rank `dest` of `comm` is reached through a link that carries
