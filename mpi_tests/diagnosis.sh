@@ -84,6 +84,8 @@ hang "two receives wait for each other" recv 2 \
 hang "a barrier waits for a receiver" coll 3 \
   "rank 2: waits in MPI_Barrier(comm=MPI_COMM_WORLD) for rank 1" \
   "deadlock: rank 0 waits in MPI_Barrier(comm=MPI_COMM_WORLD) for rank 1 while rank 1 waits in MPI_Recv(src=0, tag=MPI_ANY_TAG)"
+hang "collectives out of step" steps 3 \
+  "collectives out of step on MPI_COMM_WORLD: rank 1 at call 1 (MPI_Allreduce); ranks 0, 2 at call 2 (MPI_Barrier)"
 hang "a rank computing outside MPI" compute 3 \
   "rank 1: no answer (not waiting in MPI" "rank 0 -> rank 1 (which does not wait in MPI)" "rank 0: waits in MPI_Recv(src=1, tag=3)"
 # SIGQUIT to mpirun: the report, and the job goes on (until its timeout).

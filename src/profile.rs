@@ -26,6 +26,10 @@ const DECIDED: u8 = 1;
 pub const PROFILE: u8 = 2;
 /// cbindgen:ignore
 pub const CHECK: u8 = 4;
+/// The check of nonblocking send buffers (`OXMPI_CHECK_BUFFERS`,
+/// `abi::bufcheck`).
+/// cbindgen:ignore
+pub const BUFFERS: u8 = 16;
 /// The tools interface's performance variables count (`MPI_T_init_thread`
 /// was called: `set_tools`).
 /// cbindgen:ignore
@@ -149,11 +153,20 @@ pub fn on() -> bool {
 
 #[cold]
 fn decide() -> u8 {
-    let check = std::env::var("OXMPI_CHECK").is_ok_and(|v| {
-        let v = v.trim();
-        !v.is_empty() && v != "0"
-    });
-    let d = DECIDED | if target().is_some() { PROFILE } else { 0 } | if check { CHECK } else { 0 };
+    let set = |name: &str| {
+        std::env::var(name).is_ok_and(|v| {
+            let v = v.trim();
+            !v.is_empty() && v != "0"
+        })
+    };
+    let d = DECIDED
+        | if target().is_some() { PROFILE } else { 0 }
+        | if set("OXMPI_CHECK") { CHECK } else { 0 }
+        | if set("OXMPI_CHECK_BUFFERS") {
+            BUFFERS
+        } else {
+            0
+        };
     DIAG.store(d, Relaxed);
     d
 }

@@ -16,6 +16,9 @@
 //! Functions that do not return `c_int` (`MPI_Wtime`, `MPI_Wtick`, the
 //! `*_c2f`/`*_f2c` conversions) are only duplicated as `PMPI_Xxx`.
 //!
+//! A collective's entry points (by name) first count the call on its
+//! communicator (`crate::abi::guard::coll_entered`, for the hang report).
+//!
 //! `#[mpi_fn(tools)]` (the `MPI_T_` tools interface) goes through
 //! `crate::abi::tools::enter` instead, which returns the error code
 //! without calling any error handler, as the standard says of `MPI_T_`.
@@ -23,6 +26,48 @@
 //! cbindgen reads the source before expansion, so it sees the
 //! `#[no_mangle] extern "C"` signature as written and puts it in mpi.h.
 use proc_macro::TokenStream;
+
+/// The collectives whose entry points count their calls per communicator
+/// for the hang report (`crate::abi::guard::coll_entered`): the blocking,
+/// nonblocking (`I` prefix), persistent (`_init`) and large-count (`_c`)
+/// forms of these.
+const COLLECTIVES: &[&str] = &[
+    "barrier",
+    "bcast",
+    "gather",
+    "gatherv",
+    "scatter",
+    "scatterv",
+    "allgather",
+    "allgatherv",
+    "alltoall",
+    "alltoallv",
+    "alltoallw",
+    "reduce",
+    "allreduce",
+    "reduce_scatter",
+    "reduce_scatter_block",
+    "scan",
+    "exscan",
+    "neighbor_allgather",
+    "neighbor_allgatherv",
+    "neighbor_alltoall",
+    "neighbor_alltoallv",
+    "neighbor_alltoallw",
+];
+
+fn is_collective(name: &str) -> bool {
+    let Some(base) = name.strip_prefix("MPI_") else {
+        return false;
+    };
+    let base = base.to_ascii_lowercase();
+    let base = base.strip_suffix("_c").unwrap_or(&base);
+    let base = base.strip_suffix("_init").unwrap_or(base);
+    COLLECTIVES.contains(&base)
+        || base
+            .strip_prefix('i')
+            .is_some_and(|b| COLLECTIVES.contains(&b))
+}
 use quote::{format_ident, quote};
 use syn::{parse_macro_input, FnArg, ItemFn, Pat, ReturnType, Type};
 
@@ -85,9 +130,15 @@ pub fn mpi_fn(attr: TokenStream, item: TokenStream) -> TokenStream {
         }
         .into();
     }
-    let comm_expr = match has_comm {
+    let comm_expr = match &has_comm {
         Some(id) => quote!(Some(#id)),
         None => quote!(None),
+    };
+    let count_coll = match &has_comm {
+        Some(id) if id == "comm" && is_collective(&name_str) => {
+            quote!(crate::abi::guard::coll_entered(&__OXMPI_NAME, comm);)
+        }
+        _ => quote!(),
     };
     let enter = if tools {
         quote! {
@@ -108,6 +159,7 @@ pub fn mpi_fn(attr: TokenStream, item: TokenStream) -> TokenStream {
         #[inline(always)]
         unsafe fn #inner(#inputs) -> ::std::os::raw::c_int {
             static __OXMPI_NAME: &str = #name_str;
+            #count_coll
             #enter
         }
         /// The entry point's body, for another entry point that takes the

@@ -47,6 +47,13 @@ pub fn enter(
     rc
 }
 
+/// A collective entry point was entered on `comm` (before its arguments
+/// are checked): its communicator counts the call, for the hang report.
+#[inline(always)]
+pub fn coll_entered(name: &'static &'static str, comm: c_int) {
+    crate::core::hang::coll_entered(name, comm);
+}
+
 /// What `note_begin` noted: the name it replaced for the collective checks
 /// (`OXMPI_CHECK`), the timing of the call for the profile (`OXMPI_PROFILE`).
 struct Noted(Option<&'static str>, Option<crate::core::profile::Call>);

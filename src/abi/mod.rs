@@ -11,6 +11,7 @@
 pub use crate::base::{consts, handles, type_names};
 
 pub mod attr;
+pub mod bufcheck;
 pub mod check;
 pub mod coll;
 pub mod comm;

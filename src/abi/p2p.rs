@@ -451,6 +451,9 @@ pub unsafe extern "C" fn MPI_Isend(
         return Err(err!(MPI_ERR_ARG, "request=NULL"));
     }
     let h = isend_handle(buf, count, datatype, dest, tag, comm, SendMode::Standard)?;
+    if super::bufcheck::on() {
+        super::bufcheck::note(h, "MPI_Isend", buf, count, datatype, dest, tag, comm);
+    }
     out(request, "request", h)
 }
 
@@ -468,8 +471,19 @@ pub unsafe extern "C" fn MPI_Issend(
     if request.is_null() {
         return Err(err!(MPI_ERR_ARG, "request=NULL"));
     }
-    let rid = isend(buf, count, datatype, dest, tag, comm, SendMode::Sync)?;
-    out(request, "request", new_handle(rid))
+    let h = new_handle(isend(
+        buf,
+        count,
+        datatype,
+        dest,
+        tag,
+        comm,
+        SendMode::Sync,
+    )?);
+    if super::bufcheck::on() {
+        super::bufcheck::note(h, "MPI_Issend", buf, count, datatype, dest, tag, comm);
+    }
+    out(request, "request", h)
 }
 
 #[mpi_fn]
@@ -487,6 +501,9 @@ pub unsafe extern "C" fn MPI_Irsend(
         return Err(err!(MPI_ERR_ARG, "request=NULL"));
     }
     let h = isend_handle(buf, count, datatype, dest, tag, comm, SendMode::Ready)?;
+    if super::bufcheck::on() {
+        super::bufcheck::note(h, "MPI_Irsend", buf, count, datatype, dest, tag, comm);
+    }
     out(request, "request", h)
 }
 
@@ -504,8 +521,19 @@ pub unsafe extern "C" fn MPI_Ibsend(
     if request.is_null() {
         return Err(err!(MPI_ERR_ARG, "request=NULL"));
     }
-    let rid = isend(buf, count, datatype, dest, tag, comm, SendMode::Buffered)?;
-    out(request, "request", new_handle(rid))
+    let h = new_handle(isend(
+        buf,
+        count,
+        datatype,
+        dest,
+        tag,
+        comm,
+        SendMode::Buffered,
+    )?);
+    if super::bufcheck::on() {
+        super::bufcheck::note(h, "MPI_Ibsend", buf, count, datatype, dest, tag, comm);
+    }
+    out(request, "request", h)
 }
 
 #[mpi_fn]

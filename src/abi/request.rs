@@ -205,9 +205,16 @@ pub fn finish_wait(request: *mut MPI_Request) -> Result<(Status, c_int)> {
 #[mpi_fn]
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
-    let (s, comm) = finish_wait(request)?;
-    write_status(status, &s, false);
-    status_error(&s, comm)
+    let snap = super::bufcheck::before(request, 1);
+    let r = (|| -> Result<()> {
+        let (s, comm) = finish_wait(request)?;
+        write_status(status, &s, false);
+        status_error(&s, comm)
+    })();
+    if snap.is_some() {
+        super::bufcheck::after(snap, request)?;
+    }
+    r
 }
 
 #[mpi_fn]
@@ -217,34 +224,41 @@ pub unsafe extern "C" fn MPI_Test(
     flag: *mut c_int,
     status: *mut MPI_Status,
 ) -> c_int {
-    let mut h = inp(request, "request")?;
-    if flag.is_null() {
-        return Err(err!(MPI_ERR_ARG, "flag=NULL"));
-    }
-    let r = with(|st| {
-        let mut p = poll(st, h)?;
-        if matches!(p, Poll::Pending) {
-            st.progress();
-            p = poll(st, h)?;
+    let snap = super::bufcheck::before(request, 1);
+    let r = (|| -> Result<()> {
+        let mut h = inp(request, "request")?;
+        if flag.is_null() {
+            return Err(err!(MPI_ERR_ARG, "flag=NULL"));
         }
-        Ok(match p {
-            Poll::Null => Some((Status::empty(), MPI_COMM_WORLD)),
-            Poll::Pending => None,
-            Poll::Done(s, c) => {
-                retire(st, &mut h);
-                Some((s, c))
+        let r = with(|st| {
+            let mut p = poll(st, h)?;
+            if matches!(p, Poll::Pending) {
+                st.progress();
+                p = poll(st, h)?;
             }
-        })
-    })?;
-    out(request, "request", h)?;
-    match r {
-        Some((s, c)) => {
-            write_status(status, &s, false);
-            out(flag, "flag", 1)?;
-            status_error(&s, c)
+            Ok(match p {
+                Poll::Null => Some((Status::empty(), MPI_COMM_WORLD)),
+                Poll::Pending => None,
+                Poll::Done(s, c) => {
+                    retire(st, &mut h);
+                    Some((s, c))
+                }
+            })
+        })?;
+        out(request, "request", h)?;
+        match r {
+            Some((s, c)) => {
+                write_status(status, &s, false);
+                out(flag, "flag", 1)?;
+                status_error(&s, c)
+            }
+            None => out(flag, "flag", 0),
         }
-        None => out(flag, "flag", 0),
+    })();
+    if snap.is_some() {
+        super::bufcheck::after(snap, request)?;
     }
+    r
 }
 
 /// When no request of the array is pending: retires them all and returns their
@@ -313,42 +327,49 @@ pub unsafe extern "C" fn MPI_Waitall(
     array_of_requests: *mut MPI_Request,
     array_of_statuses: *mut MPI_Status,
 ) -> c_int {
-    let reqs = req_slice(count, array_of_requests)?;
-    // Requests are retired in order as they are found complete, each polled
-    // once it is reached (a wait cannot return before all are complete, so
-    // retiring early changes nothing the caller can see on success). Statuses
-    // are written as they come; only failures are kept, for MPI_ERR_IN_STATUS.
-    let mut next = 0;
-    let mut failed: Vec<(usize, Status, c_int)> = Vec::new();
-    wait_for(|st| {
-        while next < reqs.len() {
-            let Some((s, c)) = take_if_done(st, &mut reqs[next])? else {
-                return Ok(None);
-            };
-            write_status(status_at(array_of_statuses, next), &s, false);
-            if s.error != MPI_SUCCESS {
-                failed.push((next, s, c));
+    let snap = super::bufcheck::before(array_of_requests, count);
+    let r = (|| -> Result<()> {
+        let reqs = req_slice(count, array_of_requests)?;
+        // Requests are retired in order as they are found complete, each polled
+        // once it is reached (a wait cannot return before all are complete, so
+        // retiring early changes nothing the caller can see on success). Statuses
+        // are written as they come; only failures are kept, for MPI_ERR_IN_STATUS.
+        let mut next = 0;
+        let mut failed: Vec<(usize, Status, c_int)> = Vec::new();
+        wait_for(|st| {
+            while next < reqs.len() {
+                let Some((s, c)) = take_if_done(st, &mut reqs[next])? else {
+                    return Ok(None);
+                };
+                write_status(status_at(array_of_statuses, next), &s, false);
+                if s.error != MPI_SUCCESS {
+                    failed.push((next, s, c));
+                }
+                next += 1;
             }
-            next += 1;
-        }
-        Ok(Some(()))
-    })?;
-    let Some(&(_, first, comm)) = failed.first() else {
-        return Ok(());
-    };
-    // On MPI_ERR_IN_STATUS every status carries its MPI_ERROR field.
-    let mut bad = failed.iter().peekable();
-    for i in 0..reqs.len() {
-        let e = match bad.peek() {
-            Some(&&(k, s, _)) if k == i => {
-                bad.next();
-                s.error
-            }
-            _ => MPI_SUCCESS,
+            Ok(Some(()))
+        })?;
+        let Some(&(_, first, comm)) = failed.first() else {
+            return Ok(());
         };
-        set_status_error(status_at(array_of_statuses, i), e);
+        // On MPI_ERR_IN_STATUS every status carries its MPI_ERROR field.
+        let mut bad = failed.iter().peekable();
+        for i in 0..reqs.len() {
+            let e = match bad.peek() {
+                Some(&&(k, s, _)) if k == i => {
+                    bad.next();
+                    s.error
+                }
+                _ => MPI_SUCCESS,
+            };
+            set_status_error(status_at(array_of_statuses, i), e);
+        }
+        Err(in_status(&first, comm))
+    })();
+    if snap.is_some() {
+        super::bufcheck::after(snap, array_of_requests)?;
     }
-    Err(in_status(&first, comm))
+    r
 }
 
 #[mpi_fn]
@@ -359,22 +380,29 @@ pub unsafe extern "C" fn MPI_Testall(
     flag: *mut c_int,
     array_of_statuses: *mut MPI_Status,
 ) -> c_int {
-    let reqs = req_slice(count, array_of_requests)?;
-    if flag.is_null() {
-        return Err(err!(MPI_ERR_ARG, "flag=NULL"));
-    }
-    let got = with(|st| {
-        st.progress();
-        retire_all(st, reqs)
-    })?;
-    match got {
-        None => out(flag, "flag", 0),
-        Some(v) => {
-            out(flag, "flag", 1)?;
-            let idx: Vec<usize> = (0..reqs.len()).collect();
-            write_many(array_of_statuses, &idx, &v)
+    let snap = super::bufcheck::before(array_of_requests, count);
+    let r = (|| -> Result<()> {
+        let reqs = req_slice(count, array_of_requests)?;
+        if flag.is_null() {
+            return Err(err!(MPI_ERR_ARG, "flag=NULL"));
         }
+        let got = with(|st| {
+            st.progress();
+            retire_all(st, reqs)
+        })?;
+        match got {
+            None => out(flag, "flag", 0),
+            Some(v) => {
+                out(flag, "flag", 1)?;
+                let idx: Vec<usize> = (0..reqs.len()).collect();
+                write_many(array_of_statuses, &idx, &v)
+            }
+        }
+    })();
+    if snap.is_some() {
+        super::bufcheck::after(snap, array_of_requests)?;
     }
+    r
 }
 
 /// First completed request of the array: Some(Some(i, status)) or Some(None) when all are null.
@@ -404,21 +432,28 @@ pub unsafe extern "C" fn MPI_Waitany(
     index: *mut c_int,
     status: *mut MPI_Status,
 ) -> c_int {
-    let reqs = req_slice(count, array_of_requests)?;
-    if index.is_null() {
-        return Err(err!(MPI_ERR_ARG, "index=NULL"));
-    }
-    match wait_for(|st| any_done(st, reqs))? {
-        None => {
-            write_status(status, &Status::empty(), false);
-            out(index, "index", MPI_UNDEFINED)
+    let snap = super::bufcheck::before(array_of_requests, count);
+    let r = (|| -> Result<()> {
+        let reqs = req_slice(count, array_of_requests)?;
+        if index.is_null() {
+            return Err(err!(MPI_ERR_ARG, "index=NULL"));
         }
-        Some((i, s, c)) => {
-            write_status(status, &s, false);
-            out(index, "index", i as c_int)?;
-            status_error(&s, c)
+        match wait_for(|st| any_done(st, reqs))? {
+            None => {
+                write_status(status, &Status::empty(), false);
+                out(index, "index", MPI_UNDEFINED)
+            }
+            Some((i, s, c)) => {
+                write_status(status, &s, false);
+                out(index, "index", i as c_int)?;
+                status_error(&s, c)
+            }
         }
+    })();
+    if snap.is_some() {
+        super::bufcheck::after(snap, array_of_requests)?;
     }
+    r
 }
 
 #[mpi_fn]
@@ -430,35 +465,42 @@ pub unsafe extern "C" fn MPI_Testany(
     flag: *mut c_int,
     status: *mut MPI_Status,
 ) -> c_int {
-    let reqs = req_slice(count, array_of_requests)?;
-    if index.is_null() || flag.is_null() {
-        return Err(err!(
-            MPI_ERR_ARG,
-            "{}=NULL",
-            if flag.is_null() { "flag" } else { "index" }
-        ));
+    let snap = super::bufcheck::before(array_of_requests, count);
+    let r = (|| -> Result<()> {
+        let reqs = req_slice(count, array_of_requests)?;
+        if index.is_null() || flag.is_null() {
+            return Err(err!(
+                MPI_ERR_ARG,
+                "{}=NULL",
+                if flag.is_null() { "flag" } else { "index" }
+            ));
+        }
+        let r = with(|st| {
+            st.progress();
+            any_done(st, reqs)
+        })?;
+        match r {
+            None => {
+                out(flag, "flag", 0)?;
+                out(index, "index", MPI_UNDEFINED)
+            }
+            Some(None) => {
+                write_status(status, &Status::empty(), false);
+                out(flag, "flag", 1)?;
+                out(index, "index", MPI_UNDEFINED)
+            }
+            Some(Some((i, s, c))) => {
+                write_status(status, &s, false);
+                out(flag, "flag", 1)?;
+                out(index, "index", i as c_int)?;
+                status_error(&s, c)
+            }
+        }
+    })();
+    if snap.is_some() {
+        super::bufcheck::after(snap, array_of_requests)?;
     }
-    let r = with(|st| {
-        st.progress();
-        any_done(st, reqs)
-    })?;
-    match r {
-        None => {
-            out(flag, "flag", 0)?;
-            out(index, "index", MPI_UNDEFINED)
-        }
-        Some(None) => {
-            write_status(status, &Status::empty(), false);
-            out(flag, "flag", 1)?;
-            out(index, "index", MPI_UNDEFINED)
-        }
-        Some(Some((i, s, c))) => {
-            write_status(status, &s, false);
-            out(flag, "flag", 1)?;
-            out(index, "index", i as c_int)?;
-            status_error(&s, c)
-        }
-    }
+    r
 }
 
 /// All completed requests: Some(list) (possibly empty when none is done yet) or None when all are null.
@@ -526,16 +568,23 @@ pub unsafe extern "C" fn MPI_Waitsome(
     array_of_indices: *mut c_int,
     array_of_statuses: *mut MPI_Status,
 ) -> c_int {
-    let reqs = req_slice(incount, array_of_requests)?;
-    check_some_args(incount, outcount, array_of_indices)?;
-    let done = wait_for(|st| {
-        Ok(match some_done(st, reqs)? {
-            None => Some(None),
-            Some(v) if v.is_empty() => None,
-            Some(v) => Some(Some(v)),
-        })
-    })?;
-    write_some(done, outcount, array_of_indices, array_of_statuses)
+    let snap = super::bufcheck::before(array_of_requests, incount);
+    let r = (|| -> Result<()> {
+        let reqs = req_slice(incount, array_of_requests)?;
+        check_some_args(incount, outcount, array_of_indices)?;
+        let done = wait_for(|st| {
+            Ok(match some_done(st, reqs)? {
+                None => Some(None),
+                Some(v) if v.is_empty() => None,
+                Some(v) => Some(Some(v)),
+            })
+        })?;
+        write_some(done, outcount, array_of_indices, array_of_statuses)
+    })();
+    if snap.is_some() {
+        super::bufcheck::after(snap, array_of_requests)?;
+    }
+    r
 }
 
 #[mpi_fn]
@@ -547,13 +596,20 @@ pub unsafe extern "C" fn MPI_Testsome(
     array_of_indices: *mut c_int,
     array_of_statuses: *mut MPI_Status,
 ) -> c_int {
-    let reqs = req_slice(incount, array_of_requests)?;
-    check_some_args(incount, outcount, array_of_indices)?;
-    let done = with(|st| {
-        st.progress();
-        some_done(st, reqs)
-    })?;
-    write_some(done, outcount, array_of_indices, array_of_statuses)
+    let snap = super::bufcheck::before(array_of_requests, incount);
+    let r = (|| -> Result<()> {
+        let reqs = req_slice(incount, array_of_requests)?;
+        check_some_args(incount, outcount, array_of_indices)?;
+        let done = with(|st| {
+            st.progress();
+            some_done(st, reqs)
+        })?;
+        write_some(done, outcount, array_of_indices, array_of_statuses)
+    })();
+    if snap.is_some() {
+        super::bufcheck::after(snap, array_of_requests)?;
+    }
+    r
 }
 
 #[mpi_fn]
@@ -592,6 +648,9 @@ pub unsafe extern "C" fn MPI_Request_free(request: *mut MPI_Request) -> c_int {
             MPI_ERR_REQUEST,
             "request=MPI_REQUEST_NULL cannot be freed"
         ));
+    }
+    if super::bufcheck::on() {
+        super::bufcheck::forget(h);
     }
     if is_done_send(h) {
         return out(request, "request", MPI_REQUEST_NULL);

@@ -295,6 +295,7 @@ impl State {
                 self.comms.len() - 1
             }
         };
+        crate::core::hang::coll_reset(idx);
         comm_handle(idx)
     }
 

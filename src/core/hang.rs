@@ -25,6 +25,66 @@ static ASKED: AtomicBool = AtomicBool::new(false);
 /// any thread entered last.
 static CALL: AtomicPtr<&'static str> = AtomicPtr::new(std::ptr::null_mut());
 
+/// Communicator slots whose collective calls are counted (`coll_entered`);
+/// later slots are not (the report then leaves them out).
+const COLL_SLOTS: usize = 1024;
+
+/// Per communicator slot: the collective calls this rank entered on it
+/// and the last one's name. Atomics, not fields of the communicator: a
+/// collective's entry point counts before taking the library's state,
+/// one relaxed add and store (the counts are read only by the report, and
+/// a count that is a call behind says the same).
+static COLL_CALLS: [std::sync::atomic::AtomicU64; COLL_SLOTS] =
+    [const { std::sync::atomic::AtomicU64::new(0) }; COLL_SLOTS];
+static COLL_LAST: [AtomicPtr<&'static str>; COLL_SLOTS] =
+    [const { AtomicPtr::new(std::ptr::null_mut()) }; COLL_SLOTS];
+
+/// Slot index of communicator handle `comm` (None for a handle of no
+/// communicator or a slot past the counted ones).
+#[inline(always)]
+fn coll_slot(comm: c_int) -> Option<usize> {
+    use crate::base::consts::{MPI_COMM_SELF, MPI_COMM_WORLD};
+    let i = match comm {
+        MPI_COMM_WORLD => 0,
+        MPI_COMM_SELF => 1,
+        _ => crate::base::handles::index(comm, crate::base::handles::KIND_COMM)? as usize,
+    };
+    (i < COLL_SLOTS).then_some(i)
+}
+
+/// A collective entry point `name` was entered on `comm`.
+#[inline(always)]
+pub fn coll_entered(name: &'static &'static str, comm: c_int) {
+    if let Some(i) = coll_slot(comm) {
+        // Relaxed: see COLL_CALLS. A load and a store, not a locked add:
+        // the standard has a communicator's collectives made one at a time.
+        COLL_CALLS[i].store(COLL_CALLS[i].load(Relaxed) + 1, Relaxed);
+        COLL_LAST[i].store(name as *const &'static str as *mut &'static str, Relaxed);
+    }
+}
+
+/// Communicator slot `i` was given to a new communicator: its count
+/// starts again.
+pub fn coll_reset(i: usize) {
+    if i < COLL_SLOTS {
+        // Relaxed: see COLL_CALLS.
+        COLL_CALLS[i].store(0, Relaxed);
+        COLL_LAST[i].store(std::ptr::null_mut(), Relaxed);
+    }
+}
+
+/// The collective calls counted on slot `i` and the last one's name.
+fn coll_count(i: usize) -> Option<(u64, &'static str)> {
+    if i >= COLL_SLOTS {
+        return None;
+    }
+    // Relaxed: see COLL_CALLS.
+    let p = COLL_LAST[i].load(Relaxed);
+    // SAFETY: a non-null pointer was stored from a `&'static &'static str`.
+    let last = if p.is_null() { "none" } else { unsafe { *p } };
+    Some((COLL_CALLS[i].load(Relaxed), last))
+}
+
 /// Notes the MPI function being entered (`name`: its static name).
 #[inline(always)]
 pub fn entering(name: &'static &'static str) {
@@ -98,6 +158,14 @@ pub fn report(st: &mut State, waited: f64, extra: &[String]) {
             None => (format!("ctx{ctx}"), src),
         };
         items.push(format!("recv comm={label} src={src} wsrc={wsrc} tag={tag}"));
+    }
+    // Each communicator's collective calls so far (world's always), so
+    // that mpirun can tell ranks whose collectives are out of step.
+    for (i, c) in st.comms.iter().enumerate() {
+        let Some(c) = c else { continue };
+        if let Some((n, last)) = coll_count(i).filter(|(n, _)| c.ctx == 0 || *n > 0) {
+            items.push(format!("seq comm={} n={n} name={last}", label(c)));
+        }
     }
     for (_, r) in st.reqs.iter() {
         if r.kind == crate::core::request::ReqKind::Send && r.active && !r.done {

@@ -46,6 +46,9 @@ pub(crate) struct Report {
     /// Seconds its current wait has lasted.
     pub(crate) waited: f64,
     waits: Vec<Wait>,
+    /// Per communicator: the collective calls the rank has entered on it
+    /// and the last one's name.
+    seqs: Vec<(String, u64, String)>,
 }
 
 /// Parses a rank's report (`kind key=value ...` items separated by ';').
@@ -77,6 +80,11 @@ pub(crate) fn parse(text: &str) -> Report {
                 wdest: num("wdest"),
                 bytes: num("bytes"),
             }),
+            "seq" => r.seqs.push((
+                get("comm").to_string(),
+                get("n").parse().unwrap_or(0),
+                get("name").to_string(),
+            )),
             "coll" => r.waits.push(Wait::Coll {
                 comm: get("comm").to_string(),
                 wranks: get("wranks")
@@ -201,6 +209,9 @@ pub(crate) fn render(reports: &[Option<Report>], exited: &[bool]) -> String {
             let _ = writeln!(o, "  rank {r} -> rank {t}{why}");
         }
     }
+    for line in out_of_step(reports) {
+        let _ = writeln!(o, "{line}");
+    }
     for cycle in cycles(&edges) {
         let parts: Vec<String> = cycle
             .iter()
@@ -218,6 +229,47 @@ pub(crate) fn render(reports: &[Option<Report>], exited: &[bool]) -> String {
         let _ = writeln!(o, "deadlock: {}", parts.join(" while "));
     }
     o
+}
+
+/// For each communicator on which the answering ranks have not all
+/// entered the same number of collectives (or, at one count, the same
+/// collective): "collectives out of step on MPI_COMM_WORLD: rank 1 at call
+/// 1 (MPI_Allreduce); ranks 0, 2 at call 2 (MPI_Barrier)".
+fn out_of_step(reports: &[Option<Report>]) -> Vec<String> {
+    use std::collections::BTreeMap;
+    // comm -> (calls, name) -> ranks
+    let mut by: BTreeMap<&str, BTreeMap<(u64, &str), Vec<usize>>> = BTreeMap::new();
+    for (r, rep) in reports.iter().enumerate() {
+        for (comm, n, name) in rep.iter().flat_map(|rep| rep.seqs.iter()) {
+            by.entry(comm)
+                .or_default()
+                .entry((*n, name))
+                .or_default()
+                .push(r);
+        }
+    }
+    by.into_iter()
+        .filter(|(_, steps)| steps.len() > 1)
+        .map(|(comm, steps)| {
+            let parts: Vec<String> = steps
+                .iter()
+                .map(|((n, name), ranks)| {
+                    let who = if ranks.len() == 1 {
+                        format!("rank {}", ranks[0])
+                    } else {
+                        let l: Vec<String> = ranks.iter().map(|r| r.to_string()).collect();
+                        format!("ranks {}", l.join(", "))
+                    };
+                    if *n == 0 {
+                        format!("{who} at no collective yet")
+                    } else {
+                        format!("{who} at call {n} ({name})")
+                    }
+                })
+                .collect();
+            format!("collectives out of step on {comm}: {}", parts.join("; "))
+        })
+        .collect()
 }
 
 /// The elementary cycles of the graph found by a depth-first search from
@@ -272,6 +324,19 @@ mod tests {
         let b = parse("call name=MPI_Recv;recv comm=MPI_COMM_WORLD src=0 wsrc=0 tag=-1");
         let text = render(&[Some(a), Some(b)], &[false, false]);
         assert!(text.contains("rank 0 waits in MPI_Barrier(comm=MPI_COMM_WORLD) for rank 1 while rank 1 waits in MPI_Recv(src=0, tag=MPI_ANY_TAG)"), "{text}");
+    }
+
+    #[test]
+    fn collectives_out_of_step_are_named() {
+        let a =
+            parse("call name=MPI_Barrier waited=1;seq comm=MPI_COMM_WORLD n=2 name=MPI_Barrier");
+        let b = parse("call name=MPI_Recv waited=1;seq comm=MPI_COMM_WORLD n=1 name=MPI_Allreduce;seq comm=comm3 n=4 name=MPI_Bcast");
+        let c = parse("call name=MPI_Barrier waited=1;seq comm=MPI_COMM_WORLD n=2 name=MPI_Barrier;seq comm=comm3 n=4 name=MPI_Bcast");
+        let text = render(&[Some(a), Some(b), Some(c)], &[false; 3]);
+        assert!(text.contains(
+            "collectives out of step on MPI_COMM_WORLD: rank 1 at call 1 (MPI_Allreduce); ranks 0, 2 at call 2 (MPI_Barrier)"
+        ), "{text}");
+        assert!(!text.contains("on comm3"), "{text}");
     }
 
     #[test]
