@@ -407,9 +407,11 @@ static void errors(void) {
     MPI_Error_class(rc, &cls);
     CHECK(cls == MPI_ERR_ARG, "allgatherv_c with displs[0] = 2^33: class %d, want MPI_ERR_ARG", cls);
     MPI_Request q;
-    rc = MPI_Iallgather_c(buf, huge, MPI_INT, buf, 1, MPI_INT, MPI_COMM_WORLD, &q);
+    /* Iallgather_c takes counts above 2^31 - 1 too (coll_huge_c), up to
+       2^51 elements. */
+    rc = MPI_Iallgather_c(buf, (MPI_Count)1 << 52, MPI_INT, buf, 1, MPI_INT, MPI_COMM_WORLD, &q);
     MPI_Error_class(rc, &cls);
-    CHECK(cls == MPI_ERR_COUNT, "iallgather_c of 2^33: class %d, want MPI_ERR_COUNT", cls);
+    CHECK(cls == MPI_ERR_COUNT, "iallgather_c of 2^52: class %d, want MPI_ERR_COUNT", cls);
     rc = MPI_Reduce_local_c(buf, buf + 2, huge, MPI_INT, MPI_SUM);
     MPI_Error_class(rc, &cls);
     CHECK(cls == MPI_ERR_COUNT, "reduce_local_c of 2^33: class %d, want MPI_ERR_COUNT", cls);

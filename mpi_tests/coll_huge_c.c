@@ -1,7 +1,9 @@
 /* Counts above 2^31 - 1 in large-count collectives: MPI_Bcast_c of
  * 2^31 + 10 MPI_CHAR and MPI_Allreduce_c, MPI_Scan_c and MPI_Exscan_c (in
- * place, MPI_SUM) of 2^31 + 10 MPI_INT8_T, checked on every rank (one byte per element keeps the test
- * within the machine's memory). */
+ * place, MPI_SUM) of 2^31 + 10 MPI_INT8_T, checked on every rank; then
+ * MPI_Gather_c of 2^31 + 10 MPI_CHAR per rank to root 0 and MPI_Scatter_c
+ * of as many back (the root holds size x that; one byte per element keeps
+ * the test within the machine's memory). */
 #include "util.h"
 #include <stdint.h>
 #include <stdlib.h>
@@ -50,6 +52,37 @@ int main(int argc, char **argv) {
     want = (unsigned char)(rank * (rank + 1) / 2);
     if (rank > 0)
         CHECK(b[0] == want && b[n / 2] == want && b[n - 1] == want, "exscan_c result %d, expected %d", b[n - 1], want);
+    /* Gather_c: rank r's block is r + 1 in every byte, its last byte 0x70 + r. */
+    memset(b, rank + 1, (size_t)n);
+    b[n - 1] = (unsigned char)(0x70 + rank);
+    unsigned char *root = NULL;
+    if (rank == 0) {
+        root = malloc((size_t)n * size);
+        ok = root != NULL;
+    }
+    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (ok) {
+        CHECK(MPI_Gather_c(b, n, MPI_CHAR, root, n, MPI_CHAR, 0, MPI_COMM_WORLD) == MPI_SUCCESS, "gather_c");
+        if (rank == 0)
+            for (int r = 0; r < size; r++) {
+                unsigned char *blk = root + (size_t)r * n;
+                CHECK(blk[0] == r + 1 && blk[n / 2] == r + 1 && blk[n - 2] == r + 1 && blk[n - 1] == 0x70 + r,
+                      "gather_c: block %d holds %d %d %d", r, blk[0], blk[n / 2], blk[n - 1]);
+            }
+        /* Scatter_c back, the root's blocks changed: r + 0x21, last byte 0x30 + r. */
+        if (rank == 0)
+            for (int r = 0; r < size; r++) {
+                memset(root + (size_t)r * n, r + 0x21, (size_t)n);
+                root[(size_t)r * n + n - 1] = (unsigned char)(0x30 + r);
+            }
+        memset(b, 0, (size_t)n);
+        CHECK(MPI_Scatter_c(root, n, MPI_CHAR, b, n, MPI_CHAR, 0, MPI_COMM_WORLD) == MPI_SUCCESS, "scatter_c");
+        CHECK(b[0] == rank + 0x21 && b[n / 2] == rank + 0x21 && b[n - 1] == 0x30 + rank, "scatter_c: %d %d %d", b[0],
+              b[n / 2], b[n - 1]);
+    } else if (rank == 0) {
+        printf("gather_c, scatter_c: skipped (no memory)\n");
+    }
+    free(root);
     free(b);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) printf("coll_huge_c: OK\n");

@@ -138,10 +138,10 @@ static void pvar_table(void) {
 }
 
 static void traffic(void) {
-    /* With OXMPI_TEST_UCX=1 ranks 0 and 1 talk through UCX (the testlist
-     * sets OXMPI_UCX_EAGER_LIMIT=4096 there). */
-    const char *tu = getenv("OXMPI_TEST_UCX");
-    int ucx = tu && !strcmp(tu, "1");
+    /* With OXMPI_TEST_UCX=1, or on two hosts (MPIT_UCX=1, multihost.sh),
+     * ranks 0 and 1 talk through UCX (OXMPI_UCX_EAGER_LIMIT=4096 there). */
+    const char *tu = getenv("OXMPI_TEST_UCX"), *mu = getenv("MPIT_UCX");
+    int ucx = (tu && !strcmp(tu, "1")) || (mu && !strcmp(mu, "1"));
     pv shm_msgs = {ucx ? "oxmpi_sent_messages_ucx" : "oxmpi_sent_messages_shm", MPI_T_PVAR_CLASS_COUNTER},
        shm_bytes = {ucx ? "oxmpi_sent_bytes_ucx" : "oxmpi_sent_bytes_shm", MPI_T_PVAR_CLASS_COUNTER},
        self_msgs = {"oxmpi_sent_messages_self", MPI_T_PVAR_CLASS_COUNTER},

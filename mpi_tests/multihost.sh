@@ -24,7 +24,7 @@ cleanup() { "$root/tools/hosts.sh" down "$hosts" || true; }
 trap cleanup EXIT
 fail=0
 progs="crash crash_signal abort peer_exit idle_wait link_conformance p2p_basic p2p_nonblocking p2p_probe p2p_bsend icoll coll_dtypes coll_basic intercomm dtypes threads rma_basic rma_passive"
-for p in $progs mpmd deadlock; do
+for p in $progs mpmd deadlock mpit; do
   "$prefix/bin/mpicc" -I"$here" "$here/$p.c" -o "$out/$p" -lpthread -lm
 done
 nhosts=3
@@ -162,6 +162,15 @@ expect "--timeout across hosts" 124 "timed out" \
 # the job everywhere.
 expect "hang report across hosts" 124 "deadlock: rank 0 waits in MPI_Recv(src=1, tag=7) while rank 1 waits in MPI_Recv(src=0, tag=7)" \
   "timeout 60 $prefix/bin/mpirun --timeout 8 --launcher-exec $A -x DEADLOCK=recv --host oxhnode2,oxhnode3 $out/deadlock"
+expect "hang report across hosts: collectives out of step" 124 \
+  "collectives out of step on MPI_COMM_WORLD: rank 1 at call 1 (MPI_Allreduce); ranks 0, 2 at call 2 (MPI_Barrier)" \
+  "timeout 60 $prefix/bin/mpirun --timeout 8 --launcher-exec $A -x DEADLOCK=steps --host oxhnode1,oxhnode2,oxhnode3 $out/deadlock"
+# The profile and the tools interface's counters across hosts (ranks 0
+# and 1 talk through UCX there: MPIT_UCX tells mpit so).
+expect "profile across hosts" 0 "OxMPI profile: 3 ranks" \
+  "$M --profile --host oxhnode1,oxhnode2:2 $out/p2p_basic"
+expect "MPI_T counters across hosts" 0 "mpit ok" \
+  "$M -x OXMPI_EAGER_LIMIT=4096 -x OXMPI_UCX_EAGER_LIMIT=4096 -x MPIT_UCX=1 --host oxhnode1,oxhnode2 $out/mpit"
 # Ctrl-C (SIGINT) to mpirun ends the job everywhere with 130; a SIGKILLed
 # mpirun takes its ranks (and the other hosts' proxies) with it.
 expect "SIGINT to mpirun" 130 "received signal 2" \

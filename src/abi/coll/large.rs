@@ -3,13 +3,15 @@
 //! points (generated from a table) in `large_forms.rs`. Each takes the path of its int form
 //! (`__oxmpi_body_MPI_Xxx`), so every algorithm, check and message is the
 //! same, and reports errors under its own name. The collectives carry
-//! counts and displacements as C ints inside: MPI_Bcast_c, MPI_Reduce_c,
-//! MPI_Allreduce_c, MPI_Scan_c and MPI_Exscan_c (and their nonblocking and
-//! persistent forms) pass a
-//! count above 2147483647 as one element of a temporary type holding them
-//! all (`abi::large::big`); elsewhere a count or displacement above
-//! 2147483647 is refused with MPI_ERR_COUNT or MPI_ERR_ARG naming the
-//! argument and its value (docs/status.md).
+//! counts and displacements as C ints inside: the forms with one count per
+//! buffer (MPI_Bcast_c, MPI_Reduce_c, MPI_Allreduce_c, MPI_Scan_c,
+//! MPI_Exscan_c, MPI_Gather_c, MPI_Scatter_c, MPI_Allgather_c,
+//! MPI_Alltoall_c, MPI_Reduce_scatter_block_c and the neighbour
+//! allgather and alltoall, and their nonblocking and persistent forms)
+//! pass a count above 2147483647 as one element of a temporary type
+//! holding them all (`abi::large::big`); in the v and w forms a count or
+//! displacement above 2147483647 is refused with MPI_ERR_COUNT or
+//! MPI_ERR_ARG naming the argument and its value (docs/status.md).
 
 use crate::abi::consts::*;
 use crate::abi::{MPI_Aint, MPI_Count, MPI_Datatype, MPI_Op, MPI_Request};

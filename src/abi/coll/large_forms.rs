@@ -172,8 +172,10 @@ pub unsafe extern "C" fn MPI_Gather_c(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    let sendcount = int_count(sendcount, "sendcount")?;
-    let recvcount = int_count(recvcount, "recvcount")?;
+    let sbig = crate::abi::large::big(sendcount, sendtype, "sendcount")?.keep();
+    let (sendcount, sendtype) = (sbig.count, sbig.dt);
+    let rbig = crate::abi::large::big(recvcount, recvtype, "recvcount")?.keep();
+    let (recvcount, recvtype) = (rbig.count, rbig.dt);
     super::__oxmpi_body_MPI_Gather(
         sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
     )
@@ -192,8 +194,10 @@ pub unsafe extern "C" fn MPI_Igather_c(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    let sendcount = int_count(sendcount, "sendcount")?;
-    let recvcount = int_count(recvcount, "recvcount")?;
+    let sbig = crate::abi::large::big(sendcount, sendtype, "sendcount")?.keep();
+    let (sendcount, sendtype) = (sbig.count, sbig.dt);
+    let rbig = crate::abi::large::big(recvcount, recvtype, "recvcount")?.keep();
+    let (recvcount, recvtype) = (rbig.count, rbig.dt);
     super::__oxmpi_body_MPI_Igather(
         sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request,
     )
@@ -213,8 +217,10 @@ pub unsafe extern "C" fn MPI_Gather_init_c(
     info: MPI_Info,
     request: *mut MPI_Request,
 ) -> c_int {
-    let sendcount = int_count(sendcount, "sendcount")?;
-    let recvcount = int_count(recvcount, "recvcount")?;
+    let sbig = crate::abi::large::big(sendcount, sendtype, "sendcount")?.keep();
+    let (sendcount, sendtype) = (sbig.count, sbig.dt);
+    let rbig = crate::abi::large::big(recvcount, recvtype, "recvcount")?.keep();
+    let (recvcount, recvtype) = (rbig.count, rbig.dt);
     super::__oxmpi_body_MPI_Gather_init(
         sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request,
     )
@@ -354,8 +360,10 @@ pub unsafe extern "C" fn MPI_Scatter_c(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    let sendcount = int_count(sendcount, "sendcount")?;
-    let recvcount = int_count(recvcount, "recvcount")?;
+    let sbig = crate::abi::large::big(sendcount, sendtype, "sendcount")?.keep();
+    let (sendcount, sendtype) = (sbig.count, sbig.dt);
+    let rbig = crate::abi::large::big(recvcount, recvtype, "recvcount")?.keep();
+    let (recvcount, recvtype) = (rbig.count, rbig.dt);
     super::__oxmpi_body_MPI_Scatter(
         sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
     )
@@ -374,8 +382,10 @@ pub unsafe extern "C" fn MPI_Iscatter_c(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    let sendcount = int_count(sendcount, "sendcount")?;
-    let recvcount = int_count(recvcount, "recvcount")?;
+    let sbig = crate::abi::large::big(sendcount, sendtype, "sendcount")?.keep();
+    let (sendcount, sendtype) = (sbig.count, sbig.dt);
+    let rbig = crate::abi::large::big(recvcount, recvtype, "recvcount")?.keep();
+    let (recvcount, recvtype) = (rbig.count, rbig.dt);
     super::__oxmpi_body_MPI_Iscatter(
         sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request,
     )
@@ -395,8 +405,10 @@ pub unsafe extern "C" fn MPI_Scatter_init_c(
     info: MPI_Info,
     request: *mut MPI_Request,
 ) -> c_int {
-    let sendcount = int_count(sendcount, "sendcount")?;
-    let recvcount = int_count(recvcount, "recvcount")?;
+    let sbig = crate::abi::large::big(sendcount, sendtype, "sendcount")?.keep();
+    let (sendcount, sendtype) = (sbig.count, sbig.dt);
+    let rbig = crate::abi::large::big(recvcount, recvtype, "recvcount")?.keep();
+    let (recvcount, recvtype) = (rbig.count, rbig.dt);
     super::__oxmpi_body_MPI_Scatter_init(
         sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request,
     )
@@ -535,8 +547,10 @@ pub unsafe extern "C" fn MPI_Allgather_c(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> c_int {
-    let sendcount = int_count(sendcount, "sendcount")?;
-    let recvcount = int_count(recvcount, "recvcount")?;
+    let sbig = crate::abi::large::big(sendcount, sendtype, "sendcount")?.keep();
+    let (sendcount, sendtype) = (sbig.count, sbig.dt);
+    let rbig = crate::abi::large::big(recvcount, recvtype, "recvcount")?.keep();
+    let (recvcount, recvtype) = (rbig.count, rbig.dt);
     super::__oxmpi_body_MPI_Allgather(
         sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
     )
@@ -554,8 +568,10 @@ pub unsafe extern "C" fn MPI_Iallgather_c(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    let sendcount = int_count(sendcount, "sendcount")?;
-    let recvcount = int_count(recvcount, "recvcount")?;
+    let sbig = crate::abi::large::big(sendcount, sendtype, "sendcount")?.keep();
+    let (sendcount, sendtype) = (sbig.count, sbig.dt);
+    let rbig = crate::abi::large::big(recvcount, recvtype, "recvcount")?.keep();
+    let (recvcount, recvtype) = (rbig.count, rbig.dt);
     super::__oxmpi_body_MPI_Iallgather(
         sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
     )
@@ -574,8 +590,10 @@ pub unsafe extern "C" fn MPI_Allgather_init_c(
     info: MPI_Info,
     request: *mut MPI_Request,
 ) -> c_int {
-    let sendcount = int_count(sendcount, "sendcount")?;
-    let recvcount = int_count(recvcount, "recvcount")?;
+    let sbig = crate::abi::large::big(sendcount, sendtype, "sendcount")?.keep();
+    let (sendcount, sendtype) = (sbig.count, sbig.dt);
+    let rbig = crate::abi::large::big(recvcount, recvtype, "recvcount")?.keep();
+    let (recvcount, recvtype) = (rbig.count, rbig.dt);
     super::__oxmpi_body_MPI_Allgather_init(
         sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request,
     )
@@ -684,8 +702,10 @@ pub unsafe extern "C" fn MPI_Alltoall_c(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> c_int {
-    let sendcount = int_count(sendcount, "sendcount")?;
-    let recvcount = int_count(recvcount, "recvcount")?;
+    let sbig = crate::abi::large::big(sendcount, sendtype, "sendcount")?.keep();
+    let (sendcount, sendtype) = (sbig.count, sbig.dt);
+    let rbig = crate::abi::large::big(recvcount, recvtype, "recvcount")?.keep();
+    let (recvcount, recvtype) = (rbig.count, rbig.dt);
     super::__oxmpi_body_MPI_Alltoall(
         sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
     )
@@ -703,8 +723,10 @@ pub unsafe extern "C" fn MPI_Ialltoall_c(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    let sendcount = int_count(sendcount, "sendcount")?;
-    let recvcount = int_count(recvcount, "recvcount")?;
+    let sbig = crate::abi::large::big(sendcount, sendtype, "sendcount")?.keep();
+    let (sendcount, sendtype) = (sbig.count, sbig.dt);
+    let rbig = crate::abi::large::big(recvcount, recvtype, "recvcount")?.keep();
+    let (recvcount, recvtype) = (rbig.count, rbig.dt);
     super::__oxmpi_body_MPI_Ialltoall(
         sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
     )
@@ -723,8 +745,10 @@ pub unsafe extern "C" fn MPI_Alltoall_init_c(
     info: MPI_Info,
     request: *mut MPI_Request,
 ) -> c_int {
-    let sendcount = int_count(sendcount, "sendcount")?;
-    let recvcount = int_count(recvcount, "recvcount")?;
+    let sbig = crate::abi::large::big(sendcount, sendtype, "sendcount")?.keep();
+    let (sendcount, sendtype) = (sbig.count, sbig.dt);
+    let rbig = crate::abi::large::big(recvcount, recvtype, "recvcount")?.keep();
+    let (recvcount, recvtype) = (rbig.count, rbig.dt);
     super::__oxmpi_body_MPI_Alltoall_init(
         sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request,
     )
@@ -865,7 +889,8 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block_c(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> c_int {
-    let recvcount = int_count(recvcount, "recvcount")?;
+    let rbig = crate::abi::large::big(recvcount, datatype, "recvcount")?.keep();
+    let (recvcount, datatype) = (rbig.count, rbig.dt);
     super::__oxmpi_body_MPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm)
 }
 
@@ -880,7 +905,8 @@ pub unsafe extern "C" fn MPI_Ireduce_scatter_block_c(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    let recvcount = int_count(recvcount, "recvcount")?;
+    let rbig = crate::abi::large::big(recvcount, datatype, "recvcount")?.keep();
+    let (recvcount, datatype) = (rbig.count, rbig.dt);
     super::__oxmpi_body_MPI_Ireduce_scatter_block(
         sendbuf, recvbuf, recvcount, datatype, op, comm, request,
     )
@@ -898,7 +924,8 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block_init_c(
     info: MPI_Info,
     request: *mut MPI_Request,
 ) -> c_int {
-    let recvcount = int_count(recvcount, "recvcount")?;
+    let rbig = crate::abi::large::big(recvcount, datatype, "recvcount")?.keep();
+    let (recvcount, datatype) = (rbig.count, rbig.dt);
     super::__oxmpi_body_MPI_Reduce_scatter_block_init(
         sendbuf, recvbuf, recvcount, datatype, op, comm, info, request,
     )
@@ -1203,8 +1230,10 @@ pub unsafe extern "C" fn MPI_Neighbor_allgather_c(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> c_int {
-    let sendcount = int_count(sendcount, "sendcount")?;
-    let recvcount = int_count(recvcount, "recvcount")?;
+    let sbig = crate::abi::large::big(sendcount, sendtype, "sendcount")?.keep();
+    let (sendcount, sendtype) = (sbig.count, sbig.dt);
+    let rbig = crate::abi::large::big(recvcount, recvtype, "recvcount")?.keep();
+    let (recvcount, recvtype) = (rbig.count, rbig.dt);
     super::__oxmpi_body_MPI_Neighbor_allgather(
         sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
     )
@@ -1222,8 +1251,10 @@ pub unsafe extern "C" fn MPI_Ineighbor_allgather_c(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    let sendcount = int_count(sendcount, "sendcount")?;
-    let recvcount = int_count(recvcount, "recvcount")?;
+    let sbig = crate::abi::large::big(sendcount, sendtype, "sendcount")?.keep();
+    let (sendcount, sendtype) = (sbig.count, sbig.dt);
+    let rbig = crate::abi::large::big(recvcount, recvtype, "recvcount")?.keep();
+    let (recvcount, recvtype) = (rbig.count, rbig.dt);
     super::__oxmpi_body_MPI_Ineighbor_allgather(
         sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
     )
@@ -1242,8 +1273,10 @@ pub unsafe extern "C" fn MPI_Neighbor_allgather_init_c(
     info: MPI_Info,
     request: *mut MPI_Request,
 ) -> c_int {
-    let sendcount = int_count(sendcount, "sendcount")?;
-    let recvcount = int_count(recvcount, "recvcount")?;
+    let sbig = crate::abi::large::big(sendcount, sendtype, "sendcount")?.keep();
+    let (sendcount, sendtype) = (sbig.count, sbig.dt);
+    let rbig = crate::abi::large::big(recvcount, recvtype, "recvcount")?.keep();
+    let (recvcount, recvtype) = (rbig.count, rbig.dt);
     super::__oxmpi_body_MPI_Neighbor_allgather_init(
         sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request,
     )
@@ -1352,8 +1385,10 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoall_c(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> c_int {
-    let sendcount = int_count(sendcount, "sendcount")?;
-    let recvcount = int_count(recvcount, "recvcount")?;
+    let sbig = crate::abi::large::big(sendcount, sendtype, "sendcount")?.keep();
+    let (sendcount, sendtype) = (sbig.count, sbig.dt);
+    let rbig = crate::abi::large::big(recvcount, recvtype, "recvcount")?.keep();
+    let (recvcount, recvtype) = (rbig.count, rbig.dt);
     super::__oxmpi_body_MPI_Neighbor_alltoall(
         sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
     )
@@ -1371,8 +1406,10 @@ pub unsafe extern "C" fn MPI_Ineighbor_alltoall_c(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    let sendcount = int_count(sendcount, "sendcount")?;
-    let recvcount = int_count(recvcount, "recvcount")?;
+    let sbig = crate::abi::large::big(sendcount, sendtype, "sendcount")?.keep();
+    let (sendcount, sendtype) = (sbig.count, sbig.dt);
+    let rbig = crate::abi::large::big(recvcount, recvtype, "recvcount")?.keep();
+    let (recvcount, recvtype) = (rbig.count, rbig.dt);
     super::__oxmpi_body_MPI_Ineighbor_alltoall(
         sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
     )
@@ -1391,8 +1428,10 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoall_init_c(
     info: MPI_Info,
     request: *mut MPI_Request,
 ) -> c_int {
-    let sendcount = int_count(sendcount, "sendcount")?;
-    let recvcount = int_count(recvcount, "recvcount")?;
+    let sbig = crate::abi::large::big(sendcount, sendtype, "sendcount")?.keep();
+    let (sendcount, sendtype) = (sbig.count, sbig.dt);
+    let rbig = crate::abi::large::big(recvcount, recvtype, "recvcount")?.keep();
+    let (recvcount, recvtype) = (rbig.count, rbig.dt);
     super::__oxmpi_body_MPI_Neighbor_alltoall_init(
         sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request,
     )
