@@ -74,10 +74,28 @@ fn sum_of(buf: *const c_void, count: c_int, datatype: MPI_Datatype) -> Option<u6
 }
 
 /// A nonblocking send of `count` elements of `datatype` at `buf` to
-/// `dest` (tag `tag`, on `comm`) started as request `h`.
+/// `dest` (tag `tag`, on `comm`) started as request `h` (`func`): followed
+/// while the check is on.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub fn note(
+    h: MPI_Request,
+    func: &str,
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) {
+    if on() {
+        follow(h, func, buf, count, datatype, dest, tag, comm);
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 #[cold]
-pub fn note(
+fn follow(
     h: MPI_Request,
     func: &str,
     buf: *const c_void,
@@ -121,10 +139,23 @@ pub fn forget(h: MPI_Request) {
     }
 }
 
+/// Runs `f`, a call that completes some of the `n` requests at `reqs`
+/// (the Wait and Test families), then checks the buffers of the followed
+/// sends among those it completed; `f`'s own error comes first.
+#[inline(always)]
+pub fn around(reqs: *mut MPI_Request, n: c_int, f: impl FnOnce() -> Result<()>) -> Result<()> {
+    let snap = before(reqs, n);
+    let r = f();
+    if snap.is_some() {
+        after(snap, reqs)?;
+    }
+    r
+}
+
 /// Before a completion call on the `n` handles at `reqs`: those the check
 /// follows (None when it is off or follows none of them).
 #[inline(always)]
-pub fn before(reqs: *const MPI_Request, n: c_int) -> Option<Vec<MPI_Request>> {
+fn before(reqs: *const MPI_Request, n: c_int) -> Option<Vec<MPI_Request>> {
     if !on() || reqs.is_null() || n <= 0 {
         return None;
     }
@@ -144,7 +175,7 @@ fn snapshot(reqs: *const MPI_Request, n: c_int) -> Option<Vec<MPI_Request>> {
 /// (it completed and was freed) has its buffer checked; the first that
 /// differs is the error.
 #[cold]
-pub fn after(snap: Option<Vec<MPI_Request>>, reqs: *const MPI_Request) -> Result<()> {
+fn after(snap: Option<Vec<MPI_Request>>, reqs: *const MPI_Request) -> Result<()> {
     let Some(v) = snap else {
         return Ok(());
     };

@@ -451,9 +451,7 @@ pub unsafe extern "C" fn MPI_Isend(
         return Err(err!(MPI_ERR_ARG, "request=NULL"));
     }
     let h = isend_handle(buf, count, datatype, dest, tag, comm, SendMode::Standard)?;
-    if super::bufcheck::on() {
-        super::bufcheck::note(h, "MPI_Isend", buf, count, datatype, dest, tag, comm);
-    }
+    super::bufcheck::note(h, "MPI_Isend", buf, count, datatype, dest, tag, comm);
     out(request, "request", h)
 }
 
@@ -480,9 +478,7 @@ pub unsafe extern "C" fn MPI_Issend(
         comm,
         SendMode::Sync,
     )?);
-    if super::bufcheck::on() {
-        super::bufcheck::note(h, "MPI_Issend", buf, count, datatype, dest, tag, comm);
-    }
+    super::bufcheck::note(h, "MPI_Issend", buf, count, datatype, dest, tag, comm);
     out(request, "request", h)
 }
 
@@ -501,9 +497,7 @@ pub unsafe extern "C" fn MPI_Irsend(
         return Err(err!(MPI_ERR_ARG, "request=NULL"));
     }
     let h = isend_handle(buf, count, datatype, dest, tag, comm, SendMode::Ready)?;
-    if super::bufcheck::on() {
-        super::bufcheck::note(h, "MPI_Irsend", buf, count, datatype, dest, tag, comm);
-    }
+    super::bufcheck::note(h, "MPI_Irsend", buf, count, datatype, dest, tag, comm);
     out(request, "request", h)
 }
 
@@ -530,9 +524,7 @@ pub unsafe extern "C" fn MPI_Ibsend(
         comm,
         SendMode::Buffered,
     )?);
-    if super::bufcheck::on() {
-        super::bufcheck::note(h, "MPI_Ibsend", buf, count, datatype, dest, tag, comm);
-    }
+    super::bufcheck::note(h, "MPI_Ibsend", buf, count, datatype, dest, tag, comm);
     out(request, "request", h)
 }
 

@@ -205,16 +205,11 @@ pub fn finish_wait(request: *mut MPI_Request) -> Result<(Status, c_int)> {
 #[mpi_fn]
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
-    let snap = super::bufcheck::before(request, 1);
-    let r = (|| -> Result<()> {
+    super::bufcheck::around(request, 1, || {
         let (s, comm) = finish_wait(request)?;
         write_status(status, &s, false);
         status_error(&s, comm)
-    })();
-    if snap.is_some() {
-        super::bufcheck::after(snap, request)?;
-    }
-    r
+    })
 }
 
 #[mpi_fn]
@@ -224,8 +219,7 @@ pub unsafe extern "C" fn MPI_Test(
     flag: *mut c_int,
     status: *mut MPI_Status,
 ) -> c_int {
-    let snap = super::bufcheck::before(request, 1);
-    let r = (|| -> Result<()> {
+    super::bufcheck::around(request, 1, || {
         let mut h = inp(request, "request")?;
         if flag.is_null() {
             return Err(err!(MPI_ERR_ARG, "flag=NULL"));
@@ -254,11 +248,7 @@ pub unsafe extern "C" fn MPI_Test(
             }
             None => out(flag, "flag", 0),
         }
-    })();
-    if snap.is_some() {
-        super::bufcheck::after(snap, request)?;
-    }
-    r
+    })
 }
 
 /// When no request of the array is pending: retires them all and returns their
@@ -327,8 +317,7 @@ pub unsafe extern "C" fn MPI_Waitall(
     array_of_requests: *mut MPI_Request,
     array_of_statuses: *mut MPI_Status,
 ) -> c_int {
-    let snap = super::bufcheck::before(array_of_requests, count);
-    let r = (|| -> Result<()> {
+    super::bufcheck::around(array_of_requests, count, || {
         let reqs = req_slice(count, array_of_requests)?;
         // Requests are retired in order as they are found complete, each polled
         // once it is reached (a wait cannot return before all are complete, so
@@ -365,11 +354,7 @@ pub unsafe extern "C" fn MPI_Waitall(
             set_status_error(status_at(array_of_statuses, i), e);
         }
         Err(in_status(&first, comm))
-    })();
-    if snap.is_some() {
-        super::bufcheck::after(snap, array_of_requests)?;
-    }
-    r
+    })
 }
 
 #[mpi_fn]
@@ -380,8 +365,7 @@ pub unsafe extern "C" fn MPI_Testall(
     flag: *mut c_int,
     array_of_statuses: *mut MPI_Status,
 ) -> c_int {
-    let snap = super::bufcheck::before(array_of_requests, count);
-    let r = (|| -> Result<()> {
+    super::bufcheck::around(array_of_requests, count, || {
         let reqs = req_slice(count, array_of_requests)?;
         if flag.is_null() {
             return Err(err!(MPI_ERR_ARG, "flag=NULL"));
@@ -398,11 +382,7 @@ pub unsafe extern "C" fn MPI_Testall(
                 write_many(array_of_statuses, &idx, &v)
             }
         }
-    })();
-    if snap.is_some() {
-        super::bufcheck::after(snap, array_of_requests)?;
-    }
-    r
+    })
 }
 
 /// First completed request of the array: Some(Some(i, status)) or Some(None) when all are null.
@@ -432,8 +412,7 @@ pub unsafe extern "C" fn MPI_Waitany(
     index: *mut c_int,
     status: *mut MPI_Status,
 ) -> c_int {
-    let snap = super::bufcheck::before(array_of_requests, count);
-    let r = (|| -> Result<()> {
+    super::bufcheck::around(array_of_requests, count, || {
         let reqs = req_slice(count, array_of_requests)?;
         if index.is_null() {
             return Err(err!(MPI_ERR_ARG, "index=NULL"));
@@ -449,11 +428,7 @@ pub unsafe extern "C" fn MPI_Waitany(
                 status_error(&s, c)
             }
         }
-    })();
-    if snap.is_some() {
-        super::bufcheck::after(snap, array_of_requests)?;
-    }
-    r
+    })
 }
 
 #[mpi_fn]
@@ -465,8 +440,7 @@ pub unsafe extern "C" fn MPI_Testany(
     flag: *mut c_int,
     status: *mut MPI_Status,
 ) -> c_int {
-    let snap = super::bufcheck::before(array_of_requests, count);
-    let r = (|| -> Result<()> {
+    super::bufcheck::around(array_of_requests, count, || {
         let reqs = req_slice(count, array_of_requests)?;
         if index.is_null() || flag.is_null() {
             return Err(err!(
@@ -496,11 +470,7 @@ pub unsafe extern "C" fn MPI_Testany(
                 status_error(&s, c)
             }
         }
-    })();
-    if snap.is_some() {
-        super::bufcheck::after(snap, array_of_requests)?;
-    }
-    r
+    })
 }
 
 /// All completed requests: Some(list) (possibly empty when none is done yet) or None when all are null.
@@ -568,8 +538,7 @@ pub unsafe extern "C" fn MPI_Waitsome(
     array_of_indices: *mut c_int,
     array_of_statuses: *mut MPI_Status,
 ) -> c_int {
-    let snap = super::bufcheck::before(array_of_requests, incount);
-    let r = (|| -> Result<()> {
+    super::bufcheck::around(array_of_requests, incount, || {
         let reqs = req_slice(incount, array_of_requests)?;
         check_some_args(incount, outcount, array_of_indices)?;
         let done = wait_for(|st| {
@@ -580,11 +549,7 @@ pub unsafe extern "C" fn MPI_Waitsome(
             })
         })?;
         write_some(done, outcount, array_of_indices, array_of_statuses)
-    })();
-    if snap.is_some() {
-        super::bufcheck::after(snap, array_of_requests)?;
-    }
-    r
+    })
 }
 
 #[mpi_fn]
@@ -596,8 +561,7 @@ pub unsafe extern "C" fn MPI_Testsome(
     array_of_indices: *mut c_int,
     array_of_statuses: *mut MPI_Status,
 ) -> c_int {
-    let snap = super::bufcheck::before(array_of_requests, incount);
-    let r = (|| -> Result<()> {
+    super::bufcheck::around(array_of_requests, incount, || {
         let reqs = req_slice(incount, array_of_requests)?;
         check_some_args(incount, outcount, array_of_indices)?;
         let done = with(|st| {
@@ -605,11 +569,7 @@ pub unsafe extern "C" fn MPI_Testsome(
             some_done(st, reqs)
         })?;
         write_some(done, outcount, array_of_indices, array_of_statuses)
-    })();
-    if snap.is_some() {
-        super::bufcheck::after(snap, array_of_requests)?;
-    }
-    r
+    })
 }
 
 #[mpi_fn]

@@ -32,7 +32,7 @@ const COLL_SLOTS: usize = 1024;
 /// Per communicator slot: the collective calls this rank entered on it
 /// and the last one's name. Atomics, not fields of the communicator: a
 /// collective's entry point counts before taking the library's state,
-/// one relaxed add and store (the counts are read only by the report, and
+/// relaxed loads and stores (the counts are read only by the report, and
 /// a count that is a call behind says the same).
 static COLL_CALLS: [std::sync::atomic::AtomicU64; COLL_SLOTS] =
     [const { std::sync::atomic::AtomicU64::new(0) }; COLL_SLOTS];

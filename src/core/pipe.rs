@@ -240,31 +240,6 @@ impl RecvPipe {
         self.busy.push_back(s);
     }
 
-    /// Starts the copy of the current chunk, which holds the whole message:
-    /// into a contiguous buffer a short one is written as values instead
-    /// (`gpu::write_words`).
-    fn launch_whole(&mut self) {
-        if let (Some(at), Some(s)) = (self.direct, self.cur.as_ref()) {
-            if s.off == 0 && s.len > 0 {
-                // SAFETY: `at` is the contiguous device buffer's first byte,
-                // `cap` >= `len` bytes writable until the pipe is dropped,
-                // which waits for the writes (`busy`).
-                if let Some(r) = unsafe { crate::gpu::write_words(at, &s.buf[..s.len]) } {
-                    let mut s = self.cur.take().unwrap();
-                    match r {
-                        Ok(p) => s.copy = Some(p),
-                        Err(e) => {
-                            self.failed.get_or_insert(e);
-                        }
-                    }
-                    self.busy.push_back(s);
-                    return;
-                }
-            }
-        }
-        self.launch();
-    }
-
     /// The free room of the current chunk for bytes from message offset
     /// `off` (empty when `off` is not where the message stands, or lies
     /// past the buffer): the caller writes into it and calls `advance`.
@@ -293,10 +268,7 @@ impl RecvPipe {
         };
         s.len += n;
         self.pos += n;
-        if s.off == 0 && s.len >= self.cap {
-            // The whole buffer in the first chunk.
-            self.launch_whole();
-        } else if s.len >= self.chunk.min(self.cap - s.off) {
+        if s.len >= self.chunk.min(self.cap - s.off) {
             self.launch();
         }
     }
@@ -337,14 +309,13 @@ impl RecvPipe {
             buf,
             copy: None,
         });
-        self.launch_whole();
+        self.launch();
     }
 
     /// The message is in: starts the last chunk's copy. The returned event
     /// is done when every copy of the message is.
     pub fn finish(&mut self) -> Result<Option<Pending>> {
-        // A chunk at offset 0 is the first: the message is in it whole.
-        self.launch_whole();
+        self.launch();
         if let Some(e) = self.failed.take() {
             return Err(e);
         }

@@ -427,11 +427,7 @@ impl State {
                     let at = dst.wrapping_offset(t.start());
                     // SAFETY: `at` holds the buffer's `n` bytes; the landing
                     // area is the request's own and outlives the copy.
-                    let queued = unsafe {
-                        crate::gpu::write_words(at, &st.data[..n])
-                            .unwrap_or_else(|| crate::gpu::copy_async(at, st.data.as_ptr(), n))
-                    };
-                    match queued {
+                    match unsafe { crate::gpu::copy_from_host_async(at, &st.data[..n]) } {
                         Ok(p) => copying = Some(p),
                         Err(e) => failed = Some(e),
                     }

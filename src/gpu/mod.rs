@@ -645,6 +645,17 @@ pub unsafe fn copy_from_host(dst: *mut u8, src: &[u8]) -> Result<()> {
     }
 }
 
+/// `copy_async` of host bytes, final now, into device memory: a short one
+/// as value writes (`write_words`).
+///
+/// # Safety
+/// `dst` names `src.len()` bytes of device memory, and `src` stays valid,
+/// until the returned copy is done.
+pub unsafe fn copy_from_host_async(dst: *mut u8, src: &[u8]) -> Result<Pending> {
+    // SAFETY: forwarded contract.
+    unsafe { write_words(dst, src).unwrap_or_else(|| copy_async(dst, src.as_ptr(), src.len())) }
+}
+
 /// Waits for everything queued on the library's stream.
 pub fn finish_stream() -> Result<()> {
     let d = for_copy()?;
