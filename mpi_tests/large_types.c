@@ -2,7 +2,8 @@
  * builds every derived type), the envelope and contents queries in the
  * standard's large-count layout, MPI_Op_create_c (the function's len is an
  * MPI_Count), pack/unpack and the Bsend buffer: each gives what its int
- * form gives, and counts beyond an int are refused by name. */
+ * form gives, and counts, strides, displacements and positions beyond an
+ * int work (int queries that cannot hold the answer say so). */
 #include "util.h"
 
 static int same_type(MPI_Datatype a, MPI_Datatype b, const char *what) {
@@ -222,14 +223,118 @@ int main(int argc, char **argv) {
         free(b0);
     }
 
-    /* beyond an int: refused by name */
+    /* Beyond an int. The buffers are reserved, not touched but for the
+     * bytes a type names, so they cost the pages they use. */
     {
+        const MPI_Count G = (MPI_Count)1 << 31;
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-        MPI_Datatype t = MPI_DATATYPE_NULL;
-        int e = MPI_Type_contiguous_c((MPI_Count)1 << 33, MPI_INT, &t);
-        int c = -1;
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+        int e, c;
+
+        /* 2^33 ints: size and extent 2^35, one large count in the envelope */
+        MPI_Datatype big;
+        CHECK(MPI_Type_contiguous_c((MPI_Count)1 << 33, MPI_INT, &big) == MPI_SUCCESS, "contiguous_c 2^33");
+        MPI_Type_commit(&big);
+        MPI_Count sz, lb, ext;
+        MPI_Type_size_c(big, &sz);
+        MPI_Type_get_extent_c(big, &lb, &ext);
+        CHECK(sz == (MPI_Count)1 << 35 && lb == 0 && ext == (MPI_Count)1 << 35,
+              "contiguous_c of 2^33 ints: size %lld extent %lld", (long long)sz, (long long)ext);
+        int isz = 0;
+        MPI_Type_size(big, &isz);
+        CHECK(isz == MPI_UNDEFINED, "MPI_Type_size of 2^35 bytes gives %d, want MPI_UNDEFINED", isz);
+        envelope_is(big, 0, 0, 1, 1, MPI_COMBINER_CONTIGUOUS, "contiguous_c 2^33");
+        MPI_Count lc[1] = {0};
+        MPI_Datatype dt1[1];
+        MPI_Type_get_contents_c(big, 0, 0, 1, 1, NULL, NULL, lc, dt1);
+        CHECK(lc[0] == (MPI_Count)1 << 33 && dt1[0] == MPI_INT, "contents_c gives %lld", (long long)lc[0]);
+        {
+            int ni, na, nd, comb, iv[1];
+            MPI_Aint av[1];
+            MPI_Datatype tv[1];
+            MPI_Type_get_envelope(big, &ni, &na, &nd, &comb);
+            e = MPI_Type_get_contents(big, ni, na, nd, iv, av, tv);
+            MPI_Error_class(e, &c);
+            CHECK(c == MPI_ERR_VALUE_TOO_LARGE, "int MPI_Type_get_contents of a 2^33 count: class %d", c);
+        }
+        MPI_Count psz = 0;
+        MPI_Pack_size_c((MPI_Count)1 << 33, MPI_INT, MPI_COMM_WORLD, &psz);
+        CHECK(psz == (MPI_Count)1 << 35, "MPI_Pack_size_c of 2^33 ints: %lld", (long long)psz);
+        int ipsz = -7;
+        e = MPI_Pack_size(1 << 30, MPI_INT, MPI_COMM_WORLD, &ipsz);
         MPI_Error_class(e, &c);
-        CHECK(c == MPI_ERR_COUNT, "MPI_Type_contiguous_c of 2^33: class %d", c);
+        CHECK(c == MPI_ERR_VALUE_TOO_LARGE && ipsz == -7, "int MPI_Pack_size of 2^32 bytes: class %d", c);
+        MPI_Type_free(&big);
+
+        /* a vector whose stride is beyond an int, packed and unpacked */
+        char *far = malloc((size_t)(2 * G + 64));
+        CHECK(far != NULL, "reserving 4 GiB");
+        MPI_Datatype vec;
+        MPI_Type_vector_c(3, 4, G + 5, MPI_CHAR, &vec);
+        MPI_Type_commit(&vec);
+        MPI_Type_size_c(vec, &sz);
+        MPI_Type_get_extent_c(vec, &lb, &ext);
+        CHECK(sz == 12 && ext == 2 * (G + 5) + 4, "vector_c stride 2^31+5: size %lld extent %lld", (long long)sz,
+              (long long)ext);
+        for (int k = 0; k < 3; k++)
+            for (int j = 0; j < 4; j++) far[k * (G + 5) + j] = (char)(10 * k + j + 1);
+        char packed[16];
+        MPI_Count pos = 0;
+        CHECK(MPI_Pack_c(far, 1, vec, packed, sizeof packed, &pos, MPI_COMM_SELF) == MPI_SUCCESS && pos == 12,
+              "MPI_Pack_c of the wide vector: position %lld", (long long)pos);
+        for (int k = 0; k < 3; k++)
+            for (int j = 0; j < 4; j++)
+                CHECK(packed[4 * k + j] == (char)(10 * k + j + 1), "wide vector packed byte %d", 4 * k + j);
+        for (int k = 0; k < 3; k++)
+            for (int j = 0; j < 4; j++) far[k * (G + 5) + j] = 0;
+        pos = 0;
+        MPI_Unpack_c(packed, 12, &pos, far, 1, vec, MPI_COMM_SELF);
+        CHECK(pos == 12 && far[0] == 1 && far[G + 5] == 11 && far[2 * (G + 5) + 3] == 24,
+              "MPI_Unpack_c of the wide vector");
+        MPI_Count vlc[3];
+        MPI_Type_get_contents_c(vec, 0, 0, 3, 1, NULL, NULL, vlc, dt1);
+        CHECK(vlc[0] == 3 && vlc[1] == 4 && vlc[2] == G + 5, "vector_c contents");
+        MPI_Type_free(&vec);
+
+        /* indexed with a displacement beyond an int, and a subarray */
+        MPI_Count bls[2] = {2, 3}, dsp[2] = {1, G + 3};
+        MPI_Datatype idx;
+        MPI_Type_indexed_c(2, bls, dsp, MPI_CHAR, &idx);
+        MPI_Type_commit(&idx);
+        MPI_Count tlb, text;
+        MPI_Type_get_true_extent_c(idx, &tlb, &text);
+        CHECK(tlb == 1 && text == G + 5, "indexed_c true extent %lld %lld", (long long)tlb, (long long)text);
+        memcpy(far + 1, "ab", 2);
+        memcpy(far + G + 3, "cde", 3);
+        pos = 0;
+        MPI_Pack_c(far, 1, idx, packed, sizeof packed, &pos, MPI_COMM_SELF);
+        CHECK(pos == 5 && memcmp(packed, "abcde", 5) == 0, "indexed_c packs its two blocks");
+        MPI_Type_free(&idx);
+        MPI_Count sizes[1] = {G + 8}, subs[1] = {4}, starts[1] = {G + 2};
+        MPI_Datatype sub;
+        MPI_Type_create_subarray_c(1, sizes, subs, starts, MPI_ORDER_C, MPI_CHAR, &sub);
+        MPI_Type_commit(&sub);
+        MPI_Type_get_extent_c(sub, &lb, &ext);
+        CHECK(lb == 0 && ext == G + 8, "subarray_c extent %lld", (long long)ext);
+        memcpy(far + G + 2, "wxyz", 4);
+        pos = 0;
+        MPI_Pack_c(far, 1, sub, packed, sizeof packed, &pos, MPI_COMM_SELF);
+        CHECK(pos == 4 && memcmp(packed, "wxyz", 4) == 0, "subarray_c packs its window");
+        MPI_Type_free(&sub);
+
+        /* pack and unpack at a position beyond an int */
+        int four[4] = {7, 8, 9, 10}, back4[4] = {0};
+        pos = G + 10;
+        CHECK(MPI_Pack_c(four, 4, MPI_INT, far, G + 64, &pos, MPI_COMM_SELF) == MPI_SUCCESS && pos == G + 26,
+              "MPI_Pack_c at 2^31+10: position %lld", (long long)pos);
+        pos = G + 10;
+        MPI_Unpack_c(far, G + 64, &pos, back4, 4, MPI_INT, MPI_COMM_SELF);
+        CHECK(pos == G + 26 && back4[0] == 7 && back4[3] == 10, "MPI_Unpack_c at 2^31+10");
+        pos = G + 60;
+        e = MPI_Pack_c(four, 4, MPI_INT, far, G + 64, &pos, MPI_COMM_SELF);
+        MPI_Error_class(e, &c);
+        CHECK(c == MPI_ERR_TRUNCATE && pos == G + 60, "MPI_Pack_c past outsize: class %d", c);
+        free(far);
     }
 
     if (rank == 0) printf("large_types: ok\n");

@@ -215,6 +215,213 @@ fn nonneg(v: c_int, name: &str) -> Result<usize> {
     Ok(v as usize)
 }
 
+// ------------------------------------------------------------------ constructors
+//
+// Each constructor's work is done once, on 64-bit values (`make_*`): the
+// int forms widen their arguments, the large-count forms (`large_types`)
+// pass theirs as they are, so a count above 2147483647 builds the same
+// type an int count would (the engine counts in usize and keeps large
+// repetitions as one repeated unit, not written out).
+
+/// A count argument of a constructor, checked non-negative.
+fn count_arg(v: i64, name: &str) -> Result<usize> {
+    usize::try_from(v).map_err(|_| err!(MPI_ERR_COUNT, "{name}={v} must be non-negative"))
+}
+
+/// Counts of an array argument, each checked non-negative.
+fn count_args(v: &[i64], name: &str) -> Result<Vec<usize>> {
+    v.iter()
+        .enumerate()
+        .map(|(i, &b)| count_arg(b, &format!("{name}[{i}]")))
+        .collect()
+}
+
+/// A displacement or stride in extents of `old`, as bytes.
+fn in_bytes(v: i64, old: &Type, name: &str) -> Result<isize> {
+    isize::try_from(v)
+        .ok()
+        .and_then(|v| v.checked_mul(old.extent()))
+        .ok_or_else(|| {
+            err!(
+                MPI_ERR_ARG,
+                "{name}={v} times the old type's extent {} does not fit an address",
+                old.extent()
+            )
+        })
+}
+
+fn widen(v: &[c_int]) -> Vec<i64> {
+    v.iter().map(|&x| x as i64).collect()
+}
+
+/// Stores a constructed type and writes its handle; `large` marks one made
+/// by a large-count constructor (its `_c` envelope lists large counts).
+pub(crate) fn install(mut t: Type, large: bool, newtype: *mut MPI_Datatype) -> Result<()> {
+    t.env.large = large;
+    out(newtype, "newtype", add(t)?)
+}
+
+pub(crate) fn make_contiguous(count: i64, oldtype: MPI_Datatype) -> Result<Type> {
+    let n = count_arg(count, "count")?;
+    let old = lookup(oldtype)?;
+    Ok(dtm::contiguous(n, oldtype, &old))
+}
+
+pub(crate) fn make_vector(count: i64, bl: i64, stride: i64, oldtype: MPI_Datatype) -> Result<Type> {
+    let (n, b) = (count_arg(count, "count")?, count_arg(bl, "blocklength")?);
+    let old = lookup(oldtype)?;
+    let bytes = in_bytes(stride, &old, "stride")?;
+    Ok(dtm::hvector(n, b, bytes, oldtype, &old, Some(stride)))
+}
+
+pub(crate) fn make_hvector(
+    count: i64,
+    bl: i64,
+    stride: isize,
+    oldtype: MPI_Datatype,
+) -> Result<Type> {
+    let (n, b) = (count_arg(count, "count")?, count_arg(bl, "blocklength")?);
+    let old = lookup(oldtype)?;
+    Ok(dtm::hvector(n, b, stride, oldtype, &old, None))
+}
+
+pub(crate) fn make_indexed(bl: &[i64], ds: &[i64], oldtype: MPI_Datatype) -> Result<Type> {
+    let bls = count_args(bl, "array_of_blocklengths")?;
+    let old = lookup(oldtype)?;
+    let bytes = ds
+        .iter()
+        .enumerate()
+        .map(|(i, &d)| in_bytes(d, &old, &format!("array_of_displacements[{i}]")))
+        .collect::<Result<Vec<_>>>()?;
+    let mut ints = vec![bl.len() as i64];
+    ints.extend_from_slice(bl);
+    ints.extend_from_slice(ds);
+    let e = Envelope {
+        combiner: MPI_COMBINER_INDEXED,
+        ints,
+        ..Default::default()
+    };
+    Ok(dtm::hindexed(&bls, &bytes, oldtype, &old, e))
+}
+
+pub(crate) fn make_hindexed(bl: &[i64], ds: &[isize], oldtype: MPI_Datatype) -> Result<Type> {
+    let bls = count_args(bl, "array_of_blocklengths")?;
+    let old = lookup(oldtype)?;
+    let mut ints = vec![bl.len() as i64];
+    ints.extend_from_slice(bl);
+    let e = Envelope {
+        combiner: MPI_COMBINER_HINDEXED,
+        ints,
+        aints: ds.to_vec(),
+        ..Default::default()
+    };
+    Ok(dtm::hindexed(&bls, ds, oldtype, &old, e))
+}
+
+pub(crate) fn make_indexed_block(bl: i64, ds: &[i64], oldtype: MPI_Datatype) -> Result<Type> {
+    let b = count_arg(bl, "blocklength")?;
+    let old = lookup(oldtype)?;
+    let bytes = ds
+        .iter()
+        .enumerate()
+        .map(|(i, &d)| in_bytes(d, &old, &format!("array_of_displacements[{i}]")))
+        .collect::<Result<Vec<_>>>()?;
+    let mut ints = vec![ds.len() as i64, bl];
+    ints.extend_from_slice(ds);
+    let e = Envelope {
+        combiner: MPI_COMBINER_INDEXED_BLOCK,
+        ints,
+        ..Default::default()
+    };
+    Ok(dtm::hindexed(&vec![b; ds.len()], &bytes, oldtype, &old, e))
+}
+
+pub(crate) fn make_hindexed_block(bl: i64, ds: &[isize], oldtype: MPI_Datatype) -> Result<Type> {
+    let b = count_arg(bl, "blocklength")?;
+    let old = lookup(oldtype)?;
+    let e = Envelope {
+        combiner: MPI_COMBINER_HINDEXED_BLOCK,
+        ints: vec![ds.len() as i64, bl],
+        aints: ds.to_vec(),
+        ..Default::default()
+    };
+    Ok(dtm::hindexed(&vec![b; ds.len()], ds, oldtype, &old, e))
+}
+
+pub(crate) fn make_struct(bl: &[i64], ds: &[isize], ts: &[MPI_Datatype]) -> Result<Type> {
+    let bls = count_args(bl, "array_of_blocklengths")?;
+    let types: Vec<(c_int, Arc<Type>)> = ts
+        .iter()
+        .map(|&h| lookup(h).map(|t| (h, t)))
+        .collect::<Result<_>>()?;
+    Ok(dtm::structure(&bls, ds, &types))
+}
+
+pub(crate) fn make_subarray(
+    sizes: &[i64],
+    subsizes: &[i64],
+    starts: &[i64],
+    order: c_int,
+    oldtype: MPI_Datatype,
+) -> Result<Type> {
+    if sizes.is_empty() {
+        return Err(err!(MPI_ERR_DIMS, "ndims=0 must be positive"));
+    }
+    if order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN {
+        return Err(err!(
+            MPI_ERR_ARG,
+            "order={order} is neither MPI_ORDER_C nor MPI_ORDER_FORTRAN"
+        ));
+    }
+    let (sz, sub, st) = (
+        count_args(sizes, "array_of_sizes")?,
+        count_args(subsizes, "array_of_subsizes")?,
+        count_args(starts, "array_of_starts")?,
+    );
+    let old = lookup(oldtype)?;
+    dtm::subarray(&sz, &sub, &st, order, oldtype, &old)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn make_darray(
+    size: c_int,
+    rank: c_int,
+    gsizes: &[i64],
+    distribs: &[c_int],
+    dargs: &[c_int],
+    psizes: &[c_int],
+    order: c_int,
+    oldtype: MPI_Datatype,
+) -> Result<Type> {
+    let ndims = gsizes.len();
+    if ndims == 0 || size <= 0 || rank < 0 || rank >= size {
+        return Err(err!(
+            MPI_ERR_ARG,
+            "darray: size={size} rank={rank} ndims={ndims} are not consistent"
+        ));
+    }
+    if order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN {
+        return Err(err!(
+            MPI_ERR_ARG,
+            "order={order} is neither MPI_ORDER_C nor MPI_ORDER_FORTRAN"
+        ));
+    }
+    let g = count_args(gsizes, "array_of_gsizes")?;
+    let ps = count_args(&widen(psizes), "array_of_psizes")?;
+    let old = lookup(oldtype)?;
+    dtm::darray(
+        size as usize,
+        rank as usize,
+        &g,
+        distribs,
+        dargs,
+        &ps,
+        order,
+        oldtype,
+        &old,
+    )
+}
+
 #[mpi_fn]
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_contiguous(
@@ -222,9 +429,7 @@ pub unsafe extern "C" fn MPI_Type_contiguous(
     oldtype: MPI_Datatype,
     newtype: *mut MPI_Datatype,
 ) -> c_int {
-    let n = nonneg(count, "count")?;
-    let old = lookup(oldtype)?;
-    out(newtype, "newtype", add(dtm::contiguous(n, oldtype, &old))?)
+    install(make_contiguous(count as i64, oldtype)?, false, newtype)
 }
 
 #[mpi_fn]
@@ -236,18 +441,8 @@ pub unsafe extern "C" fn MPI_Type_vector(
     oldtype: MPI_Datatype,
     newtype: *mut MPI_Datatype,
 ) -> c_int {
-    let n = nonneg(count, "count")?;
-    let bl = nonneg(blocklength, "blocklength")?;
-    let old = lookup(oldtype)?;
-    let t = dtm::hvector(
-        n,
-        bl,
-        stride as isize * old.extent(),
-        oldtype,
-        &old,
-        Some(stride),
-    );
-    out(newtype, "newtype", add(t)?)
+    let t = make_vector(count as i64, blocklength as i64, stride as i64, oldtype)?;
+    install(t, false, newtype)
 }
 
 #[mpi_fn]
@@ -259,14 +454,8 @@ pub unsafe extern "C" fn MPI_Type_create_hvector(
     oldtype: MPI_Datatype,
     newtype: *mut MPI_Datatype,
 ) -> c_int {
-    let n = nonneg(count, "count")?;
-    let bl = nonneg(blocklength, "blocklength")?;
-    let old = lookup(oldtype)?;
-    out(
-        newtype,
-        "newtype",
-        add(dtm::hvector(n, bl, stride as isize, oldtype, &old, None))?,
-    )
+    let t = make_hvector(count as i64, blocklength as i64, stride as isize, oldtype)?;
+    install(t, false, newtype)
 }
 
 #[mpi_fn]
@@ -281,29 +470,11 @@ pub unsafe extern "C" fn MPI_Type_indexed(
     let n = nonneg(count, "count")?;
     let bl = arr(array_of_blocklengths, n, "array_of_blocklengths")?;
     let ds = arr(array_of_displacements, n, "array_of_displacements")?;
-    let old = lookup(oldtype)?;
-    let bls: Vec<usize> = bl
-        .iter()
-        .map(|&b| nonneg(b, "blocklength"))
-        .collect::<Result<_>>()?;
-    let bytes: Vec<isize> = ds.iter().map(|&d| d as isize * old.extent()).collect();
-    let mut ints = vec![count];
-    ints.extend_from_slice(bl);
-    ints.extend_from_slice(ds);
-    let t = dtm::hindexed(
-        &bls,
-        &bytes,
-        oldtype,
-        &old,
-        Envelope {
-            combiner: MPI_COMBINER_INDEXED,
-            ints,
-            aints: vec![],
-            types: vec![],
-            large: false,
-        },
-    );
-    out(newtype, "newtype", add(t)?)
+    install(
+        make_indexed(&widen(bl), &widen(ds), oldtype)?,
+        false,
+        newtype,
+    )
 }
 
 #[mpi_fn]
@@ -318,28 +489,8 @@ pub unsafe extern "C" fn MPI_Type_create_hindexed(
     let n = nonneg(count, "count")?;
     let bl = arr(array_of_blocklengths, n, "array_of_blocklengths")?;
     let ds = arr(array_of_displacements, n, "array_of_displacements")?;
-    let old = lookup(oldtype)?;
-    let bls: Vec<usize> = bl
-        .iter()
-        .map(|&b| nonneg(b, "blocklength"))
-        .collect::<Result<_>>()?;
-    let d: Vec<isize> = ds.iter().map(|&x| x as isize).collect();
-    let mut ints = vec![count];
-    ints.extend_from_slice(bl);
-    let t = dtm::hindexed(
-        &bls,
-        &d,
-        oldtype,
-        &old,
-        Envelope {
-            combiner: MPI_COMBINER_HINDEXED,
-            ints,
-            aints: d.clone(),
-            types: vec![],
-            large: false,
-        },
-    );
-    out(newtype, "newtype", add(t)?)
+    let ds: Vec<isize> = ds.iter().map(|&x| x as isize).collect();
+    install(make_hindexed(&widen(bl), &ds, oldtype)?, false, newtype)
 }
 
 #[mpi_fn]
@@ -352,26 +503,9 @@ pub unsafe extern "C" fn MPI_Type_create_indexed_block(
     newtype: *mut MPI_Datatype,
 ) -> c_int {
     let n = nonneg(count, "count")?;
-    let bl = nonneg(blocklength, "blocklength")?;
     let ds = arr(array_of_displacements, n, "array_of_displacements")?;
-    let old = lookup(oldtype)?;
-    let bytes: Vec<isize> = ds.iter().map(|&d| d as isize * old.extent()).collect();
-    let mut ints = vec![count, blocklength];
-    ints.extend_from_slice(ds);
-    let t = dtm::hindexed(
-        &vec![bl; n],
-        &bytes,
-        oldtype,
-        &old,
-        Envelope {
-            combiner: MPI_COMBINER_INDEXED_BLOCK,
-            ints,
-            aints: vec![],
-            types: vec![],
-            large: false,
-        },
-    );
-    out(newtype, "newtype", add(t)?)
+    let t = make_indexed_block(blocklength as i64, &widen(ds), oldtype)?;
+    install(t, false, newtype)
 }
 
 #[mpi_fn]
@@ -384,24 +518,10 @@ pub unsafe extern "C" fn MPI_Type_create_hindexed_block(
     newtype: *mut MPI_Datatype,
 ) -> c_int {
     let n = nonneg(count, "count")?;
-    let bl = nonneg(blocklength, "blocklength")?;
     let ds = arr(array_of_displacements, n, "array_of_displacements")?;
-    let old = lookup(oldtype)?;
-    let d: Vec<isize> = ds.iter().map(|&x| x as isize).collect();
-    let t = dtm::hindexed(
-        &vec![bl; n],
-        &d,
-        oldtype,
-        &old,
-        Envelope {
-            combiner: MPI_COMBINER_HINDEXED_BLOCK,
-            ints: vec![count, blocklength],
-            aints: d.clone(),
-            types: vec![],
-            large: false,
-        },
-    );
-    out(newtype, "newtype", add(t)?)
+    let ds: Vec<isize> = ds.iter().map(|&x| x as isize).collect();
+    let t = make_hindexed_block(blocklength as i64, &ds, oldtype)?;
+    install(t, false, newtype)
 }
 
 #[mpi_fn]
@@ -417,16 +537,8 @@ pub unsafe extern "C" fn MPI_Type_create_struct(
     let bl = arr(array_of_blocklengths, n, "array_of_blocklengths")?;
     let ds = arr(array_of_displacements, n, "array_of_displacements")?;
     let ts = arr(array_of_types, n, "array_of_types")?;
-    let bls: Vec<usize> = bl
-        .iter()
-        .map(|&b| nonneg(b, "blocklength"))
-        .collect::<Result<_>>()?;
-    let d: Vec<isize> = ds.iter().map(|&x| x as isize).collect();
-    let types: Vec<(c_int, Arc<Type>)> = ts
-        .iter()
-        .map(|&h| lookup(h).map(|t| (h, t)))
-        .collect::<Result<_>>()?;
-    out(newtype, "newtype", add(dtm::structure(&bls, &d, &types))?)
+    let ds: Vec<isize> = ds.iter().map(|&x| x as isize).collect();
+    install(make_struct(&widen(bl), &ds, ts)?, false, newtype)
 }
 
 /// MPI-1's MPI_Type_struct (removed in MPI-3, still exported by MPICH): as
@@ -495,11 +607,8 @@ pub unsafe extern "C" fn MPI_Type_create_resized(
     newtype: *mut MPI_Datatype,
 ) -> c_int {
     let old = lookup(oldtype)?;
-    out(
-        newtype,
-        "newtype",
-        add(dtm::resized(oldtype, &old, lb as isize, extent as isize))?,
-    )
+    let t = dtm::resized(oldtype, &old, lb as isize, extent as isize);
+    install(t, false, newtype)
 }
 
 #[mpi_fn]
@@ -516,27 +625,14 @@ pub unsafe extern "C" fn MPI_Type_create_subarray(
     if ndims <= 0 {
         return Err(err!(MPI_ERR_DIMS, "ndims={ndims} must be positive"));
     }
-    if order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN {
-        return Err(err!(
-            MPI_ERR_ARG,
-            "order={order} is neither MPI_ORDER_C nor MPI_ORDER_FORTRAN"
-        ));
-    }
     let n = ndims as usize;
-    let conv = |p, name| -> Result<Vec<usize>> {
-        arr(p, n, name)?.iter().map(|&v| nonneg(v, name)).collect()
-    };
     let (sz, sub, st) = (
-        conv(array_of_sizes, "array_of_sizes")?,
-        conv(array_of_subsizes, "array_of_subsizes")?,
-        conv(array_of_starts, "array_of_starts")?,
+        arr(array_of_sizes, n, "array_of_sizes")?,
+        arr(array_of_subsizes, n, "array_of_subsizes")?,
+        arr(array_of_starts, n, "array_of_starts")?,
     );
-    let old = lookup(oldtype)?;
-    out(
-        newtype,
-        "newtype",
-        add(dtm::subarray(&sz, &sub, &st, order, oldtype, &old)?)?,
-    )
+    let t = make_subarray(&widen(sz), &widen(sub), &widen(st), order, oldtype)?;
+    install(t, false, newtype)
 }
 
 #[mpi_fn]
@@ -553,42 +649,19 @@ pub unsafe extern "C" fn MPI_Type_create_darray(
     oldtype: MPI_Datatype,
     newtype: *mut MPI_Datatype,
 ) -> c_int {
-    if ndims <= 0 || size <= 0 || rank < 0 || rank >= size {
+    if ndims <= 0 {
         return Err(err!(
             MPI_ERR_ARG,
             "darray: size={size} rank={rank} ndims={ndims} are not consistent"
         ));
     }
-    if order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN {
-        return Err(err!(
-            MPI_ERR_ARG,
-            "order={order} is neither MPI_ORDER_C nor MPI_ORDER_FORTRAN"
-        ));
-    }
     let n = ndims as usize;
-    let g: Vec<usize> = arr(array_of_gsizes, n, "array_of_gsizes")?
-        .iter()
-        .map(|&v| nonneg(v, "gsize"))
-        .collect::<Result<_>>()?;
-    let ps: Vec<usize> = arr(array_of_psizes, n, "array_of_psizes")?
-        .iter()
-        .map(|&v| nonneg(v, "psize"))
-        .collect::<Result<_>>()?;
+    let g = arr(array_of_gsizes, n, "array_of_gsizes")?;
+    let ps = arr(array_of_psizes, n, "array_of_psizes")?;
     let dis = arr(array_of_distribs, n, "array_of_distribs")?;
     let da = arr(array_of_dargs, n, "array_of_dargs")?;
-    let old = lookup(oldtype)?;
-    let t = dtm::darray(
-        size as usize,
-        rank as usize,
-        &g,
-        dis,
-        da,
-        &ps,
-        order,
-        oldtype,
-        &old,
-    )?;
-    out(newtype, "newtype", add(t)?)
+    let t = make_darray(size, rank, &widen(g), dis, da, ps, order, oldtype)?;
+    install(t, false, newtype)
 }
 
 #[mpi_fn]
@@ -766,18 +839,33 @@ pub unsafe extern "C" fn MPI_Type_get_contents(
     let ints = out_slice(array_of_integers, e.ints.len(), "array_of_integers")?;
     let aints = out_slice(array_of_addresses, e.aints.len(), "array_of_addresses")?;
     let types = out_slice(array_of_datatypes, e.types.len(), "array_of_datatypes")?;
-    ints.copy_from_slice(&e.ints);
+    for (k, (slot, &v)) in ints.iter_mut().zip(&e.ints).enumerate() {
+        // A large-count constructor's count may not fit (MPI_Type_get_contents_c gives it).
+        *slot = c_int::try_from(v).map_err(|_| {
+            err!(
+                MPI_ERR_VALUE_TOO_LARGE,
+                "array_of_integers[{k}]={v} does not fit an int (the type was made by a large-count constructor; use MPI_Type_get_contents_c)"
+            )
+        })?;
+    }
     for (a, &v) in aints.iter_mut().zip(&e.aints) {
         *a = v as MPI_Aint;
     }
-    for (slot, tr) in types.iter_mut().zip(&e.types) {
-        *slot = match tr {
-            TypeRef::Builtin(h) => *h,
-            // A derived component comes back as a new handle the caller frees.
-            TypeRef::Derived(d) => add((**d).clone())?,
-        };
-    }
+    types.copy_from_slice(&component_handles(e)?);
     Ok(())
+}
+
+/// The component types of an envelope as `MPI_Type_get_contents` gives
+/// them: predefined handles as they are, a derived component as a new
+/// handle the caller frees.
+pub(crate) fn component_handles(e: &Envelope) -> Result<Vec<MPI_Datatype>> {
+    e.types
+        .iter()
+        .map(|tr| match tr {
+            TypeRef::Builtin(h) => Ok(*h),
+            TypeRef::Derived(d) => add((**d).clone()),
+        })
+        .collect()
 }
 
 #[mpi_fn]
@@ -840,6 +928,138 @@ pub unsafe extern "C" fn MPI_Aint_diff(addr1: MPI_Aint, addr2: MPI_Aint) -> MPI_
     addr1.wrapping_sub(addr2)
 }
 
+// ------------------------------------------------------------------ pack and unpack
+//
+// Done once on 64-bit sizes and positions (`pack_into`, ...): the int
+// forms widen their arguments, the large-count forms (`large_types`) pass
+// theirs as they are.
+
+/// A size or position argument, checked non-negative.
+fn size_arg(v: i64, name: &str) -> Result<usize> {
+    usize::try_from(v).map_err(|_| err!(MPI_ERR_ARG, "{name}={v} must be non-negative"))
+}
+
+/// A size for an int result, or MPI_ERR_VALUE_TOO_LARGE naming the `_c` form.
+fn int_result(v: usize, name: &str, wide: &str) -> Result<c_int> {
+    c_int::try_from(v).map_err(|_| {
+        err!(
+            MPI_ERR_VALUE_TOO_LARGE,
+            "{name}={v} does not fit an int (use {wide})"
+        )
+    })
+}
+
+/// Bytes `incount` elements of `datatype` pack into.
+pub(crate) fn pack_size(
+    incount: i64,
+    datatype: MPI_Datatype,
+    comm: super::MPI_Comm,
+) -> Result<usize> {
+    with(|st| st.comm(comm).map(|_| ()))?;
+    let n = count_arg(incount, "incount")?;
+    let t = lookup(datatype)?;
+    n.checked_mul(t.size).ok_or_else(|| {
+        err!(
+            MPI_ERR_COUNT,
+            "incount={incount} overflows the address space"
+        )
+    })
+}
+
+/// Packs `incount` elements at `inbuf` into `outbuf[position..outsize]`;
+/// the position after them.
+pub(crate) unsafe fn pack_into(
+    inbuf: *const c_void,
+    incount: i64,
+    datatype: MPI_Datatype,
+    outbuf: *mut c_void,
+    outsize: i64,
+    position: i64,
+    comm: super::MPI_Comm,
+) -> Result<i64> {
+    let need = pack_size(incount, datatype, comm)?;
+    let n = incount as usize;
+    let t = lookup(datatype)?;
+    if !t.committed {
+        return Err(err!(
+            MPI_ERR_TYPE,
+            "datatype=0x{:08x} is not committed",
+            datatype as u32
+        ));
+    }
+    let pos = size_arg(position, "position")?;
+    if pos
+        .checked_add(need)
+        .is_none_or(|end| end as i64 > outsize.max(0))
+    {
+        return Err(err!(
+            MPI_ERR_TRUNCATE,
+            "packing {need} bytes at position {pos} overflows outsize={outsize}"
+        ));
+    }
+    if need > 0 {
+        let ik = crate::gpu::classify((inbuf as *const u8).wrapping_offset(t.true_lb), 0);
+        let at = (outbuf as *mut u8).wrapping_add(pos);
+        if crate::gpu::classify(at, need) == crate::gpu::MemKind::Host {
+            let dst = bytes_at(outbuf, pos, need);
+            // SAFETY: `inbuf` holds `n` elements of `t` (the caller's contract).
+            unsafe { dtm::pack_mem(&t, n, inbuf as *const u8, ik, dst)? };
+        } else {
+            // Packed on the host, then one copy into the device buffer.
+            let mut tmp = vec![0u8; need];
+            // SAFETY: as above; `at` names `need` bytes of the output buffer.
+            unsafe {
+                dtm::pack_mem(&t, n, inbuf as *const u8, ik, &mut tmp)?;
+                crate::gpu::copy(at, tmp.as_ptr(), need)?;
+            }
+        }
+    }
+    Ok((pos + need) as i64)
+}
+
+/// Unpacks `outcount` elements from `inbuf[position..insize]` into
+/// `outbuf`; the position after them.
+pub(crate) unsafe fn unpack_from(
+    inbuf: *const c_void,
+    insize: i64,
+    position: i64,
+    outbuf: *mut c_void,
+    outcount: i64,
+    datatype: MPI_Datatype,
+    comm: super::MPI_Comm,
+) -> Result<i64> {
+    let need = pack_size(outcount, datatype, comm)?;
+    let n = outcount as usize;
+    let t = lookup(datatype)?;
+    let pos = size_arg(position, "position")?;
+    if pos
+        .checked_add(need)
+        .is_none_or(|end| end as i64 > insize.max(0))
+    {
+        return Err(err!(
+            MPI_ERR_TRUNCATE,
+            "unpacking {need} bytes at position {pos} overruns insize={insize}"
+        ));
+    }
+    if need > 0 {
+        let ok = crate::gpu::classify((outbuf as *const u8).wrapping_offset(t.true_lb), 0);
+        let at = (inbuf as *const u8).wrapping_add(pos);
+        let tmp;
+        let src = if crate::gpu::classify(at, need) == crate::gpu::MemKind::Host {
+            &*bytes_at(inbuf as *mut c_void, pos, need)
+        } else {
+            let mut v = vec![0u8; need];
+            // SAFETY: `at` names `need` bytes of the input buffer.
+            unsafe { crate::gpu::copy(v.as_mut_ptr(), at, need)? };
+            tmp = v;
+            &tmp[..]
+        };
+        // SAFETY: `outbuf` holds `n` elements of `t` (the caller's contract).
+        unsafe { dtm::unpack_mem(&t, n, src, outbuf as *mut u8, ok)? };
+    }
+    Ok((pos + need) as i64)
+}
+
 #[mpi_fn]
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Pack_size(
@@ -848,10 +1068,8 @@ pub unsafe extern "C" fn MPI_Pack_size(
     comm: super::MPI_Comm,
     size: *mut c_int,
 ) -> c_int {
-    with(|st| st.comm(comm).map(|_| ()))?;
-    let n = nonneg(incount, "incount")?;
-    let t = lookup(datatype)?;
-    out(size, "size", (n * t.size) as c_int)
+    let n = pack_size(incount as i64, datatype, comm)?;
+    out(size, "size", int_result(n, "size", "MPI_Pack_size_c")?)
 }
 
 #[mpi_fn]
@@ -865,42 +1083,21 @@ pub unsafe extern "C" fn MPI_Pack(
     position: *mut c_int,
     comm: super::MPI_Comm,
 ) -> c_int {
-    with(|st| st.comm(comm).map(|_| ()))?;
-    let n = nonneg(incount, "incount")?;
-    let pos = inp(position, "position")?;
-    let t = lookup(datatype)?;
-    if !t.committed {
-        return Err(err!(
-            MPI_ERR_TYPE,
-            "datatype=0x{:08x} is not committed",
-            datatype as u32
-        ));
-    }
-    let need = n * t.size;
-    if pos < 0 || pos as usize + need > outsize.max(0) as usize {
-        return Err(err!(
-            MPI_ERR_TRUNCATE,
-            "packing {need} bytes at position {pos} overflows outsize={outsize}"
-        ));
-    }
-    if need > 0 {
-        let ik = crate::gpu::classify((inbuf as *const u8).wrapping_offset(t.true_lb), 0);
-        let at = (outbuf as *mut u8).wrapping_add(pos as usize);
-        if crate::gpu::classify(at, need) == crate::gpu::MemKind::Host {
-            let dst = bytes_at(outbuf, pos as usize, need);
-            // SAFETY: `inbuf` holds `n` elements of `t` (the caller's contract).
-            unsafe { dtm::pack_mem(&t, n, inbuf as *const u8, ik, dst)? };
-        } else {
-            // Packed on the host, then one copy into the device buffer.
-            let mut tmp = vec![0u8; need];
-            // SAFETY: as above; `at` names `need` bytes of the output buffer.
-            unsafe {
-                dtm::pack_mem(&t, n, inbuf as *const u8, ik, &mut tmp)?;
-                crate::gpu::copy(at, tmp.as_ptr(), need)?;
-            }
-        }
-    }
-    out(position, "position", pos + need as c_int)
+    let pos = inp(position, "position")? as i64;
+    // SAFETY: the caller's buffers (MPI's contract).
+    let end = unsafe {
+        pack_into(
+            inbuf,
+            incount as i64,
+            datatype,
+            outbuf,
+            outsize as i64,
+            pos,
+            comm,
+        )?
+    };
+    // At most outsize: an int.
+    out(position, "position", end as c_int)
 }
 
 #[mpi_fn]
@@ -914,34 +1111,21 @@ pub unsafe extern "C" fn MPI_Unpack(
     datatype: MPI_Datatype,
     comm: super::MPI_Comm,
 ) -> c_int {
-    with(|st| st.comm(comm).map(|_| ()))?;
-    let n = nonneg(outcount, "outcount")?;
-    let pos = inp(position, "position")?;
-    let t = lookup(datatype)?;
-    let need = n * t.size;
-    if pos < 0 || pos as usize + need > insize.max(0) as usize {
-        return Err(err!(
-            MPI_ERR_TRUNCATE,
-            "unpacking {need} bytes at position {pos} overruns insize={insize}"
-        ));
-    }
-    if need > 0 {
-        let ok = crate::gpu::classify((outbuf as *const u8).wrapping_offset(t.true_lb), 0);
-        let at = (inbuf as *const u8).wrapping_add(pos as usize);
-        let tmp;
-        let src = if crate::gpu::classify(at, need) == crate::gpu::MemKind::Host {
-            &*bytes_at(inbuf as *mut c_void, pos as usize, need)
-        } else {
-            let mut v = vec![0u8; need];
-            // SAFETY: `at` names `need` bytes of the input buffer.
-            unsafe { crate::gpu::copy(v.as_mut_ptr(), at, need)? };
-            tmp = v;
-            &tmp[..]
-        };
-        // SAFETY: `outbuf` holds `n` elements of `t` (the caller's contract).
-        unsafe { dtm::unpack_mem(&t, n, src, outbuf as *mut u8, ok)? };
-    }
-    out(position, "position", pos + need as c_int)
+    let pos = inp(position, "position")? as i64;
+    // SAFETY: the caller's buffers (MPI's contract).
+    let end = unsafe {
+        unpack_from(
+            inbuf,
+            insize as i64,
+            pos,
+            outbuf,
+            outcount as i64,
+            datatype,
+            comm,
+        )?
+    };
+    // At most insize: an int.
+    out(position, "position", end as c_int)
 }
 
 fn check_datarep(datarep: *const c_char) -> Result<()> {
@@ -955,6 +1139,82 @@ fn check_datarep(datarep: *const c_char) -> Result<()> {
     Ok(())
 }
 
+/// Bytes `incount` elements of `datatype` take in external32.
+pub(crate) fn external_size(
+    datarep: *const c_char,
+    incount: i64,
+    datatype: MPI_Datatype,
+) -> Result<usize> {
+    check_datarep(datarep)?;
+    let n = count_arg(incount, "incount")?;
+    let t = lookup(datatype)?;
+    external32::size(&t, n)
+}
+
+/// Packs `incount` elements into `outbuf[position..outsize]` in
+/// external32; the position after them.
+pub(crate) unsafe fn pack_external(
+    datarep: *const c_char,
+    inbuf: *const c_void,
+    incount: i64,
+    datatype: MPI_Datatype,
+    outbuf: *mut c_void,
+    outsize: i64,
+    position: i64,
+) -> Result<i64> {
+    let need = external_size(datarep, incount, datatype)?;
+    let t = lookup(datatype)?;
+    let pos = size_arg(position, "position")?;
+    if pos
+        .checked_add(need)
+        .is_none_or(|end| end as i64 > outsize.max(0))
+    {
+        return Err(err!(
+            MPI_ERR_TRUNCATE,
+            "packing {need} bytes at position {pos} overflows outsize={outsize}"
+        ));
+    }
+    if need > 0 {
+        let dst = bytes_at(outbuf, pos, need);
+        // SAFETY: `inbuf` holds `incount` elements of `t` (the caller's contract).
+        unsafe { external32::pack(&t, incount as usize, inbuf as *const u8, dst) }?;
+    }
+    Ok((pos + need) as i64)
+}
+
+/// Unpacks `outcount` elements from `inbuf[position..insize]` (external32)
+/// into `outbuf`; the position after them.
+pub(crate) unsafe fn unpack_external(
+    datarep: *const c_char,
+    inbuf: *const c_void,
+    insize: i64,
+    position: i64,
+    outbuf: *mut c_void,
+    outcount: i64,
+    datatype: MPI_Datatype,
+) -> Result<i64> {
+    check_datarep(datarep)?;
+    let n = count_arg(outcount, "outcount")?;
+    let t = lookup(datatype)?;
+    let need = external32::size(&t, n)?;
+    let pos = size_arg(position, "position")?;
+    if pos
+        .checked_add(need)
+        .is_none_or(|end| end as i64 > insize.max(0))
+    {
+        return Err(err!(
+            MPI_ERR_TRUNCATE,
+            "unpacking {need} bytes at position {pos} overruns insize={insize}"
+        ));
+    }
+    if need > 0 {
+        let src = bytes_at(inbuf as *mut c_void, pos, need);
+        // SAFETY: `outbuf` holds `n` elements of `t` (the caller's contract).
+        unsafe { external32::unpack(&t, n, src, outbuf as *mut u8) }?;
+    }
+    Ok((pos + need) as i64)
+}
+
 #[mpi_fn]
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Pack_external_size(
@@ -963,10 +1223,8 @@ pub unsafe extern "C" fn MPI_Pack_external_size(
     datatype: MPI_Datatype,
     size: *mut MPI_Aint,
 ) -> c_int {
-    check_datarep(datarep)?;
-    let n = nonneg(incount, "incount")?;
-    let t = lookup(datatype)?;
-    out(size, "size", external32::size(&t, n)? as MPI_Aint)
+    let n = external_size(datarep, incount as i64, datatype)?;
+    out(size, "size", n as MPI_Aint)
 }
 
 #[mpi_fn]
@@ -980,23 +1238,20 @@ pub unsafe extern "C" fn MPI_Pack_external(
     outsize: MPI_Aint,
     position: *mut MPI_Aint,
 ) -> c_int {
-    check_datarep(datarep)?;
-    let n = nonneg(incount, "incount")?;
     let pos = inp(position, "position")?;
-    let t = lookup(datatype)?;
-    let need = external32::size(&t, n)?;
-    if pos < 0 || pos as usize + need > outsize.max(0) as usize {
-        return Err(err!(
-            MPI_ERR_TRUNCATE,
-            "packing {need} bytes at position {pos} overflows outsize={outsize}"
-        ));
-    }
-    if need > 0 {
-        let dst = bytes_at(outbuf, pos as usize, need);
-        // SAFETY: `inbuf` holds `n` elements of `t` (the caller's contract).
-        unsafe { external32::pack(&t, n, inbuf as *const u8, dst) }?;
-    }
-    out(position, "position", pos + need as MPI_Aint)
+    // SAFETY: the caller's buffers (MPI's contract).
+    let end = unsafe {
+        pack_external(
+            datarep,
+            inbuf,
+            incount as i64,
+            datatype,
+            outbuf,
+            outsize,
+            pos,
+        )?
+    };
+    out(position, "position", end as MPI_Aint)
 }
 
 #[mpi_fn]
@@ -1010,21 +1265,18 @@ pub unsafe extern "C" fn MPI_Unpack_external(
     outcount: c_int,
     datatype: MPI_Datatype,
 ) -> c_int {
-    check_datarep(datarep)?;
-    let n = nonneg(outcount, "outcount")?;
     let pos = inp(position, "position")?;
-    let t = lookup(datatype)?;
-    let need = external32::size(&t, n)?;
-    if pos < 0 || pos as usize + need > insize.max(0) as usize {
-        return Err(err!(
-            MPI_ERR_TRUNCATE,
-            "unpacking {need} bytes at position {pos} overruns insize={insize}"
-        ));
-    }
-    if need > 0 {
-        let src = bytes_at(inbuf as *mut c_void, pos as usize, need);
-        // SAFETY: `outbuf` holds `n` elements of `t` (the caller's contract).
-        unsafe { external32::unpack(&t, n, src, outbuf as *mut u8) }?;
-    }
-    out(position, "position", pos + need as MPI_Aint)
+    // SAFETY: the caller's buffers (MPI's contract).
+    let end = unsafe {
+        unpack_external(
+            datarep,
+            inbuf,
+            insize,
+            pos,
+            outbuf,
+            outcount as i64,
+            datatype,
+        )?
+    };
+    out(position, "position", end as MPI_Aint)
 }

@@ -1,104 +1,55 @@
 //! The MPI-4 large-count forms of the datatype constructors, the envelope
-//! and contents queries, pack/unpack and the Bsend buffer. Constructors
-//! convert their `MPI_Count` arguments and run the int forms' bodies
-//! (`__oxmpi_body_MPI_Xxx`), so counts above 2147483647 are refused by
-//! name until the internal count type widens; the type they make is marked
-//! large (`Envelope::large`), and `MPI_Type_get_envelope_c` /
+//! and contents queries, pack/unpack and the Bsend buffer. Constructors and
+//! pack/unpack pass their `MPI_Count` arguments as they are to the work the
+//! int forms share (`datatype::make_*`, `pack_into`, ...), which counts in
+//! 64 bits; the type they make is marked large (`Envelope::large`), and `MPI_Type_get_envelope_c` /
 //! `MPI_Type_get_contents_c` give its counts and displacements in the
 //! large-count array, in the standard's layout (MPI-4.1 table 5.1).
 
-use super::coll::{convert, int_count, Ints};
+use super::coll::int_count;
 use super::consts::*;
-use super::handles::{self, KIND_DATATYPE};
 use super::ptr::{in_slice, inp, out, out_slice};
 use super::{datatype, p2p, MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype};
 use crate::core::error::Result;
-use crate::core::runtime::with;
 use crate::datatype::Envelope;
 use crate::err;
 use oxmpi_macros::mpi_fn;
 use std::os::raw::{c_char, c_int, c_void};
-
-/// A count, displacement or stride that may be negative, as an int.
-fn int_value(v: MPI_Count, name: &str) -> Result<c_int> {
-    c_int::try_from(v).map_err(|_| {
-        err!(
-            MPI_ERR_COUNT,
-            "{name}={v}: values beyond {}..{} are not supported",
-            c_int::MIN,
-            c_int::MAX
-        )
-    })
-}
-
-/// `n` large counts at `p` as ints (`signed`: displacements may be
-/// negative); NULL stays NULL for the int path to report.
-fn ints(p: *const MPI_Count, n: usize, name: &str, signed: bool) -> Result<Ints> {
-    let conv: fn(MPI_Count, &str) -> Result<c_int> = if signed { int_value } else { int_count };
-    convert(p, n, name, conv)
-}
-
-/// `n` large counts at `p` as addresses (the same width).
-fn aints(p: *const MPI_Count, n: usize, name: &str) -> Result<Vec<MPI_Aint>> {
-    Ok(in_slice(p, n, name)?
-        .iter()
-        .map(|&x| x as MPI_Aint)
-        .collect())
-}
-
-/// Marks the type just made at `*newtype` as built by a large-count constructor.
-fn mark_large(newtype: *mut MPI_Datatype) -> Result<()> {
-    // Written by the int form's body just before.
-    let h = inp(newtype, "newtype")?;
-    let i = handles::index(h, KIND_DATATYPE)
-        .and_then(|i| i.checked_sub(5))
-        .ok_or_else(|| {
-            err!(
-                MPI_ERR_INTERN,
-                "new datatype 0x{:08x} has no slot",
-                h as u32
-            )
-        })?;
-    with(|st| {
-        if let Some(t) = st.types.get_mut(i) {
-            std::sync::Arc::make_mut(t).env.large = true;
-        }
-        Ok(())
-    })
-}
 
 /// The envelope as the `_c` queries give it: (integers, addresses, large
 /// counts). A type from an int constructor keeps its int layout; one from a
 /// large-count constructor has every count and displacement among the large
 /// counts, but for the subarray's and darray's other integers.
 fn large_layout(e: &Envelope) -> (Vec<c_int>, Vec<MPI_Aint>, Vec<MPI_Count>) {
+    // The integers that stay ints (ndims, order, the process grid) are
+    // small by construction.
+    let small = |v: &[i64]| v.iter().map(|&x| x as c_int).collect::<Vec<_>>();
     if !e.large {
         return (
-            e.ints.clone(),
+            small(&e.ints),
             e.aints.iter().map(|&a| a as MPI_Aint).collect(),
             Vec::new(),
         );
     }
-    let all = |v: &[c_int]| v.iter().map(|&x| x as MPI_Count).collect::<Vec<_>>();
     match e.combiner {
         // ints: ndims, sizes, subsizes, starts, order
         MPI_COMBINER_SUBARRAY => {
             let nd = e.ints[0] as usize;
             (
-                vec![e.ints[0], e.ints[1 + 3 * nd]],
+                small(&[e.ints[0], e.ints[1 + 3 * nd]]),
                 Vec::new(),
-                all(&e.ints[1..1 + 3 * nd]),
+                e.ints[1..1 + 3 * nd].to_vec(),
             )
         }
         // ints: size, rank, ndims, gsizes, distribs, dargs, psizes, order
         MPI_COMBINER_DARRAY => {
             let nd = e.ints[2] as usize;
-            let mut i = e.ints[..3].to_vec();
-            i.extend_from_slice(&e.ints[3 + nd..]);
-            (i, Vec::new(), all(&e.ints[3..3 + nd]))
+            let mut i = small(&e.ints[..3]);
+            i.extend(small(&e.ints[3 + nd..]));
+            (i, Vec::new(), e.ints[3..3 + nd].to_vec())
         }
         _ => {
-            let mut c = all(&e.ints);
+            let mut c = e.ints.clone();
             c.extend(e.aints.iter().map(|&a| a as MPI_Count));
             (Vec::new(), Vec::new(), c)
         }
@@ -164,22 +115,22 @@ pub unsafe extern "C" fn MPI_Type_get_contents_c(
     out_slice(array_of_integers, i.len(), "array_of_integers")?.copy_from_slice(&i);
     out_slice(array_of_addresses, a.len(), "array_of_addresses")?.copy_from_slice(&a);
     out_slice(array_of_large_counts, c.len(), "array_of_large_counts")?.copy_from_slice(&c);
-    // The component types as the int form gives them (new handles for derived ones).
     let n = t.env.types.len();
-    let mut ti = vec![0; t.env.ints.len()];
-    let mut ta = vec![0; t.env.aints.len()];
-    let mut td = vec![0; n];
-    datatype::__oxmpi_body_MPI_Type_get_contents(
-        dt,
-        ti.len() as c_int,
-        ta.len() as c_int,
-        n as c_int,
-        ti.as_mut_ptr(),
-        ta.as_mut_ptr(),
-        td.as_mut_ptr(),
-    )?;
+    let td = datatype::component_handles(&t.env)?;
     out_slice(array_of_datatypes, n, "array_of_datatypes")?.copy_from_slice(&td);
     Ok(())
+}
+
+/// `n` large counts or displacements at `p`.
+fn wide<'a>(p: *const MPI_Count, n: MPI_Count, name: &str) -> Result<&'a [MPI_Count]> {
+    let n =
+        usize::try_from(n).map_err(|_| err!(MPI_ERR_COUNT, "count={n} must be non-negative"))?;
+    in_slice(p, n, name)
+}
+
+/// `n` large displacements in bytes at `p`, as addresses.
+fn addrs(p: *const MPI_Count, n: MPI_Count, name: &str) -> Result<Vec<isize>> {
+    Ok(wide(p, n, name)?.iter().map(|&x| x as isize).collect())
 }
 
 #[mpi_fn]
@@ -189,9 +140,7 @@ pub unsafe extern "C" fn MPI_Type_contiguous_c(
     oldtype: MPI_Datatype,
     newtype: *mut MPI_Datatype,
 ) -> c_int {
-    let count = int_count(count, "count")?;
-    datatype::__oxmpi_body_MPI_Type_contiguous(count, oldtype, newtype)?;
-    mark_large(newtype)
+    datatype::install(datatype::make_contiguous(count, oldtype)?, true, newtype)
 }
 
 #[mpi_fn]
@@ -203,13 +152,8 @@ pub unsafe extern "C" fn MPI_Type_vector_c(
     oldtype: MPI_Datatype,
     newtype: *mut MPI_Datatype,
 ) -> c_int {
-    let (count, bl) = (
-        int_count(count, "count")?,
-        int_count(blocklength, "blocklength")?,
-    );
-    let stride = int_value(stride, "stride")?;
-    datatype::__oxmpi_body_MPI_Type_vector(count, bl, stride, oldtype, newtype)?;
-    mark_large(newtype)
+    let t = datatype::make_vector(count, blocklength, stride, oldtype)?;
+    datatype::install(t, true, newtype)
 }
 
 #[mpi_fn]
@@ -221,18 +165,8 @@ pub unsafe extern "C" fn MPI_Type_create_hvector_c(
     oldtype: MPI_Datatype,
     newtype: *mut MPI_Datatype,
 ) -> c_int {
-    let (count, bl) = (
-        int_count(count, "count")?,
-        int_count(blocklength, "blocklength")?,
-    );
-    datatype::__oxmpi_body_MPI_Type_create_hvector(
-        count,
-        bl,
-        stride as MPI_Aint,
-        oldtype,
-        newtype,
-    )?;
-    mark_large(newtype)
+    let t = datatype::make_hvector(count, blocklength, stride as isize, oldtype)?;
+    datatype::install(t, true, newtype)
 }
 
 #[mpi_fn]
@@ -244,12 +178,9 @@ pub unsafe extern "C" fn MPI_Type_indexed_c(
     oldtype: MPI_Datatype,
     newtype: *mut MPI_Datatype,
 ) -> c_int {
-    let count = int_count(count, "count")?;
-    let n = count as usize;
-    let bl = ints(array_of_blocklengths, n, "array_of_blocklengths", false)?;
-    let ds = ints(array_of_displacements, n, "array_of_displacements", true)?;
-    datatype::__oxmpi_body_MPI_Type_indexed(count, bl.ptr(), ds.ptr(), oldtype, newtype)?;
-    mark_large(newtype)
+    let bl = wide(array_of_blocklengths, count, "array_of_blocklengths")?;
+    let ds = wide(array_of_displacements, count, "array_of_displacements")?;
+    datatype::install(datatype::make_indexed(bl, ds, oldtype)?, true, newtype)
 }
 
 #[mpi_fn]
@@ -261,18 +192,9 @@ pub unsafe extern "C" fn MPI_Type_create_hindexed_c(
     oldtype: MPI_Datatype,
     newtype: *mut MPI_Datatype,
 ) -> c_int {
-    let count = int_count(count, "count")?;
-    let n = count as usize;
-    let bl = ints(array_of_blocklengths, n, "array_of_blocklengths", false)?;
-    let ds = aints(array_of_displacements, n, "array_of_displacements")?;
-    datatype::__oxmpi_body_MPI_Type_create_hindexed(
-        count,
-        bl.ptr(),
-        ds.as_ptr(),
-        oldtype,
-        newtype,
-    )?;
-    mark_large(newtype)
+    let bl = wide(array_of_blocklengths, count, "array_of_blocklengths")?;
+    let ds = addrs(array_of_displacements, count, "array_of_displacements")?;
+    datatype::install(datatype::make_hindexed(bl, &ds, oldtype)?, true, newtype)
 }
 
 #[mpi_fn]
@@ -284,18 +206,9 @@ pub unsafe extern "C" fn MPI_Type_create_indexed_block_c(
     oldtype: MPI_Datatype,
     newtype: *mut MPI_Datatype,
 ) -> c_int {
-    let (count, bl) = (
-        int_count(count, "count")?,
-        int_count(blocklength, "blocklength")?,
-    );
-    let ds = ints(
-        array_of_displacements,
-        count as usize,
-        "array_of_displacements",
-        true,
-    )?;
-    datatype::__oxmpi_body_MPI_Type_create_indexed_block(count, bl, ds.ptr(), oldtype, newtype)?;
-    mark_large(newtype)
+    let ds = wide(array_of_displacements, count, "array_of_displacements")?;
+    let t = datatype::make_indexed_block(blocklength, ds, oldtype)?;
+    datatype::install(t, true, newtype)
 }
 
 #[mpi_fn]
@@ -307,23 +220,9 @@ pub unsafe extern "C" fn MPI_Type_create_hindexed_block_c(
     oldtype: MPI_Datatype,
     newtype: *mut MPI_Datatype,
 ) -> c_int {
-    let (count, bl) = (
-        int_count(count, "count")?,
-        int_count(blocklength, "blocklength")?,
-    );
-    let ds = aints(
-        array_of_displacements,
-        count as usize,
-        "array_of_displacements",
-    )?;
-    datatype::__oxmpi_body_MPI_Type_create_hindexed_block(
-        count,
-        bl,
-        ds.as_ptr(),
-        oldtype,
-        newtype,
-    )?;
-    mark_large(newtype)
+    let ds = addrs(array_of_displacements, count, "array_of_displacements")?;
+    let t = datatype::make_hindexed_block(blocklength, &ds, oldtype)?;
+    datatype::install(t, true, newtype)
 }
 
 #[mpi_fn]
@@ -335,18 +234,10 @@ pub unsafe extern "C" fn MPI_Type_create_struct_c(
     array_of_types: *const MPI_Datatype,
     newtype: *mut MPI_Datatype,
 ) -> c_int {
-    let count = int_count(count, "count")?;
-    let n = count as usize;
-    let bl = ints(array_of_blocklengths, n, "array_of_blocklengths", false)?;
-    let ds = aints(array_of_displacements, n, "array_of_displacements")?;
-    datatype::__oxmpi_body_MPI_Type_create_struct(
-        count,
-        bl.ptr(),
-        ds.as_ptr(),
-        array_of_types,
-        newtype,
-    )?;
-    mark_large(newtype)
+    let bl = wide(array_of_blocklengths, count, "array_of_blocklengths")?;
+    let ds = addrs(array_of_displacements, count, "array_of_displacements")?;
+    let ts = in_slice(array_of_types, bl.len(), "array_of_types")?;
+    datatype::install(datatype::make_struct(bl, &ds, ts)?, true, newtype)
 }
 
 #[mpi_fn]
@@ -357,13 +248,9 @@ pub unsafe extern "C" fn MPI_Type_create_resized_c(
     extent: MPI_Count,
     newtype: *mut MPI_Datatype,
 ) -> c_int {
-    datatype::__oxmpi_body_MPI_Type_create_resized(
-        oldtype,
-        lb as MPI_Aint,
-        extent as MPI_Aint,
-        newtype,
-    )?;
-    mark_large(newtype)
+    let old = datatype::lookup(oldtype)?;
+    let t = crate::datatype::resized(oldtype, &old, lb as isize, extent as isize);
+    datatype::install(t, true, newtype)
 }
 
 #[mpi_fn]
@@ -377,20 +264,17 @@ pub unsafe extern "C" fn MPI_Type_create_subarray_c(
     oldtype: MPI_Datatype,
     newtype: *mut MPI_Datatype,
 ) -> c_int {
-    let n = ndims.max(0) as usize;
-    let sz = ints(array_of_sizes, n, "array_of_sizes", false)?;
-    let sub = ints(array_of_subsizes, n, "array_of_subsizes", false)?;
-    let st = ints(array_of_starts, n, "array_of_starts", false)?;
-    datatype::__oxmpi_body_MPI_Type_create_subarray(
-        ndims,
-        sz.ptr(),
-        sub.ptr(),
-        st.ptr(),
-        order,
-        oldtype,
-        newtype,
-    )?;
-    mark_large(newtype)
+    if ndims <= 0 {
+        return Err(err!(MPI_ERR_DIMS, "ndims={ndims} must be positive"));
+    }
+    let n = ndims as MPI_Count;
+    let (sz, sub, st) = (
+        wide(array_of_sizes, n, "array_of_sizes")?,
+        wide(array_of_subsizes, n, "array_of_subsizes")?,
+        wide(array_of_starts, n, "array_of_starts")?,
+    );
+    let t = datatype::make_subarray(sz, sub, st, order, oldtype)?;
+    datatype::install(t, true, newtype)
 }
 
 #[mpi_fn]
@@ -408,25 +292,19 @@ pub unsafe extern "C" fn MPI_Type_create_darray_c(
     oldtype: MPI_Datatype,
     newtype: *mut MPI_Datatype,
 ) -> c_int {
-    let g = ints(
-        array_of_gsizes,
-        ndims.max(0) as usize,
-        "array_of_gsizes",
-        false,
-    )?;
-    datatype::__oxmpi_body_MPI_Type_create_darray(
-        size,
-        rank,
-        ndims,
-        g.ptr(),
-        array_of_distribs,
-        array_of_dargs,
-        array_of_psizes,
-        order,
-        oldtype,
-        newtype,
-    )?;
-    mark_large(newtype)
+    if ndims <= 0 {
+        return Err(err!(
+            MPI_ERR_ARG,
+            "darray: size={size} rank={rank} ndims={ndims} are not consistent"
+        ));
+    }
+    let n = ndims as usize;
+    let g = wide(array_of_gsizes, n as MPI_Count, "array_of_gsizes")?;
+    let dis = in_slice(array_of_distribs, n, "array_of_distribs")?;
+    let da = in_slice(array_of_dargs, n, "array_of_dargs")?;
+    let ps = in_slice(array_of_psizes, n, "array_of_psizes")?;
+    let t = datatype::make_darray(size, rank, g, dis, da, ps, order, oldtype)?;
+    datatype::install(t, true, newtype)
 }
 
 #[mpi_fn]
@@ -437,15 +315,8 @@ pub unsafe extern "C" fn MPI_Pack_size_c(
     comm: MPI_Comm,
     size: *mut MPI_Count,
 ) -> c_int {
-    let incount = int_count(incount, "incount")?;
-    let mut s: c_int = 0;
-    datatype::__oxmpi_body_MPI_Pack_size(incount, dt, comm, &mut s)?;
-    out(size, "size", s as MPI_Count)
-}
-
-/// A large-count position, read for an int path.
-fn position_in(position: *mut MPI_Count) -> Result<c_int> {
-    int_count(inp(position, "position")?, "position")
+    let n = datatype::pack_size(incount, dt, comm)?;
+    out(size, "size", n as MPI_Count)
 }
 
 #[mpi_fn]
@@ -459,11 +330,10 @@ pub unsafe extern "C" fn MPI_Pack_c(
     position: *mut MPI_Count,
     comm: MPI_Comm,
 ) -> c_int {
-    let incount = int_count(incount, "incount")?;
-    let outsize = int_count(outsize, "outsize")?;
-    let mut p = position_in(position)?;
-    datatype::__oxmpi_body_MPI_Pack(inbuf, incount, dt, outbuf, outsize, &mut p, comm)?;
-    out(position, "position", p as MPI_Count)
+    let p = inp(position, "position")?;
+    // SAFETY: the caller's buffers (MPI's contract).
+    let end = unsafe { datatype::pack_into(inbuf, incount, dt, outbuf, outsize, p, comm)? };
+    out(position, "position", end)
 }
 
 #[mpi_fn]
@@ -477,11 +347,10 @@ pub unsafe extern "C" fn MPI_Unpack_c(
     dt: MPI_Datatype,
     comm: MPI_Comm,
 ) -> c_int {
-    let insize = int_count(insize, "insize")?;
-    let outcount = int_count(outcount, "outcount")?;
-    let mut p = position_in(position)?;
-    datatype::__oxmpi_body_MPI_Unpack(inbuf, insize, &mut p, outbuf, outcount, dt, comm)?;
-    out(position, "position", p as MPI_Count)
+    let p = inp(position, "position")?;
+    // SAFETY: the caller's buffers (MPI's contract).
+    let end = unsafe { datatype::unpack_from(inbuf, insize, p, outbuf, outcount, dt, comm)? };
+    out(position, "position", end)
 }
 
 #[mpi_fn]
@@ -492,10 +361,8 @@ pub unsafe extern "C" fn MPI_Pack_external_size_c(
     dt: MPI_Datatype,
     size: *mut MPI_Count,
 ) -> c_int {
-    let incount = int_count(incount, "incount")?;
-    let mut s: MPI_Aint = 0;
-    datatype::__oxmpi_body_MPI_Pack_external_size(datarep, incount, dt, &mut s)?;
-    out(size, "size", s as MPI_Count)
+    let n = datatype::external_size(datarep, incount, dt)?;
+    out(size, "size", n as MPI_Count)
 }
 
 #[mpi_fn]
@@ -509,18 +376,10 @@ pub unsafe extern "C" fn MPI_Pack_external_c(
     outsize: MPI_Count,
     position: *mut MPI_Count,
 ) -> c_int {
-    let incount = int_count(incount, "incount")?;
-    let mut p = inp(position, "position")? as MPI_Aint;
-    datatype::__oxmpi_body_MPI_Pack_external(
-        datarep,
-        inbuf,
-        incount,
-        dt,
-        outbuf,
-        outsize as MPI_Aint,
-        &mut p,
-    )?;
-    out(position, "position", p as MPI_Count)
+    let p = inp(position, "position")?;
+    // SAFETY: the caller's buffers (MPI's contract).
+    let end = unsafe { datatype::pack_external(datarep, inbuf, incount, dt, outbuf, outsize, p)? };
+    out(position, "position", end)
 }
 
 #[mpi_fn]
@@ -534,18 +393,11 @@ pub unsafe extern "C" fn MPI_Unpack_external_c(
     outcount: MPI_Count,
     dt: MPI_Datatype,
 ) -> c_int {
-    let outcount = int_count(outcount, "outcount")?;
-    let mut p = inp(position, "position")? as MPI_Aint;
-    datatype::__oxmpi_body_MPI_Unpack_external(
-        datarep,
-        inbuf,
-        insize as MPI_Aint,
-        &mut p,
-        outbuf,
-        outcount,
-        dt,
-    )?;
-    out(position, "position", p as MPI_Count)
+    let p = inp(position, "position")?;
+    // SAFETY: the caller's buffers (MPI's contract).
+    let end =
+        unsafe { datatype::unpack_external(datarep, inbuf, insize, p, outbuf, outcount, dt)? };
+    out(position, "position", end)
 }
 
 #[mpi_fn]

@@ -35,7 +35,9 @@ pub struct Run {
 #[derive(Clone, Debug, Default)]
 pub struct Envelope {
     pub combiner: c_int,
-    pub ints: Vec<c_int>,
+    /// The constructor's integer arguments, wide enough for the large-count
+    /// constructors' counts (the int queries refuse what does not fit).
+    pub ints: Vec<i64>,
     pub aints: Vec<isize>,
     pub types: Vec<TypeRef>,
     /// Built by a large-count constructor (`MPI_Type_xxx_c`): the
@@ -377,7 +379,7 @@ fn tref(h: c_int, t: &Arc<Type>) -> TypeRef {
     }
 }
 
-fn env(combiner: c_int, ints: Vec<c_int>, aints: Vec<isize>, types: Vec<TypeRef>) -> Envelope {
+fn env(combiner: c_int, ints: Vec<i64>, aints: Vec<isize>, types: Vec<TypeRef>) -> Envelope {
     Envelope {
         combiner,
         ints,
@@ -433,7 +435,7 @@ pub fn contiguous(count: usize, oh: c_int, old: &Arc<Type>) -> Type {
         Some((lb, ub)),
         env(
             MPI_COMBINER_CONTIGUOUS,
-            vec![count as c_int],
+            vec![count as i64],
             vec![],
             vec![tref(oh, old)],
         ),
@@ -447,19 +449,19 @@ pub fn hvector(
     stride: isize,
     oh: c_int,
     old: &Arc<Type>,
-    elem_stride: Option<c_int>,
+    elem_stride: Option<i64>,
 ) -> Type {
     let (runs, reps, rstride, lb, ub) = repeat_blocks(old, count, bl, stride);
     let e = match elem_stride {
         Some(s) => env(
             MPI_COMBINER_VECTOR,
-            vec![count as c_int, bl as c_int, s],
+            vec![count as i64, bl as i64, s],
             vec![],
             vec![tref(oh, old)],
         ),
         None => env(
             MPI_COMBINER_HVECTOR,
-            vec![count as c_int, bl as c_int],
+            vec![count as i64, bl as i64],
             vec![stride],
             vec![tref(oh, old)],
         ),
@@ -506,8 +508,8 @@ pub fn structure(bls: &[usize], displs: &[isize], types: &[(c_int, Arc<Type>)]) 
     }
     let e = env(
         MPI_COMBINER_STRUCT,
-        std::iter::once(bls.len() as c_int)
-            .chain(bls.iter().map(|&b| b as c_int))
+        std::iter::once(bls.len() as i64)
+            .chain(bls.iter().map(|&b| b as i64))
             .collect(),
         displs.to_vec(),
         types.iter().map(|(h, t)| tref(*h, t)).collect(),
@@ -591,11 +593,11 @@ pub fn subarray(
         loop {
             if k < 0 {
                 let (runs, _, _) = replicate(old, blocks.into_iter());
-                let mut ints = vec![nd as c_int];
-                ints.extend(sizes.iter().map(|&x| x as c_int));
-                ints.extend(subsizes.iter().map(|&x| x as c_int));
-                ints.extend(starts.iter().map(|&x| x as c_int));
-                ints.push(order);
+                let mut ints = vec![nd as i64];
+                ints.extend(sizes.iter().map(|&x| x as i64));
+                ints.extend(subsizes.iter().map(|&x| x as i64));
+                ints.extend(starts.iter().map(|&x| x as i64));
+                ints.push(order as i64);
                 return Ok(Type::from_runs(
                     runs,
                     Some((0, total)),
@@ -716,12 +718,12 @@ pub fn darray(
         }
     }
     let (runs, _, _) = replicate(old, blocks.into_iter());
-    let mut ints = vec![size as c_int, rank as c_int, nd as c_int];
-    ints.extend(gsizes.iter().map(|&x| x as c_int));
-    ints.extend_from_slice(distribs);
-    ints.extend_from_slice(dargs);
-    ints.extend(psizes.iter().map(|&x| x as c_int));
-    ints.push(order);
+    let mut ints = vec![size as i64, rank as i64, nd as i64];
+    ints.extend(gsizes.iter().map(|&x| x as i64));
+    ints.extend(distribs.iter().map(|&x| x as i64));
+    ints.extend(dargs.iter().map(|&x| x as i64));
+    ints.extend(psizes.iter().map(|&x| x as i64));
+    ints.push(order as i64);
     Ok(Type::from_runs(
         runs,
         Some((0, total)),

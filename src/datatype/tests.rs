@@ -154,7 +154,7 @@ fn random_type(r: &mut Rng, depth: u32) -> (c_int, Arc<Type>) {
         0 => contiguous(r.below(4) as usize, oh, &old),
         1 => {
             let bl = 1 + r.below(3) as usize;
-            let s = r.below(6) as c_int - 1;
+            let s = r.below(6) as i64 - 1;
             hvector(
                 1 + r.below(3) as usize,
                 bl,
@@ -175,9 +175,9 @@ fn random_type(r: &mut Rng, depth: u32) -> (c_int, Arc<Type>) {
         3 => {
             let n = 1 + r.below(3) as usize;
             let bls: Vec<usize> = (0..n).map(|_| r.below(3) as usize).collect();
-            let ds: Vec<c_int> = (0..n).map(|_| r.below(10) as c_int - 2).collect();
-            let mut ints = vec![n as c_int];
-            ints.extend(bls.iter().map(|&b| b as c_int));
+            let ds: Vec<i64> = (0..n).map(|_| r.below(10) as i64 - 2).collect();
+            let mut ints = vec![n as i64];
+            ints.extend(bls.iter().map(|&b| b as i64));
             ints.extend(ds.iter().copied());
             let bytes: Vec<isize> = ds.iter().map(|&d| d as isize * old.extent()).collect();
             hindexed(
@@ -198,8 +198,8 @@ fn random_type(r: &mut Rng, depth: u32) -> (c_int, Arc<Type>) {
             let n = 1 + r.below(3) as usize;
             let bls: Vec<usize> = (0..n).map(|_| r.below(3) as usize).collect();
             let ds: Vec<isize> = (0..n).map(|_| r.below(100) as isize - 10).collect();
-            let mut ints = vec![n as c_int];
-            ints.extend(bls.iter().map(|&b| b as c_int));
+            let mut ints = vec![n as i64];
+            ints.extend(bls.iter().map(|&b| b as i64));
             hindexed(
                 &bls,
                 &ds,
