@@ -75,7 +75,8 @@ pub struct Sig {
 
 /// The signature of `count` elements of `dt`; None where the arguments are
 /// not valid (the collective itself reports them).
-pub fn sig(count: c_int, dt: MPI_Datatype) -> Option<Sig> {
+pub fn sig(count: impl Into<i64>, dt: MPI_Datatype) -> Option<Sig> {
+    let count: i64 = count.into();
     if count < 0 {
         return None;
     }
@@ -613,7 +614,7 @@ fn verdict(d: &[Desc], label: &str) -> Result<()> {
 }
 
 /// A hash of a counts array (reduce_scatter's recvcounts).
-pub fn counts_hash(c: &[c_int]) -> u64 {
+pub fn counts_hash(c: &[i64]) -> u64 {
     fnv(c.iter().flat_map(|v| v.to_le_bytes()))
 }
 

@@ -50,8 +50,8 @@ fn in_place(p: *const c_void) -> bool {
 fn block_array(
     s: &mut Sched,
     p: *const c_void,
-    counts: &[c_int],
-    displs: Option<&[c_int]>,
+    counts: &[i64],
+    displs: Option<&[i64]>,
     dt: MPI_Datatype,
     name: &str,
     recv: bool,
@@ -98,7 +98,13 @@ fn block_array(
         if d < 0 {
             return Err(err!(MPI_ERR_ARG, "displs[{i}]={d} must be non-negative"));
         }
-        Ok((p as *mut u8).wrapping_offset(d as isize * ext))
+        let at = (d as isize).checked_mul(ext).ok_or_else(|| {
+            err!(
+                MPI_ERR_ARG,
+                "displs[{i}]={d} extents of {ext} bytes is beyond the address space"
+            )
+        })?;
+        Ok((p as *mut u8).wrapping_offset(at))
     };
     if end > 0 && p.is_null() && !super::datatype::from_bottom(&t) {
         return Err(err!(
@@ -240,14 +246,34 @@ fn check_root(v: &View, root: c_int) -> Result<usize> {
     Ok(root as usize)
 }
 
-fn ints<'a>(p: *const c_int, n: usize, name: &str) -> Result<&'a [c_int]> {
-    in_slice(p, n, name)
+/// An element of a per-rank count or displacement array: a C int in the
+/// int forms, 64 bits (`MPI_Count`, `MPI_Aint`) in the large-count ones.
+pub(crate) trait Wide: Copy {
+    fn wide(self) -> i64;
+}
+
+impl Wide for c_int {
+    fn wide(self) -> i64 {
+        self as i64
+    }
+}
+
+impl Wide for i64 {
+    fn wide(self) -> i64 {
+        self
+    }
+}
+
+/// The `n` entries of a per-rank array argument, as 64-bit values (the
+/// builders take both forms' arrays so).
+fn ints<T: Wide>(p: *const T, n: usize, name: &str) -> Result<Vec<i64>> {
+    Ok(in_slice(p, n, name)?.iter().map(|&x| x.wide()).collect())
 }
 
 /// (offset, len) in bytes of each rank's block from counts and displacements.
 fn blocks(
-    counts: &[c_int],
-    displs: Option<&[c_int]>,
+    counts: &[i64],
+    displs: Option<&[i64]>,
     esize: usize,
 ) -> Result<(Vec<(usize, usize)>, usize)> {
     let mut v = Vec::with_capacity(counts.len());
@@ -266,16 +292,37 @@ fn blocks(
                         d[i]
                     ));
                 }
-                d[i] as usize * esize
+                scaled(d[i], esize).ok_or_else(|| {
+                    err!(
+                        MPI_ERR_ARG,
+                        "displs[{i}]={} elements of {esize} bytes is beyond the address space",
+                        d[i]
+                    )
+                })?
             }
             None => off,
         };
-        let l = c as usize * esize;
+        let l = scaled(c, esize)
+            .filter(|&l| o + l <= isize::MAX as usize)
+            .ok_or_else(|| {
+                err!(
+                    MPI_ERR_COUNT,
+                    "counts[{i}]={c} elements of {esize} bytes reach beyond the address space"
+                )
+            })?;
         v.push((o, l));
         off = o + l;
         end = end.max(o + l);
     }
     Ok((v, end))
+}
+
+/// `n` (non-negative) units of `unit` bytes, when that is within the
+/// address space.
+fn scaled(n: i64, unit: usize) -> Option<usize> {
+    (n as usize)
+        .checked_mul(unit)
+        .filter(|&b| b <= isize::MAX as usize)
 }
 
 // ------------------------------------------------------------------ schedule inputs and outputs
@@ -285,7 +332,7 @@ fn blocks(
 fn input(
     s: &mut Sched,
     p: *const c_void,
-    count: c_int,
+    count: impl Into<i64>,
     dt: MPI_Datatype,
     name: &str,
 ) -> Result<(Loc, usize)> {
@@ -295,6 +342,10 @@ fn input(
             "{name}=MPI_IN_PLACE is not allowed here"
         ));
     }
+    // Above 2^31 - 1 elements: one element of a temporary type holding
+    // them (the packed copy keeps the type it needs).
+    let big = super::large::big(count.into(), dt, name)?;
+    let (count, dt) = (big.count, big.dt);
     let d = describe(p, count, dt, name)?;
     Ok(match d.staged {
         None => (Loc::User(d.ptr), d.bytes),
@@ -312,7 +363,7 @@ fn input(
 fn output(
     s: &mut Sched,
     p: *mut c_void,
-    count: c_int,
+    count: impl Into<i64>,
     dt: MPI_Datatype,
     name: &str,
 ) -> Result<(Loc, usize, Option<Step>)> {
@@ -322,6 +373,9 @@ fn output(
             "{name}=MPI_IN_PLACE is not allowed here"
         ));
     }
+    // As in `input`; the unpack step keeps the type it needs.
+    let big = super::large::big(count.into(), dt, name)?;
+    let (count, dt) = (big.count, big.dt);
     let d = describe(p, count, dt, name)?;
     Ok(match d.staged {
         None => (Loc::User(d.ptr), d.bytes, None),
@@ -777,7 +831,7 @@ fn reduction_setup(
     s: &mut Sched,
     op: MPI_Op,
     datatype: MPI_Datatype,
-    count: c_int,
+    count: impl Into<i64>,
 ) -> Result<(usize, bool)> {
     let k = lookup(op)?;
     let (et, ne) = operand(&k, datatype, count)?;
@@ -791,7 +845,11 @@ fn reduction_setup(
 
 /// The collective check's signature of `count` elements of `dt` at a send
 /// buffer (None for MPI_IN_PLACE).
-fn send_sig(sendbuf: *const c_void, count: c_int, dt: MPI_Datatype) -> Option<super::check::Sig> {
+fn send_sig(
+    sendbuf: *const c_void,
+    count: impl Into<i64>,
+    dt: MPI_Datatype,
+) -> Option<super::check::Sig> {
     if in_place(sendbuf) {
         None
     } else {
@@ -955,15 +1013,16 @@ fn reduce_s(
 #[allow(clippy::too_many_arguments)]
 fn gather_s(
     sendbuf: *const c_void,
-    sendcount: c_int,
+    sendcount: impl Wide,
     sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    counts: Option<&[c_int]>,
-    displs: Option<&[c_int]>,
+    counts: Option<&[i64]>,
+    displs: Option<&[i64]>,
     recvtype: MPI_Datatype,
     root: c_int,
     comm: MPI_Comm,
 ) -> Result<Sched> {
+    let sendcount = sendcount.wide();
     let _check =
         super::check::collective(comm, Some(root), None, || super::check::Shape::ToRoot {
             send: send_sig(sendbuf, sendcount, sendtype),
@@ -1025,15 +1084,16 @@ fn gather_s(
 #[allow(clippy::too_many_arguments)]
 fn scatter_s(
     sendbuf: *const c_void,
-    counts: Option<&[c_int]>,
-    displs: Option<&[c_int]>,
+    counts: Option<&[i64]>,
+    displs: Option<&[i64]>,
     sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    recvcount: c_int,
+    recvcount: impl Wide,
     recvtype: MPI_Datatype,
     root: c_int,
     comm: MPI_Comm,
 ) -> Result<Sched> {
+    let recvcount = recvcount.wide();
     let _check =
         super::check::collective(comm, Some(root), None, || super::check::Shape::FromRoot {
             send: counts
@@ -1097,14 +1157,15 @@ fn scatter_s(
 #[allow(clippy::too_many_arguments)]
 fn allgather_s(
     sendbuf: *const c_void,
-    sendcount: c_int,
+    sendcount: impl Wide,
     sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    counts: &[c_int],
-    displs: Option<&[c_int]>,
+    counts: &[i64],
+    displs: Option<&[i64]>,
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> Result<Sched> {
+    let sendcount = sendcount.wide();
     let _check = super::check::collective(comm, None, None, || super::check::Shape::Blocks {
         send: send_sig(sendbuf, sendcount, sendtype),
         recv: counts.first().and_then(|&c| super::check::sig(c, recvtype)),
@@ -1176,12 +1237,12 @@ fn allgather_s(
 #[allow(clippy::too_many_arguments)]
 fn alltoall_s(
     sendbuf: *const c_void,
-    scounts: &[c_int],
-    sdispls: Option<&[c_int]>,
+    scounts: &[i64],
+    sdispls: Option<&[i64]>,
     sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    rcounts: &[c_int],
-    rdispls: Option<&[c_int]>,
+    rcounts: &[i64],
+    rdispls: Option<&[i64]>,
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> Result<Sched> {
@@ -1251,9 +1312,9 @@ fn alltoall_s(
 /// elements in all.
 #[allow(clippy::type_complexity)]
 fn scatter_layout(
-    counts: &[c_int],
+    counts: &[i64],
     datatype: MPI_Datatype,
-) -> Result<(Vec<(usize, usize)>, usize, c_int)> {
+) -> Result<(Vec<(usize, usize)>, usize, i64)> {
     let (es, _) = size_and_type(datatype)?;
     let (bl, end) = blocks(counts, None, es)?;
     Ok((bl, end, counts.iter().map(|&c| c.max(0)).sum()))
@@ -1262,7 +1323,7 @@ fn scatter_layout(
 fn reduce_scatter_s(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
-    counts: &[c_int],
+    counts: &[i64],
     datatype: MPI_Datatype,
     op: MPI_Op,
     comm: MPI_Comm,
@@ -1567,7 +1628,7 @@ pub unsafe extern "C" fn MPI_Gather(
             sendcount,
             sendtype,
             recvbuf,
-            Some(&vec![recvcount; n]),
+            Some(&vec![recvcount.wide(); n]),
             None,
             recvtype,
             root,
@@ -1594,8 +1655,8 @@ pub unsafe extern "C" fn MPI_Gatherv(
         let (n, me_root) = root_info(comm, root)?;
         let (c, d) = if me_root {
             (
-                Some(ints(recvcounts, n, "recvcounts")?.to_vec()),
-                Some(ints(displs, n, "displs")?.to_vec()),
+                Some(ints(recvcounts, n, "recvcounts")?),
+                Some(ints(displs, n, "displs")?),
             )
         } else {
             (None, None)
@@ -1631,7 +1692,7 @@ pub unsafe extern "C" fn MPI_Scatter(
         let n = basic_size(comm)?;
         scatter_s(
             sendbuf,
-            Some(&vec![sendcount; n]),
+            Some(&vec![sendcount.wide(); n]),
             None,
             sendtype,
             recvbuf,
@@ -1661,8 +1722,8 @@ pub unsafe extern "C" fn MPI_Scatterv(
         let (n, me_root) = root_info(comm, root)?;
         let (c, d) = if me_root {
             (
-                Some(ints(sendcounts, n, "sendcounts")?.to_vec()),
-                Some(ints(displs, n, "displs")?.to_vec()),
+                Some(ints(sendcounts, n, "sendcounts")?),
+                Some(ints(displs, n, "displs")?),
             )
         } else {
             (None, None)
@@ -1709,7 +1770,7 @@ pub unsafe extern "C" fn MPI_Allgather(
             sendcount,
             sendtype,
             recvbuf,
-            &vec![recvcount; n],
+            &vec![recvcount.wide(); n],
             None,
             recvtype,
             comm,
@@ -1732,8 +1793,8 @@ pub unsafe extern "C" fn MPI_Allgatherv(
 ) -> c_int {
     let s = {
         let n = basic_size(comm)?;
-        let c = ints(recvcounts, n, "recvcounts")?.to_vec();
-        let d = ints(displs, n, "displs")?.to_vec();
+        let c = ints(recvcounts, n, "recvcounts")?;
+        let d = ints(displs, n, "displs")?;
         allgather_s(
             sendbuf,
             sendcount,
@@ -1772,11 +1833,11 @@ pub unsafe extern "C" fn MPI_Alltoall(
         let n = basic_size(comm)?;
         alltoall_s(
             sendbuf,
-            &vec![sendcount; n],
+            &vec![sendcount.wide(); n],
             None,
             sendtype,
             recvbuf,
-            &vec![recvcount; n],
+            &vec![recvcount.wide(); n],
             None,
             recvtype,
             comm,
@@ -1800,14 +1861,14 @@ pub unsafe extern "C" fn MPI_Alltoallv(
 ) -> c_int {
     let s = {
         let n = basic_size(comm)?;
-        let rc = ints(recvcounts, n, "recvcounts")?.to_vec();
-        let rd = ints(rdispls, n, "rdispls")?.to_vec();
+        let rc = ints(recvcounts, n, "recvcounts")?;
+        let rd = ints(rdispls, n, "rdispls")?;
         let (sc, sd) = if in_place(sendbuf) {
             (rc.clone(), rd.clone())
         } else {
             (
-                ints(sendcounts, n, "sendcounts")?.to_vec(),
-                ints(sdispls, n, "sdispls")?.to_vec(),
+                ints(sendcounts, n, "sendcounts")?,
+                ints(sdispls, n, "sdispls")?,
             )
         };
         alltoall_s(
@@ -1843,7 +1904,14 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block(
     }
     let s = {
         let n = local_size(comm)?;
-        reduce_scatter_s(sendbuf, recvbuf, &vec![recvcount; n], datatype, op, comm)
+        reduce_scatter_s(
+            sendbuf,
+            recvbuf,
+            &vec![recvcount.wide(); n],
+            datatype,
+            op,
+            comm,
+        )
     }?;
     launch(comm, s, None)
 }
@@ -1860,7 +1928,7 @@ pub unsafe extern "C" fn MPI_Reduce_scatter(
 ) -> c_int {
     let s = {
         let n = local_size(comm)?;
-        let c = ints(recvcounts, n, "recvcounts")?.to_vec();
+        let c = ints(recvcounts, n, "recvcounts")?;
         reduce_scatter_s(sendbuf, recvbuf, &c, datatype, op, comm)
     }?;
     launch(comm, s, None)
@@ -1970,7 +2038,7 @@ fn neighbors(comm: MPI_Comm) -> Result<(Vec<i32>, Vec<i32>)> {
 fn typed_blocks(
     s: &mut Sched,
     base: *mut c_void,
-    blocks: &[(c_int, MPI_Datatype, isize)],
+    blocks: &[(i64, MPI_Datatype, isize)],
     recv: bool,
     name: &str,
 ) -> Result<(Vec<(Loc, usize)>, Vec<Step>)> {
@@ -1993,9 +2061,9 @@ fn typed_blocks(
 #[allow(clippy::too_many_arguments)]
 fn alltoallw_s(
     sendbuf: *const c_void,
-    sblocks: &[(c_int, MPI_Datatype, isize)],
+    sblocks: &[(i64, MPI_Datatype, isize)],
     recvbuf: *mut c_void,
-    rblocks: &[(c_int, MPI_Datatype, isize)],
+    rblocks: &[(i64, MPI_Datatype, isize)],
     comm: MPI_Comm,
     peers: Option<(Vec<i32>, Vec<i32>)>,
 ) -> Result<Sched> {
@@ -2084,10 +2152,10 @@ fn alltoallw_s(
 
 /// Block descriptions for counts/displacements in units of the datatype's extent.
 fn extent_blocks(
-    counts: &[c_int],
-    displs: Option<&[c_int]>,
+    counts: &[i64],
+    displs: Option<&[i64]>,
     dt: MPI_Datatype,
-) -> Result<Vec<(c_int, MPI_Datatype, isize)>> {
+) -> Result<Vec<(i64, MPI_Datatype, isize)>> {
     let t = super::datatype::lookup(dt)?;
     let ext = t.extent();
     let mut off = 0isize;
@@ -2096,23 +2164,32 @@ fn extent_blocks(
         if c < 0 {
             return Err(err!(MPI_ERR_COUNT, "counts[{i}]={c} must be non-negative"));
         }
+        let far = || {
+            err!(
+                MPI_ERR_ARG,
+                "counts[{i}]={c} or its displacement is beyond the address space (extent {ext})"
+            )
+        };
         let d = match displs {
-            Some(d) => d[i] as isize * ext,
+            Some(d) => (d[i] as isize).checked_mul(ext).ok_or_else(far)?,
             None => off,
         };
         v.push((c, dt, d));
-        off = d + c as isize * ext;
+        off = (c as isize)
+            .checked_mul(ext)
+            .and_then(|l| l.checked_add(d))
+            .ok_or_else(far)?;
     }
     Ok(v)
 }
 
 fn byte_blocks(
-    counts: *const c_int,
-    displs: *const c_int,
+    counts: *const impl Wide,
+    displs: *const impl Wide,
     types: *const MPI_Datatype,
     n: usize,
     name: &str,
-) -> Result<Vec<(c_int, MPI_Datatype, isize)>> {
+) -> Result<Vec<(i64, MPI_Datatype, isize)>> {
     let (c, d, t) = (
         ints(counts, n, name)?,
         ints(displs, n, name)?,
@@ -2122,12 +2199,12 @@ fn byte_blocks(
 }
 
 fn byte_blocks_aint(
-    counts: *const c_int,
+    counts: *const impl Wide,
     displs: *const super::MPI_Aint,
     types: *const MPI_Datatype,
     n: usize,
     name: &str,
-) -> Result<Vec<(c_int, MPI_Datatype, isize)>> {
+) -> Result<Vec<(i64, MPI_Datatype, isize)>> {
     if n > 0 && (displs.is_null() || types.is_null()) {
         return Err(err!(MPI_ERR_ARG, "{name}: NULL displacement or type array"));
     }
@@ -2178,8 +2255,8 @@ pub unsafe extern "C" fn MPI_Neighbor_allgather(
 ) -> c_int {
     let s = {
         let (si, so) = neighbors(comm)?;
-        let sb = vec![(sendcount, sendtype, 0isize); so.len()];
-        let rb = extent_blocks(&vec![recvcount; si.len()], None, recvtype)?;
+        let sb = vec![(sendcount.wide(), sendtype, 0isize); so.len()];
+        let rb = extent_blocks(&vec![recvcount.wide(); si.len()], None, recvtype)?;
         alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
     }?;
     launch(comm, s, None)
@@ -2199,9 +2276,9 @@ pub unsafe extern "C" fn MPI_Neighbor_allgatherv(
 ) -> c_int {
     let s = {
         let (si, so) = neighbors(comm)?;
-        let sb = vec![(sendcount, sendtype, 0isize); so.len()];
-        let rc = ints(recvcounts, si.len(), "recvcounts")?.to_vec();
-        let rd = ints(displs, si.len(), "displs")?.to_vec();
+        let sb = vec![(sendcount.wide(), sendtype, 0isize); so.len()];
+        let rc = ints(recvcounts, si.len(), "recvcounts")?;
+        let rd = ints(displs, si.len(), "displs")?;
         let rb = extent_blocks(&rc, Some(&rd), recvtype)?;
         alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
     }?;
@@ -2221,8 +2298,8 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoall(
 ) -> c_int {
     let s = {
         let (si, so) = neighbors(comm)?;
-        let sb = extent_blocks(&vec![sendcount; so.len()], None, sendtype)?;
-        let rb = extent_blocks(&vec![recvcount; si.len()], None, recvtype)?;
+        let sb = extent_blocks(&vec![sendcount.wide(); so.len()], None, sendtype)?;
+        let rb = extent_blocks(&vec![recvcount.wide(); si.len()], None, recvtype)?;
         alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
     }?;
     launch(comm, s, None)
@@ -2243,10 +2320,10 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoallv(
 ) -> c_int {
     let s = {
         let (si, so) = neighbors(comm)?;
-        let sc = ints(sendcounts, so.len(), "sendcounts")?.to_vec();
-        let sd = ints(sdispls, so.len(), "sdispls")?.to_vec();
-        let rc = ints(recvcounts, si.len(), "recvcounts")?.to_vec();
-        let rd = ints(rdispls, si.len(), "rdispls")?.to_vec();
+        let sc = ints(sendcounts, so.len(), "sendcounts")?;
+        let sd = ints(sdispls, so.len(), "sdispls")?;
+        let rc = ints(recvcounts, si.len(), "recvcounts")?;
+        let rd = ints(rdispls, si.len(), "rdispls")?;
         let sb = extent_blocks(&sc, Some(&sd), sendtype)?;
         let rb = extent_blocks(&rc, Some(&rd), recvtype)?;
         alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))

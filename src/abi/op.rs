@@ -49,8 +49,8 @@ pub fn check(k: &OpKind, dt: MPI_Datatype) -> Result<()> {
 /// the one basic type a derived type is made of (so many per element; a
 /// type mixing basic types has no builtin reduction); a user op is called
 /// with the user's own handle and count, whatever the type is made of.
-pub fn operand(k: &OpKind, dt: MPI_Datatype, count: c_int) -> Result<(Operand, usize)> {
-    let n = count.max(0) as usize;
+pub fn operand(k: &OpKind, dt: MPI_Datatype, count: impl Into<i64>) -> Result<(Operand, usize)> {
+    let n = count.into().max(0) as usize;
     let (size, t) = crate::abi::datatype::size_and_type(dt)?;
     let Some(t) = t else {
         return Ok((

@@ -195,7 +195,7 @@ pub unsafe extern "C" fn MPI_Igather(
             sendcount,
             sendtype,
             recvbuf,
-            Some(&vec![recvcount; n]),
+            Some(&vec![recvcount.wide(); n]),
             None,
             recvtype,
             root,
@@ -234,7 +234,7 @@ pub unsafe extern "C" fn MPI_Gather_init(
                     sendcount,
                     sendtype,
                     recvbuf,
-                    Some(&vec![recvcount; n]),
+                    Some(&vec![recvcount.wide(); n]),
                     None,
                     recvtype,
                     root,
@@ -267,8 +267,8 @@ pub unsafe extern "C" fn MPI_Igatherv(
         let (n, me_root) = root_info(comm, root)?;
         let (c, d) = if me_root {
             (
-                Some(ints(recvcounts, n, "recvcounts")?.to_vec()),
-                Some(ints(displs, n, "displs")?.to_vec()),
+                Some(ints(recvcounts, n, "recvcounts")?),
+                Some(ints(displs, n, "displs")?),
             )
         } else {
             (None, None)
@@ -315,8 +315,8 @@ pub unsafe extern "C" fn MPI_Gatherv_init(
                 let (n, me_root) = root_info(comm, root)?;
                 let (c, d) = if me_root {
                     (
-                        Some(ints(recvcounts, n, "recvcounts")?.to_vec()),
-                        Some(ints(displs, n, "displs")?.to_vec()),
+                        Some(ints(recvcounts, n, "recvcounts")?),
+                        Some(ints(displs, n, "displs")?),
                     )
                 } else {
                     (None, None)
@@ -358,7 +358,7 @@ pub unsafe extern "C" fn MPI_Iscatter(
         let n = basic_size(comm)?;
         scatter_s(
             sendbuf,
-            Some(&vec![sendcount; n]),
+            Some(&vec![sendcount.wide(); n]),
             None,
             sendtype,
             recvbuf,
@@ -397,7 +397,7 @@ pub unsafe extern "C" fn MPI_Scatter_init(
                 let n = basic_size(comm)?;
                 scatter_s(
                     sendbuf,
-                    Some(&vec![sendcount; n]),
+                    Some(&vec![sendcount.wide(); n]),
                     None,
                     sendtype,
                     recvbuf,
@@ -433,8 +433,8 @@ pub unsafe extern "C" fn MPI_Iscatterv(
         let (n, me_root) = root_info(comm, root)?;
         let (c, d) = if me_root {
             (
-                Some(ints(sendcounts, n, "sendcounts")?.to_vec()),
-                Some(ints(displs, n, "displs")?.to_vec()),
+                Some(ints(sendcounts, n, "sendcounts")?),
+                Some(ints(displs, n, "displs")?),
             )
         } else {
             (None, None)
@@ -481,8 +481,8 @@ pub unsafe extern "C" fn MPI_Scatterv_init(
                 let (n, me_root) = root_info(comm, root)?;
                 let (c, d) = if me_root {
                     (
-                        Some(ints(sendcounts, n, "sendcounts")?.to_vec()),
-                        Some(ints(displs, n, "displs")?.to_vec()),
+                        Some(ints(sendcounts, n, "sendcounts")?),
+                        Some(ints(displs, n, "displs")?),
                     )
                 } else {
                     (None, None)
@@ -526,7 +526,7 @@ pub unsafe extern "C" fn MPI_Iallgather(
             sendcount,
             sendtype,
             recvbuf,
-            &vec![recvcount; n],
+            &vec![recvcount.wide(); n],
             None,
             recvtype,
             comm,
@@ -563,7 +563,7 @@ pub unsafe extern "C" fn MPI_Allgather_init(
                     sendcount,
                     sendtype,
                     recvbuf,
-                    &vec![recvcount; n],
+                    &vec![recvcount.wide(); n],
                     None,
                     recvtype,
                     comm,
@@ -592,8 +592,8 @@ pub unsafe extern "C" fn MPI_Iallgatherv(
     }
     let s = {
         let n = basic_size(comm)?;
-        let c = ints(recvcounts, n, "recvcounts")?.to_vec();
-        let d = ints(displs, n, "displs")?.to_vec();
+        let c = ints(recvcounts, n, "recvcounts")?;
+        let d = ints(displs, n, "displs")?;
         allgather_s(
             sendbuf,
             sendcount,
@@ -632,8 +632,8 @@ pub unsafe extern "C" fn MPI_Allgatherv_init(
             // The arguments of a persistent collective stay valid until the request is freed (MPI's rule).
             let s = {
                 let n = basic_size(comm)?;
-                let c = ints(recvcounts, n, "recvcounts")?.to_vec();
-                let d = ints(displs, n, "displs")?.to_vec();
+                let c = ints(recvcounts, n, "recvcounts")?;
+                let d = ints(displs, n, "displs")?;
                 allgather_s(
                     sendbuf,
                     sendcount,
@@ -669,11 +669,11 @@ pub unsafe extern "C" fn MPI_Ialltoall(
         let n = basic_size(comm)?;
         alltoall_s(
             sendbuf,
-            &vec![sendcount; n],
+            &vec![sendcount.wide(); n],
             None,
             sendtype,
             recvbuf,
-            &vec![recvcount; n],
+            &vec![recvcount.wide(); n],
             None,
             recvtype,
             comm,
@@ -707,11 +707,11 @@ pub unsafe extern "C" fn MPI_Alltoall_init(
                 let n = basic_size(comm)?;
                 alltoall_s(
                     sendbuf,
-                    &vec![sendcount; n],
+                    &vec![sendcount.wide(); n],
                     None,
                     sendtype,
                     recvbuf,
-                    &vec![recvcount; n],
+                    &vec![recvcount.wide(); n],
                     None,
                     recvtype,
                     comm,
@@ -741,14 +741,14 @@ pub unsafe extern "C" fn MPI_Ialltoallv(
     }
     let s = {
         let n = basic_size(comm)?;
-        let rc = ints(recvcounts, n, "recvcounts")?.to_vec();
-        let rd = ints(rdispls, n, "rdispls")?.to_vec();
+        let rc = ints(recvcounts, n, "recvcounts")?;
+        let rd = ints(rdispls, n, "rdispls")?;
         let (sc, sd) = if in_place(sendbuf) {
             (rc.clone(), rd.clone())
         } else {
             (
-                ints(sendcounts, n, "sendcounts")?.to_vec(),
-                ints(sdispls, n, "sdispls")?.to_vec(),
+                ints(sendcounts, n, "sendcounts")?,
+                ints(sdispls, n, "sdispls")?,
             )
         };
         alltoall_s(
@@ -791,14 +791,14 @@ pub unsafe extern "C" fn MPI_Alltoallv_init(
             // The arguments of a persistent collective stay valid until the request is freed (MPI's rule).
             let s = {
                 let n = basic_size(comm)?;
-                let rc = ints(recvcounts, n, "recvcounts")?.to_vec();
-                let rd = ints(rdispls, n, "rdispls")?.to_vec();
+                let rc = ints(recvcounts, n, "recvcounts")?;
+                let rd = ints(rdispls, n, "rdispls")?;
                 let (sc, sd) = if in_place(sendbuf) {
                     (rc.clone(), rd.clone())
                 } else {
                     (
-                        ints(sendcounts, n, "sendcounts")?.to_vec(),
-                        ints(sdispls, n, "sdispls")?.to_vec(),
+                        ints(sendcounts, n, "sendcounts")?,
+                        ints(sdispls, n, "sdispls")?,
                     )
                 };
                 alltoall_s(
@@ -834,7 +834,14 @@ pub unsafe extern "C" fn MPI_Ireduce_scatter_block(
     }
     let s = {
         let n = local_size(comm)?;
-        reduce_scatter_s(sendbuf, recvbuf, &vec![recvcount; n], datatype, op, comm)
+        reduce_scatter_s(
+            sendbuf,
+            recvbuf,
+            &vec![recvcount.wide(); n],
+            datatype,
+            op,
+            comm,
+        )
     }?;
     launch(comm, s, Some(request))
 }
@@ -861,7 +868,14 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block_init(
             // The arguments of a persistent collective stay valid until the request is freed (MPI's rule).
             let s = {
                 let n = local_size(comm)?;
-                reduce_scatter_s(sendbuf, recvbuf, &vec![recvcount; n], datatype, op, comm)
+                reduce_scatter_s(
+                    sendbuf,
+                    recvbuf,
+                    &vec![recvcount.wide(); n],
+                    datatype,
+                    op,
+                    comm,
+                )
             }?;
             Ok(Box::new(s))
         });
@@ -884,7 +898,7 @@ pub unsafe extern "C" fn MPI_Ireduce_scatter(
     }
     let s = {
         let n = local_size(comm)?;
-        let c = ints(recvcounts, n, "recvcounts")?.to_vec();
+        let c = ints(recvcounts, n, "recvcounts")?;
         reduce_scatter_s(sendbuf, recvbuf, &c, datatype, op, comm)
     }?;
     launch(comm, s, Some(request))
@@ -912,7 +926,7 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_init(
             // The arguments of a persistent collective stay valid until the request is freed (MPI's rule).
             let s = {
                 let n = local_size(comm)?;
-                let c = ints(recvcounts, n, "recvcounts")?.to_vec();
+                let c = ints(recvcounts, n, "recvcounts")?;
                 reduce_scatter_s(sendbuf, recvbuf, &c, datatype, op, comm)
             }?;
             Ok(Box::new(s))
@@ -1093,8 +1107,8 @@ pub unsafe extern "C" fn MPI_Ineighbor_allgather(
     }
     let s = {
         let (si, so) = neighbors(comm)?;
-        let sb = vec![(sendcount, sendtype, 0isize); so.len()];
-        let rb = extent_blocks(&vec![recvcount; si.len()], None, recvtype)?;
+        let sb = vec![(sendcount.wide(), sendtype, 0isize); so.len()];
+        let rb = extent_blocks(&vec![recvcount.wide(); si.len()], None, recvtype)?;
         alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
     }?;
     launch(comm, s, Some(request))
@@ -1123,8 +1137,8 @@ pub unsafe extern "C" fn MPI_Neighbor_allgather_init(
             // The arguments of a persistent collective stay valid until the request is freed (MPI's rule).
             let s = {
                 let (si, so) = neighbors(comm)?;
-                let sb = vec![(sendcount, sendtype, 0isize); so.len()];
-                let rb = extent_blocks(&vec![recvcount; si.len()], None, recvtype)?;
+                let sb = vec![(sendcount.wide(), sendtype, 0isize); so.len()];
+                let rb = extent_blocks(&vec![recvcount.wide(); si.len()], None, recvtype)?;
                 alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
             }?;
             Ok(Box::new(s))
@@ -1150,9 +1164,9 @@ pub unsafe extern "C" fn MPI_Ineighbor_allgatherv(
     }
     let s = {
         let (si, so) = neighbors(comm)?;
-        let sb = vec![(sendcount, sendtype, 0isize); so.len()];
-        let rc = ints(recvcounts, si.len(), "recvcounts")?.to_vec();
-        let rd = ints(displs, si.len(), "displs")?.to_vec();
+        let sb = vec![(sendcount.wide(), sendtype, 0isize); so.len()];
+        let rc = ints(recvcounts, si.len(), "recvcounts")?;
+        let rd = ints(displs, si.len(), "displs")?;
         let rb = extent_blocks(&rc, Some(&rd), recvtype)?;
         alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
     }?;
@@ -1183,9 +1197,9 @@ pub unsafe extern "C" fn MPI_Neighbor_allgatherv_init(
             // The arguments of a persistent collective stay valid until the request is freed (MPI's rule).
             let s = {
                 let (si, so) = neighbors(comm)?;
-                let sb = vec![(sendcount, sendtype, 0isize); so.len()];
-                let rc = ints(recvcounts, si.len(), "recvcounts")?.to_vec();
-                let rd = ints(displs, si.len(), "displs")?.to_vec();
+                let sb = vec![(sendcount.wide(), sendtype, 0isize); so.len()];
+                let rc = ints(recvcounts, si.len(), "recvcounts")?;
+                let rd = ints(displs, si.len(), "displs")?;
                 let rb = extent_blocks(&rc, Some(&rd), recvtype)?;
                 alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
             }?;
@@ -1211,8 +1225,8 @@ pub unsafe extern "C" fn MPI_Ineighbor_alltoall(
     }
     let s = {
         let (si, so) = neighbors(comm)?;
-        let sb = extent_blocks(&vec![sendcount; so.len()], None, sendtype)?;
-        let rb = extent_blocks(&vec![recvcount; si.len()], None, recvtype)?;
+        let sb = extent_blocks(&vec![sendcount.wide(); so.len()], None, sendtype)?;
+        let rb = extent_blocks(&vec![recvcount.wide(); si.len()], None, recvtype)?;
         alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
     }?;
     launch(comm, s, Some(request))
@@ -1241,8 +1255,8 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoall_init(
             // The arguments of a persistent collective stay valid until the request is freed (MPI's rule).
             let s = {
                 let (si, so) = neighbors(comm)?;
-                let sb = extent_blocks(&vec![sendcount; so.len()], None, sendtype)?;
-                let rb = extent_blocks(&vec![recvcount; si.len()], None, recvtype)?;
+                let sb = extent_blocks(&vec![sendcount.wide(); so.len()], None, sendtype)?;
+                let rb = extent_blocks(&vec![recvcount.wide(); si.len()], None, recvtype)?;
                 alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
             }?;
             Ok(Box::new(s))
@@ -1269,10 +1283,10 @@ pub unsafe extern "C" fn MPI_Ineighbor_alltoallv(
     }
     let s = {
         let (si, so) = neighbors(comm)?;
-        let sc = ints(sendcounts, so.len(), "sendcounts")?.to_vec();
-        let sd = ints(sdispls, so.len(), "sdispls")?.to_vec();
-        let rc = ints(recvcounts, si.len(), "recvcounts")?.to_vec();
-        let rd = ints(rdispls, si.len(), "rdispls")?.to_vec();
+        let sc = ints(sendcounts, so.len(), "sendcounts")?;
+        let sd = ints(sdispls, so.len(), "sdispls")?;
+        let rc = ints(recvcounts, si.len(), "recvcounts")?;
+        let rd = ints(rdispls, si.len(), "rdispls")?;
         let sb = extent_blocks(&sc, Some(&sd), sendtype)?;
         let rb = extent_blocks(&rc, Some(&rd), recvtype)?;
         alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))
@@ -1305,10 +1319,10 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoallv_init(
             // The arguments of a persistent collective stay valid until the request is freed (MPI's rule).
             let s = {
                 let (si, so) = neighbors(comm)?;
-                let sc = ints(sendcounts, so.len(), "sendcounts")?.to_vec();
-                let sd = ints(sdispls, so.len(), "sdispls")?.to_vec();
-                let rc = ints(recvcounts, si.len(), "recvcounts")?.to_vec();
-                let rd = ints(rdispls, si.len(), "rdispls")?.to_vec();
+                let sc = ints(sendcounts, so.len(), "sendcounts")?;
+                let sd = ints(sdispls, so.len(), "sdispls")?;
+                let rc = ints(recvcounts, si.len(), "recvcounts")?;
+                let rd = ints(rdispls, si.len(), "rdispls")?;
                 let sb = extent_blocks(&sc, Some(&sd), sendtype)?;
                 let rb = extent_blocks(&rc, Some(&rd), recvtype)?;
                 alltoallw_s(sendbuf, &sb, recvbuf, &rb, comm, Some((si, so)))

@@ -51,7 +51,7 @@ fn reduce_group(
     s: &mut Sched,
     v: &Inter,
     sendbuf: *const c_void,
-    count: c_int,
+    count: i64,
     datatype: MPI_Datatype,
     op: MPI_Op,
 ) -> Result<(Loc, usize)> {
@@ -80,7 +80,7 @@ pub(super) fn reduce(
             finish(&mut s, unpack);
         }
         Role::Remote(r) => {
-            let (acc, len) = reduce_group(&mut s, v, sendbuf, count, datatype, op)?;
+            let (acc, len) = reduce_group(&mut s, v, sendbuf, count.into(), datatype, op)?;
             ci::reduce_to_root(&mut s, v, r, acc, len);
         }
     }
@@ -96,7 +96,7 @@ pub(super) fn allreduce(
     op: MPI_Op,
 ) -> Result<Sched> {
     let mut s = v.sched();
-    let (acc, len) = reduce_group(&mut s, v, sendbuf, count, datatype, op)?;
+    let (acc, len) = reduce_group(&mut s, v, sendbuf, count.into(), datatype, op)?;
     let (res, rlen, unpack) = output(&mut s, recvbuf, count, datatype, "recvbuf")?;
     ci::allreduce_swap(&mut s, v, acc, len, res, rlen);
     finish(&mut s, unpack);
@@ -108,11 +108,11 @@ pub(super) fn allreduce(
 pub(super) fn gather(
     v: &Inter,
     sendbuf: *const c_void,
-    sendcount: c_int,
+    sendcount: i64,
     sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    counts: Option<&[c_int]>,
-    displs: Option<&[c_int]>,
+    counts: Option<&[i64]>,
+    displs: Option<&[i64]>,
     recvtype: MPI_Datatype,
     root: c_int,
 ) -> Result<Sched> {
@@ -148,11 +148,11 @@ pub(super) fn gather(
 pub(super) fn scatter(
     v: &Inter,
     sendbuf: *const c_void,
-    counts: Option<&[c_int]>,
-    displs: Option<&[c_int]>,
+    counts: Option<&[i64]>,
+    displs: Option<&[i64]>,
     sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    recvcount: c_int,
+    recvcount: i64,
     recvtype: MPI_Datatype,
     root: c_int,
 ) -> Result<Sched> {
@@ -189,11 +189,11 @@ pub(super) fn scatter(
 pub(super) fn allgather(
     v: &Inter,
     sendbuf: *const c_void,
-    sendcount: c_int,
+    sendcount: i64,
     sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    counts: &[c_int],
-    displs: Option<&[c_int]>,
+    counts: &[i64],
+    displs: Option<&[i64]>,
     recvtype: MPI_Datatype,
 ) -> Result<Sched> {
     no_in_place(sendbuf, "sendbuf")?;
@@ -221,12 +221,12 @@ pub(super) fn allgather(
 pub(super) fn alltoall(
     v: &Inter,
     sendbuf: *const c_void,
-    scounts: &[c_int],
-    sdispls: Option<&[c_int]>,
+    scounts: &[i64],
+    sdispls: Option<&[i64]>,
     sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    rcounts: &[c_int],
-    rdispls: Option<&[c_int]>,
+    rcounts: &[i64],
+    rdispls: Option<&[i64]>,
     recvtype: MPI_Datatype,
 ) -> Result<Sched> {
     no_in_place(sendbuf, "sendbuf")?;
@@ -269,7 +269,7 @@ pub(super) fn reduce_scatter(
     v: &Inter,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
-    counts: &[c_int],
+    counts: &[i64],
     datatype: MPI_Datatype,
     op: MPI_Op,
 ) -> Result<Sched> {
