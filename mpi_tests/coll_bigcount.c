@@ -415,9 +415,10 @@ static void errors(void) {
     rc = MPI_Iallgather_c(buf, (MPI_Count)1 << 52, MPI_INT, buf, 1, MPI_INT, MPI_COMM_WORLD, &q);
     MPI_Error_class(rc, &cls);
     CHECK(cls == MPI_ERR_COUNT, "iallgather_c of 2^52: class %d, want MPI_ERR_COUNT", cls);
-    rc = MPI_Reduce_local_c(buf, buf + 2, huge, MPI_INT, MPI_SUM);
+    /* Reduce_local_c takes counts above 2^31 - 1 (coll_huge_v_c) */
+    rc = MPI_Reduce_local_c(buf, buf + 2, -huge, MPI_INT, MPI_SUM);
     MPI_Error_class(rc, &cls);
-    CHECK(cls == MPI_ERR_COUNT, "reduce_local_c of 2^33: class %d, want MPI_ERR_COUNT", cls);
+    CHECK(cls == MPI_ERR_COUNT, "reduce_local_c of -2^33: class %d, want MPI_ERR_COUNT", cls);
     /* the calls above failed before any communication: the next works */
     int a[3] = {1, 2, 3}, b[3] = {0};
     CHECK(MPI_Reduce_local_c(a, b, 3, MPI_INT, MPI_SUM) == MPI_SUCCESS && b[0] == 1 && b[2] == 3,

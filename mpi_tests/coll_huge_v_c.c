@@ -6,7 +6,8 @@
  * MPI_Neighbor_alltoallv_c, MPI_Alltoallw_c with byte displacements);
  * counts past 2^31 move 2^31 + 10 bytes from the last rank to rank 0
  * (MPI_Gatherv_c, MPI_Alltoallw_c); MPI_Reduce_scatter_c checks its
- * sums. Every received byte that is looked at is checked. */
+ * sums; MPI_Reduce_local_c reduces 2^31 + 10 bytes with MPI_SUM and a
+ * user op. Every received byte that is looked at is checked. */
 #include "util.h"
 #include <stdint.h>
 #include <stdlib.h>
@@ -14,6 +15,13 @@
 
 #define G ((MPI_Count)1 << 31)
 #define B 16 /* bytes per small block */
+
+static MPI_Count max_len = 0;
+static void xor_c(void *in, void *inout, MPI_Count *len, MPI_Datatype *dt) {
+    (void)dt;
+    if (*len > max_len) max_len = *len;
+    for (MPI_Count i = 0; i < *len; i++) ((signed char *)inout)[i] ^= ((signed char *)in)[i];
+}
 
 static unsigned char tagbyte(int from, int to, int i) { return (unsigned char)(from * 40 + to * 7 + i + 1); }
 
@@ -235,6 +243,31 @@ int main(int argc, char **argv) {
             free(rc);
         }
         free(big);
+    }
+
+    /* Reduce_local_c of 2^31 + 10 MPI_INT8_T (rank 0), with MPI_SUM and
+       with a user op (which sees pieces of at most 2^31 - 1 elements) */
+    if (rank == 0) {
+        const MPI_Count n = G + 10;
+        signed char *a = malloc((size_t)n), *b = malloc((size_t)n);
+        if (a && b) {
+            memset(a, 3, (size_t)n);
+            memset(b, 4, (size_t)n);
+            a[n - 1] = 5;
+            CHECK(MPI_Reduce_local_c(a, b, n, MPI_INT8_T, MPI_SUM) == MPI_SUCCESS, "reduce_local_c");
+            CHECK(b[0] == 7 && b[n / 2] == 7 && b[n - 2] == 7 && b[n - 1] == 9, "reduce_local_c: %d %d %d", b[0],
+                  b[n / 2], b[n - 1]);
+            MPI_Op op;
+            MPI_Op_create_c(xor_c, 1, &op);
+            CHECK(MPI_Reduce_local_c(a, b, n, MPI_INT8_T, op) == MPI_SUCCESS, "reduce_local_c with a user op");
+            CHECK(b[0] == (7 ^ 3) && b[n - 2] == (7 ^ 3) && b[n - 1] == (9 ^ 5) && max_len < G,
+                  "reduce_local_c with a user op: %d %d, longest piece %lld", b[0], b[n - 1], (long long)max_len);
+            MPI_Op_free(&op);
+        } else {
+            printf("reduce_local_c of 2^31 + 10: skipped (no memory)\n");
+        }
+        free(a);
+        free(b);
     }
 
     free(rfar);

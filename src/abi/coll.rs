@@ -31,7 +31,6 @@ mod inter;
 pub use forms::*;
 mod large;
 mod large_forms;
-pub(crate) use large::int_count;
 pub use large_forms::*;
 
 fn in_place(p: *const c_void) -> bool {

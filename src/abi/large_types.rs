@@ -6,7 +6,6 @@
 //! `MPI_Type_get_contents_c` give its counts and displacements in the
 //! large-count array, in the standard's layout (MPI-4.1 table 5.1).
 
-use super::coll::int_count;
 use super::consts::*;
 use super::ptr::{in_slice, inp, out, out_slice};
 use super::{datatype, p2p, MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype};
@@ -403,8 +402,7 @@ pub unsafe extern "C" fn MPI_Unpack_external_c(
 #[mpi_fn]
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Buffer_attach_c(buffer: *mut c_void, size: MPI_Count) -> c_int {
-    let size = int_count(size, "size")?;
-    p2p::__oxmpi_body_MPI_Buffer_attach(buffer, size)
+    p2p::buffer_attach(buffer, size)
 }
 
 #[mpi_fn]
@@ -413,10 +411,6 @@ pub unsafe extern "C" fn MPI_Buffer_detach_c(
     buffer_addr: *mut c_void,
     size: *mut MPI_Count,
 ) -> c_int {
-    if size.is_null() {
-        return Err(err!(MPI_ERR_ARG, "size=NULL"));
-    }
-    let mut s: c_int = 0;
-    p2p::__oxmpi_body_MPI_Buffer_detach(buffer_addr, &mut s)?;
-    out(size, "size", s as MPI_Count)
+    let (_, n) = p2p::buffer_detach(buffer_addr, !size.is_null())?;
+    out(size, "size", n as MPI_Count)
 }

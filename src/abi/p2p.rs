@@ -1235,9 +1235,8 @@ pub unsafe extern "C" fn MPI_Imrecv(
     out(request, "request", new_handle(rid))
 }
 
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Buffer_attach(buffer: *mut c_void, size: c_int) -> c_int {
+/// Attaches the Bsend buffer (`MPI_Buffer_attach` and its `_c` form).
+pub(crate) fn buffer_attach(buffer: *mut c_void, size: i64) -> Result<()> {
     if size < 0 {
         return Err(err!(MPI_ERR_ARG, "size={size} must be non-negative"));
     }
@@ -1256,18 +1255,17 @@ pub unsafe extern "C" fn MPI_Buffer_attach(buffer: *mut c_void, size: c_int) -> 
     })
 }
 
-#[mpi_fn]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
-    if buffer_addr.is_null() || size.is_null() {
+/// Detaches the Bsend buffer once every buffered message has left it:
+/// its address and size.
+pub(crate) fn buffer_detach(
+    buffer_addr: *mut c_void,
+    size_given: bool,
+) -> Result<(*mut u8, usize)> {
+    if buffer_addr.is_null() || !size_given {
         return Err(err!(
             MPI_ERR_ARG,
             "{}=NULL",
-            if size.is_null() {
-                "size"
-            } else {
-                "buffer_addr"
-            }
+            if !size_given { "size" } else { "buffer_addr" }
         ));
     }
     // Detach waits until every buffered message has left the buffer.
@@ -1282,5 +1280,28 @@ pub unsafe extern "C" fn MPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut 
         "buffer_addr",
         b.base as *mut c_void,
     )?;
-    out(size, "size", b.size as c_int)
+    Ok((b.base, b.size))
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Buffer_attach(buffer: *mut c_void, size: c_int) -> c_int {
+    buffer_attach(buffer, size as i64)
+}
+
+#[mpi_fn]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
+    let (_, n) = buffer_detach(buffer_addr, !size.is_null())?;
+    // Attached through the int form, or the _c form with at most 2^31 - 1 bytes.
+    out(
+        size,
+        "size",
+        c_int::try_from(n).map_err(|_| {
+            err!(
+                MPI_ERR_VALUE_TOO_LARGE,
+                "size={n} does not fit an int (use MPI_Buffer_detach_c)"
+            )
+        })?,
+    )
 }

@@ -14,25 +14,9 @@
 
 use crate::abi::consts::*;
 use crate::abi::{MPI_Count, MPI_Datatype, MPI_Op};
-use crate::core::error::Result;
 use crate::err;
 use oxmpi_macros::mpi_fn;
 use std::os::raw::{c_int, c_void};
-
-/// A count argument as the int paths take it.
-pub(crate) fn int_count(v: MPI_Count, name: &str) -> Result<c_int> {
-    c_int::try_from(v).map_err(|_| {
-        if v < 0 {
-            err!(MPI_ERR_COUNT, "{name}={v} must be non-negative")
-        } else {
-            err!(
-                MPI_ERR_COUNT,
-                "{name}={v}: counts above {} are not supported",
-                c_int::MAX
-            )
-        }
-    })
-}
 
 #[mpi_fn]
 #[no_mangle]
@@ -43,6 +27,27 @@ pub unsafe extern "C" fn MPI_Reduce_local_c(
     datatype: MPI_Datatype,
     op: MPI_Op,
 ) -> c_int {
-    let count = int_count(count, "count")?;
-    crate::abi::op::__oxmpi_body_MPI_Reduce_local(inbuf, inoutbuf, count, datatype, op)
+    if count < 0 {
+        return Err(err!(MPI_ERR_COUNT, "count={count} must be non-negative"));
+    }
+    // Element-wise: above 2^31 - 1 elements, in pieces of 2^30 (a user
+    // op sees the program's datatype and an int length each time).
+    const PIECE: MPI_Count = 1 << 30;
+    let ext = crate::abi::datatype::lookup(datatype)?.extent() as MPI_Count;
+    let mut done: MPI_Count = 0;
+    loop {
+        let n = (count - done).min(PIECE);
+        let off = (done * ext) as isize;
+        crate::abi::op::__oxmpi_body_MPI_Reduce_local(
+            (inbuf as *const u8).wrapping_offset(off) as *const c_void,
+            (inoutbuf as *mut u8).wrapping_offset(off) as *mut c_void,
+            n as c_int,
+            datatype,
+            op,
+        )?;
+        done += n;
+        if done >= count {
+            return Ok(());
+        }
+    }
 }
