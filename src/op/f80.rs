@@ -299,7 +299,7 @@ mod tests {
             let q = to_binary128(&s);
             // binary128 of a double: same sign/exponent, fraction shifted.
             let b = d.to_bits();
-            let e = ((b >> 52) & 0x7ff) as u128 - 1023 + 16383;
+            let e = ((b >> 52) & 0x7ff) as u128 + 16383 - 1023;
             let expect =
                 ((b >> 63) as u128) << 127 | e << 112 | ((b & ((1 << 52) - 1)) as u128) << 60;
             assert_eq!(q, expect, "{d}");
