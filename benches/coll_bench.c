@@ -5,7 +5,8 @@
  * "reversed" runs every call on a communicator of world's ranks in reverse
  * order (MPI_Comm_split), as codes that renumber their ranks have; colls is
  * "all" (default) or a comma-separated list of the names below (barrier
- * included, and reduce: SUM on floats to rank 0, only when named); min_bytes is the first size (default 8); scale multiplies the
+ * included, and reduce: SUM on floats to rank 0, and alltoallv: equal
+ * blocks, only when named); min_bytes is the first size (default 8); scale multiplies the
  * iteration counts (default 1), for steadier figures at large sizes. Output:
  * "<coll> <bytes> <usec>". Builds against any MPI. */
 #include <mpi.h>
@@ -47,13 +48,18 @@ int main(int argc, char **argv) {
         for (int i = 0; i < it; i++) MPI_Barrier(comm);
         if (rank == 0) printf("barrier 0 %.3f\n", (MPI_Wtime() - t0) / it * 1e6);
     }
-    const char *names[] = {"bcast", "allreduce", "reduce_scatter_block", "allgather", "alltoall", "reduce"};
-    for (int c = 0; c < 6; c++) {
-        if (only ? !wanted(only, names[c]) : c == 5) continue;
+    const char *names[] = {"bcast", "allreduce", "reduce_scatter_block", "allgather", "alltoall", "reduce", "alltoallv"};
+    int *vc = malloc(sizeof(int) * size), *vd = malloc(sizeof(int) * size);
+    for (int c = 0; c < 7; c++) {
+        if (only ? !wanted(only, names[c]) : c >= 5) continue;
         for (long n = minn; n <= maxn; n *= 2) {
             int iters = (int)(iters_for(n * (c >= 3 ? size : 1)) * scale);
             if (iters < 1) iters = 1;
             int cnt = (int)(n / 4);
+            for (int r = 0; r < size; r++) {
+                vc[r] = (int)n;
+                vd[r] = (int)(r * n);
+            }
             double best = 0;
             for (int rep = 0; rep < 2; rep++) {
                 MPI_Barrier(comm);
@@ -66,6 +72,7 @@ int main(int argc, char **argv) {
                     case 3: MPI_Allgather(a, (int)n, MPI_BYTE, b, (int)n, MPI_BYTE, comm); break;
                     case 4: MPI_Alltoall(a, (int)n, MPI_BYTE, b, (int)n, MPI_BYTE, comm); break;
                     case 5: MPI_Reduce(a, b, cnt, MPI_FLOAT, MPI_SUM, 0, comm); break;
+                    case 6: MPI_Alltoallv(a, vc, vd, MPI_BYTE, b, vc, vd, MPI_BYTE, comm); break;
                     }
                 }
                 double dt = (MPI_Wtime() - t0) / iters * 1e6, mx;
@@ -79,6 +86,8 @@ int main(int argc, char **argv) {
     if (comm != MPI_COMM_WORLD) MPI_Comm_free(&comm);
     free(a);
     free(b);
+    free(vc);
+    free(vd);
     MPI_Finalize();
     return 0;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What the diagnosis costs when it is on, against the same build with it
 # off: the 8 B point-to-point latency and message rate with OXMPI_PROFILE=1,
-# and bcast, allreduce and allgather at 8 B, 64 KiB and 1 MiB with
+# and bcast, allreduce, allgather and alltoallv at 8 B, 64 KiB and 1 MiB with
 # OXMPI_CHECK=1, at 2 and 4 ranks; REPS alternated launches of each,
 # medians. Usage: benches/diag_cost.sh PREFIX [REPS]
 set -euo pipefail
@@ -18,7 +18,7 @@ for r in $(seq "$reps"); do
     env $pe $M -n 2 "$out/p2p" lat 8 2>/dev/null | awk -v m=$mode '$2==8{print "profile", m, "lat", 8, $3}' >> "$out/all"
     env $pe $M -n 2 "$out/p2p" rate 8 2>/dev/null | awk -v m=$mode '$2==8{print "profile", m, "rate", 8, $3}' >> "$out/all"
     for n in 2 4; do
-      env $ce $M -n $n "$out/coll" 1048576 world bcast,allreduce,allgather 8 \
+      env $ce $M -n $n "$out/coll" 1048576 world bcast,allreduce,allgather,alltoallv 8 \
         | awk -v m=$mode -v n=$n '$2==8||$2==65536||$2==1048576{print "check", m, "np" n "-" $1, $2, $3}' >> "$out/all"
     done
   done

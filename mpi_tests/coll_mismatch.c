@@ -3,7 +3,9 @@
  * on every rank (MPI_ERRORS_RETURN), and the job goes on (no collective
  * ran); collectives that agree (also with MPI_IN_PLACE, MPI_BYTE against
  * typed data, v forms with per-rank counts) run and give their results.
- * With MISMATCH_FATAL=kind|root|count|nonblocking the program makes that
+ * The v and w forms are compared pair by pair (what a rank sends another
+ * against what that one expects from it).
+ * With MISMATCH_FATAL=kind|root|count|pairs|nonblocking the program makes that
  * one mismatch under MPI_ERRORS_ARE_FATAL, and the testlist checks the
  * message the job ends with. Needs 2 or more ranks. */
 #include "util.h"
@@ -29,6 +31,12 @@ static void fatal(const char *which) {
         MPI_Bcast(a, 4, MPI_INT, rank == last ? last : 0, MPI_COMM_WORLD);
     } else if (!strcmp(which, "count")) {
         MPI_Reduce(a, b, rank == last ? 5 : 4, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    } else if (!strcmp(which, "pairs")) {
+        /* the last rank sends rank 0 two ints where rank 0 expects one */
+        int sc[64], rc[64], sd[64], rd[64];
+        for (int i = 0; i < size; i++) { sc[i] = rc[i] = 1; sd[i] = rd[i] = i; }
+        if (rank == last) { sc[0] = 2; for (int i = 1; i < size; i++) sd[i] = i + 1; }
+        MPI_Alltoallv(a, sc, sd, MPI_INT, b, rc, rd, MPI_INT, MPI_COMM_WORLD);
     } else if (!strcmp(which, "nonblocking")) {
         for (int i = 0; i < 2; i++) MPI_Barrier(MPI_COMM_WORLD);
         if (rank == 0) MPI_Ibcast(a, 4, MPI_INT, 0, MPI_COMM_WORLD, &q);
@@ -73,6 +81,56 @@ int main(int argc, char **argv) {
     /* A gather whose blocks differ from the root's. */
     rc = MPI_Gather(a, rank == 1 ? 3 : 2, MPI_INT, b, 2, MPI_INT, 0, MPI_COMM_WORLD);
     expect_error(rc, MPI_ERR_TYPE, "gather");
+
+    /* v and w forms, pair by pair: an alltoallv where the last rank sends
+       rank 0 two ints but rank 0 expects one; a gatherv whose root expects
+       one int fewer from rank 1; an alltoallw whose types differ in one
+       pair; a scatterv whose root sends MPI_DOUBLE where rank 1 expects
+       two ints (as many bytes: fine) and then three ints (not). */
+    {
+        int sc[64], rcn[64], sd[64], rd[64];
+        MPI_Datatype st[64], rt[64];
+        for (int i = 0; i < size; i++) {
+            sc[i] = rcn[i] = 1;
+            sd[i] = rd[i] = i;
+            st[i] = rt[i] = MPI_INT;
+        }
+        if (rank == last) sc[0] = 2;
+        if (rank == last) for (int i = 1; i < size; i++) sd[i] = i + 1;
+        rc = MPI_Alltoallv(a, sc, sd, MPI_INT, b, rcn, rd, MPI_INT, MPI_COMM_WORLD);
+        expect_error(rc, MPI_ERR_TYPE, "alltoallv pairs");
+        for (int i = 0; i < size; i++) { sc[i] = 1; sd[i] = i; rcn[i] = i == 1 ? 1 : 2; rd[i] = 2 * i; }
+        rc = MPI_Gatherv(a, 2, MPI_INT, b, rcn, rd, MPI_INT, 0, MPI_COMM_WORLD);
+        expect_error(rc, MPI_ERR_TYPE, "gatherv pairs");
+        int wd[64];
+        for (int i = 0; i < size; i++) wd[i] = 4 * i;
+        if (rank == 1) rt[0] = MPI_FLOAT;
+        rc = MPI_Alltoallw(a, sc, wd, st, b, sc, wd, rt, MPI_COMM_WORLD);
+        expect_error(rc, MPI_ERR_TYPE, "alltoallw pairs");
+        for (int i = 0; i < size; i++) { sc[i] = 1; sd[i] = 2 * i; }
+        double dd[64] = {0};
+        rc = MPI_Scatterv(dd, sc, sd, MPI_DOUBLE, b, 8, MPI_BYTE, 0, MPI_COMM_WORLD);
+        CHECK(rc == MPI_SUCCESS, "scatterv of one MPI_DOUBLE into 8 MPI_BYTE: %d", rc);
+        rc = MPI_Scatterv(dd, sc, sd, MPI_DOUBLE, b, rank == 1 ? 3 : 2, MPI_INT, 0, MPI_COMM_WORLD);
+        expect_error(rc, MPI_ERR_TYPE, "scatterv pairs");
+        /* agreeing: every rank sends rank j (j + 1) ints, and an alltoallw of them */
+        int *sa = malloc(sizeof(int) * 64 * 64), *ra = malloc(sizeof(int) * 64 * 64);
+        int off = 0;
+        for (int j = 0; j < size; j++) {
+            sc[j] = j + 1; sd[j] = off;
+            for (int k = 0; k <= j; k++) sa[off + k] = 100 * rank + 10 * j + k;
+            off += j + 1;
+            rcn[j] = rank + 1; rd[j] = j * (rank + 1);
+        }
+        CHECK(MPI_Alltoallv(sa, sc, sd, MPI_INT, ra, rcn, rd, MPI_INT, MPI_COMM_WORLD) == MPI_SUCCESS, "alltoallv that agrees");
+        for (int j = 0; j < size; j++)
+            for (int k = 0; k <= rank; k++)
+                CHECK(ra[j * (rank + 1) + k] == 100 * j + 10 * rank + k, "alltoallv from %d element %d: %d", j, k, ra[j * (rank + 1) + k]);
+        for (int j = 0; j < size; j++) { sd[j] *= 4; rd[j] *= 4; rt[j] = MPI_INT; }
+        CHECK(MPI_Alltoallw(sa, sc, sd, st, ra, rcn, rd, rt, MPI_COMM_WORLD) == MPI_SUCCESS, "alltoallw that agrees");
+        CHECK(ra[rank] == 10 * rank + rank, "alltoallw from 0: %d", ra[rank]);
+        free(sa); free(ra);
+    }
 
     /* Nonblocking forms, named as called. */
     MPI_Request q = MPI_REQUEST_NULL;

@@ -13,9 +13,14 @@
 //! A type signature is compared as the number of elements of each basic
 //! type (order within the signature is not compared) and its bytes; where
 //! either side is MPI_BYTE or MPI_PACKED, by bytes alone. The v and w forms
-//! and the neighbourhood collectives are compared by collective and root
-//! only (their counts differ per rank by design). Off, each collective pays
-//! one relaxed load.
+//! (their counts differ per rank by design) are compared pair by pair:
+//! after the allgather, an alltoall hands each rank what every other rank
+//! will send it, which it compares with what it expects from that rank,
+//! and an allgather of the findings gives every rank the same error
+//! ("MPI_Alltoallv: rank 2 sends 3 x MPI_INT (12 bytes) to rank 0, which
+//! expects 2 x MPI_INT (8 bytes) from it"). The neighbourhood collectives
+//! are compared by collective only. Off, each collective pays one relaxed
+//! load.
 
 use super::consts::*;
 use super::{MPI_Comm, MPI_Datatype, MPI_Op};
@@ -130,6 +135,21 @@ pub enum Shape {
     /// Identical counts on every rank (reduce_scatter's recvcounts), and
     /// the element's signature.
     Counts(u64, Option<Sig>),
+    /// Per rank of the communicator: what this rank sends it and what it
+    /// expects from it (the v and w forms); None where nothing is
+    /// significant (MPI_IN_PLACE, not the root).
+    Pairs {
+        send: Vec<Option<Sig>>,
+        recv: Vec<Option<Sig>>,
+    },
+}
+
+/// Whether the entry point this thread is in is a v or w collective
+/// (not a neighbourhood one), whose builder describes its call as
+/// `Shape::Pairs` (called only with the checks on).
+pub fn per_peer() -> bool {
+    family_of(CURRENT.with(|c| c.get()))
+        .is_some_and(|f| (f.ends_with('v') || f.ends_with('w')) && !f.starts_with("MPI_Neighbor"))
 }
 
 const WORDS: usize = 19;
@@ -210,14 +230,12 @@ fn checked(
     let Some(family) = family_of(name) else {
         return Ok(Guard(false));
     };
-    // The v and w forms and the neighbourhood collectives: collective and
-    // root only.
-    let shape =
-        if family.ends_with('v') || family.ends_with('w') || family.starts_with("MPI_Neighbor") {
-            Shape::None
-        } else {
-            shape()
-        };
+    // The neighbourhood collectives: the collective only.
+    let shape = if family.starts_with("MPI_Neighbor") {
+        Shape::None
+    } else {
+        shape()
+    };
     let (inter, size, label) = crate::core::runtime::with(|st| {
         let c = st.comm(comm)?;
         let label = match comm {
@@ -245,8 +263,13 @@ fn checked(
         *n
     };
     let name_id = NAMES.iter().position(|n| *n == name).unwrap_or(usize::MAX) as u64;
+    let mut pairs = None;
     let (tag, a, b, counts) = match shape {
         Shape::None => (0, None, None, 0),
+        Shape::Pairs { send, recv } => {
+            pairs = Some((send, recv));
+            (0, None, None, 0)
+        }
         Shape::Same(s) => (1, s, None, 0),
         Shape::Blocks { send, recv } => (2, send, recv, 0),
         Shape::ToRoot { send, recv } => (3, send, recv, 0),
@@ -283,7 +306,92 @@ fn checked(
         ));
     }
     let d: Vec<Desc> = all.chunks(WORDS).map(Desc::from).collect();
-    verdict(&d, &label).map(|_| guard)
+    verdict(&d, &label)?;
+    if let Some((send, recv)) = pairs {
+        // Every rank is here: the verdict above is the same on all.
+        pairwise(comm, size, &send, &recv, name, &label, call)?;
+    }
+    Ok(guard)
+}
+
+/// Words per signature in the pairwise exchange (`put` / `get`).
+const SIG_WORDS: usize = 5;
+
+/// The pair-by-pair comparison of a v or w collective (`Shape::Pairs`).
+fn pairwise(
+    comm: MPI_Comm,
+    size: usize,
+    send: &[Option<Sig>],
+    recv: &[Option<Sig>],
+    name: &str,
+    label: &str,
+    call: u64,
+) -> Result<()> {
+    let exchange = |rc: c_int| -> Result<()> {
+        if rc == MPI_SUCCESS {
+            Ok(())
+        } else {
+            Err(err!(
+                MPI_ERR_OTHER,
+                "{name}: the collective check's exchange failed (error {rc})"
+            ))
+        }
+    };
+    let mut out = vec![0u64; SIG_WORDS * size];
+    for (j, s) in send.iter().enumerate().take(size) {
+        put(&mut out[SIG_WORDS * j..SIG_WORDS * (j + 1)], *s);
+    }
+    let mut got = vec![0u64; SIG_WORDS * size];
+    // SAFETY: both hold SIG_WORDS words per rank.
+    exchange(unsafe {
+        super::coll::MPI_Alltoall(
+            out.as_ptr().cast(),
+            SIG_WORDS as c_int,
+            MPI_UINT64_T,
+            got.as_mut_ptr().cast(),
+            SIG_WORDS as c_int,
+            MPI_UINT64_T,
+            comm,
+        )
+    })?;
+    // This rank's first disagreement: (found, peer, expected, sent).
+    const FIND: usize = 2 + 2 * SIG_WORDS;
+    let mut mine = [0u64; FIND];
+    for (j, e) in recv.iter().enumerate().take(size) {
+        let g = get(&got[SIG_WORDS * j..SIG_WORDS * (j + 1)]);
+        if let (Some(e), Some(g)) = (e, g) {
+            if !agree(e, &g) {
+                mine[0] = 1;
+                mine[1] = j as u64;
+                put(&mut mine[2..2 + SIG_WORDS], Some(*e));
+                put(&mut mine[2 + SIG_WORDS..], Some(g));
+                break;
+            }
+        }
+    }
+    let mut all = vec![0u64; FIND * size];
+    // SAFETY: `mine` holds FIND words and `all` FIND per rank.
+    exchange(unsafe {
+        super::coll::MPI_Allgather(
+            mine.as_ptr().cast(),
+            FIND as c_int,
+            MPI_UINT64_T,
+            all.as_mut_ptr().cast(),
+            FIND as c_int,
+            MPI_UINT64_T,
+            comm,
+        )
+    })?;
+    match all.chunks(FIND).enumerate().find(|(_, f)| f[0] == 1) {
+        None => Ok(()),
+        Some((i, f)) => Err(err!(
+            MPI_ERR_TYPE,
+            "collective mismatch: {name}: rank {} sends {} to rank {i}, which expects {} from it, in {label}, call {call}",
+            f[1],
+            sig_text(&get(&f[2 + SIG_WORDS..])),
+            sig_text(&get(&f[2..2 + SIG_WORDS]))
+        )),
+    }
 }
 
 fn put(w: &mut [u64], s: Option<Sig>) {

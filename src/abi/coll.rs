@@ -1022,13 +1022,18 @@ fn gather_s(
     comm: MPI_Comm,
 ) -> Result<Sched> {
     let sendcount = sendcount.wide();
-    let _check =
-        super::check::collective(comm, Some(root), None, || super::check::Shape::ToRoot {
-            send: send_sig(sendbuf, sendcount, sendtype),
+    let _check = super::check::collective(comm, Some(root), None, || {
+        let mine = send_sig(sendbuf, sendcount, sendtype);
+        if super::check::per_peer() {
+            return rooted_pairs(comm, root, mine, counts, recvtype, true, in_place(sendbuf));
+        }
+        super::check::Shape::ToRoot {
+            send: mine,
             recv: counts
                 .and_then(|c| c.first())
                 .and_then(|&c| super::check::sig(c, recvtype)),
-        })?;
+        }
+    })?;
     if let Some(iv) = inter::view(comm)? {
         return inter::gather(
             &iv, sendbuf, sendcount, sendtype, recvbuf, counts, displs, recvtype, root,
@@ -1093,17 +1098,22 @@ fn scatter_s(
     comm: MPI_Comm,
 ) -> Result<Sched> {
     let recvcount = recvcount.wide();
-    let _check =
-        super::check::collective(comm, Some(root), None, || super::check::Shape::FromRoot {
+    let _check = super::check::collective(comm, Some(root), None, || {
+        let mine = if in_place(recvbuf) {
+            None
+        } else {
+            super::check::sig(recvcount, recvtype)
+        };
+        if super::check::per_peer() {
+            return rooted_pairs(comm, root, mine, counts, sendtype, false, in_place(recvbuf));
+        }
+        super::check::Shape::FromRoot {
             send: counts
                 .and_then(|c| c.first())
                 .and_then(|&c| super::check::sig(c, sendtype)),
-            recv: if in_place(recvbuf) {
-                None
-            } else {
-                super::check::sig(recvcount, recvtype)
-            },
-        })?;
+            recv: mine,
+        }
+    })?;
     if let Some(iv) = inter::view(comm)? {
         return inter::scatter(
             &iv, sendbuf, counts, displs, sendtype, recvbuf, recvcount, recvtype, root,
@@ -1165,9 +1175,26 @@ fn allgather_s(
     comm: MPI_Comm,
 ) -> Result<Sched> {
     let sendcount = sendcount.wide();
-    let _check = super::check::collective(comm, None, None, || super::check::Shape::Blocks {
-        send: send_sig(sendbuf, sendcount, sendtype),
-        recv: counts.first().and_then(|&c| super::check::sig(c, recvtype)),
+    let _check = super::check::collective(comm, None, None, || {
+        if super::check::per_peer() {
+            let me = my_rank(comm).unwrap_or(0);
+            let mine = if in_place(sendbuf) {
+                counts.get(me).and_then(|&c| super::check::sig(c, recvtype))
+            } else {
+                send_sig(sendbuf, sendcount, sendtype)
+            };
+            return super::check::Shape::Pairs {
+                send: vec![mine; counts.len()],
+                recv: counts
+                    .iter()
+                    .map(|&c| super::check::sig(c, recvtype))
+                    .collect(),
+            };
+        }
+        super::check::Shape::Blocks {
+            send: send_sig(sendbuf, sendcount, sendtype),
+            recv: counts.first().and_then(|&c| super::check::sig(c, recvtype)),
+        }
     })?;
     if let Some(iv) = inter::view(comm)? {
         return inter::allgather(
@@ -1245,13 +1272,30 @@ fn alltoall_s(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> Result<Sched> {
-    let _check = super::check::collective(comm, None, None, || super::check::Shape::Blocks {
-        send: scounts
-            .first()
-            .and_then(|&c| send_sig(sendbuf, c, sendtype)),
-        recv: rcounts
-            .first()
-            .and_then(|&c| super::check::sig(c, recvtype)),
+    let _check = super::check::collective(comm, None, None, || {
+        if super::check::per_peer() {
+            let recv: Vec<_> = rcounts
+                .iter()
+                .map(|&c| super::check::sig(c, recvtype))
+                .collect();
+            let send = if in_place(sendbuf) {
+                recv.clone()
+            } else {
+                scounts
+                    .iter()
+                    .map(|&c| super::check::sig(c, sendtype))
+                    .collect()
+            };
+            return super::check::Shape::Pairs { send, recv };
+        }
+        super::check::Shape::Blocks {
+            send: scounts
+                .first()
+                .and_then(|&c| send_sig(sendbuf, c, sendtype)),
+            recv: rcounts
+                .first()
+                .and_then(|&c| super::check::sig(c, recvtype)),
+        }
     })?;
     if let Some(iv) = inter::view(comm)? {
         return inter::alltoall(
@@ -1452,6 +1496,53 @@ fn scan_s(
 /// remote group's on an intercommunicator.
 fn basic_size(comm: MPI_Comm) -> Result<usize> {
     with(|st| Ok(st.comm(comm)?.peer_size() as usize))
+}
+
+/// The collective check's description of a rooted v form (gatherv:
+/// `to_root`, scatterv): every rank's block for the root or from it
+/// (`mine`), and at the root the blocks of `counts` elements of `dt` per
+/// rank (its own skipped when in place).
+#[allow(clippy::too_many_arguments)]
+fn rooted_pairs(
+    comm: MPI_Comm,
+    root: c_int,
+    mine: Option<super::check::Sig>,
+    counts: Option<&[i64]>,
+    dt: MPI_Datatype,
+    to_root: bool,
+    in_place_here: bool,
+) -> super::check::Shape {
+    let n = basic_size(comm).unwrap_or(0);
+    let me = my_rank(comm).unwrap_or(0);
+    let mut one = vec![None; n];
+    if let Some(r) = usize::try_from(root).ok().filter(|&r| r < n) {
+        one[r] = mine;
+    }
+    let many: Vec<_> = match counts {
+        Some(c) if me as c_int == root => c
+            .iter()
+            .enumerate()
+            .map(|(j, &k)| {
+                if in_place_here && j == me {
+                    None
+                } else {
+                    super::check::sig(k, dt)
+                }
+            })
+            .collect(),
+        _ => vec![None; n],
+    };
+    if to_root {
+        super::check::Shape::Pairs {
+            send: one,
+            recv: many,
+        }
+    } else {
+        super::check::Shape::Pairs {
+            send: many,
+            recv: one,
+        }
+    }
 }
 
 /// This process's rank in `comm`.
@@ -2066,7 +2157,24 @@ fn alltoallw_s(
     comm: MPI_Comm,
     peers: Option<(Vec<i32>, Vec<i32>)>,
 ) -> Result<Sched> {
-    let _check = super::check::collective(comm, None, None, || super::check::Shape::None)?;
+    let _check = super::check::collective(comm, None, None, || {
+        if !super::check::per_peer() {
+            // The neighbourhood collectives.
+            return super::check::Shape::None;
+        }
+        let sigs = |b: &[(i64, MPI_Datatype, isize)]| -> Vec<_> {
+            b.iter()
+                .map(|&(c, dt, _)| super::check::sig(c, dt))
+                .collect()
+        };
+        let recv = sigs(rblocks);
+        let send = if in_place(sendbuf) {
+            recv.clone()
+        } else {
+            sigs(sblocks)
+        };
+        super::check::Shape::Pairs { send, recv }
+    })?;
     // Whether the neighbours come from a Cartesian topology (see below).
     let mut cart = false;
     let (v, (srcs, dsts)) = match peers {
