@@ -108,6 +108,26 @@ DEADLOCK=compute OXMPI_HANG_REPORT=1 timeout 60 "$bin/mpirun" -n 3 --timeout 6 "
 if [ $rc = 124 ] && ! grep -q "no rank has progressed" "$out/e"; then
   ok "OXMPI_HANG_REPORT: none while a rank computes"; else bad "OXMPI_HANG_REPORT with a rank computing: exit $rc"; cat "$out/e"; fi
 
+# Under another launcher (MPICH's Hydra here): each rank reports its own
+# wait on its stderr, once per wait.
+if command -v mpiexec.hydra >/dev/null; then
+  DEADLOCK=recv OXMPI_HANG_REPORT=1 timeout 8 mpiexec.hydra -n 3 "$out/deadlock" >"$out/o" 2>"$out/e"; rc=$?
+  sleep 1
+  if pgrep -f "$out/deadlock" >/dev/null; then bad "Hydra left ranks behind"; pkill -KILL -f "$out/deadlock"; fi
+  miss=""
+  for t in "OxMPI hang report: rank 0 (" ") has waited" "in MPI_Recv: recv comm=MPI_COMM_WORLD src=1 wsrc=1 tag=7" \
+           "OxMPI hang report: rank 1 (" "in MPI_Recv: recv comm=MPI_COMM_WORLD src=0 wsrc=0 tag=7" \
+           "OxMPI hang report: rank 2 (" "in MPI_Barrier: coll comm=MPI_COMM_WORLD wranks=0,1"; do
+    grep -qF -- "$t" "$out/e" || miss="$miss [$t]"
+  done
+  n0=$(grep -c "OxMPI hang report: rank 0 " "$out/e")
+  if [ $rc = 124 ] && [ -z "$miss" ] && [ "$n0" = 1 ]; then
+    ok "OXMPI_HANG_REPORT under Hydra: each rank reports its wait once"
+  else bad "OXMPI_HANG_REPORT under Hydra: exit $rc, rank 0 reported $n0 times, missing$miss"; cat "$out/e"; fi
+else
+  echo "skipped: OXMPI_HANG_REPORT under Hydra (no mpiexec.hydra)"
+fi
+
 left=$(ls /dev/shm | grep '^oxmpi-' || true)
 [ -z "$left" ] || { echo "FAIL: left in /dev/shm: $left"; fail=1; }
 exit $fail

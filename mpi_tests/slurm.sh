@@ -40,7 +40,7 @@ cleanup() {
 }
 trap cleanup EXIT
 fail=0
-for p in link_conformance p2p_basic p2p_nonblocking icoll coll_basic crash; do
+for p in link_conformance p2p_basic p2p_nonblocking icoll coll_basic crash deadlock; do
   "$prefix/bin/mpicc" -I"$here" "$here/$p.c" -o "$out/$p" -lm
 done
 "$root/tools/hosts.sh" up 2 "$hosts"
@@ -124,6 +124,21 @@ done
 expect "link_conformance under srun, 2 nodes x 1 rank" 0 "ok at 2 ranks" \
   "SLURM_CONF=$SLURM_CONF timeout 100 srun --mpi=pmi2 -N 2 -n 2 $out/link_conformance"
 expect "a rank's exit(3) before MPI_Finalize ends the job" '!0' "" "$S --kill-on-bad-exit=1 $out/crash"
+# OXMPI_HANG_REPORT under srun: each rank writes its own wait to stderr
+# (ranks 0 and 1 receive from each other, 2 and 3 on the other node wait
+# in MPI_Barrier for them); timeout ends the step.
+set +e
+hr=$(timeout 60 "$A" oxhnode1 "DEADLOCK=recv OXMPI_HANG_REPORT=1 SLURM_CONF=$SLURM_CONF timeout 8 srun --mpi=pmi2 -N 2 -n 4 --time=2 $out/deadlock" 2>&1)
+st=$?
+set -e
+miss=""
+for t in "OxMPI hang report: rank 0 (oxhnode1) has waited" "in MPI_Recv: recv comm=MPI_COMM_WORLD src=1 wsrc=1 tag=7" \
+         "OxMPI hang report: rank 3 (oxhnode2) has waited" "s in MPI_Barrier: "; do
+  grep -qF -- "$t" <<<"$hr" || miss="$miss [$t]"
+done
+if [ $st = 124 ] && [ -z "$miss" ]; then echo "ok   OXMPI_HANG_REPORT under srun: each rank reports its wait"; else
+  echo "FAIL OXMPI_HANG_REPORT under srun: exit $st, missing$miss"; echo "$hr" | tail -8; fail=1; fi
+for i in 1 2 3 4 5 6 7 8 9 10; do pgrep -f "$out/deadlock" >/dev/null || break; sleep 0.5; done
 for i in 1 2; do
   if [ -n "$("$A" oxhnode$i "ls /dev/shm | grep '^oxmpi-' || true")" ]; then
     echo "FAIL /dev/shm files left on oxhnode$i"; fail=1

@@ -9,6 +9,13 @@
 //! itself names (a collective's missing ranks, a receive's source). A rank
 //! computing outside MPI sends nothing, which `mpirun` says. `mpirun`
 //! draws the wait-for graph from the ranks' reports.
+//!
+//! Under another launcher (Slurm's `srun`, MPICH's Hydra: no `mpirun` of
+//! ours to collect the reports) `OXMPI_HANG_REPORT=SECONDS` in the ranks'
+//! environment has each rank ask itself every SECONDS / 2 (a thread that
+//! sleeps and sets the flag); a rank whose wait has lasted SECONDS writes
+//! its report to its own stderr, once per wait, and the launcher's
+//! per-rank output carries it.
 
 use crate::core::state::State;
 use std::ffi::c_int;
@@ -106,10 +113,41 @@ extern "C" fn on_signal(_: c_int) {
     ASKED.store(true, Relaxed);
 }
 
+/// Under another launcher, the seconds a wait lasts before the rank
+/// reports it on its stderr (f64 bits; 0: off), and the `waited` of the
+/// last report call (a smaller one is a new wait) with whether this wait
+/// was reported. Relaxed: read and written by the waiting thread; the
+/// watchdog only sets ASKED.
+static SELF_AFTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static SELF_SEEN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static SELF_DONE: AtomicBool = AtomicBool::new(false);
+
+/// Starts the self-asking thread when `OXMPI_HANG_REPORT=SECONDS` is set
+/// and no `mpirun` of ours launched the job.
+fn install_self() {
+    let Some(secs) = std::env::var("OXMPI_HANG_REPORT")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0)
+    else {
+        return;
+    };
+    SELF_AFTER.store(secs.to_bits(), Relaxed);
+    let every = std::time::Duration::from_secs_f64(secs / 2.0);
+    let _ = std::thread::Builder::new()
+        .name("oxmpi-hang".into())
+        .spawn(move || loop {
+            std::thread::sleep(every);
+            ASKED.store(true, Relaxed);
+        });
+}
+
 /// Installs the SIGURG handler at MPI_Init under OxMPI's own `mpirun`
-/// (`OXMPI_JOB` set), unless the program has its own handler.
+/// (`OXMPI_JOB` set), unless the program has its own handler; under
+/// another launcher, the self-report (`install_self`).
 pub fn install() {
     if std::env::var_os("OXMPI_JOB").is_none() {
+        install_self();
         return;
     }
     // SAFETY: sigaction with valid pointers; the handler only stores to an
@@ -171,6 +209,24 @@ pub fn report(st: &mut State, waited: f64, extra: &[String]) {
         if r.kind == crate::core::request::ReqKind::Send && r.active && !r.done {
             items.push(format!("send wdest={} bytes={}", r.peer_w, r.cap));
         }
+    }
+    let after = f64::from_bits(SELF_AFTER.load(Relaxed));
+    if after > 0.0 {
+        // Relaxed: see SELF_AFTER.
+        let seen = f64::from_bits(SELF_SEEN.swap(waited.to_bits(), Relaxed));
+        if waited < seen {
+            SELF_DONE.store(false, Relaxed);
+        }
+        if waited >= after && !SELF_DONE.swap(true, Relaxed) {
+            eprintln!(
+                "OxMPI hang report: rank {} ({}) has waited {waited:.1} s in {}: {}",
+                st.rank,
+                crate::sys::hostname(),
+                if call.is_empty() { "MPI" } else { call },
+                items[1..].join("; ")
+            );
+        }
+        return;
     }
     let text = items.join(";");
     st.pmi.hang_note(&text);
