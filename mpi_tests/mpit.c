@@ -4,8 +4,12 @@
  * process's known traffic exactly (messages and bytes per link, eager and
  * rendezvous, arrivals, unexpected messages and the queue's length and
  * high-water mark, time waited, collective algorithm choices); categories
- * cover every variable; the event interface has one source and no event
- * types; errors come back as MPI_T_ERR_* codes, never through an error
+ * cover every variable and event type; events: an unexpected message and
+ * a collective's algorithm choice reach a callback registered at
+ * MPI_T_CB_REQUIRE_MPI_RESTRICTED with their elements, a registration
+ * with a MPI_T_CB_REQUIRE_NONE callback only counts what it missed (its
+ * dropped handler hears of it), handles free with their callback; errors
+ * come back as MPI_T_ERR_* codes, never through an error
  * handler. At 1-4 ranks (2 or more for the traffic); run with
  * OXMPI_EAGER_LIMIT=4096 (testlist). */
 #define _DEFAULT_SOURCE
@@ -262,7 +266,8 @@ static void categories(void) {
     T(MPI_T_cvar_get_num(&ncv));
     T(MPI_T_pvar_get_num(&npv));
     CHECK(n >= 5, "%d categories", n);
-    int cv_seen = 0, pv_seen = 0;
+    int cv_seen = 0, pv_seen = 0, ev_seen = 0, nev = 0;
+    T(MPI_T_event_get_num(&nev));
     for (int c = 0; c < n; c++) {
         char name[128];
         int nl = sizeof name, nc, np, nk, ne;
@@ -276,22 +281,102 @@ static void categories(void) {
         T(MPI_T_category_get_pvars(c, np, idx));
         for (int i = 0; i < np; i++) CHECK(idx[i] >= 0 && idx[i] < npv, "category %s: pvar %d", name, idx[i]);
         T(MPI_T_category_get_num_events(c, &ne));
-        CHECK(ne == 0 && nk == 0, "category %s: %d events %d subcategories", name, ne, nk);
+        CHECK(nk == 0, "category %s: %d subcategories", name, nk);
+        int ev[8];
+        T(MPI_T_category_get_events(c, 8, ev));
+        for (int i = 0; i < ne && i < 8; i++) {
+            char en[64];
+            int el = sizeof en;
+            T(MPI_T_event_get_info(ev[i], en, &el, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
+            CHECK((!strcmp(name, "oxmpi_traffic") && !strcmp(en, "oxmpi_unexpected_message")) ||
+                      (!strcmp(name, "oxmpi_collectives") && !strcmp(en, "oxmpi_coll_algorithm")),
+                  "category %s holds event %s", name, en);
+            ev_seen++;
+        }
         free(idx);
         cv_seen += nc;
         pv_seen += np;
     }
-    CHECK(cv_seen == ncv && pv_seen == npv, "categories hold %d of %d cvars, %d of %d pvars", cv_seen, ncv, pv_seen, npv);
+    CHECK(cv_seen == ncv && pv_seen == npv && ev_seen == nev, "categories hold %d of %d cvars, %d of %d pvars, %d of %d events",
+          cv_seen, ncv, pv_seen, npv, ev_seen, nev);
     int stamp = -1;
     T(MPI_T_category_changed(&stamp));
     TERR(MPI_T_category_get_index("no_such_category", &stamp), MPI_T_ERR_INVALID_NAME);
+}
+
+/* What the event callbacks saw. */
+static struct {
+    int calls, src, tag, copied_src, copied_tag, dropped_calls, pvar, algo_calls, freed;
+    unsigned long long bytes, copied_bytes;
+    MPI_Count dropped, stamp;
+    int level;
+} seen;
+
+static void on_unexpected(MPI_T_event_instance e, MPI_T_event_registration r, MPI_T_cb_safety level, void *user) {
+    (void)r;
+    CHECK(user == &seen, "callback user data %p", user);
+    int tag = -1;
+    T(MPI_T_event_read(e, 1, &tag));
+    /* Only this test's messages (tags 41-43): a collective's own messages
+       over UCX arrive unexpected too. */
+    if (tag < 41 || tag > 43) return;
+    seen.calls++;
+    seen.level = level;
+    T(MPI_T_event_read(e, 0, &seen.src));
+    T(MPI_T_event_read(e, 1, &seen.tag));
+    T(MPI_T_event_read(e, 2, &seen.bytes));
+    unsigned char buf[16];
+    T(MPI_T_event_copy(e, buf));
+    memcpy(&seen.copied_src, buf, 4);
+    memcpy(&seen.copied_tag, buf + 4, 4);
+    memcpy(&seen.copied_bytes, buf + 8, 8);
+    T(MPI_T_event_get_timestamp(e, &seen.stamp));
+    int s = -1;
+    T(MPI_T_event_get_source(e, &s));
+    CHECK(s == 0, "event source %d", s);
+    TERR(MPI_T_event_read(e, 3, buf), MPI_T_ERR_INVALID_INDEX);
+}
+
+static void on_algo(MPI_T_event_instance e, MPI_T_event_registration r, MPI_T_cb_safety level, void *user) {
+    (void)r, (void)level, (void)user;
+    seen.algo_calls++;
+    T(MPI_T_event_read(e, 0, &seen.pvar));
+}
+
+static void on_none(MPI_T_event_instance e, MPI_T_event_registration r, MPI_T_cb_safety level, void *user) {
+    (void)e, (void)r, (void)level, (void)user;
+    CHECK(0, "a MPI_T_CB_REQUIRE_NONE callback was called inside MPI");
+}
+
+static void on_dropped(MPI_Count count, MPI_T_event_registration r, int source, MPI_T_cb_safety level, void *user) {
+    (void)r, (void)source, (void)level, (void)user;
+    seen.dropped_calls++;
+    seen.dropped = count;
+}
+
+static void on_free(MPI_T_event_registration r, MPI_T_cb_safety level, void *user) {
+    (void)r, (void)level;
+    CHECK(user == &seen, "free callback user data %p", user);
+    seen.freed++;
+}
+
+/* One message from rank 1 to rank 0 that arrives unexpected: rank 0 probes
+   for it before any receive is posted. */
+static void unexpected_one(int tag, int len) {
+    char buf[64] = {0};
+    if (rank == 1) MPI_Send(buf, len, MPI_CHAR, 0, tag, MPI_COMM_WORLD);
+    if (rank == 0) {
+        MPI_Status st;
+        MPI_Probe(1, tag, MPI_COMM_WORLD, &st);
+        MPI_Recv(buf, len, MPI_CHAR, 1, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
 }
 
 static void events(void) {
     int n = -1, ns = 0;
     T(MPI_T_event_get_num(&n));
     T(MPI_T_source_get_num(&ns));
-    CHECK(n == 0 && ns == 1, "%d events, %d sources", n, ns);
+    CHECK(n == 2 && ns == 1, "%d events, %d sources", n, ns);
     MPI_Count t0, t1, tps;
     MPI_T_source_order ord;
     T(MPI_T_source_get_info(0, NULL, NULL, NULL, NULL, &ord, &tps, NULL, NULL));
@@ -300,9 +385,76 @@ static void events(void) {
     usleep(1000);
     T(MPI_T_source_get_timestamp(0, &t1));
     CHECK(t1 - t0 >= 1000000 && t1 - t0 < 1000000000, "timestamps %ld apart over 1 ms", (long)(t1 - t0));
-    MPI_T_event_registration reg;
-    TERR(MPI_T_event_handle_alloc(0, NULL, MPI_INFO_NULL, &reg), MPI_T_ERR_INVALID_INDEX);
+    MPI_T_event_registration reg, reg2, reg3;
+    TERR(MPI_T_event_handle_alloc(2, NULL, MPI_INFO_NULL, &reg), MPI_T_ERR_INVALID_INDEX);
     TERR(MPI_T_event_get_index("anything", &n), MPI_T_ERR_INVALID_NAME);
+    int ui = -1, ai = -1;
+    T(MPI_T_event_get_index("oxmpi_unexpected_message", &ui));
+    T(MPI_T_event_get_index("oxmpi_coll_algorithm", &ai));
+    char name[64];
+    int nl = sizeof name, verb, ne = 4, bind;
+    MPI_Datatype dts[4];
+    MPI_Aint disps[4];
+    T(MPI_T_event_get_info(ui, name, &nl, &verb, dts, disps, &ne, NULL, NULL, NULL, NULL, &bind));
+    CHECK(!strcmp(name, "oxmpi_unexpected_message") && ne == 3 && dts[0] == MPI_INT && dts[1] == MPI_INT &&
+              dts[2] == MPI_UINT64_T && disps[0] == 0 && disps[1] == 4 && disps[2] == 8 && bind == MPI_T_BIND_NO_OBJECT,
+          "event %s: %d elements", name, ne);
+
+    T(MPI_T_event_handle_alloc(ui, NULL, MPI_INFO_NULL, &reg));
+    T(MPI_T_event_register_callback(reg, MPI_T_CB_REQUIRE_MPI_RESTRICTED, MPI_INFO_NULL, &seen, on_unexpected));
+    TERR(MPI_T_event_register_callback(reg, 7, MPI_INFO_NULL, &seen, on_unexpected), MPI_T_ERR_INVALID);
+    /* reg2: a callback that may not be called inside MPI, and a dropped handler */
+    T(MPI_T_event_handle_alloc(ui, NULL, MPI_INFO_NULL, &reg2));
+    T(MPI_T_event_register_callback(reg2, MPI_T_CB_REQUIRE_NONE, MPI_INFO_NULL, NULL, on_none));
+    T(MPI_T_event_set_dropped_handler(reg2, on_dropped));
+    T(MPI_T_event_handle_alloc(ai, NULL, MPI_INFO_NULL, &reg3));
+    T(MPI_T_event_register_callback(reg3, MPI_T_CB_REQUIRE_THREAD_SAFE, MPI_INFO_NULL, NULL, on_algo));
+    MPI_Count before;
+    T(MPI_T_source_get_timestamp(0, &before));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (size >= 2) {
+        unexpected_one(41, 24);
+        if (rank == 0) {
+            CHECK(seen.calls == 1, "%d unexpected-message callbacks", seen.calls);
+            CHECK(seen.src == 1 && seen.tag == 41 && seen.bytes == 24, "event: src %d tag %d bytes %llu", seen.src,
+                  seen.tag, seen.bytes);
+            CHECK(seen.copied_src == 1 && seen.copied_tag == 41 && seen.copied_bytes == 24, "event copy: %d %d %llu",
+                  seen.copied_src, seen.copied_tag, seen.copied_bytes);
+            CHECK(seen.level == MPI_T_CB_REQUIRE_MPI_RESTRICTED, "called at level %d", seen.level);
+            CHECK(seen.stamp >= before, "event stamp %lld before %lld", (long long)seen.stamp, (long long)before);
+            CHECK(seen.dropped_calls == 0, "dropped handler called early");
+        }
+        /* reg2 gets a callback it can take: the next event reaches it,
+           after its dropped handler hears of the one it missed. */
+        T(MPI_T_event_register_callback(reg2, MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE, MPI_INFO_NULL, &seen, on_unexpected));
+        MPI_Barrier(MPI_COMM_WORLD);
+        unexpected_one(42, 8);
+        if (rank == 0) {
+            CHECK(seen.calls == 3 && seen.tag == 42 && seen.bytes == 8, "%d callbacks, tag %d", seen.calls, seen.tag);
+            CHECK(seen.dropped_calls == 1 && seen.dropped >= 1, "dropped handler: %d calls, count %lld",
+                  seen.dropped_calls, (long long)seen.dropped);
+        }
+    }
+    /* the algorithm a collective chose, as the index of its counter */
+    int x = rank, y = 0, before_algo = seen.algo_calls;
+    MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(seen.algo_calls > before_algo, "no algorithm event for MPI_Allreduce");
+    char pn[128];
+    int pl = sizeof pn;
+    T(MPI_T_pvar_get_info(seen.pvar, pn, &pl, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
+    CHECK(!strncmp(pn, "oxmpi_coll_", 11), "algorithm event names pvar %d: %s", seen.pvar, pn);
+    T(MPI_T_event_handle_free(reg, &seen, on_free));
+    T(MPI_T_event_handle_free(reg2, &seen, on_free));
+    T(MPI_T_event_handle_free(reg3, NULL, NULL));
+    CHECK(seen.freed == 2, "%d free callbacks", seen.freed);
+    TERR(MPI_T_event_handle_free(reg, NULL, NULL), MPI_T_ERR_INVALID_HANDLE);
+    /* freed: no more callbacks */
+    int calls = seen.calls, algos = seen.algo_calls;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (size >= 2) unexpected_one(43, 4);
+    MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(seen.calls == calls && seen.algo_calls == algos, "callbacks after free: %d %d", seen.calls - calls,
+          seen.algo_calls - algos);
 }
 
 int main(int argc, char **argv) {

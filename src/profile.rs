@@ -133,6 +133,210 @@ static ALGOS: Mutex<BTreeMap<(&'static str, &'static str), u64>> = Mutex::new(BT
 pub fn algo_chosen(family: &'static str, name: &'static str) {
     if tools_on() {
         *ALGOS.lock().entry((family, name)).or_insert(0) += 1;
+        ev::raise(ev::COLL_ALGO, [0; 3], (family, name));
+    }
+}
+
+/// A message of `bytes` from world rank `src` with `tag` found no posted
+/// receive (while the tools interface counts).
+#[inline(always)]
+pub fn unexpected_arrived(src: i64, tag: i64, bytes: u64) {
+    if tools_on() {
+        ev::raise(ev::UNEXPECTED, [src, tag, bytes as i64], ("", ""));
+    }
+}
+
+/// The tools interface's events (MPI-4 `MPI_T_event_*`, `abi::tools`):
+/// the event types this library raises, the registrations' callbacks, and
+/// the instance a callback is handed. An event is raised only while the
+/// tools interface counts (`tools_on`, after `MPI_T_init_thread`) and
+/// costs one relaxed load more then when no registration of its type has
+/// a callback. Callbacks run in the thread that raised the event, inside
+/// an MPI call that may hold the library's state: the context of
+/// `MPI_T_CB_REQUIRE_MPI_RESTRICTED` (the callback may only read the
+/// event), so the callback a registration has for that level, or else for
+/// the strictest level it has above, is the one called; a registration
+/// with callbacks for `MPI_T_CB_REQUIRE_NONE` only misses the event and
+/// counts it as dropped.
+///
+/// cbindgen:ignore
+pub mod ev {
+    use parking_lot::Mutex;
+    use std::ffi::c_void;
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+    pub const UNEXPECTED: usize = 0;
+    pub const COLL_ALGO: usize = 1;
+    pub const N: usize = 2;
+
+    /// The safety level of the context events are raised in
+    /// (MPI_T_CB_REQUIRE_MPI_RESTRICTED).
+    pub const CONTEXT_LEVEL: usize = 1;
+    /// Safety levels (MPI_T_CB_REQUIRE_NONE ... ASYNC_SIGNAL_SAFE).
+    pub const LEVELS: usize = 4;
+
+    /// One occurrence, valid while its callbacks run: the type, when
+    /// (monotonic ns), three numbers and two names (the type's layout in
+    /// `abi::tools` says which mean what).
+    pub struct Instance {
+        pub kind: usize,
+        pub time_ns: i64,
+        pub words: [i64; 3],
+        pub names: (&'static str, &'static str),
+    }
+
+    /// `MPI_T_event_cb_function`: (instance, registration, safety level, user data).
+    pub type Callback = unsafe extern "C" fn(*mut c_void, *mut c_void, i32, *mut c_void);
+    /// `MPI_T_event_dropped_cb_function`: (count, registration, source
+    /// index, safety level, user data).
+    pub type Dropped = unsafe extern "C" fn(i64, *mut c_void, i32, i32, *mut c_void);
+
+    /// A registration (`MPI_T_event_handle_alloc`): its type, a callback
+    /// and its user data per safety level, the events it missed and the
+    /// handler told of them (with the next event it gets).
+    pub struct Registration {
+        pub kind: usize,
+        pub callbacks: [Option<(Callback, usize)>; LEVELS],
+        pub dropped: u64,
+        pub dropped_cb: Option<Dropped>,
+    }
+
+    /// Live registrations (their handles: the boxes' addresses).
+    static REGS: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+    /// Registrations with at least one callback, per type. Relaxed: a
+    /// registration made while an event is raised may miss that one.
+    static LIVE: [AtomicUsize; N] = [const { AtomicUsize::new(0) }; N];
+
+    /// A new registration for type `kind`; its handle.
+    pub fn alloc(kind: usize) -> *mut c_void {
+        let r = Box::into_raw(Box::new(Registration {
+            kind,
+            callbacks: [None; LEVELS],
+            dropped: 0,
+            dropped_cb: None,
+        }));
+        REGS.lock().push(r as usize);
+        r.cast()
+    }
+
+    /// Runs `f` on the registration behind handle `h`, if it is live.
+    pub fn with<T>(h: *mut c_void, f: impl FnOnce(&mut Registration) -> T) -> Option<T> {
+        let regs = REGS.lock();
+        if !regs.contains(&(h as usize)) {
+            return None;
+        }
+        // SAFETY: a live handle is a box made by `alloc` and not yet freed
+        // (freeing removes it from REGS under the same lock, held here).
+        Some(f(unsafe { &mut *(h as *mut Registration) }))
+    }
+
+    /// Sets (or clears) the callback of registration `h` for `level`.
+    pub fn set_callback(h: *mut c_void, level: usize, cb: Option<(Callback, usize)>) -> bool {
+        with(h, |r| {
+            let had = r.callbacks.iter().any(|c| c.is_some());
+            r.callbacks[level] = cb;
+            let has = r.callbacks.iter().any(|c| c.is_some());
+            // Relaxed: see LIVE.
+            match (had, has) {
+                (false, true) => {
+                    LIVE[r.kind].fetch_add(1, Relaxed);
+                }
+                (true, false) => {
+                    LIVE[r.kind].fetch_sub(1, Relaxed);
+                }
+                _ => {}
+            }
+        })
+        .is_some()
+    }
+
+    /// Frees registration `h`; false if it is not live.
+    pub fn free(h: *mut c_void) -> bool {
+        let mut regs = REGS.lock();
+        let Some(i) = regs.iter().position(|&x| x == h as usize) else {
+            return false;
+        };
+        regs.swap_remove(i);
+        // SAFETY: made by `alloc`, live until just now, and no longer
+        // reachable through REGS.
+        let r = unsafe { Box::from_raw(h as *mut Registration) };
+        if r.callbacks.iter().any(|c| c.is_some()) {
+            // Relaxed: see LIVE.
+            LIVE[r.kind].fetch_sub(1, Relaxed);
+        }
+        true
+    }
+
+    /// Raises an event of type `kind`.
+    #[inline(always)]
+    pub fn raise(kind: usize, words: [i64; 3], names: (&'static str, &'static str)) {
+        // Relaxed: see LIVE.
+        if LIVE[kind].load(Relaxed) != 0 {
+            deliver(kind, words, names);
+        }
+    }
+
+    #[inline(never)]
+    fn deliver(kind: usize, words: [i64; 3], names: (&'static str, &'static str)) {
+        let mut inst = Instance {
+            kind,
+            time_ns: (crate::sys::now() * 1e9) as i64,
+            words,
+            names,
+        };
+        // The callbacks to call, taken under the lock and called after it
+        // (a callback may read the event, which takes no lock).
+        type Call = (usize, Callback, usize, usize, Option<(Dropped, u64)>);
+        let calls: Vec<Call> = {
+            let regs = REGS.lock();
+            regs.iter()
+                .filter_map(|&h| {
+                    // SAFETY: live under the lock held (see `with`).
+                    let r = unsafe { &mut *(h as *mut Registration) };
+                    if r.kind != kind {
+                        return None;
+                    }
+                    match (CONTEXT_LEVEL..LEVELS).find_map(|l| r.callbacks[l].map(|c| (l, c))) {
+                        Some((l, (cb, user))) => {
+                            let missed = r
+                                .dropped_cb
+                                .filter(|_| r.dropped > 0)
+                                .map(|d| (d, std::mem::take(&mut r.dropped)));
+                            Some((h, cb, user, l, missed))
+                        }
+                        None => {
+                            r.dropped += 1;
+                            None
+                        }
+                    }
+                })
+                .collect()
+        };
+        for (h, cb, user, level, missed) in calls {
+            if let Some((d, n)) = missed {
+                // SAFETY: the tool's dropped handler with the standard's
+                // arguments (source 0: the one source).
+                unsafe {
+                    d(
+                        n as i64,
+                        h as *mut c_void,
+                        0,
+                        level as i32,
+                        user as *mut c_void,
+                    )
+                };
+            }
+            // SAFETY: the tool's callback with the arguments the standard
+            // gives it; `inst` lives until the callbacks return.
+            unsafe {
+                cb(
+                    (&mut inst as *mut Instance).cast(),
+                    h as *mut c_void,
+                    level as i32,
+                    user as *mut c_void,
+                )
+            };
+        }
     }
 }
 

@@ -45,9 +45,9 @@ large = sorted(n for n in mpich if n.endswith("_c") and not n.startswith("MPI_T_
 large_have = [n for n in large if n in ours]
 out += ["", f"## Large-count forms ({len(large_have)} of {len(large)})", "",
         "The exported MPI-4 `_c` forms (`MPI_Count` counts, `MPI_Aint` displacements):",
-        "those that communicate take the path of their int form, refusing counts and",
-        "displacements above 2147483647 with an error naming the argument; the status",
-        "and datatype queries answer in full. They have no `mpif.h` / `use mpi` entry",
+        "every one takes counts and displacements above 2147483647 (docs/status.md,",
+        "\"Counts above 2^31 - 1\"); those that communicate take the path of their int",
+        "form, and the status and datatype queries answer in full. They have no `mpif.h` / `use mpi` entry",
         "points (MPI-4 binds them in `mpi_f08` only).", "",
         ", ".join(f"`{n}`" for n in large_have) if large_have else "None."]
 tools = sorted(n for n in mpich if n.startswith("MPI_T_") and not n.isupper() and n != "MPI_T_PVAR_ALL_HANDLES")
@@ -56,7 +56,7 @@ out += ["", f"## Tools interface ({len(tools_have)} of {len(tools)})", "",
         "The `MPI_T_` functions (C only: MPI has no Fortran bindings for them), in",
         "`src/abi/tools.rs`: control variables for every tunable, performance variables",
         "for the traffic and the collective algorithm choices, categories, and the event",
-        "interface with one source and no event types (docs/status.md, \"Diagnosis\").", "",
+        "interface with one source and two event types (docs/status.md, \"Diagnosis\").", "",
         ", ".join(f"`{n}`" for n in tools_have) if tools_have else "None."]
 stub_list = sorted(stubs)
 out += ["", f"## Exported, not implemented ({len(stub_list)})", "",

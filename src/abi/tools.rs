@@ -29,7 +29,7 @@
 use super::consts::*;
 use super::{MPI_Count, MPI_Datatype, MPI_Info};
 use crate::core::error::{Error, Result};
-use crate::core::profile::pv;
+use crate::core::profile::{ev, pv};
 use crate::err;
 use oxmpi_macros::mpi_fn;
 use parking_lot::Mutex;
@@ -1075,8 +1075,8 @@ pub unsafe extern "C" fn MPI_T_category_get_num_events(
     num_events: *mut c_int,
 ) -> c_int {
     ready()?;
-    index(CATEGORIES, cat_index, "category")?;
-    *out_arg(num_events, "num_events")? = 0;
+    let c = index(CATEGORIES, cat_index, "category")?;
+    *out_arg(num_events, "num_events")? = event_members(c).len() as c_int;
     Ok(())
 }
 
@@ -1156,8 +1156,15 @@ pub unsafe extern "C" fn MPI_T_category_get_events(
     indices: *mut c_int,
 ) -> c_int {
     ready()?;
-    index(CATEGORIES, cat_index, "category")?;
-    put_indices(&[], len, indices)
+    let c = index(CATEGORIES, cat_index, "category")?;
+    put_indices(&event_members(c), len, indices)
+}
+
+/// The event types of category `c`.
+fn event_members(c: usize) -> Vec<c_int> {
+    (0..EVENTS.len() as c_int)
+        .filter(|&i| EVENTS[i as usize].category == c)
+        .collect()
 }
 
 /// The categories never change after start: the stamp is constant.
@@ -1229,33 +1236,89 @@ pub unsafe extern "C" fn MPI_T_source_get_timestamp(
     Ok(())
 }
 
-#[mpi_fn(tools)]
-#[no_mangle]
-pub unsafe extern "C" fn MPI_T_event_get_num(num_events: *mut c_int) -> c_int {
-    ready()?;
-    *out_arg(num_events, "num_events")? = 0;
-    Ok(())
+/// An event type (`profile::ev`): its name, what it says, and its
+/// elements (datatype, displacement) in the buffer `MPI_T_event_copy`
+/// fills.
+struct EventType {
+    name: &'static str,
+    desc: &'static str,
+    elements: &'static [(MPI_Datatype, super::MPI_Aint)],
+    category: usize,
 }
 
-fn no_event(i: c_int) -> Error {
-    err!(
-        MPI_T_ERR_INVALID_INDEX,
-        "event index {i}: there are no event types"
-    )
+const EVENTS: [EventType; ev::N] = [
+    EventType {
+        name: "oxmpi_unexpected_message",
+        desc: "a message arrived before a matching receive was posted: the sender's rank in MPI_COMM_WORLD (int), the tag (int) and the bytes (uint64)",
+        elements: &[(MPI_INT, 0), (MPI_INT, 4), (MPI_UINT64_T, 8)],
+        category: 6,
+    },
+    EventType {
+        name: "oxmpi_coll_algorithm",
+        desc: "a collective chose an algorithm: the index of the performance variable that counts the choice (int; its name is oxmpi_coll_FAMILY_ALGORITHM)",
+        elements: &[(MPI_INT, 0)],
+        category: 2,
+    },
+];
+
+/// The bytes of an instance's elements, laid out as `EVENTS` says.
+fn event_bytes(inst: &ev::Instance) -> Vec<u8> {
+    let mut b = Vec::with_capacity(16);
+    match inst.kind {
+        ev::UNEXPECTED => {
+            b.extend_from_slice(&(inst.words[0] as i32).to_ne_bytes());
+            b.extend_from_slice(&(inst.words[1] as i32).to_ne_bytes());
+            b.extend_from_slice(&(inst.words[2] as u64).to_ne_bytes());
+        }
+        _ => {
+            let (fam, algo) = inst.names;
+            let want = format!("oxmpi_coll_{fam}_{algo}");
+            let i = pvars()
+                .iter()
+                .position(|v| v.name == want)
+                .map_or(-1, |i| i as i32);
+            b.extend_from_slice(&i.to_ne_bytes());
+        }
+    }
+    b
+}
+
+/// The instance behind a callback's handle.
+fn instance<'a>(h: MPI_T_event_instance) -> Result<&'a ev::Instance> {
+    if h.is_null() {
+        return Err(err!(MPI_T_ERR_INVALID_HANDLE, "event_instance=NULL"));
+    }
+    // SAFETY: an instance handle is valid only inside the callback it was
+    // given to, where it points to the raising thread's `ev::Instance`
+    // (the standard's rule for the tool).
+    Ok(unsafe { &*(h as *const ev::Instance) })
 }
 
 fn no_registration(h: *mut c_void) -> Error {
     err!(
         MPI_T_ERR_INVALID_HANDLE,
-        "event registration {h:p}: there are no event types"
+        "event_registration={h:p} is not a live registration"
     )
 }
 
-fn no_instance(h: *mut c_void) -> Error {
-    err!(
-        MPI_T_ERR_INVALID_HANDLE,
-        "event instance {h:p}: no event occurs"
-    )
+/// A callback safety level argument.
+fn safety(level: MPI_T_cb_safety) -> Result<usize> {
+    if (MPI_T_CB_REQUIRE_NONE..=MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE).contains(&level) {
+        Ok(level as usize)
+    } else {
+        Err(err!(
+            MPI_T_ERR_INVALID,
+            "cb_safety={level} is not an MPI_T_CB_REQUIRE_* level"
+        ))
+    }
+}
+
+#[mpi_fn(tools)]
+#[no_mangle]
+pub unsafe extern "C" fn MPI_T_event_get_num(num_events: *mut c_int) -> c_int {
+    ready()?;
+    *out_arg(num_events, "num_events")? = EVENTS.len() as c_int;
+    Ok(())
 }
 
 #[mpi_fn(tools)]
@@ -1275,15 +1338,30 @@ pub unsafe extern "C" fn MPI_T_event_get_info(
     bind: *mut c_int,
 ) -> c_int {
     ready()?;
-    let _ = (
-        name,
-        name_len,
-        verbosity,
-        array_of_datatypes,
-        array_of_displacements,
-    );
-    let _ = (num_elements, enumtype, info, desc, desc_len, bind);
-    Err(no_event(event_index))
+    let e = &EVENTS[index(&EVENTS, event_index, "event")?];
+    put_str(name, name_len, e.name);
+    put(verbosity, MPI_T_VERBOSITY_USER_DETAIL);
+    if !num_elements.is_null() {
+        // SAFETY: non-NULL: the arrays' length on input (the caller's contract).
+        let room = unsafe { *num_elements }.max(0) as usize;
+        for (k, &(dt, disp)) in e.elements.iter().enumerate().take(room) {
+            // SAFETY: each non-NULL array holds `room` entries.
+            unsafe {
+                if !array_of_datatypes.is_null() {
+                    *array_of_datatypes.add(k) = dt;
+                }
+                if !array_of_displacements.is_null() {
+                    *array_of_displacements.add(k) = disp;
+                }
+            }
+        }
+        put(num_elements, e.elements.len() as c_int);
+    }
+    put(enumtype, std::ptr::null_mut());
+    put(info, MPI_INFO_NULL);
+    put_str(desc, desc_len, e.desc);
+    put(bind, MPI_T_BIND_NO_OBJECT);
+    Ok(())
 }
 
 #[mpi_fn(tools)]
@@ -1294,8 +1372,12 @@ pub unsafe extern "C" fn MPI_T_event_get_index(
 ) -> c_int {
     ready()?;
     let n = name_arg(name)?;
-    let _ = event_index;
-    Err(err!(MPI_T_ERR_INVALID_NAME, "no event type is named {n:?}"))
+    let i = EVENTS
+        .iter()
+        .position(|e| e.name == n)
+        .ok_or_else(|| err!(MPI_T_ERR_INVALID_NAME, "no event type is named {n:?}"))?;
+    *out_arg(event_index, "event_index")? = i as c_int;
+    Ok(())
 }
 
 #[mpi_fn(tools)]
@@ -1307,8 +1389,12 @@ pub unsafe extern "C" fn MPI_T_event_handle_alloc(
     event_registration: *mut MPI_T_event_registration,
 ) -> c_int {
     ready()?;
-    let _ = (obj_handle, info, event_registration);
-    Err(no_event(event_index))
+    // Every event type is bound to no object: obj_handle and info are not used.
+    let _ = (obj_handle, info);
+    let i = index(&EVENTS, event_index, "event")?;
+    let out = out_arg(event_registration, "event_registration")?;
+    *out = ev::alloc(i);
+    Ok(())
 }
 
 #[mpi_fn(tools)]
@@ -1319,7 +1405,7 @@ pub unsafe extern "C" fn MPI_T_event_handle_set_info(
 ) -> c_int {
     ready()?;
     let _ = info;
-    Err(no_registration(event_registration))
+    ev::with(event_registration, |_| ()).ok_or_else(|| no_registration(event_registration))
 }
 
 #[mpi_fn(tools)]
@@ -1329,8 +1415,9 @@ pub unsafe extern "C" fn MPI_T_event_handle_get_info(
     info_used: *mut MPI_Info,
 ) -> c_int {
     ready()?;
-    let _ = info_used;
-    Err(no_registration(event_registration))
+    ev::with(event_registration, |_| ()).ok_or_else(|| no_registration(event_registration))?;
+    *out_arg(info_used, "info_used")? = MPI_INFO_NULL;
+    Ok(())
 }
 
 #[mpi_fn(tools)]
@@ -1343,8 +1430,18 @@ pub unsafe extern "C" fn MPI_T_event_register_callback(
     event_cb_function: *mut MPI_T_event_cb_function,
 ) -> c_int {
     ready()?;
-    let _ = (cb_safety, info, user_data, event_cb_function);
-    Err(no_registration(event_registration))
+    let _ = info;
+    let level = safety(cb_safety)?;
+    let cb = (!event_cb_function.is_null()).then(|| {
+        // SAFETY: a non-NULL MPI_T_event_cb_function (the caller's contract).
+        let f: ev::Callback = unsafe { std::mem::transmute(event_cb_function) };
+        (f, user_data as usize)
+    });
+    if ev::set_callback(event_registration, level, cb) {
+        Ok(())
+    } else {
+        Err(no_registration(event_registration))
+    }
 }
 
 #[mpi_fn(tools)]
@@ -1355,8 +1452,9 @@ pub unsafe extern "C" fn MPI_T_event_callback_set_info(
     info: MPI_Info,
 ) -> c_int {
     ready()?;
-    let _ = (cb_safety, info);
-    Err(no_registration(event_registration))
+    let _ = info;
+    safety(cb_safety)?;
+    ev::with(event_registration, |_| ()).ok_or_else(|| no_registration(event_registration))
 }
 
 #[mpi_fn(tools)]
@@ -1367,8 +1465,10 @@ pub unsafe extern "C" fn MPI_T_event_callback_get_info(
     info_used: *mut MPI_Info,
 ) -> c_int {
     ready()?;
-    let _ = (cb_safety, info_used);
-    Err(no_registration(event_registration))
+    safety(cb_safety)?;
+    ev::with(event_registration, |_| ()).ok_or_else(|| no_registration(event_registration))?;
+    *out_arg(info_used, "info_used")? = MPI_INFO_NULL;
+    Ok(())
 }
 
 #[mpi_fn(tools)]
@@ -1379,8 +1479,18 @@ pub unsafe extern "C" fn MPI_T_event_handle_free(
     free_cb_function: *mut MPI_T_event_free_cb_function,
 ) -> c_int {
     ready()?;
-    let _ = (user_data, free_cb_function);
-    Err(no_registration(event_registration))
+    if !ev::free(event_registration) {
+        return Err(no_registration(event_registration));
+    }
+    if !free_cb_function.is_null() {
+        // SAFETY: a non-NULL MPI_T_event_free_cb_function (the caller's contract).
+        let f: unsafe extern "C" fn(*mut c_void, c_int, *mut c_void) =
+            unsafe { std::mem::transmute(free_cb_function) };
+        // Called here, in the tool's own call: no restriction on it.
+        // SAFETY: the tool's callback with the standard's arguments.
+        unsafe { f(event_registration, MPI_T_CB_REQUIRE_NONE, user_data) };
+    }
+    Ok(())
 }
 
 #[mpi_fn(tools)]
@@ -1390,8 +1500,13 @@ pub unsafe extern "C" fn MPI_T_event_set_dropped_handler(
     dropped_cb_function: *mut MPI_T_event_dropped_cb_function,
 ) -> c_int {
     ready()?;
-    let _ = dropped_cb_function;
-    Err(no_registration(event_registration))
+    let cb = (!dropped_cb_function.is_null()).then(|| {
+        // SAFETY: a non-NULL MPI_T_event_dropped_cb_function (the caller's contract).
+        let f: ev::Dropped = unsafe { std::mem::transmute(dropped_cb_function) };
+        f
+    });
+    ev::with(event_registration, |r| r.dropped_cb = cb)
+        .ok_or_else(|| no_registration(event_registration))
 }
 
 #[mpi_fn(tools)]
@@ -1401,9 +1516,17 @@ pub unsafe extern "C" fn MPI_T_event_read(
     element_index: c_int,
     buffer: *mut c_void,
 ) -> c_int {
-    ready()?;
-    let _ = (element_index, buffer);
-    Err(no_instance(event_instance))
+    let inst = instance(event_instance)?;
+    let e = &EVENTS[inst.kind];
+    let k = index(e.elements, element_index, "element")?;
+    let (dt, disp) = e.elements[k];
+    let size = if dt == MPI_UINT64_T { 8 } else { 4 };
+    let bytes = event_bytes(inst);
+    let out = out_arg(buffer.cast::<u8>(), "buffer")?;
+    // SAFETY: `buffer` holds one element of the element's datatype (the
+    // caller's contract); `bytes` holds every element.
+    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr().add(disp as usize), out, size) };
+    Ok(())
 }
 
 #[mpi_fn(tools)]
@@ -1412,9 +1535,12 @@ pub unsafe extern "C" fn MPI_T_event_copy(
     event_instance: MPI_T_event_instance,
     buffer: *mut c_void,
 ) -> c_int {
-    ready()?;
-    let _ = buffer;
-    Err(no_instance(event_instance))
+    let bytes = event_bytes(instance(event_instance)?);
+    let out = out_arg(buffer.cast::<u8>(), "buffer")?;
+    // SAFETY: `buffer` holds the event's elements at their displacements
+    // (the caller's contract), `bytes.len()` bytes.
+    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), out, bytes.len()) };
+    Ok(())
 }
 
 #[mpi_fn(tools)]
@@ -1423,9 +1549,9 @@ pub unsafe extern "C" fn MPI_T_event_get_timestamp(
     event_instance: MPI_T_event_instance,
     event_timestamp: *mut MPI_Count,
 ) -> c_int {
-    ready()?;
-    let _ = event_timestamp;
-    Err(no_instance(event_instance))
+    let inst = instance(event_instance)?;
+    *out_arg(event_timestamp, "event_timestamp")? = inst.time_ns;
+    Ok(())
 }
 
 #[mpi_fn(tools)]
@@ -1434,7 +1560,8 @@ pub unsafe extern "C" fn MPI_T_event_get_source(
     event_instance: MPI_T_event_instance,
     source_index: *mut c_int,
 ) -> c_int {
-    ready()?;
-    let _ = source_index;
-    Err(no_instance(event_instance))
+    instance(event_instance)?;
+    // The one source: this process's monotonic clock.
+    *out_arg(source_index, "source_index")? = 0;
+    Ok(())
 }

@@ -231,10 +231,11 @@ impl State {
     /// The tools interface's counters of a message that found no receive
     /// (now in the unexpected queue).
     #[inline(always)]
-    fn note_unexpected(&self) {
+    fn note_unexpected(&self, w: usize, tag: i32, bytes: usize) {
         use crate::core::profile::{pv, pv_add, pv_level};
         pv_add(pv::UNEXPECTED, 1);
         pv_level(pv::UNEXPECTED_HWM, self.matcher.unexpected_len() as u64);
+        crate::core::profile::unexpected_arrived(w as i64, tag as i64, bytes as u64);
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -273,7 +274,7 @@ impl State {
                 }
             }
             None => {
-                self.note_unexpected();
+                self.note_unexpected(w, tag, total);
                 self.next_uid += 1;
                 let mut data = Vec::with_capacity(total);
                 append(&mut data, first);
@@ -372,7 +373,7 @@ impl State {
                 ipc,
             ),
             None => {
-                self.note_unexpected();
+                self.note_unexpected(w, h.tag, h.total as usize);
                 self.next_uid += 1;
                 self.unexp.insert(
                     uid,
