@@ -3,10 +3,13 @@
  * send (MPI_Isend, MPI_Issend, MPI_Ibsend), from MPI_Wait, MPI_Waitall,
  * MPI_Waitany and MPI_Test alike,
  * eager, rendezvous and derived types; an unchanged one is not; a freed
- * request is not followed. Without the variable nothing is checked (the
+ * request is not followed. Nonblocking collectives' send buffers alike
+ * (MPI_Iallreduce on every rank, MPI_Ibcast at its root; receive buffers
+ * and in-place ones are not followed). Without the variable nothing is checked (the
  * same changes pass). With BUFCHECK_FATAL=1 the first change goes to the
- * default (fatal) error handler, whose message the testlist checks.
- * 2 ranks: rank 0 sends, rank 1 receives. */
+ * default (fatal) error handler, whose message the testlist checks
+ * (BUFCHECK_FATAL=coll: the first collective's).
+ * 2 or 3 ranks: rank 0 sends, rank 1 receives; the collectives on all. */
 #include "util.h"
 
 static int rank;
@@ -36,7 +39,11 @@ int main(int argc, char **argv) {
     MPI_Datatype vec;
     MPI_Type_vector(100, 2, 5, MPI_INT, &vec);
     MPI_Type_commit(&vec);
-    if (rank == 0) {
+    /* BUFCHECK_FATAL=coll: the collectives' change is the first. */
+    const char *fatal = getenv("BUFCHECK_FATAL");
+    int coll_first = fatal && !strcmp(fatal, "coll");
+    if (coll_first) {
+    } else if (rank == 0) {
         static char bsend[1 << 16];
         MPI_Buffer_attach(bsend, sizeof bsend);
         MPI_Request q, qs[3];
@@ -96,6 +103,31 @@ int main(int argc, char **argv) {
         MPI_Barrier(MPI_COMM_WORLD);
     } else {
         MPI_Barrier(MPI_COMM_WORLD);
+    }
+    /* Nonblocking collectives: unchanged, then changed after the start. */
+    {
+        int size;
+        MPI_Comm_size(MPI_COMM_WORLD, &size);
+        for (int i = 0; i < 100; i++) a[i] = rank + i;
+        MPI_Request q;
+        MPI_Iallreduce(a, b, 100, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q);
+        CHECK(MPI_Wait(&q, MPI_STATUS_IGNORE) == MPI_SUCCESS, "unchanged iallreduce");
+        CHECK(b[7] == size * 7 + size * (size - 1) / 2, "iallreduce gave %d", b[7]);
+        MPI_Iallreduce(a, b, 100, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q);
+        a[50] += 1;
+        expect(MPI_Wait(&q, MPI_STATUS_IGNORE), "iallreduce send buffer changed", "MPI_Iallreduce");
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Ibcast(a, 100, MPI_INT, 0, MPI_COMM_WORLD, &q);
+        if (rank == 0) {
+            a[99] = -5;
+            expect(MPI_Wait(&q, MPI_STATUS_IGNORE), "ibcast root buffer changed", "MPI_Ibcast");
+        } else {
+            CHECK(MPI_Wait(&q, MPI_STATUS_IGNORE) == MPI_SUCCESS, "ibcast receive buffer (written by the call)");
+        }
+        /* In place: the buffer is written by the call, not followed. */
+        for (int i = 0; i < 100; i++) b[i] = 1;
+        MPI_Iallreduce(MPI_IN_PLACE, b, 100, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q);
+        CHECK(MPI_Wait(&q, MPI_STATUS_IGNORE) == MPI_SUCCESS && b[0] == size, "iallreduce in place gave %d", b[0]);
     }
     MPI_Type_free(&vec);
     free(a);

@@ -5,7 +5,10 @@
 //! a derived type; device buffers are not checked) under the request's
 //! handle; the call that completes the request (the Wait and Test
 //! families) computes it again and reports a difference as
-//! `MPI_ERR_BUFFER` on the send's communicator, naming the send.
+//! `MPI_ERR_BUFFER` on the send's communicator, naming the send. The
+//! nonblocking collectives likewise note the user memory their schedule
+//! only reads (its send buffers, contiguous ones: a packed copy is taken
+//! at the start anyway) and check it when their request completes.
 //! `MPI_Request_free` forgets a request (its completion is not seen).
 //! Off, each of those calls pays one relaxed load (`on`).
 
@@ -25,12 +28,40 @@ pub fn on() -> bool {
 }
 
 struct Entry {
-    buf: usize,
-    count: c_int,
-    datatype: MPI_Datatype,
+    src: Src,
     comm: MPI_Comm,
     sum: u64,
     what: String,
+}
+
+/// What a followed request's buffer is.
+enum Src {
+    /// A send's `count` elements of `datatype` at `buf`.
+    Typed {
+        buf: usize,
+        count: c_int,
+        datatype: MPI_Datatype,
+    },
+    /// A collective's byte ranges (address, bytes).
+    Bytes(Vec<(usize, usize)>),
+}
+
+impl Src {
+    fn sum(&self) -> Option<u64> {
+        match *self {
+            Src::Typed {
+                buf,
+                count,
+                datatype,
+            } => sum_of(buf as *const c_void, count, datatype),
+            Src::Bytes(ref r) => Some(r.iter().fold(0u64, |h, &(p, n)| {
+                // SAFETY: ranges the collective reads from user memory,
+                // which its request keeps valid until it completes (MPI's rule).
+                let b = unsafe { std::slice::from_raw_parts(p as *const u8, n) };
+                h.rotate_left(7) ^ checksum(b)
+            })),
+        }
+    }
 }
 
 static FOLLOWED: Mutex<Option<HashMap<MPI_Request, Entry>>> = Mutex::new(None);
@@ -121,12 +152,47 @@ fn follow(
     FOLLOWED.lock().get_or_insert_with(HashMap::new).insert(
         h,
         Entry {
-            buf: buf as usize,
-            count,
-            datatype,
+            src: Src::Typed {
+                buf: buf as usize,
+                count,
+                datatype,
+            },
             comm,
             sum,
             what,
+        },
+    );
+}
+
+/// A nonblocking collective (`func`, on `comm`) started as request `h`,
+/// whose schedule only reads the host memory `ranges`: followed while the
+/// check is on (the caller asks `on` first).
+#[cold]
+pub fn note_collective(h: MPI_Request, func: &str, ranges: Vec<(usize, usize)>, comm: MPI_Comm) {
+    if h == MPI_REQUEST_NULL || ranges.is_empty() {
+        return;
+    }
+    if ranges
+        .iter()
+        .any(|&(p, _)| crate::gpu::classify(p as *const u8, 0) != crate::gpu::MemKind::Host)
+    {
+        return;
+    }
+    let src = Src::Bytes(ranges);
+    let Some(sum) = src.sum() else { return };
+    let label = crate::core::runtime::try_with(|st| {
+        st.comm(comm)
+            .map(crate::core::hang::label)
+            .unwrap_or_else(|_| format!("{comm:#x}"))
+    })
+    .unwrap_or_default();
+    FOLLOWED.lock().get_or_insert_with(HashMap::new).insert(
+        h,
+        Entry {
+            src,
+            comm,
+            sum,
+            what: format!("{func}(comm={label})"),
         },
     );
 }
@@ -193,11 +259,16 @@ fn after(snap: Option<Vec<MPI_Request>>, reqs: *const MPI_Request) -> Result<()>
             .collect()
     };
     for e in done {
-        let again = sum_of(e.buf as *const c_void, e.count, e.datatype);
+        let again = e.src.sum();
         if again.is_some_and(|s| s != e.sum) {
+            let what = if matches!(e.src, Src::Bytes(_)) {
+                "collective"
+            } else {
+                "send"
+            };
             return Err(err!(
                 MPI_ERR_BUFFER,
-                "the send buffer of {} was modified before the send completed (OXMPI_CHECK_BUFFERS)",
+                "the send buffer of {} was modified before the {what} completed (OXMPI_CHECK_BUFFERS)",
                 e.what
             )
             .on_comm(e.comm));

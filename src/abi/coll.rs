@@ -812,16 +812,22 @@ fn launch(comm: MPI_Comm, s: Sched, request: Option<*mut MPI_Request>) -> Result
             if r.is_null() {
                 return Err(err!(MPI_ERR_ARG, "request=NULL"));
             }
+            let reads = super::bufcheck::on().then(|| s.read_only_user());
             let rid = with(|st| {
                 let rid = sched::start(st, comm, s);
                 st.progress();
                 Ok(rid)
             })?;
-            out(
-                r,
-                "request",
-                super::handles::make(super::handles::KIND_REQUEST, rid),
-            )
+            let h = super::handles::make(super::handles::KIND_REQUEST, rid);
+            if let Some(ranges) = reads {
+                super::bufcheck::note_collective(
+                    h,
+                    crate::core::hang::current_call(),
+                    ranges,
+                    comm,
+                );
+            }
+            out(r, "request", h)
         }
     }
 }

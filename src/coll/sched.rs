@@ -103,6 +103,60 @@ pub struct Sched {
 }
 
 impl Sched {
+    /// The user memory this schedule reads and never writes, as
+    /// (address, bytes) ranges: a nonblocking collective's send buffers,
+    /// for the buffer check (`abi::bufcheck`).
+    pub fn read_only_user(&self) -> Vec<(usize, usize)> {
+        let (mut reads, mut writes) = (Vec::new(), Vec::new());
+        let esize = self.operand.size;
+        for step in self.stages.iter().flatten() {
+            match *step {
+                Step::Send {
+                    at: Loc::User(p),
+                    len,
+                    ..
+                } => reads.push((p as usize, len)),
+                Step::Recv {
+                    at: Loc::User(p),
+                    len,
+                    ..
+                } => writes.push((p as usize, len)),
+                Step::Copy { src, dst, len } => {
+                    if let Loc::User(p) = src {
+                        reads.push((p as usize, len));
+                    }
+                    if let Loc::User(p) = dst {
+                        writes.push((p as usize, len));
+                    }
+                }
+                Step::Reduce { src, dst, count } => {
+                    if let Loc::User(p) = src {
+                        reads.push((p as usize, count * esize));
+                    }
+                    if let Loc::User(p) = dst {
+                        writes.push((p as usize, count * esize));
+                    }
+                }
+                Step::Unpack {
+                    ref ty, count, dst, ..
+                } => {
+                    let span =
+                        (ty.true_ub - ty.true_lb) + ty.extent() * (count as isize - 1).max(0);
+                    writes.push((
+                        (dst as usize).wrapping_add_signed(ty.true_lb),
+                        span.max(0) as usize,
+                    ));
+                }
+                _ => {}
+            }
+        }
+        let overlaps = |a: &(usize, usize), b: &(usize, usize)| a.0 < b.0 + b.1 && b.0 < a.0 + a.1;
+        reads.retain(|r| r.1 > 0 && !writes.iter().any(|w| overlaps(r, w)));
+        reads.sort_unstable();
+        reads.dedup();
+        reads
+    }
+
     pub fn new(ctx: u32, tag: i32, world: Vec<i32>, rank: usize) -> Sched {
         Sched {
             ctx,

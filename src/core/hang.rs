@@ -98,6 +98,11 @@ pub fn entering(name: &'static &'static str) {
     CALL.store(name as *const &'static str as *mut &'static str, Relaxed);
 }
 
+/// The MPI function last entered in this process ("" before any).
+pub fn current_call() -> &'static str {
+    call()
+}
+
 /// The MPI function last entered ("" before any).
 fn call() -> &'static str {
     let p = CALL.load(Relaxed);
