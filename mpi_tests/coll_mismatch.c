@@ -132,6 +132,28 @@ int main(int argc, char **argv) {
         free(sa); free(ra);
     }
 
+    /* Neighbourhood collectives on a periodic ring: rank 1 sends 2 ints
+       per neighbour where its neighbours expect 1; then agreeing calls
+       (also on a ring of 2, where both neighbours are one rank). */
+    {
+        MPI_Comm ring;
+        int dims[1] = {size}, periods[1] = {1};
+        MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring);
+        MPI_Comm_set_errhandler(ring, MPI_ERRORS_RETURN);
+        int sbuf[8] = {rank, rank, rank, rank}, rbuf[8] = {0};
+        rc = MPI_Neighbor_alltoall(sbuf, rank == 1 ? 2 : 1, MPI_INT, rbuf, 1, MPI_INT, ring);
+        expect_error(rc, MPI_ERR_TYPE, "neighbor_alltoall pairs");
+        int lo, hi;
+        MPI_Cart_shift(ring, 0, 1, &lo, &hi);
+        CHECK(MPI_Neighbor_allgather(&rank, 1, MPI_INT, rbuf, 1, MPI_INT, ring) == MPI_SUCCESS,
+              "neighbor_allgather that agrees");
+        CHECK(rbuf[0] == lo && rbuf[1] == hi, "neighbor_allgather gave %d %d", rbuf[0], rbuf[1]);
+        int nc[2] = {1, 1}, nd[2] = {0, 1};
+        CHECK(MPI_Neighbor_alltoallv(sbuf, nc, nd, MPI_INT, rbuf, nc, nd, MPI_INT, ring) == MPI_SUCCESS,
+              "neighbor_alltoallv that agrees");
+        MPI_Comm_free(&ring);
+    }
+
     /* Nonblocking forms, named as called. */
     MPI_Request q = MPI_REQUEST_NULL;
     if (rank == 0) rc = MPI_Ibcast(a, 4, MPI_INT, 0, MPI_COMM_WORLD, &q);

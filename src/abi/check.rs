@@ -19,8 +19,8 @@
 //! and an allgather of the findings gives every rank the same error
 //! ("MPI_Alltoallv: rank 2 sends 3 x MPI_INT (12 bytes) to rank 0, which
 //! expects 2 x MPI_INT (8 bytes) from it"). The neighbourhood collectives
-//! are compared by collective only. Off, each collective pays one relaxed
-//! load.
+//! likewise, the blocks between two ranks (one per edge) taken as one.
+//! Off, each collective pays one relaxed load.
 
 use super::consts::*;
 use super::{MPI_Comm, MPI_Datatype, MPI_Op};
@@ -110,6 +110,24 @@ pub fn sig(count: impl Into<i64>, dt: MPI_Datatype) -> Option<Sig> {
     })
 }
 
+impl Sig {
+    /// Two blocks between one pair of ranks as one (a neighbourhood
+    /// collective's edges between them): their bytes and elements summed;
+    /// compared as a whole, whatever the blocks' order.
+    pub fn and(self, o: Sig) -> Sig {
+        Sig {
+            count: self.count + o.count,
+            dt: if self.dt == o.dt { self.dt } else { MIXED },
+            bytes: self.bytes + o.bytes,
+            hash: self.hash.wrapping_add(o.hash),
+            untyped: self.untyped || o.untyped,
+        }
+    }
+}
+
+/// The datatype of a `Sig` made of blocks of different types.
+const MIXED: u64 = u64::MAX;
+
 /// What a collective's ranks must agree on beyond the collective itself.
 pub enum Shape {
     /// Nothing more (barrier, v and w forms, neighbourhood collectives).
@@ -144,12 +162,12 @@ pub enum Shape {
     },
 }
 
-/// Whether the entry point this thread is in is a v or w collective
-/// (not a neighbourhood one), whose builder describes its call as
-/// `Shape::Pairs` (called only with the checks on).
+/// Whether the entry point this thread is in is a v or w collective or a
+/// neighbourhood one, whose builder describes its call as `Shape::Pairs`
+/// (called only with the checks on).
 pub fn per_peer() -> bool {
     family_of(CURRENT.with(|c| c.get()))
-        .is_some_and(|f| (f.ends_with('v') || f.ends_with('w')) && !f.starts_with("MPI_Neighbor"))
+        .is_some_and(|f| f.ends_with('v') || f.ends_with('w') || f.starts_with("MPI_Neighbor"))
 }
 
 const WORDS: usize = 19;
@@ -230,12 +248,7 @@ fn checked(
     let Some(family) = family_of(name) else {
         return Ok(Guard(false));
     };
-    // The neighbourhood collectives: the collective only.
-    let shape = if family.starts_with("MPI_Neighbor") {
-        Shape::None
-    } else {
-        shape()
-    };
+    let shape = shape();
     let (inter, size, label) = crate::core::runtime::with(|st| {
         let c = st.comm(comm)?;
         let label = match comm {
@@ -574,6 +587,7 @@ fn called(d: &Desc) -> &'static str {
 fn sig_text(s: &Option<Sig>) -> String {
     match s {
         None => "MPI_IN_PLACE".into(),
+        Some(s) if s.dt == MIXED => format!("{} bytes of several datatypes", s.bytes),
         Some(s) => {
             let dt = s.dt as u32 as c_int;
             let builtin = crate::base::type_names::builtin_name(dt);

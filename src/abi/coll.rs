@@ -2165,7 +2165,6 @@ fn alltoallw_s(
 ) -> Result<Sched> {
     let _check = super::check::collective(comm, None, None, || {
         if !super::check::per_peer() {
-            // The neighbourhood collectives.
             return super::check::Shape::None;
         }
         let sigs = |b: &[(i64, MPI_Datatype, isize)]| -> Vec<_> {
@@ -2179,7 +2178,28 @@ fn alltoallw_s(
         } else {
             sigs(sblocks)
         };
-        super::check::Shape::Pairs { send, recv }
+        match &peers {
+            None => super::check::Shape::Pairs { send, recv },
+            // A neighbourhood collective: its blocks per edge, summed per
+            // pair of ranks.
+            Some((srcs, dsts)) => {
+                let n = basic_size(comm).unwrap_or(0);
+                let per_rank = |ranks: &[i32], blocks: Vec<Option<super::check::Sig>>| {
+                    let mut v: Vec<Option<super::check::Sig>> = vec![None; n];
+                    for (&r, b) in ranks.iter().zip(blocks) {
+                        let slot = usize::try_from(r).ok().and_then(|r| v.get_mut(r));
+                        if let (Some(slot), Some(b)) = (slot, b) {
+                            *slot = Some(slot.map_or(b, |a| a.and(b)));
+                        }
+                    }
+                    v
+                };
+                super::check::Shape::Pairs {
+                    send: per_rank(dsts, send),
+                    recv: per_rank(srcs, recv),
+                }
+            }
+        }
     })?;
     // Whether the neighbours come from a Cartesian topology (see below).
     let mut cart = false;
