@@ -164,6 +164,23 @@ alias!(init_thread(required: *const c_int, provided: *mut c_int, ierr: *mut c_in
     mpi_init_thread_, mpi_init_thread__, mpi_init_thread, MPI_INIT_THREAD,
     pmpi_init_thread_, pmpi_init_thread__, pmpi_init_thread, PMPI_INIT_THREAD);
 
+/// MPI_PCONTROL(LEVEL): no IERROR in any Fortran binding (C's form is
+/// variadic, so the generated layer has no entry point for it).
+unsafe fn pcontrol(level: *const c_int) {
+    // SAFETY: Fortran passes LEVEL by reference.
+    let l = if level.is_null() {
+        0
+    } else {
+        unsafe { *level }
+    };
+    // SAFETY: MPI_Pcontrol takes any level.
+    unsafe { crate::abi::misc::MPI_Pcontrol(l) };
+}
+
+alias!(pcontrol(level: *const c_int);
+    mpi_pcontrol_, mpi_pcontrol__, mpi_pcontrol, MPI_PCONTROL,
+    pmpi_pcontrol_, pmpi_pcontrol__, pmpi_pcontrol, PMPI_PCONTROL);
+
 // Attributes from Fortran: values are INTEGER(KIND=MPI_ADDRESS_KIND), callbacks
 // take every argument by reference and report through a trailing ierror.
 
