@@ -167,10 +167,10 @@ alias!(init_thread(required: *const c_int, provided: *mut c_int, ierr: *mut c_in
 /// MPI_PCONTROL(LEVEL): no IERROR in any Fortran binding (C's form is
 /// variadic, so the generated layer has no entry point for it).
 unsafe fn pcontrol(level: *const c_int) {
-    // SAFETY: Fortran passes LEVEL by reference.
     let l = if level.is_null() {
         0
     } else {
+        // SAFETY: Fortran passes LEVEL by reference (non-NULL here).
         unsafe { *level }
     };
     // SAFETY: MPI_Pcontrol takes any level.
