@@ -106,6 +106,9 @@ pub struct Request {
     pub user_freed: bool,
     /// Buffered send: the region of the attached buffer it occupies.
     pub bsend_region: Option<u32>,
+    /// The user's request of a buffered send (complete at once): where its
+    /// message went (world rank, header token), for MPI_Cancel.
+    pub bsend_msg: Option<(u32, u64)>,
     /// Rendezvous send: the world rank it goes to, counted in
     /// `State::rndv_out` until the request completes.
     pub rndv_peer: Option<u32>,
@@ -415,6 +418,7 @@ impl Request {
             persist: None,
             user_freed: false,
             bsend_region: None,
+            bsend_msg: None,
             rndv_peer: None,
             posted: false,
             staged: None,

@@ -153,6 +153,9 @@ pub struct State {
     /// Cancels of fast-path sends in flight: header token -> the request
     /// made for the answer.
     pub fast_cancels: HashMap<u64, ReqId>,
+    /// Cancels of buffered sends in flight: the message's header token ->
+    /// the user's request, which completes with the answer.
+    pub bsend_cancels: HashMap<u64, ReqId>,
     pub errhandlers: Slab<ErrhFn>,
     pub bsend: Option<Bsend>,
     pub thread_level: c_int,
@@ -258,6 +261,7 @@ impl State {
             fast_ring: vec![(u32::MAX, 0); p2p::FAST_RING],
             fast_seq: 0,
             fast_cancels: HashMap::new(),
+            bsend_cancels: HashMap::new(),
             errhandlers: Slab::default(),
             bsend: None,
             thread_level,

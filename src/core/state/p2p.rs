@@ -788,9 +788,52 @@ impl State {
         true
     }
 
+    /// MPI_Cancel of buffered send `rid` (complete since the call), whose
+    /// message (header token `msg`, to world rank `w`) went out from the
+    /// attached buffer: the user's request waits for the receiver's answer
+    /// again, and the message's own request, if it is still sending,
+    /// completes with a drop (its region of the buffer then freed).
+    fn cancel_bsend(&mut self, rid: ReqId, w: usize, msg: u64) {
+        let r = self.reqs.get(rid).unwrap();
+        if r.cancel != 0 || r.status.cancelled || w == u32::MAX as usize {
+            return;
+        }
+        let inner = self.reqs.from_token(msg);
+        // A rendezvous over UCX: the link holds the buffer (as for any send).
+        let link = self.net.link(w);
+        let ucx_rndv = inner
+            .and_then(|i| self.reqs.get(i))
+            .is_some_and(|i| i.rndv_peer.is_some());
+        if !matches!(
+            link,
+            Link::Local | Link::Shm(_) | Link::Loopback | Link::Ucx
+        ) || (link == Link::Ucx && ucx_rndv)
+        {
+            return;
+        }
+        let r = self.reqs.get_mut(rid).unwrap();
+        r.cancel = 2;
+        r.done = false;
+        self.bsend_cancels.insert(msg, rid);
+        if let Some(i) = inner.and_then(|i| self.reqs.get_mut(i)) {
+            if i.cancel == 0 && !i.done {
+                i.cancel = 1;
+            }
+        }
+        self.ask_cancel(w, msg);
+    }
+
     /// The receiver answered the cancel of send `sreq`: the request
     /// completes, cancelled (its buffer no longer read) or as it would have.
     pub(super) fn cancel_answered(&mut self, sreq: u64, dropped: bool) {
+        if let Some(user) = self.bsend_cancels.remove(&sreq) {
+            // A buffered send's request: done again, cancelled or not.
+            if let Some(u) = self.reqs.get_mut(user) {
+                u.cancel = 0;
+                u.status.cancelled = dropped;
+                u.done = true;
+            }
+        }
         let rid = if sreq & FAST_SEND != 0 {
             self.fast_cancels.remove(&sreq)
         } else {
@@ -859,6 +902,10 @@ impl State {
         let Some(r) = self.reqs.get(rid) else {
             return;
         };
+        if let Some((w, msg)) = r.bsend_msg {
+            self.cancel_bsend(rid, w as usize, msg);
+            return;
+        }
         if r.cancel != 0
             || r.peer_w == u32::MAX
             || r.bsend_region.is_some()

@@ -101,8 +101,15 @@ impl State {
             // Attached buffers hold at most i32::MAX bytes (MPI_Buffer_attach's int size).
             inner.bsend_region = Some(off as u32);
             let irid = self.reqs.insert(inner);
+            let token = self.reqs.token(irid);
             // SAFETY: region holds `bytes` bytes until the inner request completes.
             unsafe { self.start_send(irid, comm, dest, tag, region, bytes, SendMode::Standard)? };
+            let w = self
+                .comm(comm)
+                .map_or(u32::MAX, |c| c.peer_world(dest) as u32);
+            if let Some(r) = self.reqs.get_mut(rid) {
+                r.bsend_msg = Some((w, token));
+            }
             self.complete(rid);
             return Ok(());
         }
