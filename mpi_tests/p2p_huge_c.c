@@ -1,7 +1,9 @@
 /* Counts above 2^31 - 1 in the large-count point-to-point forms: MPI_Send_c
  * / MPI_Recv_c of 3 GiB of MPI_BYTE and MPI_Isend_c / MPI_Irecv_c of
  * 2^31 + 10 MPI_CHAR, checked by content and by MPI_Get_count_c; a
- * receive too small for the message is MPI_ERR_TRUNCATE. Two ranks; a
+ * receive too small for the message is MPI_ERR_TRUNCATE; a partitioned
+ * send of 4 partitions of 2^29 + 4 MPI_CHAR (2^31 + 16 in all), the
+ * receive cut into 2 partitions, made ready in reverse. Two ranks; a
  * rank without the memory skips (and says so). */
 #include "util.h"
 #include <stdint.h>
@@ -91,6 +93,34 @@ int main(int argc, char **argv) {
             CHECK(cls == MPI_ERR_TRUNCATE, "truncated huge receive: class %d", cls);
         }
         free(b);
+    }
+    /* Partitioned, 2^31 + 16 elements in all. */
+    {
+        MPI_Count per = ((MPI_Count)1 << 29) + 4, all = 4 * per;
+        unsigned char *pb = malloc((size_t)all);
+        int ok = pb != NULL, every;
+        MPI_Allreduce(&ok, &every, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        if (!every) {
+            if (rank == 0) printf("skip: no memory for the partitioned message\n");
+        } else {
+            MPI_Request r;
+            if (rank == 0) {
+                hfill(pb, (size_t)all);
+                CHECK(MPI_Psend_init(pb, 4, per, MPI_CHAR, 1, 5, MPI_COMM_WORLD, MPI_INFO_NULL, &r) == MPI_SUCCESS,
+                      "psend_init of 2^31 + 16");
+                MPI_Start(&r);
+                for (int i = 3; i >= 0; i--) MPI_Pready(i, r);
+            } else {
+                memset(pb, 0, 4096);
+                CHECK(MPI_Precv_init(pb, 2, 2 * per, MPI_CHAR, 0, 5, MPI_COMM_WORLD, MPI_INFO_NULL, &r) == MPI_SUCCESS,
+                      "precv_init of 2^31 + 16");
+                MPI_Start(&r);
+            }
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+            if (rank == 1) CHECK(hcheck(pb, (size_t)all), "partitioned message: wrong contents");
+            MPI_Request_free(&r);
+        }
+        free(pb);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) printf("p2p_huge_c: OK\n");

@@ -59,22 +59,22 @@ impl Layout {
         if parts < 0 {
             return Err(err!(MPI_ERR_ARG, "partitions={parts} must be non-negative"));
         }
-        let total = (parts as i64)
-            .checked_mul(count)
-            .and_then(|n| c_int::try_from(n).ok())
-            .ok_or_else(|| {
-                err!(
-                    MPI_ERR_COUNT,
-                    "partitions={parts} x count={count} elements: counts above {} are not supported",
-                    c_int::MAX
-                )
-            })?;
-        let d = describe(buf, total, dt, "buf")?;
+        if count < 0 {
+            return Err(err!(MPI_ERR_COUNT, "count={count} must be non-negative"));
+        }
+        let total = (parts as i64).checked_mul(count).ok_or_else(|| {
+            err!(
+                MPI_ERR_COUNT,
+                "partitions={parts} x count={count} elements overflow"
+            )
+        })?;
+        // Above 2^31 - 1 elements in all: described as one element of a
+        // temporary type holding them (the bytes and layout are the same).
+        let big = super::large::big(total, dt, "partitions x count")?;
+        let d = describe(buf, big.count, big.dt, "buf")?;
         let t = super::datatype::lookup(dt)?;
-        let staged = d
-            .staged
-            .clone()
-            .or_else(|| (d.kind == MemKind::Device).then(|| t.clone()));
+        // Partitions are packed with the program's own type.
+        let staged = (d.staged.is_some() || d.kind == MemKind::Device).then(|| t.clone());
         Ok(Layout {
             buf: if staged.is_some() {
                 buf as *mut u8
