@@ -3,11 +3,22 @@
  * place, MPI_SUM) of 2^31 + 10 MPI_INT8_T, checked on every rank; then
  * MPI_Gather_c of 2^31 + 10 MPI_CHAR per rank to root 0 and MPI_Scatter_c
  * of as many back (the root holds size x that; one byte per element keeps
- * the test within the machine's memory). */
+ * the test within the machine's memory). MPI_Allreduce_c of 2^31 + 10
+ * MPI_INT8_T with a user op: the function sees MPI_INT8_T and at most
+ * 2^31 - 1 elements a call. */
 #include "util.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+static MPI_Datatype seen_dt = MPI_DATATYPE_NULL;
+static int max_len = 0;
+static void sum8(void *in, void *inout, int *len, MPI_Datatype *dt) {
+    seen_dt = *dt;
+    if (*len > max_len) max_len = *len;
+    signed char *a = in, *b = inout;
+    for (int i = 0; i < *len; i++) b[i] = (signed char)(b[i] + a[i]);
+}
 
 int main(int argc, char **argv) {
     int rank, size;
@@ -41,6 +52,19 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < (size_t)n && !bad; i += 4093)
         if (b[i] != want) bad = 1;
     CHECK(!bad && b[n - 1] == want && b[0] == want, "allreduce_c result %d, expected %d", b[n - 1], want);
+    /* The same with a user op. */
+    MPI_Op uop;
+    MPI_Op_create(sum8, 1, &uop);
+    memset(b, rank + 2, (size_t)n);
+    CHECK(MPI_Allreduce_c(MPI_IN_PLACE, b, n, MPI_INT8_T, uop, MPI_COMM_WORLD) == MPI_SUCCESS, "allreduce_c, user op");
+    want = (unsigned char)(size * (size + 3) / 2);
+    for (size_t i = 0; i < (size_t)n && !bad; i += 4093)
+        if (b[i] != want) bad = 1;
+    CHECK(!bad && b[n - 1] == want, "allreduce_c with a user op: %d, expected %d", b[n - 1], want);
+    if (size > 1)
+        CHECK(seen_dt == MPI_INT8_T && max_len > 0, "the user op saw datatype 0x%x, %d elements at most",
+              (unsigned)seen_dt, max_len);
+    MPI_Op_free(&uop);
     /* Scan and Exscan, in place: rank r gets the sum over ranks up to r
        (Exscan: before r). */
     memset(b, rank + 1, (size_t)n);

@@ -35,9 +35,31 @@ impl Big {
 impl Drop for Big {
     fn drop(&mut self) {
         if self.temp {
+            if let Some(m) = BIG_TYPES.lock().as_mut() {
+                m.remove(&self.dt);
+            }
             let _ = datatype::__oxmpi_body_MPI_Type_free(&mut self.dt);
         }
     }
+}
+
+/// The temporary types of `big` alive now: handle -> (the program's type,
+/// elements of it), so that a user op is called with the program's type
+/// (`of_big`). Only types for counts above 2^31 - 1 are here.
+static BIG_TYPES: parking_lot::Mutex<
+    Option<std::collections::HashMap<MPI_Datatype, (MPI_Datatype, i64)>>,
+> = parking_lot::Mutex::new(None);
+/// Whether `BIG_TYPES` ever held a type (a user op's reduction asks only then).
+static ANY_BIG: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The program's type and element count behind a temporary type of `big`.
+pub(crate) fn of_big(dt: MPI_Datatype) -> Option<(MPI_Datatype, i64)> {
+    // Relaxed: set before the type's handle is handed out (same thread, or
+    // through the lock of the handle table).
+    if !ANY_BIG.load(std::sync::atomic::Ordering::Relaxed) {
+        return None;
+    }
+    BIG_TYPES.lock().as_ref()?.get(&dt).copied()
 }
 
 pub(crate) fn big(
@@ -87,6 +109,12 @@ pub(crate) fn big(
         made?;
         datatype::__oxmpi_body_MPI_Type_commit(&mut t)?;
     }
+    BIG_TYPES
+        .lock()
+        .get_or_insert_with(Default::default)
+        .insert(t, (dt, count));
+    // Relaxed: see `of_big`.
+    ANY_BIG.store(true, std::sync::atomic::Ordering::Relaxed);
     Ok(Big {
         count: 1,
         dt: t,

@@ -84,6 +84,20 @@ pub fn operand(k: &OpKind, dt: MPI_Datatype, count: impl Into<i64>) -> Result<(O
         // A packed stream of elements is laid out as the user's buffers
         // only when the elements lie back to back from offset 0.
         OpKind::User(_) => {
+            // A count above 2^31 - 1 came as one element of a temporary
+            // type (`large::big`): the user's function sees its own type.
+            if let Some((orig, per)) = crate::abi::large::of_big(dt) {
+                let (osize, ot) = crate::abi::datatype::size_and_type(orig)?;
+                let native = ot.filter(|t| !t.is_dense());
+                return Ok((
+                    Operand {
+                        dt: orig,
+                        size: osize,
+                        native,
+                    },
+                    n * per as usize,
+                ));
+            }
             let dense = t.is_dense();
             Ok((
                 Operand {

@@ -67,16 +67,26 @@ pub fn apply(k: &OpKind, dt: c_int, count: usize, inbuf: &[u8], inout: &mut [u8]
             super::reduce_builtin(*o, e, count, inbuf, inout);
         }
         OpKind::User(u) => {
-            // SAFETY: both buffers hold `count` elements of `dt`, and the
-            // input is not written.
-            unsafe {
-                u.call(
-                    inbuf.as_ptr() as *mut c_void,
-                    inout.as_mut_ptr() as *mut c_void,
-                    count,
-                    dt,
-                )
-            };
+            // An int `len` holds at most 2^31 - 1: more elements go in
+            // pieces (the op is element-wise); the buffers hold `count`
+            // elements back to back.
+            let piece = if u.big { count } else { c_int::MAX as usize };
+            let stride = inout.len() / count;
+            let mut done = 0;
+            while done < count {
+                let n = (count - done).min(piece);
+                // SAFETY: both buffers hold `count` elements of `dt`,
+                // `stride` bytes apart; the input is not written.
+                unsafe {
+                    u.call(
+                        inbuf.as_ptr().add(done * stride) as *mut c_void,
+                        inout.as_mut_ptr().add(done * stride) as *mut c_void,
+                        n,
+                        dt,
+                    )
+                };
+                done += n;
+            }
         }
     }
     Ok(())
