@@ -755,6 +755,25 @@ impl Win {
             }
             return Ok(());
         }
+        let tg = self.target(r);
+        if tg.direct && !tg.device && t.is_contiguous(count) {
+            // Mapped and contiguous: reduced in place under the mutex (one
+            // pass over the target's elements, not a copy out and back).
+            return self.with_acc_lock(r, || {
+                let at = (addr as *mut u8).wrapping_offset(t.start());
+                // SAFETY: `place` checked that the `n` bytes from the data's
+                // start lie in the window memory, which this process maps;
+                // the mutex keeps other accumulates out.
+                let cur = unsafe { std::slice::from_raw_parts_mut(at, n) };
+                if let Some(f) = fetch {
+                    f.copy_from_slice(cur);
+                }
+                if a.op != MPI_NO_OP {
+                    crate::op::reduce_builtin(a.op, a.elem, n / a.esize, data, cur);
+                }
+                Ok(())
+            });
+        }
         self.with_acc_lock(r, || {
             // The target's elements: on the stack when few.
             let mut small = [0u8; 256];
