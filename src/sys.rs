@@ -269,27 +269,45 @@ fn backward_enabled() -> bool {
 /// (mod 4096) against 2048, best of 5 each (tens of microseconds, once):
 /// slow when more than twice as long.
 fn memcpy_offset_is_slow() -> bool {
-    const N: usize = 32 << 10;
-    let src = vec![1u8; N + 8192];
-    let mut dst = vec![2u8; N + 8192];
+    let copy = |src: *const u8, dst: *mut u8, n: usize| {
+        // SAFETY: `offset_probe` hands ranges inside its vectors.
+        unsafe { std::ptr::copy_nonoverlapping(src, dst, n) };
+        true
+    };
+    matches!(offset_probe(32 << 10, 2048, copy), Some((fast, slow)) if slow > fast * 2)
+}
+
+/// Best of 5 timings of `copy` of `n` bytes from a page-aligned source to
+/// a destination `far` bytes past a page boundary, then 16 bytes past one:
+/// (far, 16) in ns; None where `copy` fails.
+fn offset_probe(
+    n: usize,
+    far: usize,
+    mut copy: impl FnMut(*const u8, *mut u8, usize) -> bool,
+) -> Option<(u128, u128)> {
+    let src = vec![1u8; n + 8192];
+    let mut dst = vec![2u8; n + 8192];
     let s = (src.as_ptr() as usize).next_multiple_of(4096) - src.as_ptr() as usize;
     let d0 = (dst.as_ptr() as usize).next_multiple_of(4096) - dst.as_ptr() as usize;
     let mut time = |doff: usize| {
         let mut best = u128::MAX;
         for _ in 0..5 {
             let t = std::time::Instant::now();
-            // SAFETY: both ranges lie inside their vectors (offsets below
-            // 4096 + 2048, N bytes, vectors of N + 8192 bytes).
-            unsafe {
-                std::ptr::copy_nonoverlapping(src.as_ptr().add(s), dst.as_mut_ptr().add(doff), N)
-            };
+            // Both ranges lie inside their vectors (offsets below 4096 +
+            // 4096, n bytes, vectors of n + 8192 bytes).
+            if !copy(
+                src.as_ptr().wrapping_add(s),
+                dst.as_mut_ptr().wrapping_add(doff),
+                n,
+            ) {
+                return None;
+            }
             std::hint::black_box(&mut dst);
             best = best.min(t.elapsed().as_nanos());
         }
-        best
+        Some(best)
     };
-    let (fast, slow) = (time(d0 + 2048), time(d0 + 16));
-    slow > fast * 2
+    Some((time(d0 + far)?, time(d0 + 16)?))
 }
 
 static BOUNCE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
@@ -310,38 +328,13 @@ fn bounce_enabled() -> bool {
 /// 5 each (about 0.3 ms, once). The kernel's copy is what is probed: `rep
 /// movsb` in user space does not show the slow offset on the same CPU.
 fn cma_offset_is_slow() -> bool {
-    const N: usize = 64 << 10;
-    let src = vec![1u8; N + 8192];
-    let mut dst = vec![2u8; N + 8192];
-    let s = (src.as_ptr() as usize).next_multiple_of(4096) - src.as_ptr() as usize;
-    let d0 = (dst.as_ptr() as usize).next_multiple_of(4096) - dst.as_ptr() as usize;
     let me = pid();
-    let mut time = |doff: usize| {
-        let mut best = u128::MAX;
-        for _ in 0..5 {
-            let t = std::time::Instant::now();
-            // SAFETY: both ranges lie inside their vectors (offsets < 4096 + 16,
-            // N bytes, vectors of N + 8192 bytes).
-            let r = unsafe {
-                cma_direct(
-                    me,
-                    src.as_ptr() as usize + s,
-                    dst.as_mut_ptr().add(doff),
-                    N,
-                    false,
-                )
-            };
-            if r.is_err() {
-                return None;
-            }
-            best = best.min(t.elapsed().as_nanos());
-        }
-        Some(best)
+    let copy = |src: *const u8, dst: *mut u8, n: usize| {
+        // SAFETY: `offset_probe` hands ranges inside its vectors; this
+        // process reads its own memory.
+        unsafe { cma_direct(me, src as usize, dst, n, false) }.is_ok()
     };
-    match (time(d0), time(d0 + 16)) {
-        (Some(fast), Some(slow)) => slow > fast * 2,
-        _ => false,
-    }
+    matches!(offset_probe(64 << 10, 0, copy), Some((fast, slow)) if slow > fast * 2)
 }
 
 /// A CMA copy in pieces through a bounce buffer placed at the remote

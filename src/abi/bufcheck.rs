@@ -142,12 +142,7 @@ fn follow(
     let Some(sum) = sum_of(buf, count, datatype) else {
         return;
     };
-    let label = crate::core::runtime::try_with(|st| {
-        st.comm(comm)
-            .map(crate::core::hang::label)
-            .unwrap_or_else(|_| format!("{comm:#x}"))
-    })
-    .unwrap_or_default();
+    let label = comm_label(comm);
     let what = format!("{func}(buf={buf:p}, count={count}, dest={dest}, tag={tag}, comm={label})");
     FOLLOWED.lock().get_or_insert_with(HashMap::new).insert(
         h,
@@ -180,12 +175,7 @@ pub fn note_collective(h: MPI_Request, func: &str, ranges: Vec<(usize, usize)>, 
     }
     let src = Src::Bytes(ranges);
     let Some(sum) = src.sum() else { return };
-    let label = crate::core::runtime::try_with(|st| {
-        st.comm(comm)
-            .map(crate::core::hang::label)
-            .unwrap_or_else(|_| format!("{comm:#x}"))
-    })
-    .unwrap_or_default();
+    let label = comm_label(comm);
     FOLLOWED.lock().get_or_insert_with(HashMap::new).insert(
         h,
         Entry {
@@ -195,6 +185,16 @@ pub fn note_collective(h: MPI_Request, func: &str, ranges: Vec<(usize, usize)>, 
             what: format!("{func}(comm={label})"),
         },
     );
+}
+
+/// Communicator `comm` as the messages name it.
+fn comm_label(comm: MPI_Comm) -> String {
+    crate::core::runtime::try_with(|st| {
+        st.comm(comm)
+            .map(crate::core::hang::label)
+            .unwrap_or_else(|_| format!("{comm:#x}"))
+    })
+    .unwrap_or_default()
 }
 
 /// Stops following request `h` (freed by `MPI_Request_free`).

@@ -299,25 +299,7 @@ fn checked(
     put(&mut mine[11..17], b);
     mine[17] = counts;
     mine[18] = name_id;
-    let mut all = vec![0u64; WORDS * size];
-    // SAFETY: `mine` holds WORDS words and `all` WORDS per rank.
-    let rc = unsafe {
-        super::coll::MPI_Allgather(
-            mine.as_ptr().cast(),
-            WORDS as c_int,
-            MPI_UINT64_T,
-            all.as_mut_ptr().cast(),
-            WORDS as c_int,
-            MPI_UINT64_T,
-            comm,
-        )
-    };
-    if rc != MPI_SUCCESS {
-        return Err(err!(
-            MPI_ERR_OTHER,
-            "{name}: the collective check's exchange failed (error {rc})"
-        ));
-    }
+    let all = words(comm, &mine, WORDS, size, false, name)?;
     let d: Vec<Desc> = all.chunks(WORDS).map(Desc::from).collect();
     verdict(&d, &label)?;
     if let Some((send, recv)) = pairs {
@@ -325,6 +307,37 @@ fn checked(
         pairwise(comm, size, &send, &recv, name, &label, call)?;
     }
     Ok(guard)
+}
+
+/// The check's own exchange of `per` words per rank on `comm` (of `size`
+/// ranks): an allgather of `mine` (`per` words), or with `alltoall` an
+/// alltoall of `mine` (`per` words for each rank).
+fn words(
+    comm: MPI_Comm,
+    mine: &[u64],
+    per: usize,
+    size: usize,
+    alltoall: bool,
+    name: &str,
+) -> Result<Vec<u64>> {
+    let mut all = vec![0u64; per * size];
+    let (sb, rb, n) = (mine.as_ptr().cast(), all.as_mut_ptr().cast(), per as c_int);
+    // SAFETY: `mine` holds `per` words (for each rank with `alltoall`) and
+    // `all` `per` words per rank.
+    let rc = unsafe {
+        if alltoall {
+            super::coll::MPI_Alltoall(sb, n, MPI_UINT64_T, rb, n, MPI_UINT64_T, comm)
+        } else {
+            super::coll::MPI_Allgather(sb, n, MPI_UINT64_T, rb, n, MPI_UINT64_T, comm)
+        }
+    };
+    if rc != MPI_SUCCESS {
+        return Err(err!(
+            MPI_ERR_OTHER,
+            "{name}: the collective check's exchange failed (error {rc})"
+        ));
+    }
+    Ok(all)
 }
 
 /// Words per signature in the pairwise exchange (`put` / `get`).
@@ -340,33 +353,11 @@ fn pairwise(
     label: &str,
     call: u64,
 ) -> Result<()> {
-    let exchange = |rc: c_int| -> Result<()> {
-        if rc == MPI_SUCCESS {
-            Ok(())
-        } else {
-            Err(err!(
-                MPI_ERR_OTHER,
-                "{name}: the collective check's exchange failed (error {rc})"
-            ))
-        }
-    };
     let mut out = vec![0u64; SIG_WORDS * size];
     for (j, s) in send.iter().enumerate().take(size) {
         put(&mut out[SIG_WORDS * j..SIG_WORDS * (j + 1)], *s);
     }
-    let mut got = vec![0u64; SIG_WORDS * size];
-    // SAFETY: both hold SIG_WORDS words per rank.
-    exchange(unsafe {
-        super::coll::MPI_Alltoall(
-            out.as_ptr().cast(),
-            SIG_WORDS as c_int,
-            MPI_UINT64_T,
-            got.as_mut_ptr().cast(),
-            SIG_WORDS as c_int,
-            MPI_UINT64_T,
-            comm,
-        )
-    })?;
+    let got = words(comm, &out, SIG_WORDS, size, true, name)?;
     // This rank's first disagreement: (found, peer, expected, sent).
     const FIND: usize = 2 + 2 * SIG_WORDS;
     let mut mine = [0u64; FIND];
@@ -382,19 +373,7 @@ fn pairwise(
             }
         }
     }
-    let mut all = vec![0u64; FIND * size];
-    // SAFETY: `mine` holds FIND words and `all` FIND per rank.
-    exchange(unsafe {
-        super::coll::MPI_Allgather(
-            mine.as_ptr().cast(),
-            FIND as c_int,
-            MPI_UINT64_T,
-            all.as_mut_ptr().cast(),
-            FIND as c_int,
-            MPI_UINT64_T,
-            comm,
-        )
-    })?;
+    let all = words(comm, &mine, FIND, size, false, name)?;
     match all.chunks(FIND).enumerate().find(|(_, f)| f[0] == 1) {
         None => Ok(()),
         Some((i, f)) => Err(err!(

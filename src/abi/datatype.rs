@@ -939,6 +939,21 @@ fn size_arg(v: i64, name: &str) -> Result<usize> {
     usize::try_from(v).map_err(|_| err!(MPI_ERR_ARG, "{name}={v} must be non-negative"))
 }
 
+/// That `need` bytes at position `pos` fit a buffer of `size` bytes, else
+/// MPI_ERR_TRUNCATE (`doing` the pack or unpack, `what` the size's name).
+fn within(pos: usize, need: usize, size: i64, doing: &str, what: &str) -> Result<()> {
+    if pos
+        .checked_add(need)
+        .is_none_or(|end| end as i64 > size.max(0))
+    {
+        return Err(err!(
+            MPI_ERR_TRUNCATE,
+            "{doing} {need} bytes at position {pos} {what}={size}"
+        ));
+    }
+    Ok(())
+}
+
 /// A size for an int result, or MPI_ERR_VALUE_TOO_LARGE naming the `_c` form.
 fn int_result(v: usize, name: &str, wide: &str) -> Result<c_int> {
     c_int::try_from(v).map_err(|_| {
@@ -988,15 +1003,7 @@ pub(crate) unsafe fn pack_into(
         ));
     }
     let pos = size_arg(position, "position")?;
-    if pos
-        .checked_add(need)
-        .is_none_or(|end| end as i64 > outsize.max(0))
-    {
-        return Err(err!(
-            MPI_ERR_TRUNCATE,
-            "packing {need} bytes at position {pos} overflows outsize={outsize}"
-        ));
-    }
+    within(pos, need, outsize, "packing", "overflows outsize")?;
     if need > 0 {
         let ik = crate::gpu::classify((inbuf as *const u8).wrapping_offset(t.true_lb), 0);
         let at = (outbuf as *mut u8).wrapping_add(pos);
@@ -1032,15 +1039,7 @@ pub(crate) unsafe fn unpack_from(
     let n = outcount as usize;
     let t = lookup(datatype)?;
     let pos = size_arg(position, "position")?;
-    if pos
-        .checked_add(need)
-        .is_none_or(|end| end as i64 > insize.max(0))
-    {
-        return Err(err!(
-            MPI_ERR_TRUNCATE,
-            "unpacking {need} bytes at position {pos} overruns insize={insize}"
-        ));
-    }
+    within(pos, need, insize, "unpacking", "overruns insize")?;
     if need > 0 {
         let ok = crate::gpu::classify((outbuf as *const u8).wrapping_offset(t.true_lb), 0);
         let at = (inbuf as *const u8).wrapping_add(pos);
@@ -1165,15 +1164,7 @@ pub(crate) unsafe fn pack_external(
     let need = external_size(datarep, incount, datatype)?;
     let t = lookup(datatype)?;
     let pos = size_arg(position, "position")?;
-    if pos
-        .checked_add(need)
-        .is_none_or(|end| end as i64 > outsize.max(0))
-    {
-        return Err(err!(
-            MPI_ERR_TRUNCATE,
-            "packing {need} bytes at position {pos} overflows outsize={outsize}"
-        ));
-    }
+    within(pos, need, outsize, "packing", "overflows outsize")?;
     if need > 0 {
         let dst = bytes_at(outbuf, pos, need);
         // SAFETY: `inbuf` holds `incount` elements of `t` (the caller's contract).
@@ -1198,15 +1189,7 @@ pub(crate) unsafe fn unpack_external(
     let t = lookup(datatype)?;
     let need = external32::size(&t, n)?;
     let pos = size_arg(position, "position")?;
-    if pos
-        .checked_add(need)
-        .is_none_or(|end| end as i64 > insize.max(0))
-    {
-        return Err(err!(
-            MPI_ERR_TRUNCATE,
-            "unpacking {need} bytes at position {pos} overruns insize={insize}"
-        ));
-    }
+    within(pos, need, insize, "unpacking", "overruns insize")?;
     if need > 0 {
         let src = bytes_at(inbuf as *mut c_void, pos, need);
         // SAFETY: `outbuf` holds `n` elements of `t` (the caller's contract).
