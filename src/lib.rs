@@ -9,6 +9,15 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 #![allow(clippy::missing_safety_doc)]
 
+/// Writes one line to stderr in a single write, so that lines of ranks
+/// sharing one stderr (mpirun's, srun's, Hydra's) never interleave mid-line
+/// (`eprintln!` writes each formatted piece apart on unbuffered stderr).
+macro_rules! say {
+    ($($t:tt)*) => {
+        $crate::sys::say_line(&format!($($t)*))
+    };
+}
+
 pub mod abi;
 pub mod backoff;
 pub mod base;

@@ -754,6 +754,14 @@ pub fn tick() -> f64 {
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
+/// Writes `line` and a newline to stderr with one `write`; see `say!`.
+pub fn say_line(line: &str) {
+    let mut b = String::with_capacity(line.len() + 1);
+    b.push_str(line);
+    b.push('\n');
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), b.as_bytes());
+}
+
 pub fn hostname() -> String {
     let mut buf = [0u8; 256];
     // SAFETY: buf is writable for its length.

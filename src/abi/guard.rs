@@ -181,14 +181,11 @@ pub fn raise(func: &str, comm: Option<c_int>, e: Error) -> c_int {
             } else {
                 "before MPI_Init".to_string()
             };
-            // One write, so that ranks failing together do not interleave
-            // their lines (eprintln! writes each formatted piece apart).
-            let line = format!(
-                "OxMPI error in {func}: {}: {} ({who})\n",
+            say!(
+                "OxMPI error in {func}: {}: {} ({who})",
                 class_name(e.class),
                 e.msg
             );
-            let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
             abort_job(e.class.max(1), &format!("{func}: {}", e.msg));
         }
     }

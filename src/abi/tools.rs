@@ -67,12 +67,12 @@ pub fn enter(name: &'static &'static str, f: impl FnOnce() -> Result<()>) -> c_i
         Ok(Ok(())) => MPI_SUCCESS,
         Ok(Err(e)) => {
             if std::env::var_os("OXMPI_DEBUG").is_some() {
-                eprintln!("oxmpi: {name}: {}", e.msg);
+                say!("oxmpi: {name}: {}", e.msg);
             }
             e.class
         }
         Err(_) => {
-            eprintln!("oxmpi: {name}: internal error");
+            say!("oxmpi: {name}: internal error");
             MPI_ERR_INTERN
         }
     }

@@ -223,7 +223,7 @@ pub fn report(st: &mut State, waited: f64, extra: &[String]) {
             SELF_DONE.store(false, Relaxed);
         }
         if waited >= after && !SELF_DONE.swap(true, Relaxed) {
-            eprintln!(
+            say!(
                 "OxMPI hang report: rank {} ({}) has waited {waited:.1} s in {}: {}",
                 st.rank,
                 crate::sys::hostname(),

@@ -322,7 +322,7 @@ impl State {
                 return true;
             }
             if let (Err(e), Some(r)) = (&res, self.reqs.get_mut(g.rid)) {
-                eprintln!("oxmpi: {}", e.msg);
+                say!("oxmpi: {}", e.msg);
                 r.status.error = e.class;
             }
             match g.fin {
@@ -463,7 +463,7 @@ impl State {
         if let Some(e) = failed {
             // A device copy that failed: the receive fails with its class
             // (the driver's message is on stderr, as the status has no room).
-            eprintln!("oxmpi: {}", e.msg);
+            say!("oxmpi: {}", e.msg);
             r.status.error = e.class;
         }
         if let Some(copy) = copying {

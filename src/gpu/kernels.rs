@@ -388,7 +388,7 @@ fn elem_key(e: Elem) -> u8 {
 fn warn_once(why: &str) {
     static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
-        eprintln!("oxmpi: reductions on device buffers run on host copies: {why}");
+        say!("oxmpi: reductions on device buffers run on host copies: {why}");
     }
 }
 

@@ -621,7 +621,7 @@ pub unsafe fn write_words_queued(dst: *mut u8, src: &[u8]) -> Option<Result<()>>
     if r != CUDA_SUCCESS {
         MEMOP_REFUSED.store(true, Relaxed);
         if std::env::var_os("OXMPI_DEBUG").is_some() {
-            eprintln!(
+            say!(
                 "oxmpi: cuStreamBatchMemOp refused ({}): small device writes are copies",
                 d.error(r)
             );

@@ -185,7 +185,7 @@ impl Net {
             })?;
             if std::env::var_os("OXMPI_DEBUG").is_some() && rank == 0 {
                 let passed = cfg.ucx_rndv && cfg.ucx_cuda && u.cuda_memory();
-                eprintln!(
+                say!(
                     "oxmpi: UCX {} CUDA memory; device buffers to other hosts {}",
                     if u.cuda_memory() {
                         "reports"
@@ -550,7 +550,7 @@ pub enum Wake {
 /// waiting for it).
 #[cold]
 fn fail_job(me: usize, e: &str) -> ! {
-    eprintln!("OxMPI: rank {me}: the inter-node link failed: {e}");
+    say!("OxMPI: rank {me}: the inter-node link failed: {e}");
     // SAFETY: _exit ends the process at once; nothing here needs unwinding.
     unsafe { libc::_exit(1) }
 }

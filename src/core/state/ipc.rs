@@ -36,9 +36,10 @@ impl State {
             Ok(r) => r,
             Err(e) => {
                 if std::env::var_os("OXMPI_DEBUG").is_some() {
-                    eprintln!(
+                    say!(
                         "oxmpi[{}]: no CUDA IPC for a send to world rank {w} ({}); staging it",
-                        self.rank, e.msg
+                        self.rank,
+                        e.msg
                     );
                 }
                 return Ok(false);
@@ -105,7 +106,7 @@ impl State {
             Ok(v) => v,
             Err(e) => {
                 if std::env::var_os("OXMPI_DEBUG").is_some() {
-                    eprintln!(
+                    say!(
                         "oxmpi[{}]: no CUDA IPC for a send of a derived type to world rank {w} ({}); staging it",
                         self.rank, e.msg
                     );
@@ -175,9 +176,10 @@ impl State {
             Ok(p) => p,
             Err(e) => {
                 if std::env::var_os("OXMPI_DEBUG").is_some() {
-                    eprintln!(
+                    say!(
                         "oxmpi[{}]: {}; the sender streams cells instead",
-                        self.rank, e.msg
+                        self.rank,
+                        e.msg
                     );
                 }
                 return false;
@@ -219,7 +221,7 @@ impl State {
                     return true;
                 }
                 Err(e) => {
-                    eprintln!("oxmpi[{}]: {}", self.rank, e.msg);
+                    say!("oxmpi[{}]: {}", self.rank, e.msg);
                     q.status.error = e.class;
                     self.send_ctrl(w, kind::FIN, sreq, 0);
                     self.complete(rid);
@@ -266,7 +268,7 @@ impl State {
                 }
             }
             Err(e) => {
-                eprintln!("oxmpi[{}]: {}", self.rank, e.msg);
+                say!("oxmpi[{}]: {}", self.rank, e.msg);
                 q.status.error = e.class;
             }
         }

@@ -69,7 +69,7 @@ impl State {
             match g.done() {
                 Ok(false) => return false,
                 Ok(true) => {}
-                Err(e) => eprintln!("oxmpi[{}]: {} (a send to world rank {w})", self.rank, e.msg),
+                Err(e) => say!("oxmpi[{}]: {} (a send to world rank {w})", self.rank, e.msg),
             }
             out.gate = None;
         }
@@ -90,7 +90,7 @@ impl State {
             loop {
                 if out.started && out.sent >= out.total {
                     if let (Some(e), Some(rid)) = (p.failed.take(), out.done_req) {
-                        eprintln!("oxmpi[{}]: {} (a send to world rank {w})", self.rank, e.msg);
+                        say!("oxmpi[{}]: {} (a send to world rank {w})", self.rank, e.msg);
                         if let Some(r) = self.reqs.get_mut(rid) {
                             r.status.error = e.class;
                         }

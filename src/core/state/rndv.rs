@@ -136,7 +136,7 @@ impl State {
                         let r = self.reqs.get_mut(rid).unwrap();
                         r.status.error = MPI_ERR_OTHER;
                         if std::env::var_os("OXMPI_DEBUG").is_some() {
-                            eprintln!("oxmpi[{}]: process_vm_readv from rank {w} failed after {off} bytes ({e})", self.rank);
+                            say!("oxmpi[{}]: process_vm_readv from rank {w} failed after {off} bytes ({e})", self.rank);
                         }
                         self.send_ctrl(w, kind::FIN, sreq, 0);
                         self.complete(rid);
@@ -179,7 +179,7 @@ impl State {
                 }
                 Err(e) => {
                     if std::env::var_os("OXMPI_DEBUG").is_some() {
-                        eprintln!("oxmpi[{}]: process_vm_readv from rank {w} refused ({e}); using copies through shared memory", self.rank);
+                        say!("oxmpi[{}]: process_vm_readv from rank {w} refused ({e}); using copies through shared memory", self.rank);
                     }
                     self.net.copy.refuse(w);
                 }
