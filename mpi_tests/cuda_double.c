@@ -124,7 +124,7 @@ static struct alloc *allocs;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long long next_id = 1;
 static int inited, ndev = -1;
-static long n_attr, n_copy, n_async, n_pageable, n_ipc_open, n_ipc_get, n_kernels;
+static long n_attr, n_copy, n_async, n_pageable, n_ipc_open, n_ipc_get, n_kernels, n_ipc_copy;
 
 #define MAGIC 0x4f58434455444f55ull /* handle marker */
 struct ipc { unsigned long long magic; int pid, fd; size_t size; unsigned long long id; uintptr_t addr; };
@@ -179,7 +179,15 @@ CUresult cuDeviceGet(CUdevice *d, int ordinal) {
 CUresult cuDeviceGetAttribute(int *v, int attrib, CUdevice d) {
     (void)d;
     if (!inited) return CUDA_ERROR_NOT_INITIALIZED;
-    /* 75, 76: compute capability major, minor */
+    /* 75, 76: compute capability major, minor; 133: MPS enabled, 1 unless
+     * CUDA_DOUBLE_MPS=0 (every allocation of the double is on device 0, so
+     * all of a node's ranks share one GPU, which the IPC tests want to run
+     * as under MPS) */
+    if (attrib == 133) {
+        const char *e = getenv("CUDA_DOUBLE_MPS");
+        *v = e ? atoi(e) != 0 : 1;
+        return CUDA_SUCCESS;
+    }
     *v = attrib == 75 ? 9 : attrib == 76 ? 0 : 1;
     return CUDA_SUCCESS;
 }
@@ -446,6 +454,14 @@ static int lands_late(uintptr_t d) {
     pthread_mutex_unlock(&lock);
     return r;
 }
+/* Counts a copy from or to IPC-mapped memory (cuda_double_ipc_copies). */
+static void note_ipc(uintptr_t d, uintptr_t s) {
+    pthread_mutex_lock(&lock);
+    struct alloc *a = find(d), *b = find(s);
+    int ipc = (a && a->kind == K_IPC) || (b && b->kind == K_IPC);
+    pthread_mutex_unlock(&lock);
+    if (ipc) __atomic_add_fetch(&n_ipc_copy, 1, __ATOMIC_RELAXED);
+}
 static int is_pinned_host(uintptr_t p) {
     pthread_mutex_lock(&lock);
     struct alloc *a = find(p);
@@ -471,6 +487,7 @@ static CUresult write_late(uintptr_t d, const void *bytes, size_t n) {
 static CUresult copy(uintptr_t dst, uintptr_t src, size_t n) {
     __atomic_add_fetch(&n_copy, 1, __ATOMIC_RELAXED);
     if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+    note_ipc(dst, src);
     CUresult r = drain(NULL);
     if (r) return r;
     if (n && lands_late(dst) && !is_pinned_host(src)) {
@@ -594,6 +611,7 @@ CUresult cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) {
     if (!current) return CUDA_ERROR_INVALID_CONTEXT;
     if (n && (!view(d, n) || !view(s, n))) return CUDA_ERROR_INVALID_VALUE;
     note_staged(d, s, n);
+    note_ipc(d, s);
     if (n && (pageable(d) || pageable(s))) {
         /* As the real driver does: with pageable memory the copy is made
          * now, after the work queued before it (the call waits for it). */
@@ -629,6 +647,7 @@ CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, CUstream st) {
         if (!view(d + r * c->dstPitch, w) || !view(s + r * c->srcPitch, w)) return CUDA_ERROR_INVALID_VALUE;
     __atomic_add_fetch(&n_async, 1, __ATOMIC_RELAXED);
     note_staged(d, s, w * h);
+    note_ipc(d, s);
     if (pageable(d) || pageable(s)) {
         __atomic_add_fetch(&n_pageable, 1, __ATOMIC_RELAXED);
         CUresult e = drain(st);
@@ -686,6 +705,8 @@ long cuda_double_memops(void) { return __atomic_load_n(&n_memop, __ATOMIC_RELAXE
 /* Copies that wait in the call (cuMemcpy, cuMemcpy2D, their typed forms),
  * for tests: a nonblocking call on device buffers makes none. */
 long cuda_double_sync_copies(void) { return __atomic_load_n(&n_copy, __ATOMIC_RELAXED); }
+/* Copies from or to memory mapped by cuIpcOpenMemHandle. */
+long cuda_double_ipc_copies(void) { return __atomic_load_n(&n_ipc_copy, __ATOMIC_RELAXED); }
 /* Every copy the driver was asked for, in the call or queued. */
 long cuda_double_copies(void) {
     return __atomic_load_n(&n_copy, __ATOMIC_RELAXED) + __atomic_load_n(&n_async, __ATOMIC_RELAXED);

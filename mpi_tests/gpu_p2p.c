@@ -32,6 +32,36 @@ static void ring(long n, int tag, char sk, char rk) {
     free(h);
 }
 
+/* Device messages above the eager limit go to a rank of this node by CUDA
+ * IPC, except below OXMPI_CUDA_IPC_SHARED_MIN (default 256 KiB) when the
+ * two processes share one GPU that runs without MPS (the double: all
+ * ranks on device 0, MPS off with CUDA_DOUBLE_MPS=0): those are staged.
+ * Checked on the receiver against the double's count of copies out of
+ * IPC mappings, device and host receive buffers alike. */
+static void shared_gpu(void) {
+    if (!cu.ipc_copies || size == 1 || getenv("CUDA_DOUBLE_NO_IPC") || getenv("OXMPI_TEST_UCX"))
+        return;
+    const char *ipc = getenv("OXMPI_CUDA_IPC"), *mps = getenv("CUDA_DOUBLE_MPS");
+    if (ipc && atoi(ipc) == 0) return;
+    const char *m = getenv("OXMPI_CUDA_IPC_SHARED_MIN");
+    long min = m ? atol(m) : 262144;
+    int shared = mps && atoi(mps) == 0;
+    long sizes[] = {65536, 262143, 262144, 1 << 20};
+    for (int i = 0; i < 4; i++)
+        for (int k = 0; k < 2; k++) {
+            long n = sizes[i];
+            char rk = k ? 'h' : 'd';
+            MPI_Barrier(MPI_COMM_WORLD);
+            long before = cu.ipc_copies();
+            ring(n, 120 + i, 'd', rk);
+            long used = cu.ipc_copies() - before;
+            int want = !(shared && n < min);
+            CHECK(want ? used > 0 : used == 0,
+                  "a device message of %ld bytes to a %s buffer (MPS %s, shared minimum %ld): %ld copies out of IPC mappings, expected %s",
+                  n, k ? "host" : "device", shared ? "off" : "on", min, used, want ? "some" : "none");
+        }
+}
+
 /* Short device messages are written into the receiver's device buffer
  * by value writes (OXMPI_GPU_MEMOP_MAX, default 64 bytes: whole aligned 4-
  * or 8-byte words), not copies; others, and all with OXMPI_GPU_MEMOP_MAX=0,
@@ -500,6 +530,7 @@ int main(int argc, char **argv) {
         ring(sizes[i], 1 + i, 'd', 'h');
     }
     short_device();
+    shared_gpu();
     long msizes[] = {8, 40000, 300000};
     for (int i = 0; i < 3; i++) {
         modes(msizes[i]);

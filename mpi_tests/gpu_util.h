@@ -28,6 +28,7 @@ static struct {
     long (*copies)(void); /* the test double's copies, in the call or queued */
     long (*take_max_staged)(void); /* the test double's longest host<->device async copy since the last call */
     long (*memops)(void); /* the test double's stream memory operation calls */
+    long (*ipc_copies)(void); /* the test double's copies from or to IPC-mapped memory */
     int (*dtod)(devptr, devptr, size_t); /* optional: benchmarks */
     int (*ctx_sync)(void); /* optional: benchmarks */
 } cu;
@@ -50,6 +51,7 @@ static inline int gpu_open(void) {
     *(void **)&cu.sync_copies = dlsym(h, "cuda_double_sync_copies");
     *(void **)&cu.copies = dlsym(h, "cuda_double_copies");
     *(void **)&cu.memops = dlsym(h, "cuda_double_memops");
+    *(void **)&cu.ipc_copies = dlsym(h, "cuda_double_ipc_copies");
     *(void **)&cu.dtod = dlsym(h, "cuMemcpyDtoD_v2");
     *(void **)&cu.ctx_sync = dlsym(h, "cuCtxSynchronize");
     int dev;

@@ -42,6 +42,7 @@ pub const TUNABLES: &[(&str, &str, &str)] = &[
     ("OXMPI_CUDA", "auto", "device buffers: auto opens the CUDA driver at the first buffer an MPI call is given, if there is one (nothing CUDA happens without a driver); 1 requires it (MPI_Init fails without a usable driver); 0 never opens it (every buffer is host memory)"),
     ("OXMPI_CUDA_LIB", "libcuda.so.1", "the CUDA driver library opened for device buffers (a soname found by the dynamic loader, or a path)"),
     ("OXMPI_CUDA_IPC", "1", "1: contiguous device buffers above the eager limit go to ranks of this node by CUDA IPC (the receiver maps the sender's allocation and copies out of it); 0: staged through host memory"),
+    ("OXMPI_CUDA_IPC_SHARED_MIN", "262144", "device messages to a rank of this node whose GPU is this rank's own and runs without MPS (CU_DEVICE_ATTRIBUTE_MPS_ENABLED = 0) go by CUDA IPC only from this many bytes: below it they are staged through host memory, since each IPC copy then waits for a switch of the GPU between the two processes' contexts (about 150 µs on an H200, where staging 64 KiB takes 31 µs); 0: always IPC"),
     ("OXMPI_CUDA_IPC_CACHE", "64", "CUDA IPC mappings a receiver keeps open, by (peer, buffer id); the least recently used one is closed when a new one is needed"),
     ("OXMPI_GPU_PIPELINE", "1048576", "contiguous device buffers longer than this (bytes) that are staged through host memory (to ranks on other hosts, or on this node without CUDA IPC) move through pinned host slots a chunk at a time, the driver's copies overlapping the transfer; 0: every staged device message"),
     ("OXMPI_GPU_MEMOP_MAX", "64", "received device messages of at most this many bytes (whole aligned 4- or 8-byte words, 16 at most) are written into device memory by the driver's stream memory operations instead of a copy: ranks sharing a GPU without MPS then avoid a switch of the GPU's context per message; 0: always copies"),
@@ -61,6 +62,12 @@ pub fn pack_stream() -> usize {
 pub fn gpu_memop_max() -> usize {
     static V: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *V.get_or_init(|| get("OXMPI_GPU_MEMOP_MAX") as usize)
+}
+
+/// OXMPI_CUDA_IPC_SHARED_MIN, read once.
+pub fn cuda_ipc_shared_min() -> usize {
+    static V: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *V.get_or_init(|| get("OXMPI_CUDA_IPC_SHARED_MIN") as usize)
 }
 
 /// (OXMPI_GPU_PIPELINE, OXMPI_GPU_PIPELINE_CHUNK), read once (receives

@@ -74,6 +74,10 @@ run)
   job $mpirun -n 1 --timeout 60 "$out/gpu_bench" copy
   for k in dd hh dh; do job $mpirun -n 2 --timeout 60 "$out/gpu_bench" $k; done
   job env OXMPI_CUDA_IPC=0 $mpirun -n 2 --timeout 60 "$out/gpu_bench" dd
+  # CUDA IPC at every size, also where the two ranks share the GPU without
+  # MPS (the default stages those below OXMPI_CUDA_IPC_SHARED_MIN): the
+  # crossover of this line and the one above sets that threshold.
+  job env OXMPI_CUDA_IPC_SHARED_MIN=0 $mpirun -n 2 --timeout 60 "$out/gpu_bench" dd
   # Small device messages: every one by rendezvous (staged, then by IPC),
   # and with the waiting rank spinning throughout.
   job env OXMPI_CUDA_IPC=0 OXMPI_EAGER_LIMIT=0 $mpirun -n 2 --timeout 60 "$out/gpu_bench" dd 65536

@@ -55,6 +55,8 @@ pub const CU_STREAM_NON_BLOCKING: c_uint = 1;
 /// cbindgen:ignore
 pub const CU_EVENT_DISABLE_TIMING: c_uint = 2;
 /// cbindgen:ignore
+pub const CU_DEVICE_ATTRIBUTE_MPS_ENABLED: c_int = 133;
+/// cbindgen:ignore
 pub const CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS: c_uint = 1;
 
 /// `CUDA_MEMCPY2D` (the v2 layout, current since CUDA 3.2).

@@ -20,7 +20,7 @@ use crate::base::consts::MPI_ERR_OTHER;
 use crate::base::error::Result;
 use crate::err;
 use std::collections::HashMap;
-use std::ffi::c_uint;
+use std::ffi::{c_int, c_uint};
 use std::sync::Mutex;
 
 /// What a receiver needs to reach a sender's device buffer.
@@ -91,6 +91,9 @@ struct Opened {
     /// Holders that keep the mapping open whatever the cache's limit (a
     /// window over the peer's device memory, `pin`).
     pins: u32,
+    /// The peer's allocation is on the GPU of this process's context, and
+    /// that GPU runs without MPS (`shares_gpu`).
+    shared: bool,
 }
 
 #[derive(Default)]
@@ -280,6 +283,7 @@ fn open_with(peer: usize, r: &IpcRef, pins: u32) -> Result<*mut u8> {
                     d.error(res)
                 ));
             }
+            let shared = same_gpu_without_mps(d, b);
             let evicted = caches(|c| {
                 c.opens += 1;
                 let mut out = None;
@@ -302,6 +306,7 @@ fn open_with(peer: usize, r: &IpcRef, pins: u32) -> Result<*mut u8> {
                         len: r.size,
                         used: now,
                         pins,
+                        shared,
                     },
                 );
                 out
@@ -315,6 +320,42 @@ fn open_with(peer: usize, r: &IpcRef, pins: u32) -> Result<*mut u8> {
         }
     };
     Ok((base + r.offset) as *mut u8)
+}
+
+/// Whether the mapping of `peer`'s allocation `id` (opened) lies on the GPU
+/// of this process's context while that GPU runs without MPS: the two
+/// processes' contexts then take turns on the GPU, and each copy out of
+/// the mapping waits for a switch between them.
+pub fn shares_gpu(peer: usize, id: u64) -> bool {
+    caches(|c| c.opened.get(&(peer, id)).is_some_and(|o| o.shared))
+}
+
+/// Whether the mapped device memory at `b` is on the current context's
+/// device and that device reports MPS off. A driver that does not know
+/// the attribute (before CUDA 12.3) answers an error: taken as "not known
+/// to share", which keeps IPC.
+fn same_gpu_without_mps(d: &Driver, b: CUdeviceptr) -> bool {
+    let mut on: c_int = -1;
+    let mut mine: c_int = -1;
+    // SAFETY: each out pointer has its attribute's type (int).
+    let r = unsafe {
+        d.attributes(
+            b,
+            [(
+                CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                (&mut on as *mut c_int).cast(),
+            )],
+        )
+    };
+    // SAFETY: `mine` is a valid out pointer.
+    if r != CUDA_SUCCESS || unsafe { (d.ctx_get_device)(&mut mine) } != CUDA_SUCCESS || on != mine {
+        return false;
+    }
+    let mut mps: c_int = 1;
+    // SAFETY: `mps` is a valid out pointer; `mine` is a device ordinal the
+    // driver reported.
+    let r = unsafe { (d.device_get_attribute)(&mut mps, CU_DEVICE_ATTRIBUTE_MPS_ENABLED, mine) };
+    r == CUDA_SUCCESS && mps == 0
 }
 
 /// Mappings opened so far (for tests and diagnostics).

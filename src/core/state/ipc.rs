@@ -6,7 +6,9 @@
 //! with the driver into its buffer (device or host) on the library's
 //! stream, and answers FIN when that copy is done (`State::poll_gpu`). If
 //! the mapping fails, the receiver answers CTS instead and the sender
-//! streams cells packed from its device buffer.
+//! streams cells packed from its device buffer; so it does for a message
+//! below OXMPI_CUDA_IPC_SHARED_MIN when both processes use one GPU that
+//! runs without MPS.
 
 use super::*;
 
@@ -185,6 +187,12 @@ impl State {
                 return false;
             }
         };
+        // Two processes on one GPU without MPS: a short message is cheaper
+        // staged than copied across the contexts' switch (the sender then
+        // streams cells, as after a failed mapping).
+        if n < crate::config::cuda_ipc_shared_min() && crate::gpu::ipc::shares_gpu(w, r.id) {
+            return false;
+        }
         let q = self.reqs.get_mut(rid).unwrap();
         // Where the bytes go: straight into a contiguous device (or host)
         // receive buffer, else into the landing area that completion
