@@ -1,9 +1,10 @@
 /* One-sided communication on windows over CUDA device memory
  * (MPI_Win_create of a device buffer): put and get with host and device
  * origin buffers, a vector datatype at the target, accumulate, fetch-and-op
- * and compare-and-swap under fence and passive target, and the refusal of
- * device memory attached to a dynamic window. Every rank's window memory
- * is device memory; its contents are read back with the driver. */
+ * and compare-and-swap under fence and passive target; then device memory
+ * attached to a dynamic window (with a host region beside it), attached
+ * again after a free. Every rank's window memory is device memory; its
+ * contents are read back with the driver. */
 #include "gpu_util.h"
 
 #define SLOT 8
@@ -11,6 +12,77 @@
 static int rank, size;
 
 static int pat(int origin, int target, int i) { return origin * 1000 + target * 10 + i; }
+
+/* A dynamic window with device memory attached on every rank, twice: the
+ * second time after a detach, a free and a new allocation (whose address
+ * may be the old one: a stale mapping at an origin would miss its data).
+ * Under lock_all every origin puts its slot into every target's device
+ * region (host and device origin buffers by turns), accumulates and
+ * fetches-and-adds its counters, and reads its slot back; each target then
+ * checks its device memory. A host region attached beside it keeps
+ * working; bytes past the device region are an MPI_ERR_RMA_RANGE. */
+static void dynamic(void) {
+    int A = size * SLOT, n = A + 2, one = 1;
+    MPI_Win dyn;
+    MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &dyn);
+    MPI_Win_set_errhandler(dyn, MPI_ERRORS_RETURN);
+    int hreg[2] = {0, 0};
+    CHECK(MPI_Win_attach(dyn, hreg, sizeof hreg) == MPI_SUCCESS, "MPI_Win_attach of host memory");
+    MPI_Aint *addrs = malloc(2 * size * sizeof(MPI_Aint));
+    for (int round = 0; round < 2; round++) {
+        int *dmem = dalloc((size_t)n * sizeof(int), 0);
+        CHECK(MPI_Win_attach(dyn, dmem, (MPI_Aint)n * sizeof(int)) == MPI_SUCCESS, "MPI_Win_attach of device memory (round %d)", round);
+        MPI_Aint mine[2];
+        MPI_Get_address(dmem, &mine[0]);
+        MPI_Get_address(hreg, &mine[1]);
+        MPI_Allgather(mine, 2, MPI_AINT, addrs, 2, MPI_AINT, MPI_COMM_WORLD);
+        MPI_Win_lock_all(0, dyn);
+        for (int t = 0; t < size; t++) {
+            MPI_Aint at = addrs[2 * t];
+            int hsrc[SLOT], tk = -1;
+            for (int i = 0; i < SLOT; i++) hsrc[i] = pat(rank, t, i) + round * 100000;
+            if ((t + round) % 2) {
+                CHECK(MPI_Put(hsrc, SLOT, MPI_INT, t, at + rank * SLOT * sizeof(int), SLOT, MPI_INT, dyn) == MPI_SUCCESS, "put to rank %d", t);
+            } else {
+                int *d = dcopy(hsrc, sizeof hsrc);
+                CHECK(MPI_Put(d, SLOT, MPI_INT, t, at + rank * SLOT * sizeof(int), SLOT, MPI_INT, dyn) == MPI_SUCCESS, "put from device memory to rank %d", t);
+                MPI_Win_flush_local(t, dyn);
+                dfree(d);
+            }
+            MPI_Accumulate(&one, 1, MPI_INT, t, at + A * sizeof(int), 1, MPI_INT, MPI_SUM, dyn);
+            MPI_Fetch_and_op(&one, &tk, MPI_INT, t, at + (A + 1) * sizeof(int), MPI_SUM, dyn);
+            CHECK(tk >= 0 && tk < size, "fetch-and-op on rank %d's device memory gave %d", t, tk);
+            MPI_Accumulate(&one, 1, MPI_INT, t, addrs[2 * t + 1], 1, MPI_INT, MPI_SUM, dyn);
+        }
+        MPI_Win_flush_all(dyn);
+        for (int t = 0; t < size; t++) {
+            int got[SLOT];
+            MPI_Get(got, SLOT, MPI_INT, t, addrs[2 * t] + rank * SLOT * sizeof(int), SLOT, MPI_INT, dyn);
+            MPI_Win_flush(t, dyn);
+            for (int i = 0; i < SLOT; i++)
+                CHECK(got[i] == pat(rank, t, i) + round * 100000, "round %d: get from rank %d's device memory: [%d] = %d", round, t, i, got[i]);
+        }
+        /* Past the end of this rank's own device region. */
+        int cls = -1, v = 0;
+        MPI_Error_class(MPI_Put(&v, 1, MPI_INT, rank, addrs[2 * rank] + n * sizeof(int), 1, MPI_INT, dyn), &cls);
+        CHECK(cls == MPI_ERR_RMA_RANGE, "a put past the attached device memory: class %d", cls);
+        MPI_Win_unlock_all(dyn);
+        MPI_Barrier(MPI_COMM_WORLD);
+        int *h = hcopy(dmem, (size_t)n * sizeof(int));
+        for (int o = 0; o < size; o++)
+            for (int i = 0; i < SLOT; i++)
+                CHECK(h[o * SLOT + i] == pat(o, rank, i) + round * 100000, "round %d: rank %d's slot [%d] = %d", round, o, i, h[o * SLOT + i]);
+        CHECK(h[A] == size && h[A + 1] == size, "round %d: counters %d %d, not %d", round, h[A], h[A + 1], size);
+        free(h);
+        CHECK(MPI_Win_detach(dyn, dmem) == MPI_SUCCESS, "MPI_Win_detach of device memory");
+        dfree(dmem);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    CHECK(hreg[0] == 2 * size, "the host region beside: %d, not %d", hreg[0], 2 * size);
+    MPI_Win_detach(dyn, hreg);
+    MPI_Win_free(&dyn);
+    free(addrs);
+}
 
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
@@ -133,14 +205,7 @@ int main(int argc, char **argv) {
     MPI_Win_free(&win);
     MPI_Type_free(&vec);
 
-    /* Device memory attached to a dynamic window is refused with a clear error. */
-    MPI_Win dyn;
-    MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &dyn);
-    MPI_Win_set_errhandler(dyn, MPI_ERRORS_RETURN);
-    int cls = -1;
-    MPI_Error_class(MPI_Win_attach(dyn, wmem, 64), &cls);
-    CHECK(cls == MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Win_attach of device memory: class %d", cls);
-    MPI_Win_free(&dyn);
+    dynamic();
     dfree(wmem);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) printf("gpu_rma ok\n");

@@ -625,21 +625,33 @@ pub unsafe extern "C" fn MPI_Win_attach(win: MPI_Win, base: *mut c_void, size: M
             return Err(err!(MPI_ERR_BASE, "base=NULL with size={size}"));
         }
         let (a, n) = (base as usize, size as usize);
-        if n > 0 && crate::gpu::classify(a as *const u8, n) == crate::gpu::MemKind::Device {
-            return Err(err!(
-                MPI_ERR_UNSUPPORTED_OPERATION,
-                "base={a:#x} is CUDA device memory: attaching device memory to a dynamic window is not implemented (MPI_Win_create takes it)"
-            ));
-        }
-        if let Some(&(b, m)) = w.attached.iter().find(|&&(b, m)| a < b + m && b < a + n) {
+        if let Some(&(b, m, _)) = w.attached.iter().find(|&&(b, m, _)| a < b + m && b < a + n) {
             return Err(err!(
                 MPI_ERR_RMA_ATTACH,
                 "base={a:#x} size={n} overlaps the region {b:#x} (size {m}) already attached"
             ));
         }
-        w.attach_region(a, n);
+        let device =
+            n > 0 && crate::gpu::classify(a as *const u8, n) == crate::gpu::MemKind::Device;
+        if device {
+            // The node's other ranks of the window map it by CUDA IPC.
+            let ipc = if w.layout.n > 1 {
+                Some(crate::gpu::ipc::export(a as *const u8).map_err(|e| {
+                    err!(
+                        MPI_ERR_OTHER,
+                        "base={a:#x} is CUDA device memory that the window's other ranks on this node cannot map: {}",
+                        e.msg
+                    )
+                })?)
+            } else {
+                None
+            };
+            w.attach_device(a, n, ipc.as_ref())?;
+        } else {
+            w.attach_region(a, n);
+        }
         if let Some(net) = w.remote.as_ref() {
-            net.attach(a, n);
+            net.attach(a, n, device);
         }
         Ok(())
     })
@@ -656,7 +668,7 @@ pub unsafe extern "C" fn MPI_Win_detach(win: MPI_Win, base: *const c_void) -> c_
             ));
         }
         let a = base as usize;
-        if !w.attached.iter().any(|&(b, _)| b == a) {
+        if !w.attached.iter().any(|&(b, _, _)| b == a) {
             return Err(err!(
                 MPI_ERR_RMA_ATTACH,
                 "base={a:#x} is not the start of memory attached to this window"

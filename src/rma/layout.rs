@@ -39,6 +39,35 @@ pub struct Attached {
 /// Regions per rank in `Attached`.
 pub const ATTACH_SLOTS: usize = 255;
 
+/// The regions of CUDA device memory a local rank has attached to a
+/// dynamic window, with what the node's other ranks need to map them
+/// (`gpu::ipc::IpcRef`, which the kernel's copy cannot reach). The page
+/// after the rank's `Attached`.
+#[repr(C)]
+pub struct DevAttached {
+    /// Slots in use: origins skip the table while it is 0.
+    pub used: AtomicU64,
+    _pad: u64,
+    pub regs: [DevSlot; DEV_SLOTS],
+}
+
+/// One attached region of device memory: free while `len` is 0, which is
+/// stored last (Release) and cleared first.
+#[repr(C)]
+pub struct DevSlot {
+    pub len: AtomicU64,
+    /// Address in the owner's process.
+    pub addr: AtomicU64,
+    /// The region's `IpcRef` in its wire form, as 64-bit words.
+    pub ipc: [AtomicU64; IPC_WORDS],
+}
+
+/// Words of an `IpcRef`'s wire form.
+pub const IPC_WORDS: usize = crate::gpu::ipc::WIRE.div_ceil(8);
+
+/// Device regions per rank in `DevAttached`.
+pub const DEV_SLOTS: usize = (PAGE - 16) / std::mem::size_of::<DevSlot>();
+
 /// The exclusive holder's bit of `Ctl::lock`.
 pub const EXCL: u64 = 1 << 63;
 
@@ -59,7 +88,8 @@ pub struct Layout {
     /// `complete[t * n + o]` counts the access epochs origin `o` has
     /// closed on target `t` (`MPI_Win_complete`).
     pub complete: usize,
-    /// Offset of each local rank's `Attached` table (dynamic windows).
+    /// Offset of each local rank's `Attached` table, followed by its
+    /// `DevAttached` (dynamic windows): two pages per rank.
     pub attached: Option<usize>,
     /// Offset of each local rank's window memory (allocated flavors).
     pub data: Vec<usize>,
@@ -79,7 +109,7 @@ impl Layout {
         let mut at = round_up(complete + n * n * 4, PAGE);
         let attached = dynamic.then_some(at);
         if dynamic {
-            at += n * PAGE;
+            at += n * 2 * PAGE;
         }
         let mut data = Vec::with_capacity(n);
         for &s in sizes {
@@ -119,7 +149,19 @@ impl Layout {
         // SAFETY: each table is a page of its own inside the segment, page
         // aligned; zeroed memory is an empty table.
         self.attached
-            .map(|a| unsafe { &*(base.add(a + i * PAGE) as *const Attached) })
+            .map(|a| unsafe { &*(base.add(a + i * 2 * PAGE) as *const Attached) })
+    }
+
+    /// Local rank `i`'s table of attached device memory (dynamic windows).
+    ///
+    /// # Safety
+    /// As `ctl`.
+    pub unsafe fn dev_attached<'a>(&self, base: *mut u8, i: usize) -> Option<&'a DevAttached> {
+        debug_assert!(i < self.n);
+        // SAFETY: each table is the page after the rank's `Attached`,
+        // inside the segment; zeroed memory is an empty table.
+        self.attached
+            .map(|a| unsafe { &*(base.add(a + i * 2 * PAGE + PAGE) as *const DevAttached) })
     }
 
     /// A post (`complete` false) or complete counter of target `t` and origin `o`.
@@ -157,9 +199,11 @@ mod tests {
         assert_eq!(c.data[2], c.data[0] + 16);
         assert_eq!(c.len % PAGE, 0);
         assert!(std::mem::size_of::<Attached>() <= PAGE);
+        assert!(std::mem::size_of::<DevAttached>() <= PAGE);
+        const { assert!(DEV_SLOTS >= 32) };
         let d = Layout::new(&[0, 0], false, true);
         let a = d.attached.unwrap();
         assert!(a >= d.complete + 16 && a % PAGE == 0);
-        assert_eq!(d.data[0], a + 2 * PAGE);
+        assert_eq!(d.data[0], a + 4 * PAGE);
     }
 }

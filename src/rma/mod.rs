@@ -35,6 +35,7 @@ use crate::base::consts::*;
 use crate::base::error::Result;
 use crate::datatype::Type;
 use crate::err;
+use crate::gpu::ipc::IpcRef;
 use crate::gpu::MemKind;
 use crate::sys::ShmMap;
 use crate::transport::ucx::rma::Amo;
@@ -63,6 +64,26 @@ pub struct Target {
     pub device: bool,
     pub size: usize,
     pub unit: usize,
+}
+
+/// Where an operation's target bytes are reached from this process
+/// (`Win::route`): `addr` translated into a CUDA IPC mapping for a local
+/// rank's attached device memory.
+struct Route {
+    addr: usize,
+    direct: bool,
+    device: bool,
+    _pin: Option<Pinned>,
+}
+
+/// A pin of a peer's mapped allocation (world rank, buffer id) while an
+/// operation copies through it; unpinned when dropped.
+struct Pinned(usize, u64);
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        crate::gpu::ipc::unpin(self.0, self.1);
+    }
 }
 
 /// The CUDA IPC mappings of other ranks' device window memory that a
@@ -130,8 +151,9 @@ pub struct Win {
     pub attrs: Vec<(c_int, usize)>,
     pub info: Vec<(String, String)>,
     pub ep: Epochs,
-    /// This rank's attached regions (dynamic windows): (address, length).
-    pub attached: Vec<(usize, usize)>,
+    /// This rank's attached regions (dynamic windows): (address, length,
+    /// CUDA device memory).
+    pub attached: Vec<(usize, usize, bool)>,
     /// The window spans nodes: UCX reaches every rank (`net`).
     pub remote: Option<net::Remote>,
     /// Mappings of the node's ranks' device window memory.
@@ -438,12 +460,12 @@ impl Win {
         if dynamic {
             let inside = |a: usize, n: usize| lo >= a as i128 && hi <= (a as i128 + n as i128);
             let ok = if r == self.rank {
-                self.attached.iter().any(|&(a, n)| inside(a, n))
+                self.attached.iter().any(|&(a, n, _)| inside(a, n))
             } else if let Some(l) = tg.local {
                 // Another rank of this node: its table in the segment (the
                 // other nodes' targets check their own, `net`).
                 // SAFETY: the segment is mapped for the window's life; l < n.
-                match unsafe { self.layout.attached(self.seg.base(), l) } {
+                let host = match unsafe { self.layout.attached(self.seg.base(), l) } {
                     // Acquire: pairs with the Release store of the overflow flag.
                     Some(t) if t.overflow.load(Ordering::Acquire) == 0 => t.regs.iter().any(|s| {
                         // Acquire: pairs with the Release store of the length
@@ -452,7 +474,8 @@ impl Win {
                         n > 0 && inside(s[0].load(Ordering::Relaxed) as usize, n)
                     }),
                     _ => true,
-                }
+                };
+                host || self.dev_region(l, inside).is_some()
             } else {
                 true
             };
@@ -490,14 +513,16 @@ impl Win {
         data: &[u8],
     ) -> Result<()> {
         let tg = self.target(r);
-        if tg.direct && tg.device {
+        let rt = self.route(r, addr, t, count)?;
+        let addr = rt.addr;
+        if rt.direct && rt.device {
             // SAFETY: `place` checked the range lies in the window memory,
             // device memory this process reaches.
             return unsafe {
                 crate::datatype::unpack_mem(t, count, data, addr as *mut u8, MemKind::Device)
             };
         }
-        if tg.direct {
+        if rt.direct {
             if t.is_contiguous(count) {
                 // SAFETY: `place` checked the range lies in the window memory.
                 unsafe {
@@ -536,13 +561,15 @@ impl Win {
         out: &mut [u8],
     ) -> Result<()> {
         let tg = self.target(r);
-        if tg.direct && tg.device {
+        let rt = self.route(r, addr, t, count)?;
+        let addr = rt.addr;
+        if rt.direct && rt.device {
             // SAFETY: as in `write`.
             return unsafe {
                 crate::datatype::pack_mem(t, count, addr as *const u8, MemKind::Device, out)
             };
         }
-        if tg.direct {
+        if rt.direct {
             if t.is_contiguous(count) {
                 // SAFETY: `place` checked the range lies in the window memory.
                 unsafe {
@@ -592,10 +619,45 @@ impl Win {
         }
     }
 
+    /// This rank attached `len` bytes of CUDA device memory at `base`
+    /// (`ipc`: its reference) to its dynamic window: the node's other
+    /// ranks find the region, and map it, through its table of device
+    /// regions in the segment.
+    /// (`ipc` None: the rank is alone on its node.)
+    pub fn attach_device(&mut self, base: usize, len: usize, ipc: Option<&IpcRef>) -> Result<()> {
+        // SAFETY: the segment is mapped for the window's life.
+        let table = unsafe { self.layout.dev_attached(self.seg.base(), self.me_local) };
+        if let (Some(t), Some(ipc)) = (table, ipc) {
+            let Some(s) = t.regs.iter().find(|s| s.len.load(Ordering::Relaxed) == 0) else {
+                return Err(err!(
+                    MPI_ERR_RMA_ATTACH,
+                    "base={base:#x}: {} regions of device memory are attached to window {} already, the most one rank may attach",
+                    layout::DEV_SLOTS,
+                    self.wname()
+                ));
+            };
+            s.addr.store(base as u64, Ordering::Relaxed);
+            let b = ipc.to_bytes();
+            for (i, w) in s.ipc.iter().enumerate() {
+                let mut x = [0u8; 8];
+                let end = (8 * i + 8).min(b.len());
+                x[..end - 8 * i].copy_from_slice(&b[8 * i..end]);
+                w.store(u64::from_le_bytes(x), Ordering::Relaxed);
+            }
+            // Release: pairs with the Acquire load in `dev_region`: the
+            // address and the reference are seen with the length.
+            s.len.store(len as u64, Ordering::Release);
+            // Release: pairs with the Acquire load in `dev_region`.
+            t.used.fetch_add(1, Ordering::Release);
+        }
+        self.attached.push((base, len, true));
+        Ok(())
+    }
+
     /// This rank attached `len` bytes at `base` to its dynamic window: the
     /// node's other ranks see the region in its table of the segment.
     pub fn attach_region(&mut self, base: usize, len: usize) {
-        self.attached.push((base, len));
+        self.attached.push((base, len, false));
         // SAFETY: the segment is mapped for the window's life.
         let Some(t) = (unsafe { self.layout.attached(self.seg.base(), self.me_local) }) else {
             return;
@@ -614,7 +676,23 @@ impl Win {
 
     /// This rank detached the region at `base` from its dynamic window.
     pub fn detach_region(&mut self, base: usize) {
-        self.attached.retain(|&(a, _)| a != base);
+        let device = self.attached.iter().any(|&(a, _, d)| a == base && d);
+        self.attached.retain(|&(a, _, _)| a != base);
+        if device {
+            // SAFETY: as in `attach_region`.
+            if let Some(t) = unsafe { self.layout.dev_attached(self.seg.base(), self.me_local) } {
+                if let Some(s) = t.regs.iter().find(|s| {
+                    s.len.load(Ordering::Relaxed) != 0
+                        && s.addr.load(Ordering::Relaxed) == base as u64
+                }) {
+                    // Release: pairs with the Acquire load in `dev_region`.
+                    s.len.store(0, Ordering::Release);
+                    // Relaxed: a count that only lets origins skip the table.
+                    t.used.fetch_sub(1, Ordering::Relaxed);
+                }
+            }
+            return;
+        }
         // SAFETY: as in `attach_region`.
         if let Some(t) = unsafe { self.layout.attached(self.seg.base(), self.me_local) } {
             if let Some(s) = t.regs.iter().find(|s| {
@@ -624,6 +702,79 @@ impl Win {
                 s[1].store(0, Ordering::Release);
             }
         }
+    }
+
+    /// The region of device memory attached by local rank `l` for which
+    /// `hit(address, length)` holds: (its address there, its reference).
+    fn dev_region(&self, l: usize, hit: impl Fn(usize, usize) -> bool) -> Option<(usize, IpcRef)> {
+        // SAFETY: the segment is mapped for the window's life; l < n.
+        let t = unsafe { self.layout.dev_attached(self.seg.base(), l) }?;
+        // Acquire: pairs with the Release increment in `attach_device`.
+        if t.used.load(Ordering::Acquire) == 0 {
+            return None;
+        }
+        t.regs.iter().find_map(|s| {
+            // Acquire: pairs with the Release store of the length in
+            // `attach_device`, after the address and the reference.
+            let n = s.len.load(Ordering::Acquire) as usize;
+            let a = s.addr.load(Ordering::Relaxed) as usize;
+            if n == 0 || !hit(a, n) {
+                return None;
+            }
+            let mut b = [0u8; 8 * layout::IPC_WORDS];
+            for (i, w) in s.ipc.iter().enumerate() {
+                b[8 * i..8 * i + 8].copy_from_slice(&w.load(Ordering::Relaxed).to_le_bytes());
+            }
+            IpcRef::from_bytes(&b).map(|r| (a, r))
+        })
+    }
+
+    /// Where the bytes of `count` elements of `t` at `addr` of target `r`
+    /// (as `place` gave it) are reached from this process.
+    fn route(&self, r: usize, addr: usize, t: &Type, count: usize) -> Result<Route> {
+        if self.flavor != MPI_WIN_FLAVOR_DYNAMIC || count == 0 || t.size == 0 {
+            let tg = self.target(r);
+            return Ok(Route {
+                addr,
+                direct: tg.direct,
+                device: tg.device,
+                _pin: None,
+            });
+        }
+        self.route_at(r, addr, addr.wrapping_add_signed(t.true_lb))
+    }
+
+    /// `route` of an operation at `addr` whose first byte is at `first`:
+    /// a dynamic window's region of device memory is this rank's own, or
+    /// another local rank's mapped by CUDA IPC (pinned in the mapping
+    /// cache while the operation runs).
+    fn route_at(&self, r: usize, addr: usize, first: usize) -> Result<Route> {
+        let tg = self.target(r);
+        let plain = Route {
+            addr,
+            direct: tg.direct,
+            device: tg.device,
+            _pin: None,
+        };
+        if self.flavor != MPI_WIN_FLAVOR_DYNAMIC {
+            return Ok(plain);
+        }
+        let inside = |a: usize, n: usize| first >= a && first - a < n;
+        if r == self.rank {
+            let device = self.attached.iter().any(|&(a, n, d)| d && inside(a, n));
+            return Ok(Route { device, ..plain });
+        }
+        let Some((a, rf)) = tg.local.and_then(|l| self.dev_region(l, inside)) else {
+            return Ok(plain);
+        };
+        let world = tg.world as usize;
+        let m = crate::gpu::ipc::pin(world, &rf)?;
+        Ok(Route {
+            addr: (m as usize).wrapping_add(addr.wrapping_sub(a)),
+            direct: true,
+            device: true,
+            _pin: Some(Pinned(world, rf.id)),
+        })
     }
 
     /// The target segments of `count` elements of `t` at `addr`, `n` bytes.
@@ -755,8 +906,8 @@ impl Win {
             }
             return Ok(());
         }
-        let tg = self.target(r);
-        if tg.direct && !tg.device && t.is_contiguous(count) {
+        let rt = self.route(r, addr, t, count)?;
+        if rt.direct && !rt.device && t.is_contiguous(count) {
             // Mapped and contiguous: reduced in place under the mutex (one
             // pass over the target's elements, not a copy out and back).
             return self.with_acc_lock(r, || {
@@ -1013,7 +1164,9 @@ impl Win {
                 net.get(r, &seg, buf)
             };
         }
-        if tg.direct && tg.device {
+        let rt = self.route_at(r, p, p)?;
+        let p = rt.addr;
+        if rt.direct && rt.device {
             // SAFETY: `p` lies in device window memory this process
             // reaches (`place`); `buf` holds its bytes.
             return unsafe {
@@ -1024,7 +1177,7 @@ impl Win {
                 }
             };
         }
-        if tg.direct {
+        if rt.direct {
             // SAFETY: `p` lies in window memory this process maps (`place`).
             unsafe {
                 if write {

@@ -479,12 +479,14 @@ struct Served {
     dynamic: bool,
     /// The memory is CUDA device memory: copied with the driver.
     device: bool,
-    lock: parking_lot::Mutex<Vec<(usize, usize)>>,
+    /// A dynamic window's attached regions: (address, length, device memory).
+    lock: parking_lot::Mutex<Vec<(usize, usize, bool)>>,
 }
 
 impl Served {
     /// Copies `n` bytes between the window memory and a host buffer, with
-    /// the driver where the window memory is device memory.
+    /// the driver where the window memory is device memory (`device`: an
+    /// attached region of device memory).
     ///
     /// # Safety
     /// Both ranges are valid for `n` bytes.
@@ -493,8 +495,9 @@ impl Served {
         dst: *mut u8,
         src: *const u8,
         n: usize,
+        device: bool,
     ) -> std::result::Result<(), String> {
-        if self.device {
+        if self.device || device {
             // SAFETY: forwarded contract.
             unsafe { crate::gpu::copy(dst, src, n) }.map_err(|e| e.msg)
         } else {
@@ -671,7 +674,9 @@ fn serve_checked(
         let end = o.checked_add(l);
         if w.dynamic {
             // `o` is an address of this process: within one attached region.
-            if !end.is_some_and(|e| attached.iter().any(|&(a, m)| o >= a && e <= a + m)) {
+            let Some(&(_, _, dev)) =
+                end.and_then(|e| attached.iter().find(|&&(a, m, _)| o >= a && e <= a + m))
+            else {
                 return Ok(Err((
                     RANGE,
                     format!(
@@ -679,7 +684,10 @@ fn serve_checked(
                         o.saturating_add(l)
                     ),
                 )));
-            }
+            };
+            segs.push((o, l, dev));
+            n += l;
+            continue;
         } else if end.is_none_or(|e| e > w.size) {
             return Ok(Err((
                 RANGE,
@@ -690,7 +698,7 @@ fn serve_checked(
                 ),
             )));
         }
-        segs.push((w.base + o, l));
+        segs.push((w.base + o, l, false));
         n += l;
     }
     if kind == KIND_PUT {
@@ -701,21 +709,21 @@ fn serve_checked(
             ));
         }
         let mut at = 0;
-        for &(p, l) in &segs {
+        for &(p, l, dev) in &segs {
             // SAFETY: the segment lies in window memory (checked above),
             // attached memory staying attached while `lock` is held.
-            unsafe { w.copy(p as *mut u8, data.as_ptr().add(at), l)? };
+            unsafe { w.copy(p as *mut u8, data.as_ptr().add(at), l, dev)? };
             at += l;
         }
         return Ok(Ok(Vec::new()));
     }
     let mut cur = vec![0u8; n];
     let mut at = 0;
-    for &(p, l) in &segs {
+    for &(p, l, dev) in &segs {
         // SAFETY: the segment lies in this process's window memory (checked
         // above), alive while the window is registered (attached memory:
         // while `lock` is held).
-        unsafe { w.copy(cur.as_mut_ptr().add(at), p as *const u8, l)? };
+        unsafe { w.copy(cur.as_mut_ptr().add(at), p as *const u8, l, dev)? };
         at += l;
     }
     if kind == KIND_GET {
@@ -746,9 +754,9 @@ fn serve_checked(
     };
     if changed {
         let mut at = 0;
-        for &(p, l) in &segs {
+        for &(p, l, dev) in &segs {
             // SAFETY: as above.
-            unsafe { w.copy(p as *mut u8, cur.as_ptr().add(at), l)? };
+            unsafe { w.copy(p as *mut u8, cur.as_ptr().add(at), l, dev)? };
             at += l;
         }
     }
@@ -971,16 +979,17 @@ impl Remote {
             .collect()
     }
 
-    /// `len` bytes at `base` of this process were attached to the dynamic
-    /// window: the other ranks' operations may reach them.
-    pub fn attach(&self, base: usize, len: usize) {
-        self.served.lock.lock().push((base, len));
+    /// `len` bytes at `base` of this process (device memory: `device`)
+    /// were attached to the dynamic window: the other ranks' operations
+    /// may reach them.
+    pub fn attach(&self, base: usize, len: usize, device: bool) {
+        self.served.lock.lock().push((base, len, device));
     }
 
     /// The region at `base` was detached; an operation being applied to it
     /// ends first (it holds the lock).
     pub fn detach(&self, base: usize) {
-        self.served.lock.lock().retain(|&(a, _)| a != base);
+        self.served.lock.lock().retain(|&(a, _, _)| a != base);
     }
 
     /// An accumulate (with `fetch`, a get-accumulate) of the packed `data`
