@@ -1196,6 +1196,39 @@ fn done_request(request: *mut MPI_Request) -> Result<()> {
     out(request, "request", super::request::DONE_SEND)
 }
 
+/// The bytes of `oc` elements of `ot` against `tc` of `tt` when both are
+/// basic predefined types (contiguous, no lower bound) of the same total
+/// size: the operations' fast path (`rma::Win::direct_bytes`).
+#[inline]
+fn plain_bytes(ot: MPI_Datatype, oc: usize, tt: MPI_Datatype, tc: usize) -> Option<usize> {
+    use crate::base::handles::builtin_size;
+    let (os, ts) = (builtin_size(ot)?, builtin_size(tt)?);
+    let n = oc.checked_mul(os)?;
+    (os > 0 && ts > 0 && n > 0 && tc.checked_mul(ts) == Some(n)).then_some(n)
+}
+
+/// A put or get on the fast path: a window rank this process maps, basic
+/// types, host memory; false where the general path must take it.
+fn direct(
+    buf: *mut u8,
+    n: usize,
+    target_rank: c_int,
+    disp: MPI_Aint,
+    win: MPI_Win,
+    put: bool,
+) -> Result<bool> {
+    rma::with_win(win, |w| {
+        if target_rank == MPI_PROC_NULL {
+            return Ok(true);
+        }
+        let r = w.check_rank(target_rank)?;
+        w.access(r)?;
+        // SAFETY: `buf` holds the `n` bytes of the origin's elements (the
+        // caller's contract).
+        Ok(unsafe { w.direct_bytes(r, disp, buf, n, put) })
+    })
+}
+
 #[allow(clippy::too_many_arguments)]
 fn put(
     origin_addr: *const c_void,
@@ -1207,6 +1240,11 @@ fn put(
     tt: MPI_Datatype,
     win: MPI_Win,
 ) -> Result<()> {
+    if let Some(n) = plain_bytes(ot, oc, tt, tc) {
+        if direct(origin_addr as *mut u8, n, target_rank, disp, win, true)? {
+            return Ok(());
+        }
+    }
     let (o, t) = (
         committed(ot, "origin_datatype")?,
         committed(tt, "target_datatype")?,
@@ -1237,6 +1275,11 @@ fn get(
     win: MPI_Win,
     later: bool,
 ) -> Result<()> {
+    if let Some(n) = plain_bytes(ot, oc, tt, tc) {
+        if direct(origin_addr as *mut u8, n, target_rank, disp, win, false)? {
+            return Ok(());
+        }
+    }
     let (o, t) = (
         committed(ot, "origin_datatype")?,
         committed(tt, "target_datatype")?,
@@ -2158,6 +2201,17 @@ pub unsafe extern "C" fn MPI_Win_unlock_all(win: MPI_Win) -> c_int {
 
 /// Flush of `rank` (None: all): every operation is complete when its call
 /// returns, so a flush orders memory; it needs a passive-target epoch.
+/// `flush`'s error outside a passive-target epoch.
+#[cold]
+#[inline(never)]
+fn no_passive_epoch(rank: Option<c_int>) -> crate::base::error::Error {
+    err!(
+        MPI_ERR_RMA_SYNC,
+        "no passive-target epoch is open{} (MPI_Win_lock or MPI_Win_lock_all first)",
+        rank.map_or(String::new(), |r| format!(" on rank {r}"))
+    )
+}
+
 fn flush(win: MPI_Win, rank: Option<c_int>) -> Result<()> {
     rma::with_win(win, |w| {
         let open = match rank {
@@ -2169,11 +2223,7 @@ fn flush(win: MPI_Win, rank: Option<c_int>) -> Result<()> {
             None => w.ep.lock_all.is_some() || w.ep.locks.iter().any(Option::is_some),
         };
         if !open {
-            return Err(err!(
-                MPI_ERR_RMA_SYNC,
-                "no passive-target epoch is open{} (MPI_Win_lock or MPI_Win_lock_all first)",
-                rank.map_or(String::new(), |r| format!(" on rank {r}"))
-            ));
+            return Err(no_passive_epoch(rank));
         }
         match rank {
             Some(MPI_PROC_NULL) => Ok(()),

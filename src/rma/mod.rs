@@ -232,25 +232,44 @@ fn slot(h: c_int) -> Option<usize> {
 }
 
 /// The window behind handle `h`.
+#[inline]
 fn get(h: c_int) -> Result<&'static WinCell> {
     // Acquire: pairs with the Release store in `insert`.
     let p = slot(h).map_or(std::ptr::null_mut(), |i| WINS[i].load(Ordering::Acquire));
     if p.is_null() {
-        return Err(if h == MPI_WIN_NULL {
-            err!(MPI_ERR_WIN, "win=MPI_WIN_NULL")
-        } else {
-            err!(
-                MPI_ERR_WIN,
-                "win=0x{:08x} is not a valid window{}",
-                h as u32,
-                crate::base::handles::kind_hint(h, crate::base::handles::KIND_WIN)
-            )
-        });
+        return Err(bad_win(h));
     }
     // SAFETY: a non-null slot points to a live window (Box::into_raw in
     // `insert`); it is freed only by `remove`, which MPI_Win_free calls
     // when no other call may use the window.
     Ok(unsafe { &*p })
+}
+
+/// `with_win`'s error for a window already held by this thread.
+#[cold]
+#[inline(never)]
+fn in_use(h: c_int) -> crate::base::error::Error {
+    err!(
+        MPI_ERR_OTHER,
+        "win=0x{:08x} is in use by a call on this thread (an MPI call on a window from a callback of a call on it)",
+        h as u32
+    )
+}
+
+/// `get`'s error.
+#[cold]
+#[inline(never)]
+fn bad_win(h: c_int) -> crate::base::error::Error {
+    if h == MPI_WIN_NULL {
+        err!(MPI_ERR_WIN, "win=MPI_WIN_NULL")
+    } else {
+        err!(
+            MPI_ERR_WIN,
+            "win=0x{:08x} is not a valid window{}",
+            h as u32,
+            crate::base::handles::kind_hint(h, crate::base::handles::KIND_WIN)
+        )
+    }
 }
 
 /// `h` is a valid window handle.
@@ -283,11 +302,7 @@ pub fn with_win<R>(h: c_int, f: impl FnOnce(&mut Win) -> Result<R>) -> Result<R>
             // SAFETY: locked just above by this thread.
             unsafe { c.lock.unlock() };
         }
-        return Err(err!(
-            MPI_ERR_OTHER,
-            "win=0x{:08x} is in use by a call on this thread (an MPI call on a window from a callback of a call on it)",
-            h as u32
-        ));
+        return Err(in_use(h));
     }
     c.busy.set(true);
     let _held = Held(c, locked);
@@ -372,34 +387,50 @@ impl Win {
     }
 
     /// Rank `r` of the window as a target: a valid rank on this node.
+    #[inline]
     pub fn check_rank(&self, r: c_int) -> Result<usize> {
+        match self.targets.get(r as usize) {
+            Some(t) if r >= 0 && (t.local.is_some() || self.remote.is_some()) => Ok(r as usize),
+            _ => Err(self.bad_rank(r)),
+        }
+    }
+
+    /// `check_rank`'s error (apart, so that the check's own code stays
+    /// small: it runs in every operation).
+    #[cold]
+    #[inline(never)]
+    fn bad_rank(&self, r: c_int) -> crate::base::error::Error {
         if r < 0 || r as usize >= self.targets.len() {
-            return Err(err!(
+            return err!(
                 MPI_ERR_RANK,
                 "target_rank={r} is not a rank of window {} (size {})",
                 self.wname(),
                 self.targets.len()
-            ));
+            );
         }
-        let t = self.target(r as usize);
-        if t.local.is_none() && self.remote.is_none() {
-            // A window that spans nodes always has its UCX part.
-            return Err(err!(
-                MPI_ERR_INTERN,
-                "target_rank={r} of window {} is on another node (world rank {}) but the window has no link there",
-                self.wname(),
-                t.world
-            ));
-        }
-        Ok(r as usize)
+        // A window that spans nodes always has its UCX part.
+        err!(
+            MPI_ERR_INTERN,
+            "target_rank={r} of window {} is on another node (world rank {}) but the window has no link there",
+            self.wname(),
+            self.target(r as usize).world
+        )
     }
 
     /// An access epoch to `r` is open; waits for its post in a general
     /// active-target epoch.
+    #[inline]
     pub fn access(&mut self, r: usize) -> Result<()> {
         if self.ep.fence || self.ep.lock_all.is_some() || self.ep.locks[r].is_some() {
             return Ok(());
         }
+        self.access_started(r)
+    }
+
+    /// `access` in a general active-target epoch, or its error.
+    #[cold]
+    #[inline(never)]
+    fn access_started(&mut self, r: usize) -> Result<()> {
         if self.ep.start.as_ref().is_some_and(|g| g.contains(&r)) {
             if !self.ep.start_seen[r] {
                 self.see_post(r)?;
@@ -436,6 +467,48 @@ impl Win {
         self.ep.posts_seen[r] = want;
         self.ep.start_seen[r] = true;
         Ok(())
+    }
+
+    /// A put (`put`) or get of `n` contiguous bytes at displacement `disp`
+    /// of target `r`, moved at once between host memory at `buf` and
+    /// window memory this process maps (the allocated flavors, its own
+    /// `MPI_Win_create` memory); false, having done nothing, where that
+    /// does not apply or the bytes fall outside the window: the general
+    /// path (`place`, `write`, `read`) then takes the operation and reports
+    /// what is wrong.
+    ///
+    /// # Safety
+    /// `buf` holds `n` bytes, readable for a put, writable for a get.
+    #[inline]
+    pub unsafe fn direct_bytes(
+        &self,
+        r: usize,
+        disp: i64,
+        buf: *mut u8,
+        n: usize,
+        put: bool,
+    ) -> bool {
+        let tg = self.target(r);
+        if !tg.direct || tg.device || self.flavor == MPI_WIN_FLAVOR_DYNAMIC || disp < 0 {
+            return false;
+        }
+        let off = (disp as u64).checked_mul(tg.unit as u64);
+        if off.is_none_or(|o| o > tg.size as u64 || n as u64 > tg.size as u64 - o)
+            || crate::gpu::classify(buf, n) != MemKind::Host
+        {
+            return false;
+        }
+        let at = (tg.addr + off.unwrap() as usize) as *mut u8;
+        // SAFETY: the `n` bytes at `at` lie in window memory this process
+        // maps (checked above); `buf` holds `n` bytes (the caller's contract).
+        unsafe {
+            if put {
+                crate::sys::copy(at, buf, n)
+            } else {
+                crate::sys::copy(buf, at, n)
+            }
+        };
+        true
     }
 
     /// Address of `count` elements of `t` at displacement `disp` of target
