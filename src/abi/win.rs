@@ -432,6 +432,7 @@ fn build(
         attached: Vec::new(),
         remote,
         dev_maps,
+        stored: std::cell::Cell::new(false),
     };
     Ok((rma::insert(w)?, my_base))
 }
@@ -1376,6 +1377,45 @@ fn get_accumulate(
     op: MPI_Op,
     win: MPI_Win,
 ) -> Result<()> {
+    // The fast path: one basic type everywhere, the same count, a
+    // predefined op, window memory this process maps.
+    let same = |dt: MPI_Datatype, c: usize| dt == tt && c == tc;
+    if let (Some(es), true, true) = (
+        handles::builtin_size(tt).filter(|&es| es > 0 && tc > 0),
+        op == MPI_NO_OP || same(ot, oc),
+        result.is_none_or(|(_, c, dt)| same(dt, c)),
+    ) {
+        // Scalar elements only (pairs take the general path).
+        let scalar = crate::op::elem_of(tt).is_some_and(|e| !matches!(e, crate::op::Elem::Pair(_)));
+        if scalar && crate::op::is_builtin_op(op) {
+            let a = AccOp {
+                op,
+                elem: crate::op::check(op, tt)?,
+                esize: handles::type_size(tt)?,
+                basic: tt,
+            };
+            let n = tc.checked_mul(es);
+            let got = result.map_or(std::ptr::null_mut(), |(b, _, _)| b as *mut u8);
+            let done = rma::with_win(win, |w| {
+                if target_rank == MPI_PROC_NULL {
+                    return Ok(true);
+                }
+                let r = w.check_rank(target_rank)?;
+                w.access(r)?;
+                match n {
+                    // SAFETY: the origin and result buffers hold `tc`
+                    // elements of `tt` (the caller's contract).
+                    Some(n) => unsafe {
+                        w.direct_acc(r, disp, a, n, origin_addr as *const u8, got)
+                    },
+                    None => Ok(false),
+                }
+            })?;
+            if done {
+                return Ok(());
+            }
+        }
+    }
     let t = committed(tt, "target_datatype")?;
     let o = if op == MPI_NO_OP {
         None
@@ -1953,6 +1993,30 @@ pub unsafe extern "C" fn MPI_Compare_and_swap(
             "datatype=0x{:08x}: MPI_Compare_and_swap takes a predefined integer, logical or byte datatype",
             datatype as u32
         ));
+    }
+    if let Some(es) = handles::builtin_size(datatype) {
+        let done = rma::with_win(win, |w| {
+            if target_rank == MPI_PROC_NULL {
+                return Ok(true);
+            }
+            let r = w.check_rank(target_rank)?;
+            w.access(r)?;
+            // SAFETY: the three buffers hold one element of `datatype`
+            // (the caller's contract).
+            Ok(unsafe {
+                w.direct_cas(
+                    r,
+                    target_disp,
+                    es,
+                    origin_addr as *const u8,
+                    compare_addr as *const u8,
+                    result_addr as *mut u8,
+                )
+            })
+        })?;
+        if done {
+            return Ok(());
+        }
     }
     let t = committed(datatype, "datatype")?;
     let es = t.size;

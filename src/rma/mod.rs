@@ -158,6 +158,10 @@ pub struct Win {
     pub remote: Option<net::Remote>,
     /// Mappings of the node's ranks' device window memory.
     pub dev_maps: DevMaps,
+    /// This process stored into window memory by plain stores since the
+    /// last flush (`settle` fences only then: gets are loads, complete
+    /// when they return, and atomic instructions are full barriers).
+    pub stored: Cell<bool>,
 }
 
 // SAFETY: a Win is only reached through its WinCell; the raw addresses it
@@ -503,11 +507,152 @@ impl Win {
         // maps (checked above); `buf` holds `n` bytes (the caller's contract).
         unsafe {
             if put {
+                self.stored.set(true);
                 crate::sys::copy(at, buf, n)
             } else {
                 crate::sys::copy(buf, at, n)
             }
         };
+        true
+    }
+
+    /// An accumulate (with `got`, a get-accumulate) of `n` contiguous bytes
+    /// of basic elements at displacement `disp` of target `r`, applied at
+    /// once to window memory this process maps, as `accumulate` would
+    /// (the CPU's atomics on aligned integer elements of the allocated
+    /// flavors, else in place under the target's accumulate mutex); false,
+    /// having done nothing, where that does not apply (the general path
+    /// then takes it).
+    ///
+    /// # Safety
+    /// `src` holds `n` readable bytes unless `a.op` is `MPI_NO_OP`; `got`,
+    /// when not null, `n` writable ones.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn direct_acc(
+        &self,
+        r: usize,
+        disp: i64,
+        a: AccOp,
+        n: usize,
+        src: *const u8,
+        got: *mut u8,
+    ) -> Result<bool> {
+        let tg = self.target(r);
+        if !tg.direct
+            || tg.device
+            || self.remote.is_some()
+            || self.flavor == MPI_WIN_FLAVOR_DYNAMIC
+            || disp < 0
+            || a.esize == 0
+            || n % a.esize != 0
+        {
+            return Ok(false);
+        }
+        let off = (disp as u64).checked_mul(tg.unit as u64);
+        let host = |p: *const u8| p.is_null() || crate::gpu::classify(p, n) == MemKind::Host;
+        if off.is_none_or(|o| o > tg.size as u64 || n as u64 > tg.size as u64 - o)
+            || !host(got)
+            || (a.op != MPI_NO_OP && !host(src))
+        {
+            return Ok(false);
+        }
+        let at = tg.addr + off.unwrap() as usize;
+        let data: &[u8] = if a.op == MPI_NO_OP {
+            &[]
+        } else {
+            // SAFETY: the caller's contract.
+            unsafe { std::slice::from_raw_parts(src, n) }
+        };
+        // SAFETY: the caller's contract.
+        let mut fetch = (!got.is_null()).then(|| unsafe { std::slice::from_raw_parts_mut(got, n) });
+        if self.atomics && atomic_elem(a.elem) && at % a.esize == 0 {
+            let es = a.esize;
+            for k in (0..n).step_by(es) {
+                let one = data.get(k..k + es).unwrap_or(&[]);
+                let old = fetch.as_deref_mut().map(|f| &mut f[k..k + es]);
+                // SAFETY: `at + k` lies in mapped window memory (checked
+                // above), aligned to the element.
+                unsafe { atomic_apply((at + k) as *mut u8, a, one, old) };
+            }
+            return Ok(true);
+        }
+        self.stored.set(true);
+        self.with_acc_lock(r, || {
+            // SAFETY: the `n` bytes at `at` lie in window memory this
+            // process maps (checked above); the mutex keeps other
+            // accumulates out.
+            let cur = unsafe { std::slice::from_raw_parts_mut(at as *mut u8, n) };
+            if let Some(f) = fetch {
+                f.copy_from_slice(cur);
+            }
+            if a.op != MPI_NO_OP {
+                crate::op::reduce_builtin(a.op, a.elem, n / a.esize, data, cur);
+            }
+            Ok(())
+        })?;
+        Ok(true)
+    }
+
+    /// A compare-and-swap of one 4- or 8-byte element at displacement
+    /// `disp` of target `r` by the CPU's atomic instruction on window
+    /// memory this process maps (the allocated flavors); false, having done
+    /// nothing, where that does not apply (`compare_swap` then takes it).
+    ///
+    /// # Safety
+    /// `new`, `cmp` and `old` hold `es` bytes each, `old` writable.
+    pub unsafe fn direct_cas(
+        &self,
+        r: usize,
+        disp: i64,
+        es: usize,
+        new: *const u8,
+        cmp: *const u8,
+        old: *mut u8,
+    ) -> bool {
+        let tg = self.target(r);
+        if !self.atomics || !tg.direct || tg.device || self.remote.is_some() || disp < 0 {
+            return false;
+        }
+        let off = (disp as u64).checked_mul(tg.unit as u64);
+        let host = |p: *const u8| crate::gpu::classify(p, es) == MemKind::Host;
+        if !(es == 4 || es == 8)
+            || off.is_none_or(|o| o > tg.size as u64 || es as u64 > tg.size as u64 - o)
+            || !host(new)
+            || !host(cmp)
+            || !host(old)
+        {
+            return false;
+        }
+        let at = tg.addr + off.unwrap() as usize;
+        if at % es != 0 {
+            return false;
+        }
+        // AcqRel: pairs with the other origins' atomics on this word and,
+        // through the epoch's synchronization, the target's own accesses
+        // (as in `compare_swap`).
+        // SAFETY: `at` is aligned window memory this process maps (checked
+        // above); the three buffers hold `es` bytes (the caller's contract).
+        unsafe {
+            if es == 8 {
+                let w = AtomicU64::from_ptr(at as *mut u64);
+                let (c, v) = (
+                    std::ptr::read_unaligned(cmp as *const u64),
+                    std::ptr::read_unaligned(new as *const u64),
+                );
+                let (Ok(o) | Err(o)) =
+                    w.compare_exchange(c, v, Ordering::AcqRel, Ordering::Acquire);
+                std::ptr::write_unaligned(old as *mut u64, o);
+            } else {
+                let w = AtomicU32::from_ptr(at as *mut u32);
+                let (c, v) = (
+                    std::ptr::read_unaligned(cmp as *const u32),
+                    std::ptr::read_unaligned(new as *const u32),
+                );
+                let (Ok(o) | Err(o)) =
+                    w.compare_exchange(c, v, Ordering::AcqRel, Ordering::Acquire);
+                std::ptr::write_unaligned(old as *mut u32, o);
+            }
+        }
         true
     }
 
@@ -585,6 +730,7 @@ impl Win {
         count: usize,
         data: &[u8],
     ) -> Result<()> {
+        self.stored.set(true);
         let tg = self.target(r);
         let rt = self.route(r, addr, t, count)?;
         let addr = rt.addr;
@@ -930,6 +1076,7 @@ impl Win {
         data: &[u8],
         mut fetch: Option<&mut [u8]>,
     ) -> Result<()> {
+        self.stored.set(true);
         let n = data.len().max(fetch.as_ref().map_or(0, |f| f.len()));
         if n == 0 {
             return Ok(());
@@ -1036,6 +1183,7 @@ impl Win {
         cmp: &[u8],
         old: &mut [u8],
     ) -> Result<()> {
+        self.stored.set(true);
         let es = new.len();
         if let (Some(net), true) = (
             self.remote.as_ref(),
@@ -1228,6 +1376,9 @@ impl Win {
     /// Reads (`write` false) or writes `buf` at address `p` of target `r`
     /// (as `place` gives addresses).
     fn raw(&self, r: usize, p: usize, buf: &mut [u8], write: bool) -> Result<()> {
+        if write {
+            self.stored.set(true);
+        }
         let tg = self.target(r);
         let seg = [[p, buf.len()]];
         if let (None, Some(net)) = (tg.local, self.remote.as_ref()) {
@@ -1324,7 +1475,9 @@ impl Win {
 
     /// Puts to rank `r` (all: None) are complete at the target (flush).
     pub fn settle(&self, r: Option<usize>) -> Result<()> {
-        fence(Ordering::SeqCst);
+        if self.stored.replace(false) {
+            fence(Ordering::SeqCst);
+        }
         match self.remote.as_ref() {
             Some(net) => net.flush(r),
             None => Ok(()),
