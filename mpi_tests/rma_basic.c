@@ -506,6 +506,55 @@ static void dynamic_across(void) {
 }
 
 static int handler_calls = 0, handler_class = 0;
+/* Accumulates, fetch-and-op and compare-and-swap on int and double
+ * elements at unaligned and aligned addresses of an MPI_Win_allocate window
+ * with disp_unit 1, from every rank at once under lock_all: the aligned
+ * integers take the CPU's atomics, the rest the target's mutex; every
+ * element ends with every rank's contribution, and the fetched tickets
+ * are distinct. */
+static void unaligned(void) {
+    char *mem;
+    MPI_Win win;
+    MPI_Win_allocate(64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+    memset(mem, 0, 64);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock_all(0, win);
+    int one = 1, tk[2] = {-1, -1}, old = -1, me = rank + 1, zero = 0;
+    double d = 0.5;
+    for (int rep = 0; rep < 10; rep++) {
+        MPI_Accumulate(&one, 1, MPI_INT, 0, 1, 1, MPI_INT, MPI_SUM, win);
+        MPI_Accumulate(&one, 1, MPI_INT, 0, 8, 1, MPI_INT, MPI_SUM, win);
+        MPI_Accumulate(&d, 1, MPI_DOUBLE, 0, 17, 1, MPI_DOUBLE, MPI_SUM, win);
+        MPI_Accumulate(&d, 1, MPI_DOUBLE, 0, 32, 1, MPI_DOUBLE, MPI_SUM, win);
+    }
+    MPI_Fetch_and_op(&one, &tk[0], MPI_INT, 0, 41, MPI_SUM, win);
+    MPI_Fetch_and_op(&one, &tk[1], MPI_INT, 0, 48, MPI_SUM, win);
+    MPI_Compare_and_swap(&me, &zero, &old, MPI_INT, 0, 53, win);
+    MPI_Win_unlock_all(win);
+    int *all = malloc(2 * size * sizeof(int));
+    MPI_Allgather(tk, 2, MPI_INT, all, 2, MPI_INT, MPI_COMM_WORLD);
+    for (int i = 0; i < size; i++)
+        for (int j = i + 1; j < size; j++)
+            CHECK(all[2 * i] != all[2 * j] && all[2 * i + 1] != all[2 * j + 1], "fetch-and-op tickets of ranks %d and %d agree: %d %d", i, j, all[2 * i], all[2 * j]);
+    free(all);
+    int won = old == 0, wins = 0;
+    MPI_Allreduce(&won, &wins, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(wins == 1, "compare-and-swap at an unaligned address succeeded on %d ranks", wins);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        int a, b, f1, f2, c;
+        double x, y;
+        memcpy(&a, mem + 1, 4); memcpy(&b, mem + 8, 4);
+        memcpy(&x, mem + 17, 8); memcpy(&y, mem + 32, 8);
+        memcpy(&f1, mem + 41, 4); memcpy(&f2, mem + 48, 4); memcpy(&c, mem + 53, 4);
+        CHECK(a == 10 * size && b == 10 * size, "int sums unaligned %d aligned %d, want %d", a, b, 10 * size);
+        CHECK(x == 5.0 * size && y == 5.0 * size, "double sums unaligned %g aligned %g, want %g", x, y, 5.0 * size);
+        CHECK(f1 == size && f2 == size, "fetch-and-op counters %d %d, want %d", f1, f2, size);
+        CHECK(c >= 1 && c <= size, "compare-and-swap left %d", c);
+    }
+    MPI_Win_free(&win);
+}
+
 static void win_handler(MPI_Win *w, int *code, ...) {
     (void)w;
     handler_calls++;
@@ -588,6 +637,7 @@ int main(int argc, char **argv) {
         passive(f);
     }
     if (one_node) queries();
+    unaligned();
     errors();
     MPI_Finalize();
     if (rank == 0) printf("rma_basic ok\n");
