@@ -137,6 +137,8 @@ impl State {
     ) {
         let token = self.reqs.token(rid);
         let req = self.reqs.get_mut(rid).unwrap();
+        // The peer, for MPI_Cancel (`cancel_send`).
+        req.peer_w = w as u32;
         let st = req.staged.as_mut().unwrap();
         // The reference lives in the request until the RTS is pushed.
         st.data = r.to_bytes().to_vec();

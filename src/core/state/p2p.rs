@@ -894,9 +894,12 @@ impl State {
 
     /// MPI_Cancel of send request `rid`: asks the receiver to drop the
     /// message if no receive has taken it; the request completes when it
-    /// answers (cancelled, or as it would have). Sends whose message the
-    /// receiver cannot drop (a device buffer's rendezvous, a rendezvous
-    /// over UCX, whose buffer the link holds) are left to complete.
+    /// answers (cancelled, or as it would have). A device buffer's
+    /// rendezvous on this node (CUDA IPC or staged in pieces) is dropped
+    /// like any: the CANCEL follows its RTS on the ring, after any packed
+    /// copy the RTS waited for, and a dropped RTS is never answered, so
+    /// nothing reads the buffer afterwards. A rendezvous over UCX, whose
+    /// buffer the link holds, is left to complete.
     pub fn cancel_send(&mut self, rid: ReqId) {
         let token = self.reqs.token(rid);
         let Some(r) = self.reqs.get(rid) else {
@@ -909,9 +912,6 @@ impl State {
         if r.cancel != 0
             || r.peer_w == u32::MAX
             || r.bsend_region.is_some()
-            // A device buffer's rendezvous (CUDA IPC or staged in pieces)
-            // is not called back; its eager message is dropped as any.
-            || (r.mem != crate::gpu::MemKind::Host && r.rndv_peer.is_some())
             || r.status.cancelled
             || !r.active
         {
