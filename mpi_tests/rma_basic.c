@@ -436,6 +436,29 @@ static void dynamic_bounds(void) {
     MPI_Win_unlock_all(win);
     MPI_Barrier(MPI_COMM_WORLD);
     CHECK(mem[0] == -1, "detached memory was written: %d", mem[0]);
+    /* More regions than the table's 255 slots at once: the table
+     * overflows (only the kernel's copy checks then); after detaches bring
+     * them back within the slots, a put to detached memory, still mapped,
+     * is refused again. */
+    enum { MANY = 260 };
+    static int many[MANY][2];
+    for (int i = 0; i < MANY; i++) {
+        many[i][0] = many[i][1] = -1;
+        MPI_Win_attach(win, many[i], sizeof(int));
+    }
+    for (int i = 0; i < 10; i++) MPI_Win_detach(win, many[i]);
+    MPI_Get_address(many[0], &mine[0]);
+    MPI_Get_address(many[MANY - 1], &mine[1]);
+    MPI_Allgather(mine, 2, MPI_AINT, all, 2, MPI_AINT, MPI_COMM_WORLD);
+    MPI_Win_lock_all(0, win);
+    MPI_Error_class(MPI_Put(&v, 1, MPI_INT, t, all[2 * t], 1, MPI_INT, win), &cls);
+    CHECK(cls == MPI_ERR_RMA_RANGE, "dynamic put to rank %d's region detached after an overflow: class %d", t, cls);
+    MPI_Put(&v, 1, MPI_INT, t, all[2 * t + 1], 1, MPI_INT, win);
+    MPI_Win_unlock_all(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(many[0][0] == -1, "a region detached after an overflow was written: %d", many[0][0]);
+    CHECK(many[MANY - 1][0] == 99, "a put into the last attached region: %d", many[MANY - 1][0]);
+    for (int i = 10; i < MANY; i++) MPI_Win_detach(win, many[i]);
     MPI_Win_free(&win);
 }
 

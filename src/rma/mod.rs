@@ -913,13 +913,35 @@ impl Win {
             return;
         }
         // SAFETY: as in `attach_region`.
-        if let Some(t) = unsafe { self.layout.attached(self.seg.base(), self.me_local) } {
-            if let Some(s) = t.regs.iter().find(|s| {
-                s[1].load(Ordering::Relaxed) != 0 && s[0].load(Ordering::Relaxed) == base as u64
-            }) {
-                // Release: pairs with the Acquire load in `place`.
-                s[1].store(0, Ordering::Release);
+        let Some(t) = (unsafe { self.layout.attached(self.seg.base(), self.me_local) }) else {
+            return;
+        };
+        if let Some(s) = t.regs.iter().find(|s| {
+            s[1].load(Ordering::Relaxed) != 0 && s[0].load(Ordering::Relaxed) == base as u64
+        }) {
+            // Release: pairs with the Acquire load in `place`.
+            s[1].store(0, Ordering::Release);
+        }
+        // The table overflowed once: when the host regions fit again, it
+        // is written anew and checked again. While the flag is still set
+        // the origins do not read the slots.
+        let host: Vec<(usize, usize)> = self
+            .attached
+            .iter()
+            .filter(|r| !r.2)
+            .map(|&(a, n, _)| (a, n))
+            .collect();
+        // Relaxed: only this rank writes its flag.
+        if t.overflow.load(Ordering::Relaxed) != 0 && host.len() <= layout::ATTACH_SLOTS {
+            for (i, s) in t.regs.iter().enumerate() {
+                let (a, n) = host.get(i).copied().unwrap_or((0, 0));
+                s[0].store(a as u64, Ordering::Relaxed);
+                // Relaxed: published by the flag's Release store below.
+                s[1].store(n as u64, Ordering::Relaxed);
             }
+            // Release: pairs with the Acquire load of the flag in `place`,
+            // which then sees the slots written above.
+            t.overflow.store(0, Ordering::Release);
         }
     }
 
