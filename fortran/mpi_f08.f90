@@ -492,6 +492,438 @@ module mpi_f08
     module procedure oxmpi_ne_comm, oxmpi_ne_datatype, oxmpi_ne_errhandler, oxmpi_ne_file, oxmpi_ne_group, oxmpi_ne_info, &
       oxmpi_ne_message, oxmpi_ne_op, oxmpi_ne_request, oxmpi_ne_session, oxmpi_ne_win
   end interface operator(/=)
+  interface MPI_Accumulate
+    module procedure MPI_Accumulate, MPI_Accumulate_c
+  end interface MPI_Accumulate
+  interface MPI_Allgather
+    module procedure MPI_Allgather, MPI_Allgather_c
+  end interface MPI_Allgather
+  interface MPI_Allgather_init
+    module procedure MPI_Allgather_init, MPI_Allgather_init_c
+  end interface MPI_Allgather_init
+  interface MPI_Allgatherv
+    module procedure MPI_Allgatherv, MPI_Allgatherv_c
+  end interface MPI_Allgatherv
+  interface MPI_Allgatherv_init
+    module procedure MPI_Allgatherv_init, MPI_Allgatherv_init_c
+  end interface MPI_Allgatherv_init
+  interface MPI_Allreduce
+    module procedure MPI_Allreduce, MPI_Allreduce_c
+  end interface MPI_Allreduce
+  interface MPI_Allreduce_init
+    module procedure MPI_Allreduce_init, MPI_Allreduce_init_c
+  end interface MPI_Allreduce_init
+  interface MPI_Alltoall
+    module procedure MPI_Alltoall, MPI_Alltoall_c
+  end interface MPI_Alltoall
+  interface MPI_Alltoall_init
+    module procedure MPI_Alltoall_init, MPI_Alltoall_init_c
+  end interface MPI_Alltoall_init
+  interface MPI_Alltoallv
+    module procedure MPI_Alltoallv, MPI_Alltoallv_c
+  end interface MPI_Alltoallv
+  interface MPI_Alltoallv_init
+    module procedure MPI_Alltoallv_init, MPI_Alltoallv_init_c
+  end interface MPI_Alltoallv_init
+  interface MPI_Alltoallw
+    module procedure MPI_Alltoallw, MPI_Alltoallw_c
+  end interface MPI_Alltoallw
+  interface MPI_Alltoallw_init
+    module procedure MPI_Alltoallw_init, MPI_Alltoallw_init_c
+  end interface MPI_Alltoallw_init
+  interface MPI_Bcast
+    module procedure MPI_Bcast, MPI_Bcast_c
+  end interface MPI_Bcast
+  interface MPI_Bcast_init
+    module procedure MPI_Bcast_init, MPI_Bcast_init_c
+  end interface MPI_Bcast_init
+  interface MPI_Bsend
+    module procedure MPI_Bsend, MPI_Bsend_c
+  end interface MPI_Bsend
+  interface MPI_Bsend_init
+    module procedure MPI_Bsend_init, MPI_Bsend_init_c
+  end interface MPI_Bsend_init
+  interface MPI_Buffer_attach
+    module procedure MPI_Buffer_attach, MPI_Buffer_attach_c
+  end interface MPI_Buffer_attach
+  interface MPI_Exscan
+    module procedure MPI_Exscan, MPI_Exscan_c
+  end interface MPI_Exscan
+  interface MPI_Exscan_init
+    module procedure MPI_Exscan_init, MPI_Exscan_init_c
+  end interface MPI_Exscan_init
+  interface MPI_File_iread_all
+    module procedure MPI_File_iread_all, MPI_File_iread_all_c
+  end interface MPI_File_iread_all
+  interface MPI_File_iread_at_all
+    module procedure MPI_File_iread_at_all, MPI_File_iread_at_all_c
+  end interface MPI_File_iread_at_all
+  interface MPI_File_iread_at
+    module procedure MPI_File_iread_at, MPI_File_iread_at_c
+  end interface MPI_File_iread_at
+  interface MPI_File_iread
+    module procedure MPI_File_iread, MPI_File_iread_c
+  end interface MPI_File_iread
+  interface MPI_File_iread_shared
+    module procedure MPI_File_iread_shared, MPI_File_iread_shared_c
+  end interface MPI_File_iread_shared
+  interface MPI_File_iwrite_all
+    module procedure MPI_File_iwrite_all, MPI_File_iwrite_all_c
+  end interface MPI_File_iwrite_all
+  interface MPI_File_iwrite_at_all
+    module procedure MPI_File_iwrite_at_all, MPI_File_iwrite_at_all_c
+  end interface MPI_File_iwrite_at_all
+  interface MPI_File_iwrite_at
+    module procedure MPI_File_iwrite_at, MPI_File_iwrite_at_c
+  end interface MPI_File_iwrite_at
+  interface MPI_File_iwrite
+    module procedure MPI_File_iwrite, MPI_File_iwrite_c
+  end interface MPI_File_iwrite
+  interface MPI_File_iwrite_shared
+    module procedure MPI_File_iwrite_shared, MPI_File_iwrite_shared_c
+  end interface MPI_File_iwrite_shared
+  interface MPI_File_read_all_begin
+    module procedure MPI_File_read_all_begin, MPI_File_read_all_begin_c
+  end interface MPI_File_read_all_begin
+  interface MPI_File_read_all
+    module procedure MPI_File_read_all, MPI_File_read_all_c
+  end interface MPI_File_read_all
+  interface MPI_File_read_at_all_begin
+    module procedure MPI_File_read_at_all_begin, MPI_File_read_at_all_begin_c
+  end interface MPI_File_read_at_all_begin
+  interface MPI_File_read_at_all
+    module procedure MPI_File_read_at_all, MPI_File_read_at_all_c
+  end interface MPI_File_read_at_all
+  interface MPI_File_read_at
+    module procedure MPI_File_read_at, MPI_File_read_at_c
+  end interface MPI_File_read_at
+  interface MPI_File_read
+    module procedure MPI_File_read, MPI_File_read_c
+  end interface MPI_File_read
+  interface MPI_File_read_ordered_begin
+    module procedure MPI_File_read_ordered_begin, MPI_File_read_ordered_begin_c
+  end interface MPI_File_read_ordered_begin
+  interface MPI_File_read_ordered
+    module procedure MPI_File_read_ordered, MPI_File_read_ordered_c
+  end interface MPI_File_read_ordered
+  interface MPI_File_read_shared
+    module procedure MPI_File_read_shared, MPI_File_read_shared_c
+  end interface MPI_File_read_shared
+  interface MPI_File_write_all_begin
+    module procedure MPI_File_write_all_begin, MPI_File_write_all_begin_c
+  end interface MPI_File_write_all_begin
+  interface MPI_File_write_all
+    module procedure MPI_File_write_all, MPI_File_write_all_c
+  end interface MPI_File_write_all
+  interface MPI_File_write_at_all_begin
+    module procedure MPI_File_write_at_all_begin, MPI_File_write_at_all_begin_c
+  end interface MPI_File_write_at_all_begin
+  interface MPI_File_write_at_all
+    module procedure MPI_File_write_at_all, MPI_File_write_at_all_c
+  end interface MPI_File_write_at_all
+  interface MPI_File_write_at
+    module procedure MPI_File_write_at, MPI_File_write_at_c
+  end interface MPI_File_write_at
+  interface MPI_File_write
+    module procedure MPI_File_write, MPI_File_write_c
+  end interface MPI_File_write
+  interface MPI_File_write_ordered_begin
+    module procedure MPI_File_write_ordered_begin, MPI_File_write_ordered_begin_c
+  end interface MPI_File_write_ordered_begin
+  interface MPI_File_write_ordered
+    module procedure MPI_File_write_ordered, MPI_File_write_ordered_c
+  end interface MPI_File_write_ordered
+  interface MPI_File_write_shared
+    module procedure MPI_File_write_shared, MPI_File_write_shared_c
+  end interface MPI_File_write_shared
+  interface MPI_Gather
+    module procedure MPI_Gather, MPI_Gather_c
+  end interface MPI_Gather
+  interface MPI_Gather_init
+    module procedure MPI_Gather_init, MPI_Gather_init_c
+  end interface MPI_Gather_init
+  interface MPI_Gatherv
+    module procedure MPI_Gatherv, MPI_Gatherv_c
+  end interface MPI_Gatherv
+  interface MPI_Gatherv_init
+    module procedure MPI_Gatherv_init, MPI_Gatherv_init_c
+  end interface MPI_Gatherv_init
+  interface MPI_Get_accumulate
+    module procedure MPI_Get_accumulate, MPI_Get_accumulate_c
+  end interface MPI_Get_accumulate
+  interface MPI_Get
+    module procedure MPI_Get, MPI_Get_c
+  end interface MPI_Get
+  interface MPI_Get_count
+    module procedure MPI_Get_count, MPI_Get_count_c
+  end interface MPI_Get_count
+  interface MPI_Get_elements
+    module procedure MPI_Get_elements, MPI_Get_elements_c
+  end interface MPI_Get_elements
+  interface MPI_Iallgather
+    module procedure MPI_Iallgather, MPI_Iallgather_c
+  end interface MPI_Iallgather
+  interface MPI_Iallgatherv
+    module procedure MPI_Iallgatherv, MPI_Iallgatherv_c
+  end interface MPI_Iallgatherv
+  interface MPI_Iallreduce
+    module procedure MPI_Iallreduce, MPI_Iallreduce_c
+  end interface MPI_Iallreduce
+  interface MPI_Ialltoall
+    module procedure MPI_Ialltoall, MPI_Ialltoall_c
+  end interface MPI_Ialltoall
+  interface MPI_Ialltoallv
+    module procedure MPI_Ialltoallv, MPI_Ialltoallv_c
+  end interface MPI_Ialltoallv
+  interface MPI_Ialltoallw
+    module procedure MPI_Ialltoallw, MPI_Ialltoallw_c
+  end interface MPI_Ialltoallw
+  interface MPI_Ibcast
+    module procedure MPI_Ibcast, MPI_Ibcast_c
+  end interface MPI_Ibcast
+  interface MPI_Ibsend
+    module procedure MPI_Ibsend, MPI_Ibsend_c
+  end interface MPI_Ibsend
+  interface MPI_Iexscan
+    module procedure MPI_Iexscan, MPI_Iexscan_c
+  end interface MPI_Iexscan
+  interface MPI_Igather
+    module procedure MPI_Igather, MPI_Igather_c
+  end interface MPI_Igather
+  interface MPI_Igatherv
+    module procedure MPI_Igatherv, MPI_Igatherv_c
+  end interface MPI_Igatherv
+  interface MPI_Imrecv
+    module procedure MPI_Imrecv, MPI_Imrecv_c
+  end interface MPI_Imrecv
+  interface MPI_Ineighbor_allgather
+    module procedure MPI_Ineighbor_allgather, MPI_Ineighbor_allgather_c
+  end interface MPI_Ineighbor_allgather
+  interface MPI_Ineighbor_allgatherv
+    module procedure MPI_Ineighbor_allgatherv, MPI_Ineighbor_allgatherv_c
+  end interface MPI_Ineighbor_allgatherv
+  interface MPI_Ineighbor_alltoall
+    module procedure MPI_Ineighbor_alltoall, MPI_Ineighbor_alltoall_c
+  end interface MPI_Ineighbor_alltoall
+  interface MPI_Ineighbor_alltoallv
+    module procedure MPI_Ineighbor_alltoallv, MPI_Ineighbor_alltoallv_c
+  end interface MPI_Ineighbor_alltoallv
+  interface MPI_Ineighbor_alltoallw
+    module procedure MPI_Ineighbor_alltoallw, MPI_Ineighbor_alltoallw_c
+  end interface MPI_Ineighbor_alltoallw
+  interface MPI_Irecv
+    module procedure MPI_Irecv, MPI_Irecv_c
+  end interface MPI_Irecv
+  interface MPI_Ireduce
+    module procedure MPI_Ireduce, MPI_Ireduce_c
+  end interface MPI_Ireduce
+  interface MPI_Ireduce_scatter_block
+    module procedure MPI_Ireduce_scatter_block, MPI_Ireduce_scatter_block_c
+  end interface MPI_Ireduce_scatter_block
+  interface MPI_Ireduce_scatter
+    module procedure MPI_Ireduce_scatter, MPI_Ireduce_scatter_c
+  end interface MPI_Ireduce_scatter
+  interface MPI_Irsend
+    module procedure MPI_Irsend, MPI_Irsend_c
+  end interface MPI_Irsend
+  interface MPI_Iscan
+    module procedure MPI_Iscan, MPI_Iscan_c
+  end interface MPI_Iscan
+  interface MPI_Iscatter
+    module procedure MPI_Iscatter, MPI_Iscatter_c
+  end interface MPI_Iscatter
+  interface MPI_Iscatterv
+    module procedure MPI_Iscatterv, MPI_Iscatterv_c
+  end interface MPI_Iscatterv
+  interface MPI_Isend
+    module procedure MPI_Isend, MPI_Isend_c
+  end interface MPI_Isend
+  interface MPI_Isendrecv
+    module procedure MPI_Isendrecv, MPI_Isendrecv_c
+  end interface MPI_Isendrecv
+  interface MPI_Isendrecv_replace
+    module procedure MPI_Isendrecv_replace, MPI_Isendrecv_replace_c
+  end interface MPI_Isendrecv_replace
+  interface MPI_Issend
+    module procedure MPI_Issend, MPI_Issend_c
+  end interface MPI_Issend
+  interface MPI_Mrecv
+    module procedure MPI_Mrecv, MPI_Mrecv_c
+  end interface MPI_Mrecv
+  interface MPI_Neighbor_allgather
+    module procedure MPI_Neighbor_allgather, MPI_Neighbor_allgather_c
+  end interface MPI_Neighbor_allgather
+  interface MPI_Neighbor_allgather_init
+    module procedure MPI_Neighbor_allgather_init, MPI_Neighbor_allgather_init_c
+  end interface MPI_Neighbor_allgather_init
+  interface MPI_Neighbor_allgatherv
+    module procedure MPI_Neighbor_allgatherv, MPI_Neighbor_allgatherv_c
+  end interface MPI_Neighbor_allgatherv
+  interface MPI_Neighbor_allgatherv_init
+    module procedure MPI_Neighbor_allgatherv_init, MPI_Neighbor_allgatherv_init_c
+  end interface MPI_Neighbor_allgatherv_init
+  interface MPI_Neighbor_alltoall
+    module procedure MPI_Neighbor_alltoall, MPI_Neighbor_alltoall_c
+  end interface MPI_Neighbor_alltoall
+  interface MPI_Neighbor_alltoall_init
+    module procedure MPI_Neighbor_alltoall_init, MPI_Neighbor_alltoall_init_c
+  end interface MPI_Neighbor_alltoall_init
+  interface MPI_Neighbor_alltoallv
+    module procedure MPI_Neighbor_alltoallv, MPI_Neighbor_alltoallv_c
+  end interface MPI_Neighbor_alltoallv
+  interface MPI_Neighbor_alltoallv_init
+    module procedure MPI_Neighbor_alltoallv_init, MPI_Neighbor_alltoallv_init_c
+  end interface MPI_Neighbor_alltoallv_init
+  interface MPI_Neighbor_alltoallw
+    module procedure MPI_Neighbor_alltoallw, MPI_Neighbor_alltoallw_c
+  end interface MPI_Neighbor_alltoallw
+  interface MPI_Neighbor_alltoallw_init
+    module procedure MPI_Neighbor_alltoallw_init, MPI_Neighbor_alltoallw_init_c
+  end interface MPI_Neighbor_alltoallw_init
+  interface MPI_Pack
+    module procedure MPI_Pack, MPI_Pack_c
+  end interface MPI_Pack
+  interface MPI_Pack_external
+    module procedure MPI_Pack_external, MPI_Pack_external_c
+  end interface MPI_Pack_external
+  interface MPI_Pack_external_size
+    module procedure MPI_Pack_external_size, MPI_Pack_external_size_c
+  end interface MPI_Pack_external_size
+  interface MPI_Pack_size
+    module procedure MPI_Pack_size, MPI_Pack_size_c
+  end interface MPI_Pack_size
+  interface MPI_Put
+    module procedure MPI_Put, MPI_Put_c
+  end interface MPI_Put
+  interface MPI_Raccumulate
+    module procedure MPI_Raccumulate, MPI_Raccumulate_c
+  end interface MPI_Raccumulate
+  interface MPI_Recv
+    module procedure MPI_Recv, MPI_Recv_c
+  end interface MPI_Recv
+  interface MPI_Recv_init
+    module procedure MPI_Recv_init, MPI_Recv_init_c
+  end interface MPI_Recv_init
+  interface MPI_Reduce
+    module procedure MPI_Reduce, MPI_Reduce_c
+  end interface MPI_Reduce
+  interface MPI_Reduce_init
+    module procedure MPI_Reduce_init, MPI_Reduce_init_c
+  end interface MPI_Reduce_init
+  interface MPI_Reduce_local
+    module procedure MPI_Reduce_local, MPI_Reduce_local_c
+  end interface MPI_Reduce_local
+  interface MPI_Reduce_scatter_block
+    module procedure MPI_Reduce_scatter_block, MPI_Reduce_scatter_block_c
+  end interface MPI_Reduce_scatter_block
+  interface MPI_Reduce_scatter_block_init
+    module procedure MPI_Reduce_scatter_block_init, MPI_Reduce_scatter_block_init_c
+  end interface MPI_Reduce_scatter_block_init
+  interface MPI_Reduce_scatter
+    module procedure MPI_Reduce_scatter, MPI_Reduce_scatter_c
+  end interface MPI_Reduce_scatter
+  interface MPI_Reduce_scatter_init
+    module procedure MPI_Reduce_scatter_init, MPI_Reduce_scatter_init_c
+  end interface MPI_Reduce_scatter_init
+  interface MPI_Rget_accumulate
+    module procedure MPI_Rget_accumulate, MPI_Rget_accumulate_c
+  end interface MPI_Rget_accumulate
+  interface MPI_Rget
+    module procedure MPI_Rget, MPI_Rget_c
+  end interface MPI_Rget
+  interface MPI_Rput
+    module procedure MPI_Rput, MPI_Rput_c
+  end interface MPI_Rput
+  interface MPI_Rsend
+    module procedure MPI_Rsend, MPI_Rsend_c
+  end interface MPI_Rsend
+  interface MPI_Rsend_init
+    module procedure MPI_Rsend_init, MPI_Rsend_init_c
+  end interface MPI_Rsend_init
+  interface MPI_Scan
+    module procedure MPI_Scan, MPI_Scan_c
+  end interface MPI_Scan
+  interface MPI_Scan_init
+    module procedure MPI_Scan_init, MPI_Scan_init_c
+  end interface MPI_Scan_init
+  interface MPI_Scatter
+    module procedure MPI_Scatter, MPI_Scatter_c
+  end interface MPI_Scatter
+  interface MPI_Scatter_init
+    module procedure MPI_Scatter_init, MPI_Scatter_init_c
+  end interface MPI_Scatter_init
+  interface MPI_Scatterv
+    module procedure MPI_Scatterv, MPI_Scatterv_c
+  end interface MPI_Scatterv
+  interface MPI_Scatterv_init
+    module procedure MPI_Scatterv_init, MPI_Scatterv_init_c
+  end interface MPI_Scatterv_init
+  interface MPI_Send
+    module procedure MPI_Send, MPI_Send_c
+  end interface MPI_Send
+  interface MPI_Send_init
+    module procedure MPI_Send_init, MPI_Send_init_c
+  end interface MPI_Send_init
+  interface MPI_Sendrecv
+    module procedure MPI_Sendrecv, MPI_Sendrecv_c
+  end interface MPI_Sendrecv
+  interface MPI_Sendrecv_replace
+    module procedure MPI_Sendrecv_replace, MPI_Sendrecv_replace_c
+  end interface MPI_Sendrecv_replace
+  interface MPI_Ssend
+    module procedure MPI_Ssend, MPI_Ssend_c
+  end interface MPI_Ssend
+  interface MPI_Ssend_init
+    module procedure MPI_Ssend_init, MPI_Ssend_init_c
+  end interface MPI_Ssend_init
+  interface MPI_Type_contiguous
+    module procedure MPI_Type_contiguous, MPI_Type_contiguous_c
+  end interface MPI_Type_contiguous
+  interface MPI_Type_create_darray
+    module procedure MPI_Type_create_darray, MPI_Type_create_darray_c
+  end interface MPI_Type_create_darray
+  interface MPI_Type_create_hindexed_block
+    module procedure MPI_Type_create_hindexed_block, MPI_Type_create_hindexed_block_c
+  end interface MPI_Type_create_hindexed_block
+  interface MPI_Type_create_hindexed
+    module procedure MPI_Type_create_hindexed, MPI_Type_create_hindexed_c
+  end interface MPI_Type_create_hindexed
+  interface MPI_Type_create_hvector
+    module procedure MPI_Type_create_hvector, MPI_Type_create_hvector_c
+  end interface MPI_Type_create_hvector
+  interface MPI_Type_create_indexed_block
+    module procedure MPI_Type_create_indexed_block, MPI_Type_create_indexed_block_c
+  end interface MPI_Type_create_indexed_block
+  interface MPI_Type_create_struct
+    module procedure MPI_Type_create_struct, MPI_Type_create_struct_c
+  end interface MPI_Type_create_struct
+  interface MPI_Type_create_subarray
+    module procedure MPI_Type_create_subarray, MPI_Type_create_subarray_c
+  end interface MPI_Type_create_subarray
+  interface MPI_Type_get_contents
+    module procedure MPI_Type_get_contents, MPI_Type_get_contents_c
+  end interface MPI_Type_get_contents
+  interface MPI_Type_get_envelope
+    module procedure MPI_Type_get_envelope, MPI_Type_get_envelope_c
+  end interface MPI_Type_get_envelope
+  interface MPI_Type_indexed
+    module procedure MPI_Type_indexed, MPI_Type_indexed_c
+  end interface MPI_Type_indexed
+  interface MPI_Type_size
+    module procedure MPI_Type_size, MPI_Type_size_c
+  end interface MPI_Type_size
+  interface MPI_Type_vector
+    module procedure MPI_Type_vector, MPI_Type_vector_c
+  end interface MPI_Type_vector
+  interface MPI_Unpack
+    module procedure MPI_Unpack, MPI_Unpack_c
+  end interface MPI_Unpack
+  interface MPI_Unpack_external
+    module procedure MPI_Unpack_external, MPI_Unpack_external_c
+  end interface MPI_Unpack_external
+  interface MPI_Win_create
+    module procedure MPI_Win_create, MPI_Win_create_c
+  end interface MPI_Win_create
 contains
   elemental logical function oxmpi_eq_comm(a, b)
     type(MPI_Comm), intent(in) :: a, b
@@ -6327,6 +6759,3446 @@ contains
     call pmpi_win_wait(win%MPI_VAL, ierr0)
     if (present(ierror)) ierror = ierr0
   end subroutine MPI_Win_wait
+  subroutine MPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, &
+      target_datatype, op, win, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: origin_addr
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+    TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+    INTEGER, INTENT(IN) :: target_rank
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+    TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Win), INTENT(IN) :: win
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_origin_addr(:)
+    external :: pmpi_accumulate_c
+    if (.not. is_contiguous(origin_addr)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(origin_addr), oxmpi_b_origin_addr, [1])
+    call pmpi_accumulate_c(oxmpi_b_origin_addr, origin_count, origin_datatype%MPI_VAL, target_rank, target_disp, &
+      target_count, target_datatype%MPI_VAL, op%MPI_VAL, win%MPI_VAL, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Accumulate_c
+  subroutine MPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_allgather_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_allgather_c(oxmpi_b_sendbuf, sendcount, sendtype%MPI_VAL, oxmpi_b_recvbuf, recvcount, recvtype%MPI_VAL, &
+      comm%MPI_VAL, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Allgather_c
+  subroutine MPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_allgather_init_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_allgather_init_c(oxmpi_b_sendbuf, sendcount, sendtype%MPI_VAL, oxmpi_b_recvbuf, recvcount, recvtype%MPI_VAL, &
+      comm%MPI_VAL, info%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Allgather_init_c
+  subroutine MPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_allgatherv_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_allgatherv_c(oxmpi_b_sendbuf, sendcount, sendtype%MPI_VAL, oxmpi_b_recvbuf, recvcounts, displs, &
+      recvtype%MPI_VAL, comm%MPI_VAL, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Allgatherv_c
+  subroutine MPI_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, &
+      ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_allgatherv_init_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_allgatherv_init_c(oxmpi_b_sendbuf, sendcount, sendtype%MPI_VAL, oxmpi_b_recvbuf, recvcounts, displs, &
+      recvtype%MPI_VAL, comm%MPI_VAL, info%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Allgatherv_init_c
+  subroutine MPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_allreduce_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_allreduce_c(oxmpi_b_sendbuf, oxmpi_b_recvbuf, count, datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Allreduce_c
+  subroutine MPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_allreduce_init_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_allreduce_init_c(oxmpi_b_sendbuf, oxmpi_b_recvbuf, count, datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL, &
+      info%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Allreduce_init_c
+  subroutine MPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_alltoall_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_alltoall_c(oxmpi_b_sendbuf, sendcount, sendtype%MPI_VAL, oxmpi_b_recvbuf, recvcount, recvtype%MPI_VAL, &
+      comm%MPI_VAL, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Alltoall_c
+  subroutine MPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_alltoall_init_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_alltoall_init_c(oxmpi_b_sendbuf, sendcount, sendtype%MPI_VAL, oxmpi_b_recvbuf, recvcount, recvtype%MPI_VAL, &
+      comm%MPI_VAL, info%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Alltoall_init_c
+  subroutine MPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: sendcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: sdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: rdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_alltoallv_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_alltoallv_c(oxmpi_b_sendbuf, sendcounts, sdispls, sendtype%MPI_VAL, oxmpi_b_recvbuf, recvcounts, rdispls, &
+      recvtype%MPI_VAL, comm%MPI_VAL, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Alltoallv_c
+  subroutine MPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, &
+      request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: sendcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: sdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: rdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_alltoallv_init_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_alltoallv_init_c(oxmpi_b_sendbuf, sendcounts, sdispls, sendtype%MPI_VAL, oxmpi_b_recvbuf, recvcounts, rdispls, &
+      recvtype%MPI_VAL, comm%MPI_VAL, info%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Alltoallv_init_c
+  subroutine MPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: sendcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: sdispls(*)
+    TYPE(MPI_Datatype) :: sendtypes(*)
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: rdispls(*)
+    TYPE(MPI_Datatype) :: recvtypes(*)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_alltoallw_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_alltoallw_c(oxmpi_b_sendbuf, sendcounts, sdispls, sendtypes, oxmpi_b_recvbuf, recvcounts, rdispls, recvtypes, &
+      comm%MPI_VAL, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Alltoallw_c
+  subroutine MPI_Alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, &
+      info, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: sendcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: sdispls(*)
+    TYPE(MPI_Datatype) :: sendtypes(*)
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: rdispls(*)
+    TYPE(MPI_Datatype) :: recvtypes(*)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_alltoallw_init_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_alltoallw_init_c(oxmpi_b_sendbuf, sendcounts, sdispls, sendtypes, oxmpi_b_recvbuf, recvcounts, rdispls, &
+      recvtypes, comm%MPI_VAL, info%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Alltoallw_init_c
+  subroutine MPI_Bcast_c(buffer, count, datatype, root, comm, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: buffer
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buffer(:)
+    external :: pmpi_bcast_c
+    if (.not. is_contiguous(buffer)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buffer), oxmpi_b_buffer, [1])
+    call pmpi_bcast_c(oxmpi_b_buffer, count, datatype%MPI_VAL, root, comm%MPI_VAL, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Bcast_c
+  subroutine MPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: buffer
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buffer(:)
+    external :: pmpi_bcast_init_c
+    if (.not. is_contiguous(buffer)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buffer), oxmpi_b_buffer, [1])
+    call pmpi_bcast_init_c(oxmpi_b_buffer, count, datatype%MPI_VAL, root, comm%MPI_VAL, info%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Bcast_init_c
+  subroutine MPI_Bsend_c(buf, count, datatype, dest, tag, comm, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_bsend_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_bsend_c(oxmpi_b_buf, count, datatype%MPI_VAL, dest, tag, comm%MPI_VAL, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Bsend_c
+  subroutine MPI_Bsend_init_c(buf, count, datatype, dest, tag, comm, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_bsend_init_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_bsend_init_c(oxmpi_b_buf, count, datatype%MPI_VAL, dest, tag, comm%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Bsend_init_c
+  subroutine MPI_Buffer_attach_c(buffer, size, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: buffer
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buffer(:)
+    external :: pmpi_buffer_attach_c
+    if (.not. is_contiguous(buffer)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buffer), oxmpi_b_buffer, [1])
+    call pmpi_buffer_attach_c(oxmpi_b_buffer, size, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Buffer_attach_c
+  subroutine MPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_exscan_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_exscan_c(oxmpi_b_sendbuf, oxmpi_b_recvbuf, count, datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Exscan_c
+  subroutine MPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_exscan_init_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_exscan_init_c(oxmpi_b_sendbuf, oxmpi_b_recvbuf, count, datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL, &
+      info%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Exscan_init_c
+  subroutine MPI_File_iread_all_c(fh, buf, count, datatype, request, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_file_iread_all_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_file_iread_all_c(fh%MPI_VAL, oxmpi_b_buf, count, datatype%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_File_iread_all_c
+  subroutine MPI_File_iread_at_all_c(fh, offset, buf, count, datatype, request, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_file_iread_at_all_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_file_iread_at_all_c(fh%MPI_VAL, offset, oxmpi_b_buf, count, datatype%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_File_iread_at_all_c
+  subroutine MPI_File_iread_at_c(fh, offset, buf, count, datatype, request, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_file_iread_at_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_file_iread_at_c(fh%MPI_VAL, offset, oxmpi_b_buf, count, datatype%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_File_iread_at_c
+  subroutine MPI_File_iread_c(fh, buf, count, datatype, request, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_file_iread_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_file_iread_c(fh%MPI_VAL, oxmpi_b_buf, count, datatype%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_File_iread_c
+  subroutine MPI_File_iread_shared_c(fh, buf, count, datatype, request, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_file_iread_shared_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_file_iread_shared_c(fh%MPI_VAL, oxmpi_b_buf, count, datatype%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_File_iread_shared_c
+  subroutine MPI_File_iwrite_all_c(fh, buf, count, datatype, request, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_file_iwrite_all_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_file_iwrite_all_c(fh%MPI_VAL, oxmpi_b_buf, count, datatype%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_File_iwrite_all_c
+  subroutine MPI_File_iwrite_at_all_c(fh, offset, buf, count, datatype, request, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_file_iwrite_at_all_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_file_iwrite_at_all_c(fh%MPI_VAL, offset, oxmpi_b_buf, count, datatype%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_File_iwrite_at_all_c
+  subroutine MPI_File_iwrite_at_c(fh, offset, buf, count, datatype, request, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_file_iwrite_at_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_file_iwrite_at_c(fh%MPI_VAL, offset, oxmpi_b_buf, count, datatype%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_File_iwrite_at_c
+  subroutine MPI_File_iwrite_c(fh, buf, count, datatype, request, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_file_iwrite_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_file_iwrite_c(fh%MPI_VAL, oxmpi_b_buf, count, datatype%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_File_iwrite_c
+  subroutine MPI_File_iwrite_shared_c(fh, buf, count, datatype, request, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_file_iwrite_shared_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_file_iwrite_shared_c(fh%MPI_VAL, oxmpi_b_buf, count, datatype%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_File_iwrite_shared_c
+  subroutine MPI_File_read_all_begin_c(fh, buf, count, datatype, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_file_read_all_begin_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_file_read_all_begin_c(fh%MPI_VAL, oxmpi_b_buf, count, datatype%MPI_VAL, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_File_read_all_begin_c
+  subroutine MPI_File_read_all_c(fh, buf, count, datatype, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_file_read_all_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_file_read_all_c(fh%MPI_VAL, oxmpi_b_buf, count, datatype%MPI_VAL, status, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_File_read_all_c
+  subroutine MPI_File_read_at_all_begin_c(fh, offset, buf, count, datatype, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_file_read_at_all_begin_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_file_read_at_all_begin_c(fh%MPI_VAL, offset, oxmpi_b_buf, count, datatype%MPI_VAL, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_File_read_at_all_begin_c
+  subroutine MPI_File_read_at_all_c(fh, offset, buf, count, datatype, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_file_read_at_all_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_file_read_at_all_c(fh%MPI_VAL, offset, oxmpi_b_buf, count, datatype%MPI_VAL, status, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_File_read_at_all_c
+  subroutine MPI_File_read_at_c(fh, offset, buf, count, datatype, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_file_read_at_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_file_read_at_c(fh%MPI_VAL, offset, oxmpi_b_buf, count, datatype%MPI_VAL, status, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_File_read_at_c
+  subroutine MPI_File_read_c(fh, buf, count, datatype, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_file_read_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_file_read_c(fh%MPI_VAL, oxmpi_b_buf, count, datatype%MPI_VAL, status, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_File_read_c
+  subroutine MPI_File_read_ordered_begin_c(fh, buf, count, datatype, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_file_read_ordered_begin_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_file_read_ordered_begin_c(fh%MPI_VAL, oxmpi_b_buf, count, datatype%MPI_VAL, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_File_read_ordered_begin_c
+  subroutine MPI_File_read_ordered_c(fh, buf, count, datatype, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_file_read_ordered_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_file_read_ordered_c(fh%MPI_VAL, oxmpi_b_buf, count, datatype%MPI_VAL, status, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_File_read_ordered_c
+  subroutine MPI_File_read_shared_c(fh, buf, count, datatype, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_file_read_shared_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_file_read_shared_c(fh%MPI_VAL, oxmpi_b_buf, count, datatype%MPI_VAL, status, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_File_read_shared_c
+  subroutine MPI_File_write_all_begin_c(fh, buf, count, datatype, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_file_write_all_begin_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_file_write_all_begin_c(fh%MPI_VAL, oxmpi_b_buf, count, datatype%MPI_VAL, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_File_write_all_begin_c
+  subroutine MPI_File_write_all_c(fh, buf, count, datatype, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_file_write_all_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_file_write_all_c(fh%MPI_VAL, oxmpi_b_buf, count, datatype%MPI_VAL, status, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_File_write_all_c
+  subroutine MPI_File_write_at_all_begin_c(fh, offset, buf, count, datatype, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_file_write_at_all_begin_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_file_write_at_all_begin_c(fh%MPI_VAL, offset, oxmpi_b_buf, count, datatype%MPI_VAL, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_File_write_at_all_begin_c
+  subroutine MPI_File_write_at_all_c(fh, offset, buf, count, datatype, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_file_write_at_all_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_file_write_at_all_c(fh%MPI_VAL, offset, oxmpi_b_buf, count, datatype%MPI_VAL, status, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_File_write_at_all_c
+  subroutine MPI_File_write_at_c(fh, offset, buf, count, datatype, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_file_write_at_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_file_write_at_c(fh%MPI_VAL, offset, oxmpi_b_buf, count, datatype%MPI_VAL, status, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_File_write_at_c
+  subroutine MPI_File_write_c(fh, buf, count, datatype, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_file_write_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_file_write_c(fh%MPI_VAL, oxmpi_b_buf, count, datatype%MPI_VAL, status, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_File_write_c
+  subroutine MPI_File_write_ordered_begin_c(fh, buf, count, datatype, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_file_write_ordered_begin_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_file_write_ordered_begin_c(fh%MPI_VAL, oxmpi_b_buf, count, datatype%MPI_VAL, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_File_write_ordered_begin_c
+  subroutine MPI_File_write_ordered_c(fh, buf, count, datatype, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_file_write_ordered_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_file_write_ordered_c(fh%MPI_VAL, oxmpi_b_buf, count, datatype%MPI_VAL, status, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_File_write_ordered_c
+  subroutine MPI_File_write_shared_c(fh, buf, count, datatype, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_file_write_shared_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_file_write_shared_c(fh%MPI_VAL, oxmpi_b_buf, count, datatype%MPI_VAL, status, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_File_write_shared_c
+  subroutine MPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_gather_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_gather_c(oxmpi_b_sendbuf, sendcount, sendtype%MPI_VAL, oxmpi_b_recvbuf, recvcount, recvtype%MPI_VAL, root, &
+      comm%MPI_VAL, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Gather_c
+  subroutine MPI_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_gather_init_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_gather_init_c(oxmpi_b_sendbuf, sendcount, sendtype%MPI_VAL, oxmpi_b_recvbuf, recvcount, recvtype%MPI_VAL, root, &
+      comm%MPI_VAL, info%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Gather_init_c
+  subroutine MPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_gatherv_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_gatherv_c(oxmpi_b_sendbuf, sendcount, sendtype%MPI_VAL, oxmpi_b_recvbuf, recvcounts, displs, recvtype%MPI_VAL, &
+      root, comm%MPI_VAL, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Gatherv_c
+  subroutine MPI_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, &
+      request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_gatherv_init_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_gatherv_init_c(oxmpi_b_sendbuf, sendcount, sendtype%MPI_VAL, oxmpi_b_recvbuf, recvcounts, displs, &
+      recvtype%MPI_VAL, root, comm%MPI_VAL, info%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Gatherv_init_c
+  subroutine MPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, &
+      target_rank, target_disp, target_count, target_datatype, op, win, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: origin_addr
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+    TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+    TYPE(*), DIMENSION(..), TARGET :: result_addr
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: result_count
+    TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
+    INTEGER, INTENT(IN) :: target_rank
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+    TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Win), INTENT(IN) :: win
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_origin_addr(:), oxmpi_b_result_addr(:)
+    external :: pmpi_get_accumulate_c
+    if (.not. is_contiguous(origin_addr)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(origin_addr), oxmpi_b_origin_addr, [1])
+    if (.not. is_contiguous(result_addr)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(result_addr), oxmpi_b_result_addr, [1])
+    call pmpi_get_accumulate_c(oxmpi_b_origin_addr, origin_count, origin_datatype%MPI_VAL, oxmpi_b_result_addr, result_count, &
+      result_datatype%MPI_VAL, target_rank, target_disp, target_count, target_datatype%MPI_VAL, op%MPI_VAL, win%MPI_VAL, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Get_accumulate_c
+  subroutine MPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, &
+      win, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: origin_addr
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+    TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+    INTEGER, INTENT(IN) :: target_rank
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+    TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+    TYPE(MPI_Win), INTENT(IN) :: win
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_origin_addr(:)
+    external :: pmpi_get_c
+    if (.not. is_contiguous(origin_addr)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(origin_addr), oxmpi_b_origin_addr, [1])
+    call pmpi_get_c(oxmpi_b_origin_addr, origin_count, origin_datatype%MPI_VAL, target_rank, target_disp, target_count, &
+      target_datatype%MPI_VAL, win%MPI_VAL, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Get_c
+  subroutine MPI_Get_count_c(status, datatype, count, ierror)
+    TYPE(MPI_Status) :: status
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER(KIND=MPI_COUNT_KIND) :: count
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    external :: pmpi_get_count_c
+    call pmpi_get_count_c(status, datatype%MPI_VAL, count, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Get_count_c
+  subroutine MPI_Get_elements_c(status, datatype, count, ierror)
+    TYPE(MPI_Status) :: status
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER(KIND=MPI_COUNT_KIND) :: count
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    external :: pmpi_get_elements_c
+    call pmpi_get_elements_c(status, datatype%MPI_VAL, count, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Get_elements_c
+  subroutine MPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_iallgather_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_iallgather_c(oxmpi_b_sendbuf, sendcount, sendtype%MPI_VAL, oxmpi_b_recvbuf, recvcount, recvtype%MPI_VAL, &
+      comm%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Iallgather_c
+  subroutine MPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_iallgatherv_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_iallgatherv_c(oxmpi_b_sendbuf, sendcount, sendtype%MPI_VAL, oxmpi_b_recvbuf, recvcounts, displs, &
+      recvtype%MPI_VAL, comm%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Iallgatherv_c
+  subroutine MPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_iallreduce_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_iallreduce_c(oxmpi_b_sendbuf, oxmpi_b_recvbuf, count, datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Iallreduce_c
+  subroutine MPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_ialltoall_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_ialltoall_c(oxmpi_b_sendbuf, sendcount, sendtype%MPI_VAL, oxmpi_b_recvbuf, recvcount, recvtype%MPI_VAL, &
+      comm%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Ialltoall_c
+  subroutine MPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, &
+      ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: sendcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: sdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: rdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_ialltoallv_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_ialltoallv_c(oxmpi_b_sendbuf, sendcounts, sdispls, sendtype%MPI_VAL, oxmpi_b_recvbuf, recvcounts, rdispls, &
+      recvtype%MPI_VAL, comm%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Ialltoallv_c
+  subroutine MPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, &
+      request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: sendcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: sdispls(*)
+    TYPE(MPI_Datatype) :: sendtypes(*)
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: rdispls(*)
+    TYPE(MPI_Datatype) :: recvtypes(*)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_ialltoallw_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_ialltoallw_c(oxmpi_b_sendbuf, sendcounts, sdispls, sendtypes, oxmpi_b_recvbuf, recvcounts, rdispls, recvtypes, &
+      comm%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Ialltoallw_c
+  subroutine MPI_Ibcast_c(buffer, count, datatype, root, comm, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: buffer
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buffer(:)
+    external :: pmpi_ibcast_c
+    if (.not. is_contiguous(buffer)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buffer), oxmpi_b_buffer, [1])
+    call pmpi_ibcast_c(oxmpi_b_buffer, count, datatype%MPI_VAL, root, comm%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Ibcast_c
+  subroutine MPI_Ibsend_c(buf, count, datatype, dest, tag, comm, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_ibsend_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_ibsend_c(oxmpi_b_buf, count, datatype%MPI_VAL, dest, tag, comm%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Ibsend_c
+  subroutine MPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_iexscan_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_iexscan_c(oxmpi_b_sendbuf, oxmpi_b_recvbuf, count, datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Iexscan_c
+  subroutine MPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_igather_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_igather_c(oxmpi_b_sendbuf, sendcount, sendtype%MPI_VAL, oxmpi_b_recvbuf, recvcount, recvtype%MPI_VAL, root, &
+      comm%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Igather_c
+  subroutine MPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_igatherv_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_igatherv_c(oxmpi_b_sendbuf, sendcount, sendtype%MPI_VAL, oxmpi_b_recvbuf, recvcounts, displs, recvtype%MPI_VAL, &
+      root, comm%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Igatherv_c
+  subroutine MPI_Imrecv_c(buf, count, datatype, message, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Message) :: message
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_imrecv_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_imrecv_c(oxmpi_b_buf, count, datatype%MPI_VAL, message, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Imrecv_c
+  subroutine MPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_ineighbor_allgather_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_ineighbor_allgather_c(oxmpi_b_sendbuf, sendcount, sendtype%MPI_VAL, oxmpi_b_recvbuf, recvcount, &
+      recvtype%MPI_VAL, comm%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Ineighbor_allgather_c
+  subroutine MPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, &
+      ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_ineighbor_allgatherv_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_ineighbor_allgatherv_c(oxmpi_b_sendbuf, sendcount, sendtype%MPI_VAL, oxmpi_b_recvbuf, recvcounts, displs, &
+      recvtype%MPI_VAL, comm%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Ineighbor_allgatherv_c
+  subroutine MPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_ineighbor_alltoall_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_ineighbor_alltoall_c(oxmpi_b_sendbuf, sendcount, sendtype%MPI_VAL, oxmpi_b_recvbuf, recvcount, &
+      recvtype%MPI_VAL, comm%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Ineighbor_alltoall_c
+  subroutine MPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, &
+      request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: sendcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: sdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: rdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_ineighbor_alltoallv_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_ineighbor_alltoallv_c(oxmpi_b_sendbuf, sendcounts, sdispls, sendtype%MPI_VAL, oxmpi_b_recvbuf, recvcounts, &
+      rdispls, recvtype%MPI_VAL, comm%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Ineighbor_alltoallv_c
+  subroutine MPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, &
+      comm, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: sendcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: sdispls(*)
+    TYPE(MPI_Datatype) :: sendtypes(*)
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: rdispls(*)
+    TYPE(MPI_Datatype) :: recvtypes(*)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_ineighbor_alltoallw_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_ineighbor_alltoallw_c(oxmpi_b_sendbuf, sendcounts, sdispls, sendtypes, oxmpi_b_recvbuf, recvcounts, rdispls, &
+      recvtypes, comm%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Ineighbor_alltoallw_c
+  subroutine MPI_Irecv_c(buf, count, datatype, source, tag, comm, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: source
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_irecv_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_irecv_c(oxmpi_b_buf, count, datatype%MPI_VAL, source, tag, comm%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Irecv_c
+  subroutine MPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_ireduce_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_ireduce_c(oxmpi_b_sendbuf, oxmpi_b_recvbuf, count, datatype%MPI_VAL, op%MPI_VAL, root, comm%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Ireduce_c
+  subroutine MPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_ireduce_scatter_block_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_ireduce_scatter_block_c(oxmpi_b_sendbuf, oxmpi_b_recvbuf, recvcount, datatype%MPI_VAL, op%MPI_VAL, &
+      comm%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Ireduce_scatter_block_c
+  subroutine MPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_ireduce_scatter_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_ireduce_scatter_c(oxmpi_b_sendbuf, oxmpi_b_recvbuf, recvcounts, datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL, &
+      request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Ireduce_scatter_c
+  subroutine MPI_Irsend_c(buf, count, datatype, dest, tag, comm, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_irsend_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_irsend_c(oxmpi_b_buf, count, datatype%MPI_VAL, dest, tag, comm%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Irsend_c
+  subroutine MPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_iscan_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_iscan_c(oxmpi_b_sendbuf, oxmpi_b_recvbuf, count, datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Iscan_c
+  subroutine MPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_iscatter_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_iscatter_c(oxmpi_b_sendbuf, sendcount, sendtype%MPI_VAL, oxmpi_b_recvbuf, recvcount, recvtype%MPI_VAL, root, &
+      comm%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Iscatter_c
+  subroutine MPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: sendcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_iscatterv_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_iscatterv_c(oxmpi_b_sendbuf, sendcounts, displs, sendtype%MPI_VAL, oxmpi_b_recvbuf, recvcount, &
+      recvtype%MPI_VAL, root, comm%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Iscatterv_c
+  subroutine MPI_Isend_c(buf, count, datatype, dest, tag, comm, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_isend_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_isend_c(oxmpi_b_buf, count, datatype%MPI_VAL, dest, tag, comm%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Isend_c
+  subroutine MPI_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, &
+      comm, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: sendtag
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: source
+    INTEGER, INTENT(IN) :: recvtag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_isendrecv_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_isendrecv_c(oxmpi_b_sendbuf, sendcount, sendtype%MPI_VAL, dest, sendtag, oxmpi_b_recvbuf, recvcount, &
+      recvtype%MPI_VAL, source, recvtag, comm%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Isendrecv_c
+  subroutine MPI_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: sendtag
+    INTEGER, INTENT(IN) :: source
+    INTEGER, INTENT(IN) :: recvtag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_isendrecv_replace_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_isendrecv_replace_c(oxmpi_b_buf, count, datatype%MPI_VAL, dest, sendtag, source, recvtag, comm%MPI_VAL, &
+      request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Isendrecv_replace_c
+  subroutine MPI_Issend_c(buf, count, datatype, dest, tag, comm, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_issend_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_issend_c(oxmpi_b_buf, count, datatype%MPI_VAL, dest, tag, comm%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Issend_c
+  subroutine MPI_Mrecv_c(buf, count, datatype, message, status, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Message) :: message
+    TYPE(MPI_Status) :: status
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_mrecv_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_mrecv_c(oxmpi_b_buf, count, datatype%MPI_VAL, message, status, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Mrecv_c
+  subroutine MPI_Neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_neighbor_allgather_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_neighbor_allgather_c(oxmpi_b_sendbuf, sendcount, sendtype%MPI_VAL, oxmpi_b_recvbuf, recvcount, &
+      recvtype%MPI_VAL, comm%MPI_VAL, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Neighbor_allgather_c
+  subroutine MPI_Neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, &
+      ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_neighbor_allgather_init_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_neighbor_allgather_init_c(oxmpi_b_sendbuf, sendcount, sendtype%MPI_VAL, oxmpi_b_recvbuf, recvcount, &
+      recvtype%MPI_VAL, comm%MPI_VAL, info%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Neighbor_allgather_init_c
+  subroutine MPI_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_neighbor_allgatherv_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_neighbor_allgatherv_c(oxmpi_b_sendbuf, sendcount, sendtype%MPI_VAL, oxmpi_b_recvbuf, recvcounts, displs, &
+      recvtype%MPI_VAL, comm%MPI_VAL, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Neighbor_allgatherv_c
+  subroutine MPI_Neighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, &
+      request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_neighbor_allgatherv_init_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_neighbor_allgatherv_init_c(oxmpi_b_sendbuf, sendcount, sendtype%MPI_VAL, oxmpi_b_recvbuf, recvcounts, displs, &
+      recvtype%MPI_VAL, comm%MPI_VAL, info%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Neighbor_allgatherv_init_c
+  subroutine MPI_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_neighbor_alltoall_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_neighbor_alltoall_c(oxmpi_b_sendbuf, sendcount, sendtype%MPI_VAL, oxmpi_b_recvbuf, recvcount, recvtype%MPI_VAL, &
+      comm%MPI_VAL, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Neighbor_alltoall_c
+  subroutine MPI_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_neighbor_alltoall_init_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_neighbor_alltoall_init_c(oxmpi_b_sendbuf, sendcount, sendtype%MPI_VAL, oxmpi_b_recvbuf, recvcount, &
+      recvtype%MPI_VAL, comm%MPI_VAL, info%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Neighbor_alltoall_init_c
+  subroutine MPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, &
+      ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: sendcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: sdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: rdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_neighbor_alltoallv_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_neighbor_alltoallv_c(oxmpi_b_sendbuf, sendcounts, sdispls, sendtype%MPI_VAL, oxmpi_b_recvbuf, recvcounts, &
+      rdispls, recvtype%MPI_VAL, comm%MPI_VAL, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Neighbor_alltoallv_c
+  subroutine MPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, &
+      comm, info, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: sendcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: sdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: rdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_neighbor_alltoallv_init_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_neighbor_alltoallv_init_c(oxmpi_b_sendbuf, sendcounts, sdispls, sendtype%MPI_VAL, oxmpi_b_recvbuf, recvcounts, &
+      rdispls, recvtype%MPI_VAL, comm%MPI_VAL, info%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Neighbor_alltoallv_init_c
+  subroutine MPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, &
+      ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: sendcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: sdispls(*)
+    TYPE(MPI_Datatype) :: sendtypes(*)
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: rdispls(*)
+    TYPE(MPI_Datatype) :: recvtypes(*)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_neighbor_alltoallw_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_neighbor_alltoallw_c(oxmpi_b_sendbuf, sendcounts, sdispls, sendtypes, oxmpi_b_recvbuf, recvcounts, rdispls, &
+      recvtypes, comm%MPI_VAL, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Neighbor_alltoallw_c
+  subroutine MPI_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, &
+      comm, info, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: sendcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: sdispls(*)
+    TYPE(MPI_Datatype) :: sendtypes(*)
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: rdispls(*)
+    TYPE(MPI_Datatype) :: recvtypes(*)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_neighbor_alltoallw_init_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_neighbor_alltoallw_init_c(oxmpi_b_sendbuf, sendcounts, sdispls, sendtypes, oxmpi_b_recvbuf, recvcounts, &
+      rdispls, recvtypes, comm%MPI_VAL, info%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Neighbor_alltoallw_init_c
+  subroutine MPI_Pack_c(inbuf, incount, dt, outbuf, outsize, position, comm, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: inbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: incount
+    TYPE(MPI_Datatype), INTENT(IN) :: dt
+    TYPE(*), DIMENSION(..), TARGET :: outbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: outsize
+    INTEGER(KIND=MPI_COUNT_KIND) :: position
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_inbuf(:), oxmpi_b_outbuf(:)
+    external :: pmpi_pack_c
+    if (.not. is_contiguous(inbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(inbuf), oxmpi_b_inbuf, [1])
+    if (.not. is_contiguous(outbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(outbuf), oxmpi_b_outbuf, [1])
+    call pmpi_pack_c(oxmpi_b_inbuf, incount, dt%MPI_VAL, oxmpi_b_outbuf, outsize, position, comm%MPI_VAL, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Pack_c
+  subroutine MPI_Pack_external_c(datarep, inbuf, incount, dt, outbuf, outsize, position, ierror)
+    CHARACTER(LEN=*) :: datarep
+    TYPE(*), DIMENSION(..), TARGET :: inbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: incount
+    TYPE(MPI_Datatype), INTENT(IN) :: dt
+    TYPE(*), DIMENSION(..), TARGET :: outbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: outsize
+    INTEGER(KIND=MPI_COUNT_KIND) :: position
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_inbuf(:), oxmpi_b_outbuf(:)
+    external :: pmpi_pack_external_c
+    if (.not. is_contiguous(inbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(inbuf), oxmpi_b_inbuf, [1])
+    if (.not. is_contiguous(outbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(outbuf), oxmpi_b_outbuf, [1])
+    call pmpi_pack_external_c(datarep, oxmpi_b_inbuf, incount, dt%MPI_VAL, oxmpi_b_outbuf, outsize, position, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Pack_external_c
+  subroutine MPI_Pack_external_size_c(datarep, incount, dt, size, ierror)
+    CHARACTER(LEN=*) :: datarep
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: incount
+    TYPE(MPI_Datatype), INTENT(IN) :: dt
+    INTEGER(KIND=MPI_COUNT_KIND) :: size
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    external :: pmpi_pack_external_size_c
+    call pmpi_pack_external_size_c(datarep, incount, dt%MPI_VAL, size, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Pack_external_size_c
+  subroutine MPI_Pack_size_c(incount, dt, comm, size, ierror)
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: incount
+    TYPE(MPI_Datatype), INTENT(IN) :: dt
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER(KIND=MPI_COUNT_KIND) :: size
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    external :: pmpi_pack_size_c
+    call pmpi_pack_size_c(incount, dt%MPI_VAL, comm%MPI_VAL, size, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Pack_size_c
+  subroutine MPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, &
+      win, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: origin_addr
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+    TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+    INTEGER, INTENT(IN) :: target_rank
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+    TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+    TYPE(MPI_Win), INTENT(IN) :: win
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_origin_addr(:)
+    external :: pmpi_put_c
+    if (.not. is_contiguous(origin_addr)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(origin_addr), oxmpi_b_origin_addr, [1])
+    call pmpi_put_c(oxmpi_b_origin_addr, origin_count, origin_datatype%MPI_VAL, target_rank, target_disp, target_count, &
+      target_datatype%MPI_VAL, win%MPI_VAL, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Put_c
+  subroutine MPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, &
+      target_datatype, op, win, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: origin_addr
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+    TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+    INTEGER, INTENT(IN) :: target_rank
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+    TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Win), INTENT(IN) :: win
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_origin_addr(:)
+    external :: pmpi_raccumulate_c
+    if (.not. is_contiguous(origin_addr)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(origin_addr), oxmpi_b_origin_addr, [1])
+    call pmpi_raccumulate_c(oxmpi_b_origin_addr, origin_count, origin_datatype%MPI_VAL, target_rank, target_disp, &
+      target_count, target_datatype%MPI_VAL, op%MPI_VAL, win%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Raccumulate_c
+  subroutine MPI_Recv_c(buf, count, datatype, source, tag, comm, status, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: source
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Status) :: status
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_recv_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_recv_c(oxmpi_b_buf, count, datatype%MPI_VAL, source, tag, comm%MPI_VAL, status, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Recv_c
+  subroutine MPI_Recv_init_c(buf, count, datatype, source, tag, comm, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: source
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_recv_init_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_recv_init_c(oxmpi_b_buf, count, datatype%MPI_VAL, source, tag, comm%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Recv_init_c
+  subroutine MPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_reduce_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_reduce_c(oxmpi_b_sendbuf, oxmpi_b_recvbuf, count, datatype%MPI_VAL, op%MPI_VAL, root, comm%MPI_VAL, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Reduce_c
+  subroutine MPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_reduce_init_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_reduce_init_c(oxmpi_b_sendbuf, oxmpi_b_recvbuf, count, datatype%MPI_VAL, op%MPI_VAL, root, comm%MPI_VAL, &
+      info%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Reduce_init_c
+  subroutine MPI_Reduce_local_c(inbuf, inoutbuf, count, datatype, op, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: inbuf
+    TYPE(*), DIMENSION(..), TARGET :: inoutbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_inbuf(:), oxmpi_b_inoutbuf(:)
+    external :: pmpi_reduce_local_c
+    if (.not. is_contiguous(inbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(inbuf), oxmpi_b_inbuf, [1])
+    if (.not. is_contiguous(inoutbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(inoutbuf), oxmpi_b_inoutbuf, [1])
+    call pmpi_reduce_local_c(oxmpi_b_inbuf, oxmpi_b_inoutbuf, count, datatype%MPI_VAL, op%MPI_VAL, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Reduce_local_c
+  subroutine MPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_reduce_scatter_block_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_reduce_scatter_block_c(oxmpi_b_sendbuf, oxmpi_b_recvbuf, recvcount, datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL, &
+      ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Reduce_scatter_block_c
+  subroutine MPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_reduce_scatter_block_init_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_reduce_scatter_block_init_c(oxmpi_b_sendbuf, oxmpi_b_recvbuf, recvcount, datatype%MPI_VAL, op%MPI_VAL, &
+      comm%MPI_VAL, info%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Reduce_scatter_block_init_c
+  subroutine MPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_reduce_scatter_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_reduce_scatter_c(oxmpi_b_sendbuf, oxmpi_b_recvbuf, recvcounts, datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Reduce_scatter_c
+  subroutine MPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_reduce_scatter_init_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_reduce_scatter_init_c(oxmpi_b_sendbuf, oxmpi_b_recvbuf, recvcounts, datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL, &
+      info%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Reduce_scatter_init_c
+  subroutine MPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, &
+      target_rank, target_disp, target_count, target_datatype, op, win, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: origin_addr
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+    TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+    TYPE(*), DIMENSION(..), TARGET :: result_addr
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: result_count
+    TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
+    INTEGER, INTENT(IN) :: target_rank
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+    TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Win), INTENT(IN) :: win
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_origin_addr(:), oxmpi_b_result_addr(:)
+    external :: pmpi_rget_accumulate_c
+    if (.not. is_contiguous(origin_addr)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(origin_addr), oxmpi_b_origin_addr, [1])
+    if (.not. is_contiguous(result_addr)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(result_addr), oxmpi_b_result_addr, [1])
+    call pmpi_rget_accumulate_c(oxmpi_b_origin_addr, origin_count, origin_datatype%MPI_VAL, oxmpi_b_result_addr, &
+      result_count, result_datatype%MPI_VAL, target_rank, target_disp, target_count, target_datatype%MPI_VAL, op%MPI_VAL, &
+      win%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Rget_accumulate_c
+  subroutine MPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, &
+      win, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: origin_addr
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+    TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+    INTEGER, INTENT(IN) :: target_rank
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+    TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+    TYPE(MPI_Win), INTENT(IN) :: win
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_origin_addr(:)
+    external :: pmpi_rget_c
+    if (.not. is_contiguous(origin_addr)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(origin_addr), oxmpi_b_origin_addr, [1])
+    call pmpi_rget_c(oxmpi_b_origin_addr, origin_count, origin_datatype%MPI_VAL, target_rank, target_disp, target_count, &
+      target_datatype%MPI_VAL, win%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Rget_c
+  subroutine MPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, &
+      win, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: origin_addr
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+    TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+    INTEGER, INTENT(IN) :: target_rank
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+    TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+    TYPE(MPI_Win), INTENT(IN) :: win
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_origin_addr(:)
+    external :: pmpi_rput_c
+    if (.not. is_contiguous(origin_addr)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(origin_addr), oxmpi_b_origin_addr, [1])
+    call pmpi_rput_c(oxmpi_b_origin_addr, origin_count, origin_datatype%MPI_VAL, target_rank, target_disp, target_count, &
+      target_datatype%MPI_VAL, win%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Rput_c
+  subroutine MPI_Rsend_c(buf, count, datatype, dest, tag, comm, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_rsend_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_rsend_c(oxmpi_b_buf, count, datatype%MPI_VAL, dest, tag, comm%MPI_VAL, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Rsend_c
+  subroutine MPI_Rsend_init_c(buf, count, datatype, dest, tag, comm, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_rsend_init_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_rsend_init_c(oxmpi_b_buf, count, datatype%MPI_VAL, dest, tag, comm%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Rsend_init_c
+  subroutine MPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_scan_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_scan_c(oxmpi_b_sendbuf, oxmpi_b_recvbuf, count, datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Scan_c
+  subroutine MPI_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_scan_init_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_scan_init_c(oxmpi_b_sendbuf, oxmpi_b_recvbuf, count, datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL, info%MPI_VAL, &
+      request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Scan_init_c
+  subroutine MPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_scatter_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_scatter_c(oxmpi_b_sendbuf, sendcount, sendtype%MPI_VAL, oxmpi_b_recvbuf, recvcount, recvtype%MPI_VAL, root, &
+      comm%MPI_VAL, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Scatter_c
+  subroutine MPI_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_scatter_init_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_scatter_init_c(oxmpi_b_sendbuf, sendcount, sendtype%MPI_VAL, oxmpi_b_recvbuf, recvcount, recvtype%MPI_VAL, &
+      root, comm%MPI_VAL, info%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Scatter_init_c
+  subroutine MPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: sendcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_scatterv_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_scatterv_c(oxmpi_b_sendbuf, sendcounts, displs, sendtype%MPI_VAL, oxmpi_b_recvbuf, recvcount, recvtype%MPI_VAL, &
+      root, comm%MPI_VAL, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Scatterv_c
+  subroutine MPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, &
+      request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: sendcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_scatterv_init_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_scatterv_init_c(oxmpi_b_sendbuf, sendcounts, displs, sendtype%MPI_VAL, oxmpi_b_recvbuf, recvcount, &
+      recvtype%MPI_VAL, root, comm%MPI_VAL, info%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Scatterv_init_c
+  subroutine MPI_Send_c(buf, count, datatype, dest, tag, comm, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_send_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_send_c(oxmpi_b_buf, count, datatype%MPI_VAL, dest, tag, comm%MPI_VAL, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Send_c
+  subroutine MPI_Send_init_c(buf, count, datatype, dest, tag, comm, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_send_init_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_send_init_c(oxmpi_b_buf, count, datatype%MPI_VAL, dest, tag, comm%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Send_init_c
+  subroutine MPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, &
+      status, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: sendtag
+    TYPE(*), DIMENSION(..), TARGET :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: source
+    INTEGER, INTENT(IN) :: recvtag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Status) :: status
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_sendbuf(:), oxmpi_b_recvbuf(:)
+    external :: pmpi_sendrecv_c
+    if (.not. is_contiguous(sendbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(sendbuf), oxmpi_b_sendbuf, [1])
+    if (.not. is_contiguous(recvbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(recvbuf), oxmpi_b_recvbuf, [1])
+    call pmpi_sendrecv_c(oxmpi_b_sendbuf, sendcount, sendtype%MPI_VAL, dest, sendtag, oxmpi_b_recvbuf, recvcount, &
+      recvtype%MPI_VAL, source, recvtag, comm%MPI_VAL, status, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Sendrecv_c
+  subroutine MPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: sendtag
+    INTEGER, INTENT(IN) :: source
+    INTEGER, INTENT(IN) :: recvtag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Status) :: status
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_sendrecv_replace_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_sendrecv_replace_c(oxmpi_b_buf, count, datatype%MPI_VAL, dest, sendtag, source, recvtag, comm%MPI_VAL, status, &
+      ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Sendrecv_replace_c
+  subroutine MPI_Ssend_c(buf, count, datatype, dest, tag, comm, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_ssend_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_ssend_c(oxmpi_b_buf, count, datatype%MPI_VAL, dest, tag, comm%MPI_VAL, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Ssend_c
+  subroutine MPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request) :: request
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_buf(:)
+    external :: pmpi_ssend_init_c
+    if (.not. is_contiguous(buf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(buf), oxmpi_b_buf, [1])
+    call pmpi_ssend_init_c(oxmpi_b_buf, count, datatype%MPI_VAL, dest, tag, comm%MPI_VAL, request, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Ssend_init_c
+  subroutine MPI_Type_contiguous_c(count, oldtype, newtype, ierror)
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    TYPE(MPI_Datatype) :: newtype
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    external :: pmpi_type_contiguous_c
+    call pmpi_type_contiguous_c(count, oldtype%MPI_VAL, newtype, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Type_contiguous_c
+  subroutine MPI_Type_create_darray_c(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, &
+      order, oldtype, newtype, ierror)
+    INTEGER, INTENT(IN) :: size
+    INTEGER, INTENT(IN) :: rank
+    INTEGER, INTENT(IN) :: ndims
+    INTEGER(KIND=MPI_COUNT_KIND) :: array_of_gsizes(*)
+    INTEGER :: array_of_distribs(*)
+    INTEGER :: array_of_dargs(*)
+    INTEGER :: array_of_psizes(*)
+    INTEGER, INTENT(IN) :: order
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    TYPE(MPI_Datatype) :: newtype
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    external :: pmpi_type_create_darray_c
+    call pmpi_type_create_darray_c(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, &
+      order, oldtype%MPI_VAL, newtype, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Type_create_darray_c
+  subroutine MPI_Type_create_hindexed_block_c(count, blocklength, array_of_displacements, oldtype, newtype, ierror)
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: blocklength
+    INTEGER(KIND=MPI_COUNT_KIND) :: array_of_displacements(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    TYPE(MPI_Datatype) :: newtype
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    external :: pmpi_type_create_hindexed_block_c
+    call pmpi_type_create_hindexed_block_c(count, blocklength, array_of_displacements, oldtype%MPI_VAL, newtype, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Type_create_hindexed_block_c
+  subroutine MPI_Type_create_hindexed_c(count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror)
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    INTEGER(KIND=MPI_COUNT_KIND) :: array_of_blocklengths(*)
+    INTEGER(KIND=MPI_COUNT_KIND) :: array_of_displacements(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    TYPE(MPI_Datatype) :: newtype
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    external :: pmpi_type_create_hindexed_c
+    call pmpi_type_create_hindexed_c(count, array_of_blocklengths, array_of_displacements, oldtype%MPI_VAL, newtype, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Type_create_hindexed_c
+  subroutine MPI_Type_create_hvector_c(count, blocklength, stride, oldtype, newtype, ierror)
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: blocklength
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: stride
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    TYPE(MPI_Datatype) :: newtype
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    external :: pmpi_type_create_hvector_c
+    call pmpi_type_create_hvector_c(count, blocklength, stride, oldtype%MPI_VAL, newtype, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Type_create_hvector_c
+  subroutine MPI_Type_create_indexed_block_c(count, blocklength, array_of_displacements, oldtype, newtype, ierror)
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: blocklength
+    INTEGER(KIND=MPI_COUNT_KIND) :: array_of_displacements(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    TYPE(MPI_Datatype) :: newtype
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    external :: pmpi_type_create_indexed_block_c
+    call pmpi_type_create_indexed_block_c(count, blocklength, array_of_displacements, oldtype%MPI_VAL, newtype, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Type_create_indexed_block_c
+  subroutine MPI_Type_create_struct_c(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype, ierror)
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    INTEGER(KIND=MPI_COUNT_KIND) :: array_of_blocklengths(*)
+    INTEGER(KIND=MPI_COUNT_KIND) :: array_of_displacements(*)
+    TYPE(MPI_Datatype) :: array_of_types(*)
+    TYPE(MPI_Datatype) :: newtype
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    external :: pmpi_type_create_struct_c
+    call pmpi_type_create_struct_c(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Type_create_struct_c
+  subroutine MPI_Type_create_subarray_c(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype, &
+      ierror)
+    INTEGER, INTENT(IN) :: ndims
+    INTEGER(KIND=MPI_COUNT_KIND) :: array_of_sizes(*)
+    INTEGER(KIND=MPI_COUNT_KIND) :: array_of_subsizes(*)
+    INTEGER(KIND=MPI_COUNT_KIND) :: array_of_starts(*)
+    INTEGER, INTENT(IN) :: order
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    TYPE(MPI_Datatype) :: newtype
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    external :: pmpi_type_create_subarray_c
+    call pmpi_type_create_subarray_c(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype%MPI_VAL, &
+      newtype, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Type_create_subarray_c
+  subroutine MPI_Type_get_contents_c(dt, max_integers, max_addresses, max_large_counts, max_datatypes, array_of_integers, &
+      array_of_addresses, array_of_large_counts, array_of_datatypes, ierror)
+    TYPE(MPI_Datatype), INTENT(IN) :: dt
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: max_integers
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: max_addresses
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: max_large_counts
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: max_datatypes
+    INTEGER :: array_of_integers(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: array_of_addresses(*)
+    INTEGER(KIND=MPI_COUNT_KIND) :: array_of_large_counts(*)
+    TYPE(MPI_Datatype) :: array_of_datatypes(*)
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    external :: pmpi_type_get_contents_c
+    call pmpi_type_get_contents_c(dt%MPI_VAL, max_integers, max_addresses, max_large_counts, max_datatypes, &
+      array_of_integers, array_of_addresses, array_of_large_counts, array_of_datatypes, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Type_get_contents_c
+  subroutine MPI_Type_get_envelope_c(dt, num_integers, num_addresses, num_large_counts, num_datatypes, combiner, ierror)
+    TYPE(MPI_Datatype), INTENT(IN) :: dt
+    INTEGER(KIND=MPI_COUNT_KIND) :: num_integers
+    INTEGER(KIND=MPI_COUNT_KIND) :: num_addresses
+    INTEGER(KIND=MPI_COUNT_KIND) :: num_large_counts
+    INTEGER(KIND=MPI_COUNT_KIND) :: num_datatypes
+    INTEGER :: combiner
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    external :: pmpi_type_get_envelope_c
+    call pmpi_type_get_envelope_c(dt%MPI_VAL, num_integers, num_addresses, num_large_counts, num_datatypes, combiner, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Type_get_envelope_c
+  subroutine MPI_Type_indexed_c(count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror)
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    INTEGER(KIND=MPI_COUNT_KIND) :: array_of_blocklengths(*)
+    INTEGER(KIND=MPI_COUNT_KIND) :: array_of_displacements(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    TYPE(MPI_Datatype) :: newtype
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    external :: pmpi_type_indexed_c
+    call pmpi_type_indexed_c(count, array_of_blocklengths, array_of_displacements, oldtype%MPI_VAL, newtype, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Type_indexed_c
+  subroutine MPI_Type_size_c(datatype, size, ierror)
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER(KIND=MPI_COUNT_KIND) :: size
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    external :: pmpi_type_size_c
+    call pmpi_type_size_c(datatype%MPI_VAL, size, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Type_size_c
+  subroutine MPI_Type_vector_c(count, blocklength, stride, oldtype, newtype, ierror)
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: blocklength
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: stride
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    TYPE(MPI_Datatype) :: newtype
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    external :: pmpi_type_vector_c
+    call pmpi_type_vector_c(count, blocklength, stride, oldtype%MPI_VAL, newtype, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Type_vector_c
+  subroutine MPI_Unpack_c(inbuf, insize, position, outbuf, outcount, dt, comm, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: inbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: insize
+    INTEGER(KIND=MPI_COUNT_KIND) :: position
+    TYPE(*), DIMENSION(..), TARGET :: outbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: outcount
+    TYPE(MPI_Datatype), INTENT(IN) :: dt
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_inbuf(:), oxmpi_b_outbuf(:)
+    external :: pmpi_unpack_c
+    if (.not. is_contiguous(inbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(inbuf), oxmpi_b_inbuf, [1])
+    if (.not. is_contiguous(outbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(outbuf), oxmpi_b_outbuf, [1])
+    call pmpi_unpack_c(oxmpi_b_inbuf, insize, position, oxmpi_b_outbuf, outcount, dt%MPI_VAL, comm%MPI_VAL, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Unpack_c
+  subroutine MPI_Unpack_external_c(datarep, inbuf, insize, position, outbuf, outcount, dt, ierror)
+    CHARACTER(LEN=*) :: datarep
+    TYPE(*), DIMENSION(..), TARGET :: inbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: insize
+    INTEGER(KIND=MPI_COUNT_KIND) :: position
+    TYPE(*), DIMENSION(..), TARGET :: outbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: outcount
+    TYPE(MPI_Datatype), INTENT(IN) :: dt
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_inbuf(:), oxmpi_b_outbuf(:)
+    external :: pmpi_unpack_external_c
+    if (.not. is_contiguous(inbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(inbuf), oxmpi_b_inbuf, [1])
+    if (.not. is_contiguous(outbuf)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(outbuf), oxmpi_b_outbuf, [1])
+    call pmpi_unpack_external_c(datarep, oxmpi_b_inbuf, insize, position, oxmpi_b_outbuf, outcount, dt%MPI_VAL, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Unpack_external_c
+  subroutine MPI_Win_create_c(base, size, disp_unit, info, comm, win, ierror)
+    TYPE(*), DIMENSION(..), TARGET :: base
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Win) :: win
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    integer(kind=1), pointer :: oxmpi_b_base(:)
+    external :: pmpi_win_create_c
+    if (.not. is_contiguous(base)) then
+      ierr0 = MPI_ERR_BUFFER
+      if (present(ierror)) ierror = ierr0
+      return
+    end if
+    call c_f_pointer(c_loc(base), oxmpi_b_base, [1])
+    call pmpi_win_create_c(oxmpi_b_base, size, disp_unit, info%MPI_VAL, comm%MPI_VAL, win, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Win_create_c
   subroutine MPI_Init(ierror)
     integer, optional, intent(out) :: ierror
     integer :: ierr0

@@ -68,6 +68,28 @@ unsafe fn f_pmpi_accumulate(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a
 }
 fsyms!(f_pmpi_accumulate(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_accumulate_, pmpi_accumulate__, pmpi_accumulate, PMPI_ACCUMULATE);
 
+unsafe fn f_mpi_accumulate_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Accumulate_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const i64), *(a5 as *const i64), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_accumulate_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_accumulate_c_, mpi_accumulate_c__, mpi_accumulate_c, MPI_ACCUMULATE_C);
+
+unsafe fn f_pmpi_accumulate_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Accumulate_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const i64), *(a5 as *const i64), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_accumulate_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_accumulate_c_, pmpi_accumulate_c__, pmpi_accumulate_c, PMPI_ACCUMULATE_C);
+
 unsafe fn f_mpi_add_error_class(a0: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -190,6 +212,28 @@ unsafe fn f_pmpi_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3
 }
 fsyms!(f_pmpi_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_allgather_, pmpi_allgather__, pmpi_allgather, PMPI_ALLGATHER);
 
+unsafe fn f_mpi_allgather_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Allgather_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_allgather_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_allgather_c_, mpi_allgather_c__, mpi_allgather_c, MPI_ALLGATHER_C);
+
+unsafe fn f_pmpi_allgather_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Allgather_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_allgather_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_allgather_c_, pmpi_allgather_c__, pmpi_allgather_c, PMPI_ALLGATHER_C);
+
 unsafe fn f_mpi_allgather_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -211,6 +255,28 @@ unsafe fn f_pmpi_allgather_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_voi
     }
 }
 fsyms!(f_pmpi_allgather_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_allgather_init_, pmpi_allgather_init__, pmpi_allgather_init, PMPI_ALLGATHER_INIT);
+
+unsafe fn f_mpi_allgather_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Allgather_init_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_allgather_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_allgather_init_c_, mpi_allgather_init_c__, mpi_allgather_init_c, MPI_ALLGATHER_INIT_C);
+
+unsafe fn f_pmpi_allgather_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Allgather_init_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_allgather_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_allgather_init_c_, pmpi_allgather_init_c__, pmpi_allgather_init_c, PMPI_ALLGATHER_INIT_C);
 
 unsafe fn f_mpi_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -234,6 +300,28 @@ unsafe fn f_pmpi_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a
 }
 fsyms!(f_pmpi_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_allgatherv_, pmpi_allgatherv__, pmpi_allgatherv, PMPI_ALLGATHERV);
 
+unsafe fn f_mpi_allgatherv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Allgatherv_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_allgatherv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_allgatherv_c_, mpi_allgatherv_c__, mpi_allgatherv_c, MPI_ALLGATHERV_C);
+
+unsafe fn f_pmpi_allgatherv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Allgatherv_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_allgatherv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_allgatherv_c_, pmpi_allgatherv_c__, pmpi_allgatherv_c, PMPI_ALLGATHERV_C);
+
 unsafe fn f_mpi_allgatherv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -255,6 +343,28 @@ unsafe fn f_pmpi_allgatherv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_vo
     }
 }
 fsyms!(f_pmpi_allgatherv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_allgatherv_init_, pmpi_allgatherv_init__, pmpi_allgatherv_init, PMPI_ALLGATHERV_INIT);
+
+unsafe fn f_mpi_allgatherv_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Allgatherv_init_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_allgatherv_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_allgatherv_init_c_, mpi_allgatherv_init_c__, mpi_allgatherv_init_c, MPI_ALLGATHERV_INIT_C);
+
+unsafe fn f_pmpi_allgatherv_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Allgatherv_init_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_allgatherv_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_allgatherv_init_c_, pmpi_allgatherv_init_c__, pmpi_allgatherv_init_c, PMPI_ALLGATHERV_INIT_C);
 
 unsafe fn f_mpi_alloc_mem(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -300,6 +410,28 @@ unsafe fn f_pmpi_allreduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3
 }
 fsyms!(f_pmpi_allreduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_allreduce_, pmpi_allreduce__, pmpi_allreduce, PMPI_ALLREDUCE);
 
+unsafe fn f_mpi_allreduce_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Allreduce_c(buf(a0) as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_allreduce_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_allreduce_c_, mpi_allreduce_c__, mpi_allreduce_c, MPI_ALLREDUCE_C);
+
+unsafe fn f_pmpi_allreduce_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Allreduce_c(buf(a0) as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_allreduce_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_allreduce_c_, pmpi_allreduce_c__, pmpi_allreduce_c, PMPI_ALLREDUCE_C);
+
 unsafe fn f_mpi_allreduce_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -321,6 +453,28 @@ unsafe fn f_pmpi_allreduce_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_voi
     }
 }
 fsyms!(f_pmpi_allreduce_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_allreduce_init_, pmpi_allreduce_init__, pmpi_allreduce_init, PMPI_ALLREDUCE_INIT);
+
+unsafe fn f_mpi_allreduce_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Allreduce_init_c(buf(a0) as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_allreduce_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_allreduce_init_c_, mpi_allreduce_init_c__, mpi_allreduce_init_c, MPI_ALLREDUCE_INIT_C);
+
+unsafe fn f_pmpi_allreduce_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Allreduce_init_c(buf(a0) as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_allreduce_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_allreduce_init_c_, pmpi_allreduce_init_c__, pmpi_allreduce_init_c, PMPI_ALLREDUCE_INIT_C);
 
 unsafe fn f_mpi_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -344,6 +498,28 @@ unsafe fn f_pmpi_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3:
 }
 fsyms!(f_pmpi_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_alltoall_, pmpi_alltoall__, pmpi_alltoall, PMPI_ALLTOALL);
 
+unsafe fn f_mpi_alltoall_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Alltoall_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_alltoall_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_alltoall_c_, mpi_alltoall_c__, mpi_alltoall_c, MPI_ALLTOALL_C);
+
+unsafe fn f_pmpi_alltoall_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Alltoall_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_alltoall_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_alltoall_c_, pmpi_alltoall_c__, pmpi_alltoall_c, PMPI_ALLTOALL_C);
+
 unsafe fn f_mpi_alltoall_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -365,6 +541,28 @@ unsafe fn f_pmpi_alltoall_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void
     }
 }
 fsyms!(f_pmpi_alltoall_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_alltoall_init_, pmpi_alltoall_init__, pmpi_alltoall_init, PMPI_ALLTOALL_INIT);
+
+unsafe fn f_mpi_alltoall_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Alltoall_init_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_alltoall_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_alltoall_init_c_, mpi_alltoall_init_c__, mpi_alltoall_init_c, MPI_ALLTOALL_INIT_C);
+
+unsafe fn f_pmpi_alltoall_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Alltoall_init_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_alltoall_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_alltoall_init_c_, pmpi_alltoall_init_c__, pmpi_alltoall_init_c, PMPI_ALLTOALL_INIT_C);
 
 unsafe fn f_mpi_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -388,6 +586,28 @@ unsafe fn f_pmpi_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3
 }
 fsyms!(f_pmpi_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_alltoallv_, pmpi_alltoallv__, pmpi_alltoallv, PMPI_ALLTOALLV);
 
+unsafe fn f_mpi_alltoallv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Alltoallv_c(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_alltoallv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_alltoallv_c_, mpi_alltoallv_c__, mpi_alltoallv_c, MPI_ALLTOALLV_C);
+
+unsafe fn f_pmpi_alltoallv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Alltoallv_c(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_alltoallv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_alltoallv_c_, pmpi_alltoallv_c__, pmpi_alltoallv_c, PMPI_ALLTOALLV_C);
+
 unsafe fn f_mpi_alltoallv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -409,6 +629,28 @@ unsafe fn f_pmpi_alltoallv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_voi
     }
 }
 fsyms!(f_pmpi_alltoallv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); pmpi_alltoallv_init_, pmpi_alltoallv_init__, pmpi_alltoallv_init, PMPI_ALLTOALLV_INIT);
+
+unsafe fn f_mpi_alltoallv_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Alltoallv_init_c(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_alltoallv_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); mpi_alltoallv_init_c_, mpi_alltoallv_init_c__, mpi_alltoallv_init_c, MPI_ALLTOALLV_INIT_C);
+
+unsafe fn f_pmpi_alltoallv_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Alltoallv_init_c(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_alltoallv_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); pmpi_alltoallv_init_c_, pmpi_alltoallv_init_c__, pmpi_alltoallv_init_c, PMPI_ALLTOALLV_INIT_C);
 
 unsafe fn f_mpi_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -432,6 +674,28 @@ unsafe fn f_pmpi_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3
 }
 fsyms!(f_pmpi_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_alltoallw_, pmpi_alltoallw__, pmpi_alltoallw, PMPI_ALLTOALLW);
 
+unsafe fn f_mpi_alltoallw_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Alltoallw_c(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_alltoallw_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_alltoallw_c_, mpi_alltoallw_c__, mpi_alltoallw_c, MPI_ALLTOALLW_C);
+
+unsafe fn f_pmpi_alltoallw_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Alltoallw_c(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_alltoallw_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_alltoallw_c_, pmpi_alltoallw_c__, pmpi_alltoallw_c, PMPI_ALLTOALLW_C);
+
 unsafe fn f_mpi_alltoallw_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -453,6 +717,28 @@ unsafe fn f_pmpi_alltoallw_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_voi
     }
 }
 fsyms!(f_pmpi_alltoallw_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); pmpi_alltoallw_init_, pmpi_alltoallw_init__, pmpi_alltoallw_init, PMPI_ALLTOALLW_INIT);
+
+unsafe fn f_mpi_alltoallw_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Alltoallw_init_c(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_alltoallw_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); mpi_alltoallw_init_c_, mpi_alltoallw_init_c__, mpi_alltoallw_init_c, MPI_ALLTOALLW_INIT_C);
+
+unsafe fn f_pmpi_alltoallw_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Alltoallw_init_c(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_alltoallw_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); pmpi_alltoallw_init_c_, pmpi_alltoallw_init_c__, pmpi_alltoallw_init_c, PMPI_ALLTOALLW_INIT_C);
 
 unsafe fn f_mpi_attr_delete(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -542,6 +828,28 @@ unsafe fn f_pmpi_bcast(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *m
 }
 fsyms!(f_pmpi_bcast(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_bcast_, pmpi_bcast__, pmpi_bcast, PMPI_BCAST);
 
+unsafe fn f_mpi_bcast_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Bcast_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_bcast_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_bcast_c_, mpi_bcast_c__, mpi_bcast_c, MPI_BCAST_C);
+
+unsafe fn f_pmpi_bcast_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Bcast_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_bcast_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_bcast_c_, pmpi_bcast_c__, pmpi_bcast_c, PMPI_BCAST_C);
+
 unsafe fn f_mpi_bcast_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -563,6 +871,28 @@ unsafe fn f_pmpi_bcast_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a
     }
 }
 fsyms!(f_pmpi_bcast_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_bcast_init_, pmpi_bcast_init__, pmpi_bcast_init, PMPI_BCAST_INIT);
+
+unsafe fn f_mpi_bcast_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Bcast_init_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_bcast_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_bcast_init_c_, mpi_bcast_init_c__, mpi_bcast_init_c, MPI_BCAST_INIT_C);
+
+unsafe fn f_pmpi_bcast_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Bcast_init_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_bcast_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_bcast_init_c_, pmpi_bcast_init_c__, pmpi_bcast_init_c, PMPI_BCAST_INIT_C);
 
 unsafe fn f_mpi_bsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -586,6 +916,28 @@ unsafe fn f_pmpi_bsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *m
 }
 fsyms!(f_pmpi_bsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_bsend_, pmpi_bsend__, pmpi_bsend, PMPI_BSEND);
 
+unsafe fn f_mpi_bsend_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::MPI_Bsend_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_bsend_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_bsend_c_, mpi_bsend_c__, mpi_bsend_c, MPI_BSEND_C);
+
+unsafe fn f_pmpi_bsend_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::PMPI_Bsend_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_bsend_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_bsend_c_, pmpi_bsend_c__, pmpi_bsend_c, PMPI_BSEND_C);
+
 unsafe fn f_mpi_bsend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -608,6 +960,28 @@ unsafe fn f_pmpi_bsend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a
 }
 fsyms!(f_pmpi_bsend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_bsend_init_, pmpi_bsend_init__, pmpi_bsend_init, PMPI_BSEND_INIT);
 
+unsafe fn f_mpi_bsend_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::MPI_Bsend_init_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_bsend_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_bsend_init_c_, mpi_bsend_init_c__, mpi_bsend_init_c, MPI_BSEND_INIT_C);
+
+unsafe fn f_pmpi_bsend_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::PMPI_Bsend_init_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_bsend_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_bsend_init_c_, pmpi_bsend_init_c__, pmpi_bsend_init_c, PMPI_BSEND_INIT_C);
+
 unsafe fn f_mpi_buffer_attach(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -629,6 +1003,28 @@ unsafe fn f_pmpi_buffer_attach(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_in
     }
 }
 fsyms!(f_pmpi_buffer_attach(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_buffer_attach_, pmpi_buffer_attach__, pmpi_buffer_attach, PMPI_BUFFER_ATTACH);
+
+unsafe fn f_mpi_buffer_attach_c(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large_types::MPI_Buffer_attach_c(buf(a0) as _, *(a1 as *const i64));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_buffer_attach_c(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_buffer_attach_c_, mpi_buffer_attach_c__, mpi_buffer_attach_c, MPI_BUFFER_ATTACH_C);
+
+unsafe fn f_pmpi_buffer_attach_c(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large_types::PMPI_Buffer_attach_c(buf(a0) as _, *(a1 as *const i64));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_buffer_attach_c(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_buffer_attach_c_, pmpi_buffer_attach_c__, pmpi_buffer_attach_c, PMPI_BUFFER_ATTACH_C);
 
 unsafe fn f_mpi_buffer_detach(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -1938,6 +2334,28 @@ unsafe fn f_pmpi_exscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *
 }
 fsyms!(f_pmpi_exscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_exscan_, pmpi_exscan__, pmpi_exscan, PMPI_EXSCAN);
 
+unsafe fn f_mpi_exscan_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Exscan_c(buf(a0) as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_exscan_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_exscan_c_, mpi_exscan_c__, mpi_exscan_c, MPI_EXSCAN_C);
+
+unsafe fn f_pmpi_exscan_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Exscan_c(buf(a0) as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_exscan_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_exscan_c_, pmpi_exscan_c__, pmpi_exscan_c, PMPI_EXSCAN_C);
+
 unsafe fn f_mpi_exscan_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -1959,6 +2377,28 @@ unsafe fn f_pmpi_exscan_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, 
     }
 }
 fsyms!(f_pmpi_exscan_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_exscan_init_, pmpi_exscan_init__, pmpi_exscan_init, PMPI_EXSCAN_INIT);
+
+unsafe fn f_mpi_exscan_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Exscan_init_c(buf(a0) as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_exscan_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_exscan_init_c_, mpi_exscan_init_c__, mpi_exscan_init_c, MPI_EXSCAN_INIT_C);
+
+unsafe fn f_pmpi_exscan_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Exscan_init_c(buf(a0) as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_exscan_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_exscan_init_c_, pmpi_exscan_init_c__, pmpi_exscan_init_c, PMPI_EXSCAN_INIT_C);
 
 unsafe fn f_mpi_fetch_and_op(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -2292,6 +2732,28 @@ unsafe fn f_pmpi_file_get_type_extent(a0: *mut c_void, a1: *mut c_void, a2: *mut
 }
 fsyms!(f_pmpi_file_get_type_extent(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_get_type_extent_, pmpi_file_get_type_extent__, pmpi_file_get_type_extent, PMPI_FILE_GET_TYPE_EXTENT);
 
+unsafe fn f_mpi_file_get_type_extent_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_get_type_extent_c(a0 as _, *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_get_type_extent_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_file_get_type_extent_c_, mpi_file_get_type_extent_c__, mpi_file_get_type_extent_c, MPI_FILE_GET_TYPE_EXTENT_C);
+
+unsafe fn f_pmpi_file_get_type_extent_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_get_type_extent_c(a0 as _, *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_get_type_extent_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_get_type_extent_c_, pmpi_file_get_type_extent_c__, pmpi_file_get_type_extent_c, PMPI_FILE_GET_TYPE_EXTENT_C);
+
 unsafe fn f_mpi_file_get_view(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l4: usize) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -2362,6 +2824,28 @@ unsafe fn f_pmpi_file_iread_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_voi
 }
 fsyms!(f_pmpi_file_iread_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_iread_all_, pmpi_file_iread_all__, pmpi_file_iread_all, PMPI_FILE_IREAD_ALL);
 
+unsafe fn f_mpi_file_iread_all_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_iread_all_c(a0 as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_iread_all_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_file_iread_all_c_, mpi_file_iread_all_c__, mpi_file_iread_all_c, MPI_FILE_IREAD_ALL_C);
+
+unsafe fn f_pmpi_file_iread_all_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_iread_all_c(a0 as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_iread_all_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_iread_all_c_, pmpi_file_iread_all_c__, pmpi_file_iread_all_c, PMPI_FILE_IREAD_ALL_C);
+
 unsafe fn f_mpi_file_iread_at(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -2406,6 +2890,72 @@ unsafe fn f_pmpi_file_iread_at_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_
 }
 fsyms!(f_pmpi_file_iread_at_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_iread_at_all_, pmpi_file_iread_at_all__, pmpi_file_iread_at_all, PMPI_FILE_IREAD_AT_ALL);
 
+unsafe fn f_mpi_file_iread_at_all_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_iread_at_all_c(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const i64), *(a4 as *const c_int), a5 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_iread_at_all_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_file_iread_at_all_c_, mpi_file_iread_at_all_c__, mpi_file_iread_at_all_c, MPI_FILE_IREAD_AT_ALL_C);
+
+unsafe fn f_pmpi_file_iread_at_all_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_iread_at_all_c(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const i64), *(a4 as *const c_int), a5 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_iread_at_all_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_iread_at_all_c_, pmpi_file_iread_at_all_c__, pmpi_file_iread_at_all_c, PMPI_FILE_IREAD_AT_ALL_C);
+
+unsafe fn f_mpi_file_iread_at_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_iread_at_c(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const i64), *(a4 as *const c_int), a5 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_iread_at_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_file_iread_at_c_, mpi_file_iread_at_c__, mpi_file_iread_at_c, MPI_FILE_IREAD_AT_C);
+
+unsafe fn f_pmpi_file_iread_at_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_iread_at_c(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const i64), *(a4 as *const c_int), a5 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_iread_at_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_iread_at_c_, pmpi_file_iread_at_c__, pmpi_file_iread_at_c, PMPI_FILE_IREAD_AT_C);
+
+unsafe fn f_mpi_file_iread_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_iread_c(a0 as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_iread_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_file_iread_c_, mpi_file_iread_c__, mpi_file_iread_c, MPI_FILE_IREAD_C);
+
+unsafe fn f_pmpi_file_iread_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_iread_c(a0 as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_iread_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_iread_c_, pmpi_file_iread_c__, pmpi_file_iread_c, PMPI_FILE_IREAD_C);
+
 unsafe fn f_mpi_file_iread_shared(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -2427,6 +2977,28 @@ unsafe fn f_pmpi_file_iread_shared(a0: *mut c_void, a1: *mut c_void, a2: *mut c_
     }
 }
 fsyms!(f_pmpi_file_iread_shared(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_iread_shared_, pmpi_file_iread_shared__, pmpi_file_iread_shared, PMPI_FILE_IREAD_SHARED);
+
+unsafe fn f_mpi_file_iread_shared_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_iread_shared_c(a0 as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_iread_shared_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_file_iread_shared_c_, mpi_file_iread_shared_c__, mpi_file_iread_shared_c, MPI_FILE_IREAD_SHARED_C);
+
+unsafe fn f_pmpi_file_iread_shared_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_iread_shared_c(a0 as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_iread_shared_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_iread_shared_c_, pmpi_file_iread_shared_c__, pmpi_file_iread_shared_c, PMPI_FILE_IREAD_SHARED_C);
 
 unsafe fn f_mpi_file_iwrite(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -2472,6 +3044,28 @@ unsafe fn f_pmpi_file_iwrite_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_vo
 }
 fsyms!(f_pmpi_file_iwrite_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_iwrite_all_, pmpi_file_iwrite_all__, pmpi_file_iwrite_all, PMPI_FILE_IWRITE_ALL);
 
+unsafe fn f_mpi_file_iwrite_all_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_iwrite_all_c(a0 as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_iwrite_all_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_file_iwrite_all_c_, mpi_file_iwrite_all_c__, mpi_file_iwrite_all_c, MPI_FILE_IWRITE_ALL_C);
+
+unsafe fn f_pmpi_file_iwrite_all_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_iwrite_all_c(a0 as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_iwrite_all_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_iwrite_all_c_, pmpi_file_iwrite_all_c__, pmpi_file_iwrite_all_c, PMPI_FILE_IWRITE_ALL_C);
+
 unsafe fn f_mpi_file_iwrite_at(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -2516,6 +3110,72 @@ unsafe fn f_pmpi_file_iwrite_at_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c
 }
 fsyms!(f_pmpi_file_iwrite_at_all(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_iwrite_at_all_, pmpi_file_iwrite_at_all__, pmpi_file_iwrite_at_all, PMPI_FILE_IWRITE_AT_ALL);
 
+unsafe fn f_mpi_file_iwrite_at_all_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_iwrite_at_all_c(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const i64), *(a4 as *const c_int), a5 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_iwrite_at_all_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_file_iwrite_at_all_c_, mpi_file_iwrite_at_all_c__, mpi_file_iwrite_at_all_c, MPI_FILE_IWRITE_AT_ALL_C);
+
+unsafe fn f_pmpi_file_iwrite_at_all_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_iwrite_at_all_c(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const i64), *(a4 as *const c_int), a5 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_iwrite_at_all_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_iwrite_at_all_c_, pmpi_file_iwrite_at_all_c__, pmpi_file_iwrite_at_all_c, PMPI_FILE_IWRITE_AT_ALL_C);
+
+unsafe fn f_mpi_file_iwrite_at_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_iwrite_at_c(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const i64), *(a4 as *const c_int), a5 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_iwrite_at_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_file_iwrite_at_c_, mpi_file_iwrite_at_c__, mpi_file_iwrite_at_c, MPI_FILE_IWRITE_AT_C);
+
+unsafe fn f_pmpi_file_iwrite_at_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_iwrite_at_c(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const i64), *(a4 as *const c_int), a5 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_iwrite_at_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_iwrite_at_c_, pmpi_file_iwrite_at_c__, pmpi_file_iwrite_at_c, PMPI_FILE_IWRITE_AT_C);
+
+unsafe fn f_mpi_file_iwrite_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_iwrite_c(a0 as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_iwrite_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_file_iwrite_c_, mpi_file_iwrite_c__, mpi_file_iwrite_c, MPI_FILE_IWRITE_C);
+
+unsafe fn f_pmpi_file_iwrite_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_iwrite_c(a0 as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_iwrite_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_iwrite_c_, pmpi_file_iwrite_c__, pmpi_file_iwrite_c, PMPI_FILE_IWRITE_C);
+
 unsafe fn f_mpi_file_iwrite_shared(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -2537,6 +3197,28 @@ unsafe fn f_pmpi_file_iwrite_shared(a0: *mut c_void, a1: *mut c_void, a2: *mut c
     }
 }
 fsyms!(f_pmpi_file_iwrite_shared(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_iwrite_shared_, pmpi_file_iwrite_shared__, pmpi_file_iwrite_shared, PMPI_FILE_IWRITE_SHARED);
+
+unsafe fn f_mpi_file_iwrite_shared_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_iwrite_shared_c(a0 as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_iwrite_shared_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_file_iwrite_shared_c_, mpi_file_iwrite_shared_c__, mpi_file_iwrite_shared_c, MPI_FILE_IWRITE_SHARED_C);
+
+unsafe fn f_pmpi_file_iwrite_shared_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_iwrite_shared_c(a0 as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_iwrite_shared_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_iwrite_shared_c_, pmpi_file_iwrite_shared_c__, pmpi_file_iwrite_shared_c, PMPI_FILE_IWRITE_SHARED_C);
 
 unsafe fn f_mpi_file_open(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l1: usize) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -2650,6 +3332,50 @@ unsafe fn f_pmpi_file_read_all_begin(a0: *mut c_void, a1: *mut c_void, a2: *mut 
 }
 fsyms!(f_pmpi_file_read_all_begin(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_read_all_begin_, pmpi_file_read_all_begin__, pmpi_file_read_all_begin, PMPI_FILE_READ_ALL_BEGIN);
 
+unsafe fn f_mpi_file_read_all_begin_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_read_all_begin_c(a0 as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_read_all_begin_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); mpi_file_read_all_begin_c_, mpi_file_read_all_begin_c__, mpi_file_read_all_begin_c, MPI_FILE_READ_ALL_BEGIN_C);
+
+unsafe fn f_pmpi_file_read_all_begin_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_read_all_begin_c(a0 as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_read_all_begin_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_read_all_begin_c_, pmpi_file_read_all_begin_c__, pmpi_file_read_all_begin_c, PMPI_FILE_READ_ALL_BEGIN_C);
+
+unsafe fn f_mpi_file_read_all_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_read_all_c(a0 as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), status(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_read_all_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_file_read_all_c_, mpi_file_read_all_c__, mpi_file_read_all_c, MPI_FILE_READ_ALL_C);
+
+unsafe fn f_pmpi_file_read_all_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_read_all_c(a0 as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), status(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_read_all_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_read_all_c_, pmpi_file_read_all_c__, pmpi_file_read_all_c, PMPI_FILE_READ_ALL_C);
+
 unsafe fn f_mpi_file_read_all_end(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -2738,6 +3464,50 @@ unsafe fn f_pmpi_file_read_at_all_begin(a0: *mut c_void, a1: *mut c_void, a2: *m
 }
 fsyms!(f_pmpi_file_read_at_all_begin(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_read_at_all_begin_, pmpi_file_read_at_all_begin__, pmpi_file_read_at_all_begin, PMPI_FILE_READ_AT_ALL_BEGIN);
 
+unsafe fn f_mpi_file_read_at_all_begin_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_read_at_all_begin_c(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const i64), *(a4 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_read_at_all_begin_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_file_read_at_all_begin_c_, mpi_file_read_at_all_begin_c__, mpi_file_read_at_all_begin_c, MPI_FILE_READ_AT_ALL_BEGIN_C);
+
+unsafe fn f_pmpi_file_read_at_all_begin_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_read_at_all_begin_c(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const i64), *(a4 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_read_at_all_begin_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_read_at_all_begin_c_, pmpi_file_read_at_all_begin_c__, pmpi_file_read_at_all_begin_c, PMPI_FILE_READ_AT_ALL_BEGIN_C);
+
+unsafe fn f_mpi_file_read_at_all_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_read_at_all_c(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const i64), *(a4 as *const c_int), status(a5) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_read_at_all_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_file_read_at_all_c_, mpi_file_read_at_all_c__, mpi_file_read_at_all_c, MPI_FILE_READ_AT_ALL_C);
+
+unsafe fn f_pmpi_file_read_at_all_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_read_at_all_c(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const i64), *(a4 as *const c_int), status(a5) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_read_at_all_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_read_at_all_c_, pmpi_file_read_at_all_c__, pmpi_file_read_at_all_c, PMPI_FILE_READ_AT_ALL_C);
+
 unsafe fn f_mpi_file_read_at_all_end(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -2759,6 +3529,50 @@ unsafe fn f_pmpi_file_read_at_all_end(a0: *mut c_void, a1: *mut c_void, a2: *mut
     }
 }
 fsyms!(f_pmpi_file_read_at_all_end(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_read_at_all_end_, pmpi_file_read_at_all_end__, pmpi_file_read_at_all_end, PMPI_FILE_READ_AT_ALL_END);
+
+unsafe fn f_mpi_file_read_at_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_read_at_c(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const i64), *(a4 as *const c_int), status(a5) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_read_at_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_file_read_at_c_, mpi_file_read_at_c__, mpi_file_read_at_c, MPI_FILE_READ_AT_C);
+
+unsafe fn f_pmpi_file_read_at_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_read_at_c(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const i64), *(a4 as *const c_int), status(a5) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_read_at_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_read_at_c_, pmpi_file_read_at_c__, pmpi_file_read_at_c, PMPI_FILE_READ_AT_C);
+
+unsafe fn f_mpi_file_read_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_read_c(a0 as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), status(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_read_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_file_read_c_, mpi_file_read_c__, mpi_file_read_c, MPI_FILE_READ_C);
+
+unsafe fn f_pmpi_file_read_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_read_c(a0 as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), status(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_read_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_read_c_, pmpi_file_read_c__, pmpi_file_read_c, PMPI_FILE_READ_C);
 
 unsafe fn f_mpi_file_read_ordered(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -2804,6 +3618,50 @@ unsafe fn f_pmpi_file_read_ordered_begin(a0: *mut c_void, a1: *mut c_void, a2: *
 }
 fsyms!(f_pmpi_file_read_ordered_begin(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_read_ordered_begin_, pmpi_file_read_ordered_begin__, pmpi_file_read_ordered_begin, PMPI_FILE_READ_ORDERED_BEGIN);
 
+unsafe fn f_mpi_file_read_ordered_begin_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_read_ordered_begin_c(a0 as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_read_ordered_begin_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); mpi_file_read_ordered_begin_c_, mpi_file_read_ordered_begin_c__, mpi_file_read_ordered_begin_c, MPI_FILE_READ_ORDERED_BEGIN_C);
+
+unsafe fn f_pmpi_file_read_ordered_begin_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_read_ordered_begin_c(a0 as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_read_ordered_begin_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_read_ordered_begin_c_, pmpi_file_read_ordered_begin_c__, pmpi_file_read_ordered_begin_c, PMPI_FILE_READ_ORDERED_BEGIN_C);
+
+unsafe fn f_mpi_file_read_ordered_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_read_ordered_c(a0 as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), status(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_read_ordered_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_file_read_ordered_c_, mpi_file_read_ordered_c__, mpi_file_read_ordered_c, MPI_FILE_READ_ORDERED_C);
+
+unsafe fn f_pmpi_file_read_ordered_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_read_ordered_c(a0 as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), status(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_read_ordered_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_read_ordered_c_, pmpi_file_read_ordered_c__, pmpi_file_read_ordered_c, PMPI_FILE_READ_ORDERED_C);
+
 unsafe fn f_mpi_file_read_ordered_end(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -2847,6 +3705,28 @@ unsafe fn f_pmpi_file_read_shared(a0: *mut c_void, a1: *mut c_void, a2: *mut c_v
     }
 }
 fsyms!(f_pmpi_file_read_shared(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_read_shared_, pmpi_file_read_shared__, pmpi_file_read_shared, PMPI_FILE_READ_SHARED);
+
+unsafe fn f_mpi_file_read_shared_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_read_shared_c(a0 as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), status(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_read_shared_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_file_read_shared_c_, mpi_file_read_shared_c__, mpi_file_read_shared_c, MPI_FILE_READ_SHARED_C);
+
+unsafe fn f_pmpi_file_read_shared_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_read_shared_c(a0 as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), status(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_read_shared_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_read_shared_c_, pmpi_file_read_shared_c__, pmpi_file_read_shared_c, PMPI_FILE_READ_SHARED_C);
 
 unsafe fn f_mpi_file_seek(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -3092,6 +3972,50 @@ unsafe fn f_pmpi_file_write_all_begin(a0: *mut c_void, a1: *mut c_void, a2: *mut
 }
 fsyms!(f_pmpi_file_write_all_begin(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_write_all_begin_, pmpi_file_write_all_begin__, pmpi_file_write_all_begin, PMPI_FILE_WRITE_ALL_BEGIN);
 
+unsafe fn f_mpi_file_write_all_begin_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_write_all_begin_c(a0 as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_write_all_begin_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); mpi_file_write_all_begin_c_, mpi_file_write_all_begin_c__, mpi_file_write_all_begin_c, MPI_FILE_WRITE_ALL_BEGIN_C);
+
+unsafe fn f_pmpi_file_write_all_begin_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_write_all_begin_c(a0 as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_write_all_begin_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_write_all_begin_c_, pmpi_file_write_all_begin_c__, pmpi_file_write_all_begin_c, PMPI_FILE_WRITE_ALL_BEGIN_C);
+
+unsafe fn f_mpi_file_write_all_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_write_all_c(a0 as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), status(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_write_all_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_file_write_all_c_, mpi_file_write_all_c__, mpi_file_write_all_c, MPI_FILE_WRITE_ALL_C);
+
+unsafe fn f_pmpi_file_write_all_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_write_all_c(a0 as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), status(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_write_all_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_write_all_c_, pmpi_file_write_all_c__, pmpi_file_write_all_c, PMPI_FILE_WRITE_ALL_C);
+
 unsafe fn f_mpi_file_write_all_end(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -3180,6 +4104,50 @@ unsafe fn f_pmpi_file_write_at_all_begin(a0: *mut c_void, a1: *mut c_void, a2: *
 }
 fsyms!(f_pmpi_file_write_at_all_begin(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_write_at_all_begin_, pmpi_file_write_at_all_begin__, pmpi_file_write_at_all_begin, PMPI_FILE_WRITE_AT_ALL_BEGIN);
 
+unsafe fn f_mpi_file_write_at_all_begin_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_write_at_all_begin_c(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const i64), *(a4 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_write_at_all_begin_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_file_write_at_all_begin_c_, mpi_file_write_at_all_begin_c__, mpi_file_write_at_all_begin_c, MPI_FILE_WRITE_AT_ALL_BEGIN_C);
+
+unsafe fn f_pmpi_file_write_at_all_begin_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_write_at_all_begin_c(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const i64), *(a4 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_write_at_all_begin_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_write_at_all_begin_c_, pmpi_file_write_at_all_begin_c__, pmpi_file_write_at_all_begin_c, PMPI_FILE_WRITE_AT_ALL_BEGIN_C);
+
+unsafe fn f_mpi_file_write_at_all_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_write_at_all_c(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const i64), *(a4 as *const c_int), status(a5) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_write_at_all_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_file_write_at_all_c_, mpi_file_write_at_all_c__, mpi_file_write_at_all_c, MPI_FILE_WRITE_AT_ALL_C);
+
+unsafe fn f_pmpi_file_write_at_all_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_write_at_all_c(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const i64), *(a4 as *const c_int), status(a5) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_write_at_all_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_write_at_all_c_, pmpi_file_write_at_all_c__, pmpi_file_write_at_all_c, PMPI_FILE_WRITE_AT_ALL_C);
+
 unsafe fn f_mpi_file_write_at_all_end(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -3201,6 +4169,50 @@ unsafe fn f_pmpi_file_write_at_all_end(a0: *mut c_void, a1: *mut c_void, a2: *mu
     }
 }
 fsyms!(f_pmpi_file_write_at_all_end(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_write_at_all_end_, pmpi_file_write_at_all_end__, pmpi_file_write_at_all_end, PMPI_FILE_WRITE_AT_ALL_END);
+
+unsafe fn f_mpi_file_write_at_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_write_at_c(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const i64), *(a4 as *const c_int), status(a5) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_write_at_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_file_write_at_c_, mpi_file_write_at_c__, mpi_file_write_at_c, MPI_FILE_WRITE_AT_C);
+
+unsafe fn f_pmpi_file_write_at_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_write_at_c(a0 as _, *(a1 as *const i64), buf(a2) as _, *(a3 as *const i64), *(a4 as *const c_int), status(a5) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_write_at_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_write_at_c_, pmpi_file_write_at_c__, pmpi_file_write_at_c, PMPI_FILE_WRITE_AT_C);
+
+unsafe fn f_mpi_file_write_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_write_c(a0 as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), status(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_write_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_file_write_c_, mpi_file_write_c__, mpi_file_write_c, MPI_FILE_WRITE_C);
+
+unsafe fn f_pmpi_file_write_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_write_c(a0 as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), status(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_write_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_write_c_, pmpi_file_write_c__, pmpi_file_write_c, PMPI_FILE_WRITE_C);
 
 unsafe fn f_mpi_file_write_ordered(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -3246,6 +4258,50 @@ unsafe fn f_pmpi_file_write_ordered_begin(a0: *mut c_void, a1: *mut c_void, a2: 
 }
 fsyms!(f_pmpi_file_write_ordered_begin(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_write_ordered_begin_, pmpi_file_write_ordered_begin__, pmpi_file_write_ordered_begin, PMPI_FILE_WRITE_ORDERED_BEGIN);
 
+unsafe fn f_mpi_file_write_ordered_begin_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_write_ordered_begin_c(a0 as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_write_ordered_begin_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); mpi_file_write_ordered_begin_c_, mpi_file_write_ordered_begin_c__, mpi_file_write_ordered_begin_c, MPI_FILE_WRITE_ORDERED_BEGIN_C);
+
+unsafe fn f_pmpi_file_write_ordered_begin_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_write_ordered_begin_c(a0 as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_write_ordered_begin_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_write_ordered_begin_c_, pmpi_file_write_ordered_begin_c__, pmpi_file_write_ordered_begin_c, PMPI_FILE_WRITE_ORDERED_BEGIN_C);
+
+unsafe fn f_mpi_file_write_ordered_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_write_ordered_c(a0 as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), status(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_write_ordered_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_file_write_ordered_c_, mpi_file_write_ordered_c__, mpi_file_write_ordered_c, MPI_FILE_WRITE_ORDERED_C);
+
+unsafe fn f_pmpi_file_write_ordered_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_write_ordered_c(a0 as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), status(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_write_ordered_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_write_ordered_c_, pmpi_file_write_ordered_c__, pmpi_file_write_ordered_c, PMPI_FILE_WRITE_ORDERED_C);
+
 unsafe fn f_mpi_file_write_ordered_end(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -3289,6 +4345,28 @@ unsafe fn f_pmpi_file_write_shared(a0: *mut c_void, a1: *mut c_void, a2: *mut c_
     }
 }
 fsyms!(f_pmpi_file_write_shared(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_write_shared_, pmpi_file_write_shared__, pmpi_file_write_shared, PMPI_FILE_WRITE_SHARED);
+
+unsafe fn f_mpi_file_write_shared_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::MPI_File_write_shared_c(a0 as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), status(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_file_write_shared_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_file_write_shared_c_, mpi_file_write_shared_c__, mpi_file_write_shared_c, MPI_FILE_WRITE_SHARED_C);
+
+unsafe fn f_pmpi_file_write_shared_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::stubs::PMPI_File_write_shared_c(a0 as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), status(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_file_write_shared_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_file_write_shared_c_, pmpi_file_write_shared_c__, pmpi_file_write_shared_c, PMPI_FILE_WRITE_SHARED_C);
 
 unsafe fn f_mpi_finalize(ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -3378,6 +4456,28 @@ unsafe fn f_pmpi_gather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *
 }
 fsyms!(f_pmpi_gather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_gather_, pmpi_gather__, pmpi_gather, PMPI_GATHER);
 
+unsafe fn f_mpi_gather_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Gather_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_gather_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_gather_c_, mpi_gather_c__, mpi_gather_c, MPI_GATHER_C);
+
+unsafe fn f_pmpi_gather_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Gather_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_gather_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_gather_c_, pmpi_gather_c__, pmpi_gather_c, PMPI_GATHER_C);
+
 unsafe fn f_mpi_gather_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -3399,6 +4499,28 @@ unsafe fn f_pmpi_gather_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, 
     }
 }
 fsyms!(f_pmpi_gather_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_gather_init_, pmpi_gather_init__, pmpi_gather_init, PMPI_GATHER_INIT);
+
+unsafe fn f_mpi_gather_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Gather_init_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_gather_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_gather_init_c_, mpi_gather_init_c__, mpi_gather_init_c, MPI_GATHER_INIT_C);
+
+unsafe fn f_pmpi_gather_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Gather_init_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_gather_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_gather_init_c_, pmpi_gather_init_c__, pmpi_gather_init_c, PMPI_GATHER_INIT_C);
 
 unsafe fn f_mpi_gatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -3422,6 +4544,28 @@ unsafe fn f_pmpi_gatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: 
 }
 fsyms!(f_pmpi_gatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_gatherv_, pmpi_gatherv__, pmpi_gatherv, PMPI_GATHERV);
 
+unsafe fn f_mpi_gatherv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Gatherv_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_gatherv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_gatherv_c_, mpi_gatherv_c__, mpi_gatherv_c, MPI_GATHERV_C);
+
+unsafe fn f_pmpi_gatherv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Gatherv_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_gatherv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_gatherv_c_, pmpi_gatherv_c__, pmpi_gatherv_c, PMPI_GATHERV_C);
+
 unsafe fn f_mpi_gatherv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -3443,6 +4587,28 @@ unsafe fn f_pmpi_gatherv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void,
     }
 }
 fsyms!(f_pmpi_gatherv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); pmpi_gatherv_init_, pmpi_gatherv_init__, pmpi_gatherv_init, PMPI_GATHERV_INIT);
+
+unsafe fn f_mpi_gatherv_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Gatherv_init_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_gatherv_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); mpi_gatherv_init_c_, mpi_gatherv_init_c__, mpi_gatherv_init_c, MPI_GATHERV_INIT_C);
+
+unsafe fn f_pmpi_gatherv_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Gatherv_init_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_gatherv_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); pmpi_gatherv_init_c_, pmpi_gatherv_init_c__, pmpi_gatherv_init_c, PMPI_GATHERV_INIT_C);
 
 unsafe fn f_mpi_get(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -3488,6 +4654,28 @@ unsafe fn f_pmpi_get_accumulate(a0: *mut c_void, a1: *mut c_void, a2: *mut c_voi
 }
 fsyms!(f_pmpi_get_accumulate(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, ierr: *mut c_int) -> (); pmpi_get_accumulate_, pmpi_get_accumulate__, pmpi_get_accumulate, PMPI_GET_ACCUMULATE);
 
+unsafe fn f_mpi_get_accumulate_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Get_accumulate_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const i64), *(a8 as *const i64), *(a9 as *const c_int), *(a10 as *const c_int), *(a11 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_get_accumulate_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, ierr: *mut c_int) -> (); mpi_get_accumulate_c_, mpi_get_accumulate_c__, mpi_get_accumulate_c, MPI_GET_ACCUMULATE_C);
+
+unsafe fn f_pmpi_get_accumulate_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Get_accumulate_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const i64), *(a8 as *const i64), *(a9 as *const c_int), *(a10 as *const c_int), *(a11 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_get_accumulate_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, ierr: *mut c_int) -> (); pmpi_get_accumulate_c_, pmpi_get_accumulate_c__, pmpi_get_accumulate_c, PMPI_GET_ACCUMULATE_C);
+
 unsafe fn f_mpi_get_address(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -3509,6 +4697,28 @@ unsafe fn f_pmpi_get_address(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int)
     }
 }
 fsyms!(f_pmpi_get_address(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_get_address_, pmpi_get_address__, pmpi_get_address, PMPI_GET_ADDRESS);
+
+unsafe fn f_mpi_get_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Get_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const i64), *(a5 as *const i64), *(a6 as *const c_int), *(a7 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_get_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_get_c_, mpi_get_c__, mpi_get_c, MPI_GET_C);
+
+unsafe fn f_pmpi_get_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Get_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const i64), *(a5 as *const i64), *(a6 as *const c_int), *(a7 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_get_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_get_c_, pmpi_get_c__, pmpi_get_c, PMPI_GET_C);
 
 unsafe fn f_mpi_get_count(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -3532,6 +4742,28 @@ unsafe fn f_pmpi_get_count(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ie
 }
 fsyms!(f_pmpi_get_count(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_get_count_, pmpi_get_count__, pmpi_get_count, PMPI_GET_COUNT);
 
+unsafe fn f_mpi_get_count_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::MPI_Get_count_c(status(a0) as _, *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_get_count_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_get_count_c_, mpi_get_count_c__, mpi_get_count_c, MPI_GET_COUNT_C);
+
+unsafe fn f_pmpi_get_count_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::PMPI_Get_count_c(status(a0) as _, *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_get_count_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_get_count_c_, pmpi_get_count_c__, pmpi_get_count_c, PMPI_GET_COUNT_C);
+
 unsafe fn f_mpi_get_elements(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -3553,6 +4785,28 @@ unsafe fn f_pmpi_get_elements(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void,
     }
 }
 fsyms!(f_pmpi_get_elements(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_get_elements_, pmpi_get_elements__, pmpi_get_elements, PMPI_GET_ELEMENTS);
+
+unsafe fn f_mpi_get_elements_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::MPI_Get_elements_c(status(a0) as _, *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_get_elements_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_get_elements_c_, mpi_get_elements_c__, mpi_get_elements_c, MPI_GET_ELEMENTS_C);
+
+unsafe fn f_pmpi_get_elements_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::PMPI_Get_elements_c(status(a0) as _, *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_get_elements_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_get_elements_c_, pmpi_get_elements_c__, pmpi_get_elements_c, PMPI_GET_ELEMENTS_C);
 
 unsafe fn f_mpi_get_elements_x(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -4114,6 +5368,28 @@ unsafe fn f_pmpi_iallgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a
 }
 fsyms!(f_pmpi_iallgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_iallgather_, pmpi_iallgather__, pmpi_iallgather, PMPI_IALLGATHER);
 
+unsafe fn f_mpi_iallgather_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Iallgather_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_iallgather_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_iallgather_c_, mpi_iallgather_c__, mpi_iallgather_c, MPI_IALLGATHER_C);
+
+unsafe fn f_pmpi_iallgather_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Iallgather_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_iallgather_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_iallgather_c_, pmpi_iallgather_c__, pmpi_iallgather_c, PMPI_IALLGATHER_C);
+
 unsafe fn f_mpi_iallgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -4135,6 +5411,28 @@ unsafe fn f_pmpi_iallgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, 
     }
 }
 fsyms!(f_pmpi_iallgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_iallgatherv_, pmpi_iallgatherv__, pmpi_iallgatherv, PMPI_IALLGATHERV);
+
+unsafe fn f_mpi_iallgatherv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Iallgatherv_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_iallgatherv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_iallgatherv_c_, mpi_iallgatherv_c__, mpi_iallgatherv_c, MPI_IALLGATHERV_C);
+
+unsafe fn f_pmpi_iallgatherv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Iallgatherv_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_iallgatherv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_iallgatherv_c_, pmpi_iallgatherv_c__, pmpi_iallgatherv_c, PMPI_IALLGATHERV_C);
 
 unsafe fn f_mpi_iallreduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -4158,6 +5456,28 @@ unsafe fn f_pmpi_iallreduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a
 }
 fsyms!(f_pmpi_iallreduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_iallreduce_, pmpi_iallreduce__, pmpi_iallreduce, PMPI_IALLREDUCE);
 
+unsafe fn f_mpi_iallreduce_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Iallreduce_c(buf(a0) as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_iallreduce_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_iallreduce_c_, mpi_iallreduce_c__, mpi_iallreduce_c, MPI_IALLREDUCE_C);
+
+unsafe fn f_pmpi_iallreduce_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Iallreduce_c(buf(a0) as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_iallreduce_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_iallreduce_c_, pmpi_iallreduce_c__, pmpi_iallreduce_c, PMPI_IALLREDUCE_C);
+
 unsafe fn f_mpi_ialltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -4179,6 +5499,28 @@ unsafe fn f_pmpi_ialltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3
     }
 }
 fsyms!(f_pmpi_ialltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_ialltoall_, pmpi_ialltoall__, pmpi_ialltoall, PMPI_IALLTOALL);
+
+unsafe fn f_mpi_ialltoall_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Ialltoall_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ialltoall_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_ialltoall_c_, mpi_ialltoall_c__, mpi_ialltoall_c, MPI_IALLTOALL_C);
+
+unsafe fn f_pmpi_ialltoall_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Ialltoall_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ialltoall_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_ialltoall_c_, pmpi_ialltoall_c__, pmpi_ialltoall_c, PMPI_IALLTOALL_C);
 
 unsafe fn f_mpi_ialltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -4202,6 +5544,28 @@ unsafe fn f_pmpi_ialltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a
 }
 fsyms!(f_pmpi_ialltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_ialltoallv_, pmpi_ialltoallv__, pmpi_ialltoallv, PMPI_IALLTOALLV);
 
+unsafe fn f_mpi_ialltoallv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Ialltoallv_c(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ialltoallv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_ialltoallv_c_, mpi_ialltoallv_c__, mpi_ialltoallv_c, MPI_IALLTOALLV_C);
+
+unsafe fn f_pmpi_ialltoallv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Ialltoallv_c(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ialltoallv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_ialltoallv_c_, pmpi_ialltoallv_c__, pmpi_ialltoallv_c, PMPI_IALLTOALLV_C);
+
 unsafe fn f_mpi_ialltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -4223,6 +5587,28 @@ unsafe fn f_pmpi_ialltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a
     }
 }
 fsyms!(f_pmpi_ialltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_ialltoallw_, pmpi_ialltoallw__, pmpi_ialltoallw, PMPI_IALLTOALLW);
+
+unsafe fn f_mpi_ialltoallw_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Ialltoallw_c(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ialltoallw_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_ialltoallw_c_, mpi_ialltoallw_c__, mpi_ialltoallw_c, MPI_IALLTOALLW_C);
+
+unsafe fn f_pmpi_ialltoallw_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Ialltoallw_c(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ialltoallw_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_ialltoallw_c_, pmpi_ialltoallw_c__, pmpi_ialltoallw_c, PMPI_IALLTOALLW_C);
 
 unsafe fn f_mpi_ibarrier(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -4268,6 +5654,28 @@ unsafe fn f_pmpi_ibcast(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *
 }
 fsyms!(f_pmpi_ibcast(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_ibcast_, pmpi_ibcast__, pmpi_ibcast, PMPI_IBCAST);
 
+unsafe fn f_mpi_ibcast_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Ibcast_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), a5 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ibcast_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_ibcast_c_, mpi_ibcast_c__, mpi_ibcast_c, MPI_IBCAST_C);
+
+unsafe fn f_pmpi_ibcast_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Ibcast_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), a5 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ibcast_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_ibcast_c_, pmpi_ibcast_c__, pmpi_ibcast_c, PMPI_IBCAST_C);
+
 unsafe fn f_mpi_ibsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -4289,6 +5697,28 @@ unsafe fn f_pmpi_ibsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *
     }
 }
 fsyms!(f_pmpi_ibsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_ibsend_, pmpi_ibsend__, pmpi_ibsend, PMPI_IBSEND);
+
+unsafe fn f_mpi_ibsend_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::MPI_Ibsend_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ibsend_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_ibsend_c_, mpi_ibsend_c__, mpi_ibsend_c, MPI_IBSEND_C);
+
+unsafe fn f_pmpi_ibsend_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::PMPI_Ibsend_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ibsend_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_ibsend_c_, pmpi_ibsend_c__, pmpi_ibsend_c, PMPI_IBSEND_C);
 
 unsafe fn f_mpi_iexscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -4312,6 +5742,28 @@ unsafe fn f_pmpi_iexscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: 
 }
 fsyms!(f_pmpi_iexscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_iexscan_, pmpi_iexscan__, pmpi_iexscan, PMPI_IEXSCAN);
 
+unsafe fn f_mpi_iexscan_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Iexscan_c(buf(a0) as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_iexscan_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_iexscan_c_, mpi_iexscan_c__, mpi_iexscan_c, MPI_IEXSCAN_C);
+
+unsafe fn f_pmpi_iexscan_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Iexscan_c(buf(a0) as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_iexscan_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_iexscan_c_, pmpi_iexscan_c__, pmpi_iexscan_c, PMPI_IEXSCAN_C);
+
 unsafe fn f_mpi_igather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -4334,6 +5786,28 @@ unsafe fn f_pmpi_igather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: 
 }
 fsyms!(f_pmpi_igather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_igather_, pmpi_igather__, pmpi_igather, PMPI_IGATHER);
 
+unsafe fn f_mpi_igather_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Igather_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_igather_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_igather_c_, mpi_igather_c__, mpi_igather_c, MPI_IGATHER_C);
+
+unsafe fn f_pmpi_igather_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Igather_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_igather_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_igather_c_, pmpi_igather_c__, pmpi_igather_c, PMPI_IGATHER_C);
+
 unsafe fn f_mpi_igatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -4355,6 +5829,28 @@ unsafe fn f_pmpi_igatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3:
     }
 }
 fsyms!(f_pmpi_igatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_igatherv_, pmpi_igatherv__, pmpi_igatherv, PMPI_IGATHERV);
+
+unsafe fn f_mpi_igatherv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Igatherv_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_igatherv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_igatherv_c_, mpi_igatherv_c__, mpi_igatherv_c, MPI_IGATHERV_C);
+
+unsafe fn f_pmpi_igatherv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Igatherv_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_igatherv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_igatherv_c_, pmpi_igatherv_c__, pmpi_igatherv_c, PMPI_IGATHERV_C);
 
 unsafe fn f_mpi_improbe(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -4400,6 +5896,28 @@ unsafe fn f_pmpi_imrecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *
 }
 fsyms!(f_pmpi_imrecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_imrecv_, pmpi_imrecv__, pmpi_imrecv, PMPI_IMRECV);
 
+unsafe fn f_mpi_imrecv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::MPI_Imrecv_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), a3 as _, a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_imrecv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_imrecv_c_, mpi_imrecv_c__, mpi_imrecv_c, MPI_IMRECV_C);
+
+unsafe fn f_pmpi_imrecv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::PMPI_Imrecv_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), a3 as _, a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_imrecv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_imrecv_c_, pmpi_imrecv_c__, pmpi_imrecv_c, PMPI_IMRECV_C);
+
 unsafe fn f_mpi_ineighbor_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -4421,6 +5939,28 @@ unsafe fn f_pmpi_ineighbor_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut 
     }
 }
 fsyms!(f_pmpi_ineighbor_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_ineighbor_allgather_, pmpi_ineighbor_allgather__, pmpi_ineighbor_allgather, PMPI_INEIGHBOR_ALLGATHER);
+
+unsafe fn f_mpi_ineighbor_allgather_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Ineighbor_allgather_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ineighbor_allgather_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_ineighbor_allgather_c_, mpi_ineighbor_allgather_c__, mpi_ineighbor_allgather_c, MPI_INEIGHBOR_ALLGATHER_C);
+
+unsafe fn f_pmpi_ineighbor_allgather_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Ineighbor_allgather_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ineighbor_allgather_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_ineighbor_allgather_c_, pmpi_ineighbor_allgather_c__, pmpi_ineighbor_allgather_c, PMPI_INEIGHBOR_ALLGATHER_C);
 
 unsafe fn f_mpi_ineighbor_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -4444,6 +5984,28 @@ unsafe fn f_pmpi_ineighbor_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut
 }
 fsyms!(f_pmpi_ineighbor_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_ineighbor_allgatherv_, pmpi_ineighbor_allgatherv__, pmpi_ineighbor_allgatherv, PMPI_INEIGHBOR_ALLGATHERV);
 
+unsafe fn f_mpi_ineighbor_allgatherv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Ineighbor_allgatherv_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ineighbor_allgatherv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_ineighbor_allgatherv_c_, mpi_ineighbor_allgatherv_c__, mpi_ineighbor_allgatherv_c, MPI_INEIGHBOR_ALLGATHERV_C);
+
+unsafe fn f_pmpi_ineighbor_allgatherv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Ineighbor_allgatherv_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ineighbor_allgatherv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_ineighbor_allgatherv_c_, pmpi_ineighbor_allgatherv_c__, pmpi_ineighbor_allgatherv_c, PMPI_INEIGHBOR_ALLGATHERV_C);
+
 unsafe fn f_mpi_ineighbor_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -4465,6 +6027,28 @@ unsafe fn f_pmpi_ineighbor_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c
     }
 }
 fsyms!(f_pmpi_ineighbor_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_ineighbor_alltoall_, pmpi_ineighbor_alltoall__, pmpi_ineighbor_alltoall, PMPI_INEIGHBOR_ALLTOALL);
+
+unsafe fn f_mpi_ineighbor_alltoall_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Ineighbor_alltoall_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ineighbor_alltoall_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_ineighbor_alltoall_c_, mpi_ineighbor_alltoall_c__, mpi_ineighbor_alltoall_c, MPI_INEIGHBOR_ALLTOALL_C);
+
+unsafe fn f_pmpi_ineighbor_alltoall_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Ineighbor_alltoall_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ineighbor_alltoall_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_ineighbor_alltoall_c_, pmpi_ineighbor_alltoall_c__, pmpi_ineighbor_alltoall_c, PMPI_INEIGHBOR_ALLTOALL_C);
 
 unsafe fn f_mpi_ineighbor_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -4488,6 +6072,28 @@ unsafe fn f_pmpi_ineighbor_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut 
 }
 fsyms!(f_pmpi_ineighbor_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_ineighbor_alltoallv_, pmpi_ineighbor_alltoallv__, pmpi_ineighbor_alltoallv, PMPI_INEIGHBOR_ALLTOALLV);
 
+unsafe fn f_mpi_ineighbor_alltoallv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Ineighbor_alltoallv_c(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ineighbor_alltoallv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_ineighbor_alltoallv_c_, mpi_ineighbor_alltoallv_c__, mpi_ineighbor_alltoallv_c, MPI_INEIGHBOR_ALLTOALLV_C);
+
+unsafe fn f_pmpi_ineighbor_alltoallv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Ineighbor_alltoallv_c(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ineighbor_alltoallv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_ineighbor_alltoallv_c_, pmpi_ineighbor_alltoallv_c__, pmpi_ineighbor_alltoallv_c, PMPI_INEIGHBOR_ALLTOALLV_C);
+
 unsafe fn f_mpi_ineighbor_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -4509,6 +6115,28 @@ unsafe fn f_pmpi_ineighbor_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut 
     }
 }
 fsyms!(f_pmpi_ineighbor_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_ineighbor_alltoallw_, pmpi_ineighbor_alltoallw__, pmpi_ineighbor_alltoallw, PMPI_INEIGHBOR_ALLTOALLW);
+
+unsafe fn f_mpi_ineighbor_alltoallw_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Ineighbor_alltoallw_c(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ineighbor_alltoallw_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_ineighbor_alltoallw_c_, mpi_ineighbor_alltoallw_c__, mpi_ineighbor_alltoallw_c, MPI_INEIGHBOR_ALLTOALLW_C);
+
+unsafe fn f_pmpi_ineighbor_alltoallw_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Ineighbor_alltoallw_c(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ineighbor_alltoallw_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_ineighbor_alltoallw_c_, pmpi_ineighbor_alltoallw_c__, pmpi_ineighbor_alltoallw_c, PMPI_INEIGHBOR_ALLTOALLW_C);
 
 unsafe fn f_mpi_info_create(a0: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -4932,6 +6560,28 @@ unsafe fn f_pmpi_irecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *m
 }
 fsyms!(f_pmpi_irecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_irecv_, pmpi_irecv__, pmpi_irecv, PMPI_IRECV);
 
+unsafe fn f_mpi_irecv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::MPI_Irecv_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_irecv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_irecv_c_, mpi_irecv_c__, mpi_irecv_c, MPI_IRECV_C);
+
+unsafe fn f_pmpi_irecv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::PMPI_Irecv_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_irecv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_irecv_c_, pmpi_irecv_c__, pmpi_irecv_c, PMPI_IRECV_C);
+
 unsafe fn f_mpi_ireduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -4953,6 +6603,28 @@ unsafe fn f_pmpi_ireduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: 
     }
 }
 fsyms!(f_pmpi_ireduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_ireduce_, pmpi_ireduce__, pmpi_ireduce, PMPI_IREDUCE);
+
+unsafe fn f_mpi_ireduce_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Ireduce_c(buf(a0) as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ireduce_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_ireduce_c_, mpi_ireduce_c__, mpi_ireduce_c, MPI_IREDUCE_C);
+
+unsafe fn f_pmpi_ireduce_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Ireduce_c(buf(a0) as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ireduce_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_ireduce_c_, pmpi_ireduce_c__, pmpi_ireduce_c, PMPI_IREDUCE_C);
 
 unsafe fn f_mpi_ireduce_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -4998,6 +6670,50 @@ unsafe fn f_pmpi_ireduce_scatter_block(a0: *mut c_void, a1: *mut c_void, a2: *mu
 }
 fsyms!(f_pmpi_ireduce_scatter_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_ireduce_scatter_block_, pmpi_ireduce_scatter_block__, pmpi_ireduce_scatter_block, PMPI_IREDUCE_SCATTER_BLOCK);
 
+unsafe fn f_mpi_ireduce_scatter_block_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Ireduce_scatter_block_c(buf(a0) as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ireduce_scatter_block_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_ireduce_scatter_block_c_, mpi_ireduce_scatter_block_c__, mpi_ireduce_scatter_block_c, MPI_IREDUCE_SCATTER_BLOCK_C);
+
+unsafe fn f_pmpi_ireduce_scatter_block_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Ireduce_scatter_block_c(buf(a0) as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ireduce_scatter_block_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_ireduce_scatter_block_c_, pmpi_ireduce_scatter_block_c__, pmpi_ireduce_scatter_block_c, PMPI_IREDUCE_SCATTER_BLOCK_C);
+
+unsafe fn f_mpi_ireduce_scatter_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Ireduce_scatter_c(buf(a0) as _, buf(a1) as _, a2 as _, *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ireduce_scatter_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_ireduce_scatter_c_, mpi_ireduce_scatter_c__, mpi_ireduce_scatter_c, MPI_IREDUCE_SCATTER_C);
+
+unsafe fn f_pmpi_ireduce_scatter_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Ireduce_scatter_c(buf(a0) as _, buf(a1) as _, a2 as _, *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ireduce_scatter_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_ireduce_scatter_c_, pmpi_ireduce_scatter_c__, pmpi_ireduce_scatter_c, PMPI_IREDUCE_SCATTER_C);
+
 unsafe fn f_mpi_irsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -5019,6 +6735,28 @@ unsafe fn f_pmpi_irsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *
     }
 }
 fsyms!(f_pmpi_irsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_irsend_, pmpi_irsend__, pmpi_irsend, PMPI_IRSEND);
+
+unsafe fn f_mpi_irsend_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::MPI_Irsend_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_irsend_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_irsend_c_, mpi_irsend_c__, mpi_irsend_c, MPI_IRSEND_C);
+
+unsafe fn f_pmpi_irsend_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::PMPI_Irsend_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_irsend_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_irsend_c_, pmpi_irsend_c__, pmpi_irsend_c, PMPI_IRSEND_C);
 
 unsafe fn f_mpi_is_thread_main(a0: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -5064,6 +6802,28 @@ unsafe fn f_pmpi_iscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *m
 }
 fsyms!(f_pmpi_iscan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_iscan_, pmpi_iscan__, pmpi_iscan, PMPI_ISCAN);
 
+unsafe fn f_mpi_iscan_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Iscan_c(buf(a0) as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_iscan_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_iscan_c_, mpi_iscan_c__, mpi_iscan_c, MPI_ISCAN_C);
+
+unsafe fn f_pmpi_iscan_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Iscan_c(buf(a0) as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_iscan_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_iscan_c_, pmpi_iscan_c__, pmpi_iscan_c, PMPI_ISCAN_C);
+
 unsafe fn f_mpi_iscatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -5085,6 +6845,28 @@ unsafe fn f_pmpi_iscatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3:
     }
 }
 fsyms!(f_pmpi_iscatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_iscatter_, pmpi_iscatter__, pmpi_iscatter, PMPI_ISCATTER);
+
+unsafe fn f_mpi_iscatter_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Iscatter_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_iscatter_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_iscatter_c_, mpi_iscatter_c__, mpi_iscatter_c, MPI_ISCATTER_C);
+
+unsafe fn f_pmpi_iscatter_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Iscatter_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_iscatter_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_iscatter_c_, pmpi_iscatter_c__, pmpi_iscatter_c, PMPI_ISCATTER_C);
 
 unsafe fn f_mpi_iscatterv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -5108,6 +6890,28 @@ unsafe fn f_pmpi_iscatterv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3
 }
 fsyms!(f_pmpi_iscatterv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_iscatterv_, pmpi_iscatterv__, pmpi_iscatterv, PMPI_ISCATTERV);
 
+unsafe fn f_mpi_iscatterv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Iscatterv_c(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, *(a5 as *const i64), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_iscatterv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_iscatterv_c_, mpi_iscatterv_c__, mpi_iscatterv_c, MPI_ISCATTERV_C);
+
+unsafe fn f_pmpi_iscatterv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Iscatterv_c(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, *(a5 as *const i64), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_iscatterv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_iscatterv_c_, pmpi_iscatterv_c__, pmpi_iscatterv_c, PMPI_ISCATTERV_C);
+
 unsafe fn f_mpi_isend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -5129,6 +6933,28 @@ unsafe fn f_pmpi_isend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *m
     }
 }
 fsyms!(f_pmpi_isend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_isend_, pmpi_isend__, pmpi_isend, PMPI_ISEND);
+
+unsafe fn f_mpi_isend_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::MPI_Isend_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_isend_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_isend_c_, mpi_isend_c__, mpi_isend_c, MPI_ISEND_C);
+
+unsafe fn f_pmpi_isend_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::PMPI_Isend_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_isend_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_isend_c_, pmpi_isend_c__, pmpi_isend_c, PMPI_ISEND_C);
 
 unsafe fn f_mpi_isendrecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -5152,6 +6978,28 @@ unsafe fn f_pmpi_isendrecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3
 }
 fsyms!(f_pmpi_isendrecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, ierr: *mut c_int) -> (); pmpi_isendrecv_, pmpi_isendrecv__, pmpi_isendrecv, PMPI_ISENDRECV);
 
+unsafe fn f_mpi_isendrecv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::MPI_Isendrecv_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), buf(a5) as _, *(a6 as *const i64), *(a7 as *const c_int), *(a8 as *const c_int), *(a9 as *const c_int), *(a10 as *const c_int), a11 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_isendrecv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, ierr: *mut c_int) -> (); mpi_isendrecv_c_, mpi_isendrecv_c__, mpi_isendrecv_c, MPI_ISENDRECV_C);
+
+unsafe fn f_pmpi_isendrecv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::PMPI_Isendrecv_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), buf(a5) as _, *(a6 as *const i64), *(a7 as *const c_int), *(a8 as *const c_int), *(a9 as *const c_int), *(a10 as *const c_int), a11 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_isendrecv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, ierr: *mut c_int) -> (); pmpi_isendrecv_c_, pmpi_isendrecv_c__, pmpi_isendrecv_c, PMPI_ISENDRECV_C);
+
 unsafe fn f_mpi_isendrecv_replace(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -5174,6 +7022,28 @@ unsafe fn f_pmpi_isendrecv_replace(a0: *mut c_void, a1: *mut c_void, a2: *mut c_
 }
 fsyms!(f_pmpi_isendrecv_replace(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_isendrecv_replace_, pmpi_isendrecv_replace__, pmpi_isendrecv_replace, PMPI_ISENDRECV_REPLACE);
 
+unsafe fn f_mpi_isendrecv_replace_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::MPI_Isendrecv_replace_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_isendrecv_replace_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_isendrecv_replace_c_, mpi_isendrecv_replace_c__, mpi_isendrecv_replace_c, MPI_ISENDRECV_REPLACE_C);
+
+unsafe fn f_pmpi_isendrecv_replace_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::PMPI_Isendrecv_replace_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_isendrecv_replace_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_isendrecv_replace_c_, pmpi_isendrecv_replace_c__, pmpi_isendrecv_replace_c, PMPI_ISENDRECV_REPLACE_C);
+
 unsafe fn f_mpi_issend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -5195,6 +7065,28 @@ unsafe fn f_pmpi_issend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *
     }
 }
 fsyms!(f_pmpi_issend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_issend_, pmpi_issend__, pmpi_issend, PMPI_ISSEND);
+
+unsafe fn f_mpi_issend_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::MPI_Issend_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_issend_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_issend_c_, mpi_issend_c__, mpi_issend_c, MPI_ISSEND_C);
+
+unsafe fn f_pmpi_issend_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::PMPI_Issend_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_issend_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_issend_c_, pmpi_issend_c__, pmpi_issend_c, PMPI_ISSEND_C);
 
 unsafe fn f_mpi_keyval_free(a0: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -5290,6 +7182,28 @@ unsafe fn f_pmpi_mrecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *m
 }
 fsyms!(f_pmpi_mrecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_mrecv_, pmpi_mrecv__, pmpi_mrecv, PMPI_MRECV);
 
+unsafe fn f_mpi_mrecv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::MPI_Mrecv_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), a3 as _, status(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_mrecv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_mrecv_c_, mpi_mrecv_c__, mpi_mrecv_c, MPI_MRECV_C);
+
+unsafe fn f_pmpi_mrecv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::PMPI_Mrecv_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), a3 as _, status(a4) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_mrecv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_mrecv_c_, pmpi_mrecv_c__, pmpi_mrecv_c, PMPI_MRECV_C);
+
 unsafe fn f_mpi_neighbor_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -5311,6 +7225,28 @@ unsafe fn f_pmpi_neighbor_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c
     }
 }
 fsyms!(f_pmpi_neighbor_allgather(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_allgather_, pmpi_neighbor_allgather__, pmpi_neighbor_allgather, PMPI_NEIGHBOR_ALLGATHER);
+
+unsafe fn f_mpi_neighbor_allgather_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Neighbor_allgather_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_neighbor_allgather_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_neighbor_allgather_c_, mpi_neighbor_allgather_c__, mpi_neighbor_allgather_c, MPI_NEIGHBOR_ALLGATHER_C);
+
+unsafe fn f_pmpi_neighbor_allgather_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Neighbor_allgather_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_neighbor_allgather_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_allgather_c_, pmpi_neighbor_allgather_c__, pmpi_neighbor_allgather_c, PMPI_NEIGHBOR_ALLGATHER_C);
 
 unsafe fn f_mpi_neighbor_allgather_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -5334,6 +7270,28 @@ unsafe fn f_pmpi_neighbor_allgather_init(a0: *mut c_void, a1: *mut c_void, a2: *
 }
 fsyms!(f_pmpi_neighbor_allgather_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_allgather_init_, pmpi_neighbor_allgather_init__, pmpi_neighbor_allgather_init, PMPI_NEIGHBOR_ALLGATHER_INIT);
 
+unsafe fn f_mpi_neighbor_allgather_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Neighbor_allgather_init_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_neighbor_allgather_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_neighbor_allgather_init_c_, mpi_neighbor_allgather_init_c__, mpi_neighbor_allgather_init_c, MPI_NEIGHBOR_ALLGATHER_INIT_C);
+
+unsafe fn f_pmpi_neighbor_allgather_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Neighbor_allgather_init_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_neighbor_allgather_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_allgather_init_c_, pmpi_neighbor_allgather_init_c__, pmpi_neighbor_allgather_init_c, PMPI_NEIGHBOR_ALLGATHER_INIT_C);
+
 unsafe fn f_mpi_neighbor_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -5355,6 +7313,28 @@ unsafe fn f_pmpi_neighbor_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut 
     }
 }
 fsyms!(f_pmpi_neighbor_allgatherv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_allgatherv_, pmpi_neighbor_allgatherv__, pmpi_neighbor_allgatherv, PMPI_NEIGHBOR_ALLGATHERV);
+
+unsafe fn f_mpi_neighbor_allgatherv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Neighbor_allgatherv_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_neighbor_allgatherv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_neighbor_allgatherv_c_, mpi_neighbor_allgatherv_c__, mpi_neighbor_allgatherv_c, MPI_NEIGHBOR_ALLGATHERV_C);
+
+unsafe fn f_pmpi_neighbor_allgatherv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Neighbor_allgatherv_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_neighbor_allgatherv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_allgatherv_c_, pmpi_neighbor_allgatherv_c__, pmpi_neighbor_allgatherv_c, PMPI_NEIGHBOR_ALLGATHERV_C);
 
 unsafe fn f_mpi_neighbor_allgatherv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -5378,6 +7358,28 @@ unsafe fn f_pmpi_neighbor_allgatherv_init(a0: *mut c_void, a1: *mut c_void, a2: 
 }
 fsyms!(f_pmpi_neighbor_allgatherv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_allgatherv_init_, pmpi_neighbor_allgatherv_init__, pmpi_neighbor_allgatherv_init, PMPI_NEIGHBOR_ALLGATHERV_INIT);
 
+unsafe fn f_mpi_neighbor_allgatherv_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Neighbor_allgatherv_init_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_neighbor_allgatherv_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_neighbor_allgatherv_init_c_, mpi_neighbor_allgatherv_init_c__, mpi_neighbor_allgatherv_init_c, MPI_NEIGHBOR_ALLGATHERV_INIT_C);
+
+unsafe fn f_pmpi_neighbor_allgatherv_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Neighbor_allgatherv_init_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, a4 as _, a5 as _, *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_neighbor_allgatherv_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_allgatherv_init_c_, pmpi_neighbor_allgatherv_init_c__, pmpi_neighbor_allgatherv_init_c, PMPI_NEIGHBOR_ALLGATHERV_INIT_C);
+
 unsafe fn f_mpi_neighbor_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -5399,6 +7401,28 @@ unsafe fn f_pmpi_neighbor_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_
     }
 }
 fsyms!(f_pmpi_neighbor_alltoall(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_alltoall_, pmpi_neighbor_alltoall__, pmpi_neighbor_alltoall, PMPI_NEIGHBOR_ALLTOALL);
+
+unsafe fn f_mpi_neighbor_alltoall_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Neighbor_alltoall_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_neighbor_alltoall_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_neighbor_alltoall_c_, mpi_neighbor_alltoall_c__, mpi_neighbor_alltoall_c, MPI_NEIGHBOR_ALLTOALL_C);
+
+unsafe fn f_pmpi_neighbor_alltoall_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Neighbor_alltoall_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_neighbor_alltoall_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_alltoall_c_, pmpi_neighbor_alltoall_c__, pmpi_neighbor_alltoall_c, PMPI_NEIGHBOR_ALLTOALL_C);
 
 unsafe fn f_mpi_neighbor_alltoall_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -5422,6 +7446,28 @@ unsafe fn f_pmpi_neighbor_alltoall_init(a0: *mut c_void, a1: *mut c_void, a2: *m
 }
 fsyms!(f_pmpi_neighbor_alltoall_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_alltoall_init_, pmpi_neighbor_alltoall_init__, pmpi_neighbor_alltoall_init, PMPI_NEIGHBOR_ALLTOALL_INIT);
 
+unsafe fn f_mpi_neighbor_alltoall_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Neighbor_alltoall_init_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_neighbor_alltoall_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_neighbor_alltoall_init_c_, mpi_neighbor_alltoall_init_c__, mpi_neighbor_alltoall_init_c, MPI_NEIGHBOR_ALLTOALL_INIT_C);
+
+unsafe fn f_pmpi_neighbor_alltoall_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Neighbor_alltoall_init_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_neighbor_alltoall_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_alltoall_init_c_, pmpi_neighbor_alltoall_init_c__, pmpi_neighbor_alltoall_init_c, PMPI_NEIGHBOR_ALLTOALL_INIT_C);
+
 unsafe fn f_mpi_neighbor_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -5443,6 +7489,28 @@ unsafe fn f_pmpi_neighbor_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c
     }
 }
 fsyms!(f_pmpi_neighbor_alltoallv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_alltoallv_, pmpi_neighbor_alltoallv__, pmpi_neighbor_alltoallv, PMPI_NEIGHBOR_ALLTOALLV);
+
+unsafe fn f_mpi_neighbor_alltoallv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Neighbor_alltoallv_c(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_neighbor_alltoallv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_neighbor_alltoallv_c_, mpi_neighbor_alltoallv_c__, mpi_neighbor_alltoallv_c, MPI_NEIGHBOR_ALLTOALLV_C);
+
+unsafe fn f_pmpi_neighbor_alltoallv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Neighbor_alltoallv_c(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_neighbor_alltoallv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_alltoallv_c_, pmpi_neighbor_alltoallv_c__, pmpi_neighbor_alltoallv_c, PMPI_NEIGHBOR_ALLTOALLV_C);
 
 unsafe fn f_mpi_neighbor_alltoallv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -5466,6 +7534,28 @@ unsafe fn f_pmpi_neighbor_alltoallv_init(a0: *mut c_void, a1: *mut c_void, a2: *
 }
 fsyms!(f_pmpi_neighbor_alltoallv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_alltoallv_init_, pmpi_neighbor_alltoallv_init__, pmpi_neighbor_alltoallv_init, PMPI_NEIGHBOR_ALLTOALLV_INIT);
 
+unsafe fn f_mpi_neighbor_alltoallv_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Neighbor_alltoallv_init_c(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_neighbor_alltoallv_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); mpi_neighbor_alltoallv_init_c_, mpi_neighbor_alltoallv_init_c__, mpi_neighbor_alltoallv_init_c, MPI_NEIGHBOR_ALLTOALLV_INIT_C);
+
+unsafe fn f_pmpi_neighbor_alltoallv_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Neighbor_alltoallv_init_c(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_neighbor_alltoallv_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_alltoallv_init_c_, pmpi_neighbor_alltoallv_init_c__, pmpi_neighbor_alltoallv_init_c, PMPI_NEIGHBOR_ALLTOALLV_INIT_C);
+
 unsafe fn f_mpi_neighbor_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -5488,6 +7578,28 @@ unsafe fn f_pmpi_neighbor_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c
 }
 fsyms!(f_pmpi_neighbor_alltoallw(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_alltoallw_, pmpi_neighbor_alltoallw__, pmpi_neighbor_alltoallw, PMPI_NEIGHBOR_ALLTOALLW);
 
+unsafe fn f_mpi_neighbor_alltoallw_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Neighbor_alltoallw_c(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_neighbor_alltoallw_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_neighbor_alltoallw_c_, mpi_neighbor_alltoallw_c__, mpi_neighbor_alltoallw_c, MPI_NEIGHBOR_ALLTOALLW_C);
+
+unsafe fn f_pmpi_neighbor_alltoallw_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Neighbor_alltoallw_c(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_neighbor_alltoallw_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_alltoallw_c_, pmpi_neighbor_alltoallw_c__, pmpi_neighbor_alltoallw_c, PMPI_NEIGHBOR_ALLTOALLW_C);
+
 unsafe fn f_mpi_neighbor_alltoallw_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -5509,6 +7621,28 @@ unsafe fn f_pmpi_neighbor_alltoallw_init(a0: *mut c_void, a1: *mut c_void, a2: *
     }
 }
 fsyms!(f_pmpi_neighbor_alltoallw_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_alltoallw_init_, pmpi_neighbor_alltoallw_init__, pmpi_neighbor_alltoallw_init, PMPI_NEIGHBOR_ALLTOALLW_INIT);
+
+unsafe fn f_mpi_neighbor_alltoallw_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Neighbor_alltoallw_init_c(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_neighbor_alltoallw_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); mpi_neighbor_alltoallw_init_c_, mpi_neighbor_alltoallw_init_c__, mpi_neighbor_alltoallw_init_c, MPI_NEIGHBOR_ALLTOALLW_INIT_C);
+
+unsafe fn f_pmpi_neighbor_alltoallw_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Neighbor_alltoallw_init_c(buf(a0) as _, a1 as _, a2 as _, a3 as _, buf(a4) as _, a5 as _, a6 as _, a7 as _, *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_neighbor_alltoallw_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); pmpi_neighbor_alltoallw_init_c_, pmpi_neighbor_alltoallw_init_c__, pmpi_neighbor_alltoallw_init_c, PMPI_NEIGHBOR_ALLTOALLW_INIT_C);
 
 unsafe fn f_mpi_op_commutative(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -5624,6 +7758,28 @@ unsafe fn f_pmpi_pack(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mu
 }
 fsyms!(f_pmpi_pack(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_pack_, pmpi_pack__, pmpi_pack, PMPI_PACK);
 
+unsafe fn f_mpi_pack_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large_types::MPI_Pack_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), a5 as _, *(a6 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_pack_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_pack_c_, mpi_pack_c__, mpi_pack_c, MPI_PACK_C);
+
+unsafe fn f_pmpi_pack_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large_types::PMPI_Pack_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), a5 as _, *(a6 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_pack_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_pack_c_, pmpi_pack_c__, pmpi_pack_c, PMPI_PACK_C);
+
 unsafe fn f_mpi_pack_external(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -5647,6 +7803,30 @@ unsafe fn f_pmpi_pack_external(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void
     }
 }
 fsyms!(f_pmpi_pack_external(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int, l0: usize) -> (); pmpi_pack_external_, pmpi_pack_external__, pmpi_pack_external, PMPI_PACK_EXTERNAL);
+
+unsafe fn f_mpi_pack_external_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s0 = fstring(a0 as *const c_char, l0);
+        let rc = crate::abi::large_types::MPI_Pack_external_c(s0.as_ptr() as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), buf(a4) as _, *(a5 as *const i64), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_pack_external_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int, l0: usize) -> (); mpi_pack_external_c_, mpi_pack_external_c__, mpi_pack_external_c, MPI_PACK_EXTERNAL_C);
+
+unsafe fn f_pmpi_pack_external_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s0 = fstring(a0 as *const c_char, l0);
+        let rc = crate::abi::large_types::PMPI_Pack_external_c(s0.as_ptr() as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), buf(a4) as _, *(a5 as *const i64), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_pack_external_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int, l0: usize) -> (); pmpi_pack_external_c_, pmpi_pack_external_c__, pmpi_pack_external_c, PMPI_PACK_EXTERNAL_C);
 
 unsafe fn f_mpi_pack_external_size(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -5672,6 +7852,30 @@ unsafe fn f_pmpi_pack_external_size(a0: *mut c_void, a1: *mut c_void, a2: *mut c
 }
 fsyms!(f_pmpi_pack_external_size(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int, l0: usize) -> (); pmpi_pack_external_size_, pmpi_pack_external_size__, pmpi_pack_external_size, PMPI_PACK_EXTERNAL_SIZE);
 
+unsafe fn f_mpi_pack_external_size_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s0 = fstring(a0 as *const c_char, l0);
+        let rc = crate::abi::large_types::MPI_Pack_external_size_c(s0.as_ptr() as _, *(a1 as *const i64), *(a2 as *const c_int), a3 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_pack_external_size_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int, l0: usize) -> (); mpi_pack_external_size_c_, mpi_pack_external_size_c__, mpi_pack_external_size_c, MPI_PACK_EXTERNAL_SIZE_C);
+
+unsafe fn f_pmpi_pack_external_size_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s0 = fstring(a0 as *const c_char, l0);
+        let rc = crate::abi::large_types::PMPI_Pack_external_size_c(s0.as_ptr() as _, *(a1 as *const i64), *(a2 as *const c_int), a3 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_pack_external_size_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int, l0: usize) -> (); pmpi_pack_external_size_c_, pmpi_pack_external_size_c__, pmpi_pack_external_size_c, PMPI_PACK_EXTERNAL_SIZE_C);
+
 unsafe fn f_mpi_pack_size(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -5693,6 +7897,28 @@ unsafe fn f_pmpi_pack_size(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3
     }
 }
 fsyms!(f_pmpi_pack_size(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_pack_size_, pmpi_pack_size__, pmpi_pack_size, PMPI_PACK_SIZE);
+
+unsafe fn f_mpi_pack_size_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large_types::MPI_Pack_size_c(*(a0 as *const i64), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_pack_size_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); mpi_pack_size_c_, mpi_pack_size_c__, mpi_pack_size_c, MPI_PACK_SIZE_C);
+
+unsafe fn f_pmpi_pack_size_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large_types::PMPI_Pack_size_c(*(a0 as *const i64), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_pack_size_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_pack_size_c_, pmpi_pack_size_c__, pmpi_pack_size_c, PMPI_PACK_SIZE_C);
 
 unsafe fn f_mpi_parrived(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -5896,6 +8122,28 @@ unsafe fn f_pmpi_put(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut
 }
 fsyms!(f_pmpi_put(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_put_, pmpi_put__, pmpi_put, PMPI_PUT);
 
+unsafe fn f_mpi_put_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Put_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const i64), *(a5 as *const i64), *(a6 as *const c_int), *(a7 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_put_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_put_c_, mpi_put_c__, mpi_put_c, MPI_PUT_C);
+
+unsafe fn f_pmpi_put_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Put_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const i64), *(a5 as *const i64), *(a6 as *const c_int), *(a7 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_put_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_put_c_, pmpi_put_c__, pmpi_put_c, PMPI_PUT_C);
+
 unsafe fn f_mpi_query_thread(a0: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -5940,6 +8188,28 @@ unsafe fn f_pmpi_raccumulate(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, 
 }
 fsyms!(f_pmpi_raccumulate(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_raccumulate_, pmpi_raccumulate__, pmpi_raccumulate, PMPI_RACCUMULATE);
 
+unsafe fn f_mpi_raccumulate_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Raccumulate_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const i64), *(a5 as *const i64), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_raccumulate_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_raccumulate_c_, mpi_raccumulate_c__, mpi_raccumulate_c, MPI_RACCUMULATE_C);
+
+unsafe fn f_pmpi_raccumulate_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Raccumulate_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const i64), *(a5 as *const i64), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_raccumulate_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_raccumulate_c_, pmpi_raccumulate_c__, pmpi_raccumulate_c, PMPI_RACCUMULATE_C);
+
 unsafe fn f_mpi_recv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -5961,6 +8231,28 @@ unsafe fn f_pmpi_recv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mu
     }
 }
 fsyms!(f_pmpi_recv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_recv_, pmpi_recv__, pmpi_recv, PMPI_RECV);
+
+unsafe fn f_mpi_recv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::MPI_Recv_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), status(a6) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_recv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_recv_c_, mpi_recv_c__, mpi_recv_c, MPI_RECV_C);
+
+unsafe fn f_pmpi_recv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::PMPI_Recv_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), status(a6) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_recv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_recv_c_, pmpi_recv_c__, pmpi_recv_c, PMPI_RECV_C);
 
 unsafe fn f_mpi_recv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -5984,6 +8276,28 @@ unsafe fn f_pmpi_recv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3
 }
 fsyms!(f_pmpi_recv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_recv_init_, pmpi_recv_init__, pmpi_recv_init, PMPI_RECV_INIT);
 
+unsafe fn f_mpi_recv_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::MPI_Recv_init_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_recv_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_recv_init_c_, mpi_recv_init_c__, mpi_recv_init_c, MPI_RECV_INIT_C);
+
+unsafe fn f_pmpi_recv_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::PMPI_Recv_init_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_recv_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_recv_init_c_, pmpi_recv_init_c__, pmpi_recv_init_c, PMPI_RECV_INIT_C);
+
 unsafe fn f_mpi_reduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -6005,6 +8319,28 @@ unsafe fn f_pmpi_reduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *
     }
 }
 fsyms!(f_pmpi_reduce(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_reduce_, pmpi_reduce__, pmpi_reduce, PMPI_REDUCE);
+
+unsafe fn f_mpi_reduce_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Reduce_c(buf(a0) as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_reduce_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_reduce_c_, mpi_reduce_c__, mpi_reduce_c, MPI_REDUCE_C);
+
+unsafe fn f_pmpi_reduce_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Reduce_c(buf(a0) as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_reduce_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_reduce_c_, pmpi_reduce_c__, pmpi_reduce_c, PMPI_REDUCE_C);
 
 unsafe fn f_mpi_reduce_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -6028,6 +8364,28 @@ unsafe fn f_pmpi_reduce_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, 
 }
 fsyms!(f_pmpi_reduce_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_reduce_init_, pmpi_reduce_init__, pmpi_reduce_init, PMPI_REDUCE_INIT);
 
+unsafe fn f_mpi_reduce_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Reduce_init_c(buf(a0) as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_reduce_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_reduce_init_c_, mpi_reduce_init_c__, mpi_reduce_init_c, MPI_REDUCE_INIT_C);
+
+unsafe fn f_pmpi_reduce_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Reduce_init_c(buf(a0) as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_reduce_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_reduce_init_c_, pmpi_reduce_init_c__, pmpi_reduce_init_c, PMPI_REDUCE_INIT_C);
+
 unsafe fn f_mpi_reduce_local(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -6049,6 +8407,28 @@ unsafe fn f_pmpi_reduce_local(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void,
     }
 }
 fsyms!(f_pmpi_reduce_local(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_reduce_local_, pmpi_reduce_local__, pmpi_reduce_local, PMPI_REDUCE_LOCAL);
+
+unsafe fn f_mpi_reduce_local_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Reduce_local_c(buf(a0) as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), *(a4 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_reduce_local_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_reduce_local_c_, mpi_reduce_local_c__, mpi_reduce_local_c, MPI_REDUCE_LOCAL_C);
+
+unsafe fn f_pmpi_reduce_local_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Reduce_local_c(buf(a0) as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), *(a4 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_reduce_local_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_reduce_local_c_, pmpi_reduce_local_c__, pmpi_reduce_local_c, PMPI_REDUCE_LOCAL_C);
 
 unsafe fn f_mpi_reduce_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -6094,6 +8474,28 @@ unsafe fn f_pmpi_reduce_scatter_block(a0: *mut c_void, a1: *mut c_void, a2: *mut
 }
 fsyms!(f_pmpi_reduce_scatter_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_reduce_scatter_block_, pmpi_reduce_scatter_block__, pmpi_reduce_scatter_block, PMPI_REDUCE_SCATTER_BLOCK);
 
+unsafe fn f_mpi_reduce_scatter_block_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Reduce_scatter_block_c(buf(a0) as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_reduce_scatter_block_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_reduce_scatter_block_c_, mpi_reduce_scatter_block_c__, mpi_reduce_scatter_block_c, MPI_REDUCE_SCATTER_BLOCK_C);
+
+unsafe fn f_pmpi_reduce_scatter_block_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Reduce_scatter_block_c(buf(a0) as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_reduce_scatter_block_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_reduce_scatter_block_c_, pmpi_reduce_scatter_block_c__, pmpi_reduce_scatter_block_c, PMPI_REDUCE_SCATTER_BLOCK_C);
+
 unsafe fn f_mpi_reduce_scatter_block_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -6116,6 +8518,50 @@ unsafe fn f_pmpi_reduce_scatter_block_init(a0: *mut c_void, a1: *mut c_void, a2:
 }
 fsyms!(f_pmpi_reduce_scatter_block_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_reduce_scatter_block_init_, pmpi_reduce_scatter_block_init__, pmpi_reduce_scatter_block_init, PMPI_REDUCE_SCATTER_BLOCK_INIT);
 
+unsafe fn f_mpi_reduce_scatter_block_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Reduce_scatter_block_init_c(buf(a0) as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_reduce_scatter_block_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_reduce_scatter_block_init_c_, mpi_reduce_scatter_block_init_c__, mpi_reduce_scatter_block_init_c, MPI_REDUCE_SCATTER_BLOCK_INIT_C);
+
+unsafe fn f_pmpi_reduce_scatter_block_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Reduce_scatter_block_init_c(buf(a0) as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_reduce_scatter_block_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_reduce_scatter_block_init_c_, pmpi_reduce_scatter_block_init_c__, pmpi_reduce_scatter_block_init_c, PMPI_REDUCE_SCATTER_BLOCK_INIT_C);
+
+unsafe fn f_mpi_reduce_scatter_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Reduce_scatter_c(buf(a0) as _, buf(a1) as _, a2 as _, *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_reduce_scatter_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_reduce_scatter_c_, mpi_reduce_scatter_c__, mpi_reduce_scatter_c, MPI_REDUCE_SCATTER_C);
+
+unsafe fn f_pmpi_reduce_scatter_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Reduce_scatter_c(buf(a0) as _, buf(a1) as _, a2 as _, *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_reduce_scatter_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_reduce_scatter_c_, pmpi_reduce_scatter_c__, pmpi_reduce_scatter_c, PMPI_REDUCE_SCATTER_C);
+
 unsafe fn f_mpi_reduce_scatter_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -6137,6 +8583,28 @@ unsafe fn f_pmpi_reduce_scatter_init(a0: *mut c_void, a1: *mut c_void, a2: *mut 
     }
 }
 fsyms!(f_pmpi_reduce_scatter_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_reduce_scatter_init_, pmpi_reduce_scatter_init__, pmpi_reduce_scatter_init, PMPI_REDUCE_SCATTER_INIT);
+
+unsafe fn f_mpi_reduce_scatter_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Reduce_scatter_init_c(buf(a0) as _, buf(a1) as _, a2 as _, *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_reduce_scatter_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_reduce_scatter_init_c_, mpi_reduce_scatter_init_c__, mpi_reduce_scatter_init_c, MPI_REDUCE_SCATTER_INIT_C);
+
+unsafe fn f_pmpi_reduce_scatter_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Reduce_scatter_init_c(buf(a0) as _, buf(a1) as _, a2 as _, *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_reduce_scatter_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_reduce_scatter_init_c_, pmpi_reduce_scatter_init_c__, pmpi_reduce_scatter_init_c, PMPI_REDUCE_SCATTER_INIT_C);
 
 unsafe fn f_mpi_register_datarep(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -6250,6 +8718,50 @@ unsafe fn f_pmpi_rget_accumulate(a0: *mut c_void, a1: *mut c_void, a2: *mut c_vo
 }
 fsyms!(f_pmpi_rget_accumulate(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, a12: *mut c_void, ierr: *mut c_int) -> (); pmpi_rget_accumulate_, pmpi_rget_accumulate__, pmpi_rget_accumulate, PMPI_RGET_ACCUMULATE);
 
+unsafe fn f_mpi_rget_accumulate_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, a12: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Rget_accumulate_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const i64), *(a8 as *const i64), *(a9 as *const c_int), *(a10 as *const c_int), *(a11 as *const c_int), a12 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_rget_accumulate_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, a12: *mut c_void, ierr: *mut c_int) -> (); mpi_rget_accumulate_c_, mpi_rget_accumulate_c__, mpi_rget_accumulate_c, MPI_RGET_ACCUMULATE_C);
+
+unsafe fn f_pmpi_rget_accumulate_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, a12: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Rget_accumulate_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const i64), *(a8 as *const i64), *(a9 as *const c_int), *(a10 as *const c_int), *(a11 as *const c_int), a12 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_rget_accumulate_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, a12: *mut c_void, ierr: *mut c_int) -> (); pmpi_rget_accumulate_c_, pmpi_rget_accumulate_c__, pmpi_rget_accumulate_c, PMPI_RGET_ACCUMULATE_C);
+
+unsafe fn f_mpi_rget_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Rget_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const i64), *(a5 as *const i64), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_rget_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_rget_c_, mpi_rget_c__, mpi_rget_c, MPI_RGET_C);
+
+unsafe fn f_pmpi_rget_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Rget_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const i64), *(a5 as *const i64), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_rget_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_rget_c_, pmpi_rget_c__, pmpi_rget_c, PMPI_RGET_C);
+
 unsafe fn f_mpi_rput(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -6271,6 +8783,28 @@ unsafe fn f_pmpi_rput(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mu
     }
 }
 fsyms!(f_pmpi_rput(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_rput_, pmpi_rput__, pmpi_rput, PMPI_RPUT);
+
+unsafe fn f_mpi_rput_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Rput_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const i64), *(a5 as *const i64), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_rput_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_rput_c_, mpi_rput_c__, mpi_rput_c, MPI_RPUT_C);
+
+unsafe fn f_pmpi_rput_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Rput_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const i64), *(a5 as *const i64), *(a6 as *const c_int), *(a7 as *const c_int), a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_rput_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_rput_c_, pmpi_rput_c__, pmpi_rput_c, PMPI_RPUT_C);
 
 unsafe fn f_mpi_rsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -6294,6 +8828,28 @@ unsafe fn f_pmpi_rsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *m
 }
 fsyms!(f_pmpi_rsend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_rsend_, pmpi_rsend__, pmpi_rsend, PMPI_RSEND);
 
+unsafe fn f_mpi_rsend_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::MPI_Rsend_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_rsend_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_rsend_c_, mpi_rsend_c__, mpi_rsend_c, MPI_RSEND_C);
+
+unsafe fn f_pmpi_rsend_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::PMPI_Rsend_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_rsend_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_rsend_c_, pmpi_rsend_c__, pmpi_rsend_c, PMPI_RSEND_C);
+
 unsafe fn f_mpi_rsend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -6315,6 +8871,28 @@ unsafe fn f_pmpi_rsend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a
     }
 }
 fsyms!(f_pmpi_rsend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_rsend_init_, pmpi_rsend_init__, pmpi_rsend_init, PMPI_RSEND_INIT);
+
+unsafe fn f_mpi_rsend_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::MPI_Rsend_init_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_rsend_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_rsend_init_c_, mpi_rsend_init_c__, mpi_rsend_init_c, MPI_RSEND_INIT_C);
+
+unsafe fn f_pmpi_rsend_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::PMPI_Rsend_init_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_rsend_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_rsend_init_c_, pmpi_rsend_init_c__, pmpi_rsend_init_c, PMPI_RSEND_INIT_C);
 
 unsafe fn f_mpi_scan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -6338,6 +8916,28 @@ unsafe fn f_pmpi_scan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mu
 }
 fsyms!(f_pmpi_scan(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_scan_, pmpi_scan__, pmpi_scan, PMPI_SCAN);
 
+unsafe fn f_mpi_scan_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Scan_c(buf(a0) as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_scan_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_scan_c_, mpi_scan_c__, mpi_scan_c, MPI_SCAN_C);
+
+unsafe fn f_pmpi_scan_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Scan_c(buf(a0) as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_scan_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_scan_c_, pmpi_scan_c__, pmpi_scan_c, PMPI_SCAN_C);
+
 unsafe fn f_mpi_scan_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -6359,6 +8959,28 @@ unsafe fn f_pmpi_scan_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3
     }
 }
 fsyms!(f_pmpi_scan_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_scan_init_, pmpi_scan_init__, pmpi_scan_init, PMPI_SCAN_INIT);
+
+unsafe fn f_mpi_scan_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Scan_init_c(buf(a0) as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_scan_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_scan_init_c_, mpi_scan_init_c__, mpi_scan_init_c, MPI_SCAN_INIT_C);
+
+unsafe fn f_pmpi_scan_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Scan_init_c(buf(a0) as _, buf(a1) as _, *(a2 as *const i64), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), a7 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_scan_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_scan_init_c_, pmpi_scan_init_c__, pmpi_scan_init_c, PMPI_SCAN_INIT_C);
 
 unsafe fn f_mpi_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -6382,6 +9004,28 @@ unsafe fn f_pmpi_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: 
 }
 fsyms!(f_pmpi_scatter(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_scatter_, pmpi_scatter__, pmpi_scatter, PMPI_SCATTER);
 
+unsafe fn f_mpi_scatter_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Scatter_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_scatter_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); mpi_scatter_c_, mpi_scatter_c__, mpi_scatter_c, MPI_SCATTER_C);
+
+unsafe fn f_pmpi_scatter_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Scatter_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_scatter_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, ierr: *mut c_int) -> (); pmpi_scatter_c_, pmpi_scatter_c__, pmpi_scatter_c, PMPI_SCATTER_C);
+
 unsafe fn f_mpi_scatter_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -6403,6 +9047,28 @@ unsafe fn f_pmpi_scatter_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void,
     }
 }
 fsyms!(f_pmpi_scatter_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_scatter_init_, pmpi_scatter_init__, pmpi_scatter_init, PMPI_SCATTER_INIT);
+
+unsafe fn f_mpi_scatter_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Scatter_init_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_scatter_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_scatter_init_c_, mpi_scatter_init_c__, mpi_scatter_init_c, MPI_SCATTER_INIT_C);
+
+unsafe fn f_pmpi_scatter_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Scatter_init_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_scatter_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_scatter_init_c_, pmpi_scatter_init_c__, pmpi_scatter_init_c, PMPI_SCATTER_INIT_C);
 
 unsafe fn f_mpi_scatterv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -6426,6 +9092,28 @@ unsafe fn f_pmpi_scatterv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3:
 }
 fsyms!(f_pmpi_scatterv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_scatterv_, pmpi_scatterv__, pmpi_scatterv, PMPI_SCATTERV);
 
+unsafe fn f_mpi_scatterv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Scatterv_c(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, *(a5 as *const i64), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_scatterv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_scatterv_c_, mpi_scatterv_c__, mpi_scatterv_c, MPI_SCATTERV_C);
+
+unsafe fn f_pmpi_scatterv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Scatterv_c(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, *(a5 as *const i64), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_scatterv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_scatterv_c_, pmpi_scatterv_c__, pmpi_scatterv_c, PMPI_SCATTERV_C);
+
 unsafe fn f_mpi_scatterv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -6447,6 +9135,28 @@ unsafe fn f_pmpi_scatterv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void
     }
 }
 fsyms!(f_pmpi_scatterv_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); pmpi_scatterv_init_, pmpi_scatterv_init__, pmpi_scatterv_init, PMPI_SCATTERV_INIT);
+
+unsafe fn f_mpi_scatterv_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::MPI_Scatterv_init_c(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, *(a5 as *const i64), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_scatterv_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); mpi_scatterv_init_c_, mpi_scatterv_init_c__, mpi_scatterv_init_c, MPI_SCATTERV_INIT_C);
+
+unsafe fn f_pmpi_scatterv_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::coll::PMPI_Scatterv_init_c(buf(a0) as _, a1 as _, a2 as _, *(a3 as *const c_int), buf(a4) as _, *(a5 as *const i64), *(a6 as *const c_int), *(a7 as *const c_int), *(a8 as *const c_int), *(a9 as *const c_int), a10 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_scatterv_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, ierr: *mut c_int) -> (); pmpi_scatterv_init_c_, pmpi_scatterv_init_c__, pmpi_scatterv_init_c, PMPI_SCATTERV_INIT_C);
 
 unsafe fn f_mpi_send(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -6470,6 +9180,28 @@ unsafe fn f_pmpi_send(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mu
 }
 fsyms!(f_pmpi_send(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_send_, pmpi_send__, pmpi_send, PMPI_SEND);
 
+unsafe fn f_mpi_send_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::MPI_Send_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_send_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_send_c_, mpi_send_c__, mpi_send_c, MPI_SEND_C);
+
+unsafe fn f_pmpi_send_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::PMPI_Send_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_send_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_send_c_, pmpi_send_c__, pmpi_send_c, PMPI_SEND_C);
+
 unsafe fn f_mpi_send_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -6491,6 +9223,28 @@ unsafe fn f_pmpi_send_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3
     }
 }
 fsyms!(f_pmpi_send_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_send_init_, pmpi_send_init__, pmpi_send_init, PMPI_SEND_INIT);
+
+unsafe fn f_mpi_send_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::MPI_Send_init_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_send_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_send_init_c_, mpi_send_init_c__, mpi_send_init_c, MPI_SEND_INIT_C);
+
+unsafe fn f_pmpi_send_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::PMPI_Send_init_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_send_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_send_init_c_, pmpi_send_init_c__, pmpi_send_init_c, PMPI_SEND_INIT_C);
 
 unsafe fn f_mpi_sendrecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -6514,6 +9268,28 @@ unsafe fn f_pmpi_sendrecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3:
 }
 fsyms!(f_pmpi_sendrecv(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, ierr: *mut c_int) -> (); pmpi_sendrecv_, pmpi_sendrecv__, pmpi_sendrecv, PMPI_SENDRECV);
 
+unsafe fn f_mpi_sendrecv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::MPI_Sendrecv_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), buf(a5) as _, *(a6 as *const i64), *(a7 as *const c_int), *(a8 as *const c_int), *(a9 as *const c_int), *(a10 as *const c_int), status(a11) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_sendrecv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, ierr: *mut c_int) -> (); mpi_sendrecv_c_, mpi_sendrecv_c__, mpi_sendrecv_c, MPI_SENDRECV_C);
+
+unsafe fn f_pmpi_sendrecv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::PMPI_Sendrecv_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), buf(a5) as _, *(a6 as *const i64), *(a7 as *const c_int), *(a8 as *const c_int), *(a9 as *const c_int), *(a10 as *const c_int), status(a11) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_sendrecv_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, a10: *mut c_void, a11: *mut c_void, ierr: *mut c_int) -> (); pmpi_sendrecv_c_, pmpi_sendrecv_c__, pmpi_sendrecv_c, PMPI_SENDRECV_C);
+
 unsafe fn f_mpi_sendrecv_replace(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -6535,6 +9311,28 @@ unsafe fn f_pmpi_sendrecv_replace(a0: *mut c_void, a1: *mut c_void, a2: *mut c_v
     }
 }
 fsyms!(f_pmpi_sendrecv_replace(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_sendrecv_replace_, pmpi_sendrecv_replace__, pmpi_sendrecv_replace, PMPI_SENDRECV_REPLACE);
+
+unsafe fn f_mpi_sendrecv_replace_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::MPI_Sendrecv_replace_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), status(a8) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_sendrecv_replace_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_sendrecv_replace_c_, mpi_sendrecv_replace_c__, mpi_sendrecv_replace_c, MPI_SENDRECV_REPLACE_C);
+
+unsafe fn f_pmpi_sendrecv_replace_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::PMPI_Sendrecv_replace_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), *(a6 as *const c_int), *(a7 as *const c_int), status(a8) as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_sendrecv_replace_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_sendrecv_replace_c_, pmpi_sendrecv_replace_c__, pmpi_sendrecv_replace_c, PMPI_SENDRECV_REPLACE_C);
 
 unsafe fn f_mpi_session_call_errhandler(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -6784,6 +9582,28 @@ unsafe fn f_pmpi_ssend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *m
 }
 fsyms!(f_pmpi_ssend(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_ssend_, pmpi_ssend__, pmpi_ssend, PMPI_SSEND);
 
+unsafe fn f_mpi_ssend_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::MPI_Ssend_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ssend_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_ssend_c_, mpi_ssend_c__, mpi_ssend_c, MPI_SSEND_C);
+
+unsafe fn f_pmpi_ssend_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::PMPI_Ssend_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ssend_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_ssend_c_, pmpi_ssend_c__, pmpi_ssend_c, PMPI_SSEND_C);
+
 unsafe fn f_mpi_ssend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -6805,6 +9625,28 @@ unsafe fn f_pmpi_ssend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a
     }
 }
 fsyms!(f_pmpi_ssend_init(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_ssend_init_, pmpi_ssend_init__, pmpi_ssend_init, PMPI_SSEND_INIT);
+
+unsafe fn f_mpi_ssend_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::MPI_Ssend_init_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_ssend_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_ssend_init_c_, mpi_ssend_init_c__, mpi_ssend_init_c, MPI_SSEND_INIT_C);
+
+unsafe fn f_pmpi_ssend_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::PMPI_Ssend_init_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const c_int), *(a3 as *const c_int), *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_ssend_init_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_ssend_init_c_, pmpi_ssend_init_c__, pmpi_ssend_init_c, PMPI_SSEND_INIT_C);
 
 unsafe fn f_mpi_start(a0: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -7110,6 +9952,28 @@ unsafe fn f_pmpi_type_contiguous(a0: *mut c_void, a1: *mut c_void, a2: *mut c_vo
 }
 fsyms!(f_pmpi_type_contiguous(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_contiguous_, pmpi_type_contiguous__, pmpi_type_contiguous, PMPI_TYPE_CONTIGUOUS);
 
+unsafe fn f_mpi_type_contiguous_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large_types::MPI_Type_contiguous_c(*(a0 as *const i64), *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_contiguous_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_type_contiguous_c_, mpi_type_contiguous_c__, mpi_type_contiguous_c, MPI_TYPE_CONTIGUOUS_C);
+
+unsafe fn f_pmpi_type_contiguous_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large_types::PMPI_Type_contiguous_c(*(a0 as *const i64), *(a1 as *const c_int), a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_contiguous_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_contiguous_c_, pmpi_type_contiguous_c__, pmpi_type_contiguous_c, PMPI_TYPE_CONTIGUOUS_C);
+
 unsafe fn f_mpi_type_create_darray(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -7131,6 +9995,28 @@ unsafe fn f_pmpi_type_create_darray(a0: *mut c_void, a1: *mut c_void, a2: *mut c
     }
 }
 fsyms!(f_pmpi_type_create_darray(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_create_darray_, pmpi_type_create_darray__, pmpi_type_create_darray, PMPI_TYPE_CREATE_DARRAY);
+
+unsafe fn f_mpi_type_create_darray_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large_types::MPI_Type_create_darray_c(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _, a4 as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_create_darray_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); mpi_type_create_darray_c_, mpi_type_create_darray_c__, mpi_type_create_darray_c, MPI_TYPE_CREATE_DARRAY_C);
+
+unsafe fn f_pmpi_type_create_darray_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large_types::PMPI_Type_create_darray_c(*(a0 as *const c_int), *(a1 as *const c_int), *(a2 as *const c_int), a3 as _, a4 as _, a5 as _, a6 as _, *(a7 as *const c_int), *(a8 as *const c_int), a9 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_create_darray_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, a9: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_create_darray_c_, pmpi_type_create_darray_c__, pmpi_type_create_darray_c, PMPI_TYPE_CREATE_DARRAY_C);
 
 unsafe fn f_mpi_type_create_f90_complex(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -7242,6 +10128,50 @@ unsafe fn f_pmpi_type_create_hindexed_block(a0: *mut c_void, a1: *mut c_void, a2
 }
 fsyms!(f_pmpi_type_create_hindexed_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_create_hindexed_block_, pmpi_type_create_hindexed_block__, pmpi_type_create_hindexed_block, PMPI_TYPE_CREATE_HINDEXED_BLOCK);
 
+unsafe fn f_mpi_type_create_hindexed_block_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large_types::MPI_Type_create_hindexed_block_c(*(a0 as *const i64), *(a1 as *const i64), a2 as _, *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_create_hindexed_block_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_type_create_hindexed_block_c_, mpi_type_create_hindexed_block_c__, mpi_type_create_hindexed_block_c, MPI_TYPE_CREATE_HINDEXED_BLOCK_C);
+
+unsafe fn f_pmpi_type_create_hindexed_block_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large_types::PMPI_Type_create_hindexed_block_c(*(a0 as *const i64), *(a1 as *const i64), a2 as _, *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_create_hindexed_block_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_create_hindexed_block_c_, pmpi_type_create_hindexed_block_c__, pmpi_type_create_hindexed_block_c, PMPI_TYPE_CREATE_HINDEXED_BLOCK_C);
+
+unsafe fn f_mpi_type_create_hindexed_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large_types::MPI_Type_create_hindexed_c(*(a0 as *const i64), a1 as _, a2 as _, *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_create_hindexed_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_type_create_hindexed_c_, mpi_type_create_hindexed_c__, mpi_type_create_hindexed_c, MPI_TYPE_CREATE_HINDEXED_C);
+
+unsafe fn f_pmpi_type_create_hindexed_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large_types::PMPI_Type_create_hindexed_c(*(a0 as *const i64), a1 as _, a2 as _, *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_create_hindexed_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_create_hindexed_c_, pmpi_type_create_hindexed_c__, pmpi_type_create_hindexed_c, PMPI_TYPE_CREATE_HINDEXED_C);
+
 unsafe fn f_mpi_type_create_hvector(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -7263,6 +10193,28 @@ unsafe fn f_pmpi_type_create_hvector(a0: *mut c_void, a1: *mut c_void, a2: *mut 
     }
 }
 fsyms!(f_pmpi_type_create_hvector(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_create_hvector_, pmpi_type_create_hvector__, pmpi_type_create_hvector, PMPI_TYPE_CREATE_HVECTOR);
+
+unsafe fn f_mpi_type_create_hvector_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large_types::MPI_Type_create_hvector_c(*(a0 as *const i64), *(a1 as *const i64), *(a2 as *const i64), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_create_hvector_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_type_create_hvector_c_, mpi_type_create_hvector_c__, mpi_type_create_hvector_c, MPI_TYPE_CREATE_HVECTOR_C);
+
+unsafe fn f_pmpi_type_create_hvector_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large_types::PMPI_Type_create_hvector_c(*(a0 as *const i64), *(a1 as *const i64), *(a2 as *const i64), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_create_hvector_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_create_hvector_c_, pmpi_type_create_hvector_c__, pmpi_type_create_hvector_c, PMPI_TYPE_CREATE_HVECTOR_C);
 
 unsafe fn f_mpi_type_create_indexed_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -7286,6 +10238,28 @@ unsafe fn f_pmpi_type_create_indexed_block(a0: *mut c_void, a1: *mut c_void, a2:
 }
 fsyms!(f_pmpi_type_create_indexed_block(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_create_indexed_block_, pmpi_type_create_indexed_block__, pmpi_type_create_indexed_block, PMPI_TYPE_CREATE_INDEXED_BLOCK);
 
+unsafe fn f_mpi_type_create_indexed_block_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large_types::MPI_Type_create_indexed_block_c(*(a0 as *const i64), *(a1 as *const i64), a2 as _, *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_create_indexed_block_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_type_create_indexed_block_c_, mpi_type_create_indexed_block_c__, mpi_type_create_indexed_block_c, MPI_TYPE_CREATE_INDEXED_BLOCK_C);
+
+unsafe fn f_pmpi_type_create_indexed_block_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large_types::PMPI_Type_create_indexed_block_c(*(a0 as *const i64), *(a1 as *const i64), a2 as _, *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_create_indexed_block_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_create_indexed_block_c_, pmpi_type_create_indexed_block_c__, pmpi_type_create_indexed_block_c, PMPI_TYPE_CREATE_INDEXED_BLOCK_C);
+
 unsafe fn f_mpi_type_create_resized(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -7307,6 +10281,28 @@ unsafe fn f_pmpi_type_create_resized(a0: *mut c_void, a1: *mut c_void, a2: *mut 
     }
 }
 fsyms!(f_pmpi_type_create_resized(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_create_resized_, pmpi_type_create_resized__, pmpi_type_create_resized, PMPI_TYPE_CREATE_RESIZED);
+
+unsafe fn f_mpi_type_create_resized_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large_types::MPI_Type_create_resized_c(*(a0 as *const c_int), *(a1 as *const i64), *(a2 as *const i64), a3 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_create_resized_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); mpi_type_create_resized_c_, mpi_type_create_resized_c__, mpi_type_create_resized_c, MPI_TYPE_CREATE_RESIZED_C);
+
+unsafe fn f_pmpi_type_create_resized_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large_types::PMPI_Type_create_resized_c(*(a0 as *const c_int), *(a1 as *const i64), *(a2 as *const i64), a3 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_create_resized_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_create_resized_c_, pmpi_type_create_resized_c__, pmpi_type_create_resized_c, PMPI_TYPE_CREATE_RESIZED_C);
 
 unsafe fn f_mpi_type_create_struct(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -7330,6 +10326,28 @@ unsafe fn f_pmpi_type_create_struct(a0: *mut c_void, a1: *mut c_void, a2: *mut c
 }
 fsyms!(f_pmpi_type_create_struct(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_create_struct_, pmpi_type_create_struct__, pmpi_type_create_struct, PMPI_TYPE_CREATE_STRUCT);
 
+unsafe fn f_mpi_type_create_struct_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large_types::MPI_Type_create_struct_c(*(a0 as *const i64), a1 as _, a2 as _, a3 as _, a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_create_struct_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_type_create_struct_c_, mpi_type_create_struct_c__, mpi_type_create_struct_c, MPI_TYPE_CREATE_STRUCT_C);
+
+unsafe fn f_pmpi_type_create_struct_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large_types::PMPI_Type_create_struct_c(*(a0 as *const i64), a1 as _, a2 as _, a3 as _, a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_create_struct_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_create_struct_c_, pmpi_type_create_struct_c__, pmpi_type_create_struct_c, PMPI_TYPE_CREATE_STRUCT_C);
+
 unsafe fn f_mpi_type_create_subarray(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -7351,6 +10369,28 @@ unsafe fn f_pmpi_type_create_subarray(a0: *mut c_void, a1: *mut c_void, a2: *mut
     }
 }
 fsyms!(f_pmpi_type_create_subarray(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_create_subarray_, pmpi_type_create_subarray__, pmpi_type_create_subarray, PMPI_TYPE_CREATE_SUBARRAY);
+
+unsafe fn f_mpi_type_create_subarray_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large_types::MPI_Type_create_subarray_c(*(a0 as *const c_int), a1 as _, a2 as _, a3 as _, *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_create_subarray_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_type_create_subarray_c_, mpi_type_create_subarray_c__, mpi_type_create_subarray_c, MPI_TYPE_CREATE_SUBARRAY_C);
+
+unsafe fn f_pmpi_type_create_subarray_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large_types::PMPI_Type_create_subarray_c(*(a0 as *const c_int), a1 as _, a2 as _, a3 as _, *(a4 as *const c_int), *(a5 as *const c_int), a6 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_create_subarray_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_create_subarray_c_, pmpi_type_create_subarray_c__, pmpi_type_create_subarray_c, PMPI_TYPE_CREATE_SUBARRAY_C);
 
 unsafe fn f_mpi_type_delete_attr(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -7462,6 +10502,28 @@ unsafe fn f_pmpi_type_get_contents(a0: *mut c_void, a1: *mut c_void, a2: *mut c_
 }
 fsyms!(f_pmpi_type_get_contents(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_get_contents_, pmpi_type_get_contents__, pmpi_type_get_contents, PMPI_TYPE_GET_CONTENTS);
 
+unsafe fn f_mpi_type_get_contents_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large_types::MPI_Type_get_contents_c(*(a0 as *const c_int), *(a1 as *const i64), *(a2 as *const i64), *(a3 as *const i64), *(a4 as *const i64), a5 as _, a6 as _, a7 as _, a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_get_contents_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); mpi_type_get_contents_c_, mpi_type_get_contents_c__, mpi_type_get_contents_c, MPI_TYPE_GET_CONTENTS_C);
+
+unsafe fn f_pmpi_type_get_contents_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large_types::PMPI_Type_get_contents_c(*(a0 as *const c_int), *(a1 as *const i64), *(a2 as *const i64), *(a3 as *const i64), *(a4 as *const i64), a5 as _, a6 as _, a7 as _, a8 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_get_contents_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, a7: *mut c_void, a8: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_get_contents_c_, pmpi_type_get_contents_c__, pmpi_type_get_contents_c, PMPI_TYPE_GET_CONTENTS_C);
+
 unsafe fn f_mpi_type_get_envelope(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -7484,6 +10546,28 @@ unsafe fn f_pmpi_type_get_envelope(a0: *mut c_void, a1: *mut c_void, a2: *mut c_
 }
 fsyms!(f_pmpi_type_get_envelope(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_get_envelope_, pmpi_type_get_envelope__, pmpi_type_get_envelope, PMPI_TYPE_GET_ENVELOPE);
 
+unsafe fn f_mpi_type_get_envelope_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large_types::MPI_Type_get_envelope_c(*(a0 as *const c_int), a1 as _, a2 as _, a3 as _, a4 as _, a5 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_get_envelope_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_type_get_envelope_c_, mpi_type_get_envelope_c__, mpi_type_get_envelope_c, MPI_TYPE_GET_ENVELOPE_C);
+
+unsafe fn f_pmpi_type_get_envelope_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large_types::PMPI_Type_get_envelope_c(*(a0 as *const c_int), a1 as _, a2 as _, a3 as _, a4 as _, a5 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_get_envelope_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_get_envelope_c_, pmpi_type_get_envelope_c__, pmpi_type_get_envelope_c, PMPI_TYPE_GET_ENVELOPE_C);
+
 unsafe fn f_mpi_type_get_extent(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -7505,6 +10589,28 @@ unsafe fn f_pmpi_type_get_extent(a0: *mut c_void, a1: *mut c_void, a2: *mut c_vo
     }
 }
 fsyms!(f_pmpi_type_get_extent(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_get_extent_, pmpi_type_get_extent__, pmpi_type_get_extent, PMPI_TYPE_GET_EXTENT);
+
+unsafe fn f_mpi_type_get_extent_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::MPI_Type_get_extent_c(*(a0 as *const c_int), a1 as _, a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_get_extent_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_type_get_extent_c_, mpi_type_get_extent_c__, mpi_type_get_extent_c, MPI_TYPE_GET_EXTENT_C);
+
+unsafe fn f_pmpi_type_get_extent_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::PMPI_Type_get_extent_c(*(a0 as *const c_int), a1 as _, a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_get_extent_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_get_extent_c_, pmpi_type_get_extent_c__, pmpi_type_get_extent_c, PMPI_TYPE_GET_EXTENT_C);
 
 unsafe fn f_mpi_type_get_extent_x(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -7576,6 +10682,28 @@ unsafe fn f_pmpi_type_get_true_extent(a0: *mut c_void, a1: *mut c_void, a2: *mut
 }
 fsyms!(f_pmpi_type_get_true_extent(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_get_true_extent_, pmpi_type_get_true_extent__, pmpi_type_get_true_extent, PMPI_TYPE_GET_TRUE_EXTENT);
 
+unsafe fn f_mpi_type_get_true_extent_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::MPI_Type_get_true_extent_c(*(a0 as *const c_int), a1 as _, a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_get_true_extent_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); mpi_type_get_true_extent_c_, mpi_type_get_true_extent_c__, mpi_type_get_true_extent_c, MPI_TYPE_GET_TRUE_EXTENT_C);
+
+unsafe fn f_pmpi_type_get_true_extent_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::PMPI_Type_get_true_extent_c(*(a0 as *const c_int), a1 as _, a2 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_get_true_extent_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_get_true_extent_c_, pmpi_type_get_true_extent_c__, pmpi_type_get_true_extent_c, PMPI_TYPE_GET_TRUE_EXTENT_C);
+
 unsafe fn f_mpi_type_get_true_extent_x(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -7619,6 +10747,28 @@ unsafe fn f_pmpi_type_indexed(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void,
     }
 }
 fsyms!(f_pmpi_type_indexed(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_indexed_, pmpi_type_indexed__, pmpi_type_indexed, PMPI_TYPE_INDEXED);
+
+unsafe fn f_mpi_type_indexed_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large_types::MPI_Type_indexed_c(*(a0 as *const i64), a1 as _, a2 as _, *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_indexed_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_type_indexed_c_, mpi_type_indexed_c__, mpi_type_indexed_c, MPI_TYPE_INDEXED_C);
+
+unsafe fn f_pmpi_type_indexed_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large_types::PMPI_Type_indexed_c(*(a0 as *const i64), a1 as _, a2 as _, *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_indexed_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_indexed_c_, pmpi_type_indexed_c__, pmpi_type_indexed_c, PMPI_TYPE_INDEXED_C);
 
 unsafe fn f_mpi_type_match_size(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -7688,6 +10838,28 @@ unsafe fn f_pmpi_type_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -
 }
 fsyms!(f_pmpi_type_size(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_size_, pmpi_type_size__, pmpi_type_size, PMPI_TYPE_SIZE);
 
+unsafe fn f_mpi_type_size_c(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::MPI_Type_size_c(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_size_c(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); mpi_type_size_c_, mpi_type_size_c__, mpi_type_size_c, MPI_TYPE_SIZE_C);
+
+unsafe fn f_pmpi_type_size_c(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large::PMPI_Type_size_c(*(a0 as *const c_int), a1 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_size_c(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_size_c_, pmpi_type_size_c__, pmpi_type_size_c, PMPI_TYPE_SIZE_C);
+
 unsafe fn f_mpi_type_size_x(a0: *mut c_void, a1: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -7732,6 +10904,28 @@ unsafe fn f_pmpi_type_vector(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, 
 }
 fsyms!(f_pmpi_type_vector(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_vector_, pmpi_type_vector__, pmpi_type_vector, PMPI_TYPE_VECTOR);
 
+unsafe fn f_mpi_type_vector_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large_types::MPI_Type_vector_c(*(a0 as *const i64), *(a1 as *const i64), *(a2 as *const i64), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_type_vector_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); mpi_type_vector_c_, mpi_type_vector_c__, mpi_type_vector_c, MPI_TYPE_VECTOR_C);
+
+unsafe fn f_pmpi_type_vector_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large_types::PMPI_Type_vector_c(*(a0 as *const i64), *(a1 as *const i64), *(a2 as *const i64), *(a3 as *const c_int), a4 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_type_vector_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, ierr: *mut c_int) -> (); pmpi_type_vector_c_, pmpi_type_vector_c__, pmpi_type_vector_c, PMPI_TYPE_VECTOR_C);
+
 unsafe fn f_mpi_unpack(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
     unsafe {
@@ -7753,6 +10947,28 @@ unsafe fn f_pmpi_unpack(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *
     }
 }
 fsyms!(f_pmpi_unpack(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_unpack_, pmpi_unpack__, pmpi_unpack, PMPI_UNPACK);
+
+unsafe fn f_mpi_unpack_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large_types::MPI_Unpack_c(buf(a0) as _, *(a1 as *const i64), a2 as _, buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_unpack_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); mpi_unpack_c_, mpi_unpack_c__, mpi_unpack_c, MPI_UNPACK_C);
+
+unsafe fn f_pmpi_unpack_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::large_types::PMPI_Unpack_c(buf(a0) as _, *(a1 as *const i64), a2 as _, buf(a3) as _, *(a4 as *const i64), *(a5 as *const c_int), *(a6 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_unpack_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int) -> (); pmpi_unpack_c_, pmpi_unpack_c__, pmpi_unpack_c, PMPI_UNPACK_C);
 
 unsafe fn f_mpi_unpack_external(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -7777,6 +10993,30 @@ unsafe fn f_pmpi_unpack_external(a0: *mut c_void, a1: *mut c_void, a2: *mut c_vo
     }
 }
 fsyms!(f_pmpi_unpack_external(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int, l0: usize) -> (); pmpi_unpack_external_, pmpi_unpack_external__, pmpi_unpack_external, PMPI_UNPACK_EXTERNAL);
+
+unsafe fn f_mpi_unpack_external_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s0 = fstring(a0 as *const c_char, l0);
+        let rc = crate::abi::large_types::MPI_Unpack_external_c(s0.as_ptr() as _, buf(a1) as _, *(a2 as *const i64), a3 as _, buf(a4) as _, *(a5 as *const i64), *(a6 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_unpack_external_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int, l0: usize) -> (); mpi_unpack_external_c_, mpi_unpack_external_c__, mpi_unpack_external_c, MPI_UNPACK_EXTERNAL_C);
+
+unsafe fn f_pmpi_unpack_external_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int, l0: usize) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let s0 = fstring(a0 as *const c_char, l0);
+        let rc = crate::abi::large_types::PMPI_Unpack_external_c(s0.as_ptr() as _, buf(a1) as _, *(a2 as *const i64), a3 as _, buf(a4) as _, *(a5 as *const i64), *(a6 as *const c_int));
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_unpack_external_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, a6: *mut c_void, ierr: *mut c_int, l0: usize) -> (); pmpi_unpack_external_c_, pmpi_unpack_external_c__, pmpi_unpack_external_c, PMPI_UNPACK_EXTERNAL_C);
 
 unsafe fn f_mpi_unpublish_name(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int, l0: usize, l2: usize) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
@@ -8041,6 +11281,28 @@ unsafe fn f_pmpi_win_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a
     }
 }
 fsyms!(f_pmpi_win_create(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_win_create_, pmpi_win_create__, pmpi_win_create, PMPI_WIN_CREATE);
+
+unsafe fn f_mpi_win_create_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::MPI_Win_create_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const i64), *(a3 as *const c_int), *(a4 as *const c_int), a5 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_mpi_win_create_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); mpi_win_create_c_, mpi_win_create_c__, mpi_win_create_c, MPI_WIN_CREATE_C);
+
+unsafe fn f_pmpi_win_create_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> () {
+    // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).
+    unsafe {
+        let rc = crate::abi::win::PMPI_Win_create_c(buf(a0) as _, *(a1 as *const i64), *(a2 as *const i64), *(a3 as *const c_int), *(a4 as *const c_int), a5 as _);
+        if !ierr.is_null() {
+            *ierr = rc;
+        }
+    }
+}
+fsyms!(f_pmpi_win_create_c(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, a3: *mut c_void, a4: *mut c_void, a5: *mut c_void, ierr: *mut c_int) -> (); pmpi_win_create_c_, pmpi_win_create_c__, pmpi_win_create_c, PMPI_WIN_CREATE_C);
 
 unsafe fn f_mpi_win_create_dynamic(a0: *mut c_void, a1: *mut c_void, a2: *mut c_void, ierr: *mut c_int) -> () {
     // SAFETY: Fortran passes valid references (and sentinel addresses, translated above).

@@ -29,13 +29,15 @@ def prototypes(root):
 
 def entry_modules(root):
     """Name -> Rust module (file stem) of every exported entry point; the
-    collectives' generated forms count as abi::coll's, which re-exports them."""
+    collectives' generated forms and large-count forms count as abi::coll's,
+    which re-exports them."""
     mod_of = {}
     for f in (root / "src/abi").glob("*.rs"):
         for m in re.finditer(r'extern "C" fn (MPI_\w+)\(', f.read_text()):
             mod_of[m.group(1)] = f.stem
-    for m in re.finditer(r'extern "C" fn (MPI_\w+)\(', (root / "src/abi/coll/forms.rs").read_text()):
-        mod_of[m.group(1)] = "coll"
+    for f in ("forms.rs", "large_forms.rs", "large.rs"):
+        for m in re.finditer(r'extern "C" fn (MPI_\w+)\(', (root / "src/abi/coll" / f).read_text()):
+            mod_of[m.group(1)] = "coll"
     return mod_of
 
 

@@ -24,8 +24,12 @@ written here by hand against the standard's abstract interfaces
 declares with the predefined callbacks (MPI_COMM_NULL_COPY_FN, ...): the
 Fortran entry points they call take those procedures as the mpif.h forms
 do (a TYPE(C_PTR) passed by value is the address a by-reference array
-is). Spawn, MPI_Register_datarep, the MPI-1 names and the large-count
-overloads are left out and listed in docs/fortran.md.
+is). The large-count forms (`MPI_Send_c`, ...) are module procedures too,
+each beside its int form under one generic name (`MPI_Send`), which
+picks it by the kinds of the counts; they call the `_c` forms' Fortran
+entry points. Spawn, MPI_Register_datarep, the MPI-1 names, and the
+`_c` forms that no overload can tell apart (MPI_Aint against MPI_Count,
+one kind here) are left out and listed in docs/fortran.md.
 
 Usage: gen_f08.py [--check]
 """
@@ -243,10 +247,31 @@ for h in HANDLES.values():
 
 # ---------------------------------------------------------------- routines
 procs, names, left = [], [], []
-for ret, name, ps in protos:
-    if name not in exported or name.endswith("_c") or name in LEFT_OUT or name.startswith("MPI_T_"):
+# Large-count overloads: generic name -> the `_c` procedure beside it.
+overloads = {}
+# The dummies' types, kinds and ranks of each generated routine, to tell
+# whether its `_c` form is distinguishable from it (MPI_ADDRESS_KIND,
+# MPI_COUNT_KIND and MPI_OFFSET_KIND are the same kind here).
+shapes = {}
+
+def shape(decl):
+    spec, _, var = decl.partition("::")
+    spec = re.sub(r",\s*(INTENT\(\w+\)|TARGET)", "", spec.strip().upper(), flags=re.I)
+    spec = re.sub(r"INTEGER\(KIND=MPI_(ADDRESS|COUNT|OFFSET)_KIND\)", "INTEGER8", spec)
+    return (spec, "(" in var)
+
+def distinguishable(a, b):
+    return len(a) != len(b) or any(x != y and "TYPE(*)" not in x[0] for x, y in zip(a, b))
+
+# The `_c` forms come after every routine they overload.
+ordered = [p for p in protos if not p[1].endswith("_c")] + [p for p in protos if p[1].endswith("_c")]
+for ret, name, ps in ordered:
+    if name not in exported or name in LEFT_OUT or name.startswith("MPI_T_"):
         continue
     if ret != "int":
+        continue
+    if name.endswith("_c") and name[:-2] not in shapes:
+        # Its int form is written by hand or left out.
         continue
     decls, call, pre, ptrs = [], [], [], []
     ok = True
@@ -262,8 +287,18 @@ for ret, name, ps in protos:
         if e.startswith("oxmpi_b_"):
             ptrs.append(e)
     if not ok:
-        left.append(name)
+        if not name.endswith("_c"):
+            left.append(name)
         continue
+    if name.endswith("_c"):
+        if not distinguishable(shapes[name[:-2]], [shape(d) for d in decls]):
+            # Same kinds as the int form (MPI_Aint against MPI_Count):
+            # no overload can tell them apart.
+            left.append(name)
+            continue
+        overloads[name[:-2]] = name
+    else:
+        shapes[name] = [shape(d) for d in decls]
     names.append(name)
     argn = [n for _, n in ps] + ["ierror"]
     body = [f"  subroutine {name}({', '.join(argn)})"]
@@ -394,6 +429,9 @@ procs += ["  subroutine MPI_Pcontrol(level)",
           "    call pmpi_pcontrol(level)",
           "  end subroutine MPI_Pcontrol"]
 names.append("MPI_Pcontrol")
+# The generic names: each routine and its large-count form (MPI-4.0 19.2).
+for base, c in overloads.items():
+    mod += [f"  interface {base}", f"    module procedure {base}, {c}", f"  end interface {base}"]
 mod += ["contains"] + eqs + procs + ["end module mpi_f08"]
 text = "\n".join(mod) + "\n"
 # Free form: continue long lines.

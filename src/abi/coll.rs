@@ -30,6 +30,7 @@ mod forms;
 mod inter;
 pub use forms::*;
 mod large;
+pub use large::{MPI_Reduce_local_c, PMPI_Reduce_local_c};
 mod large_forms;
 pub use large_forms::*;
 
