@@ -5,9 +5,9 @@
  * attached buffer: MPI_Buffer_detach returns); one the receiver has taken is not cancelled (the data
  * arrives, MPI_Test_cancelled false); messages after a cancelled one still
  * arrive in order. Also a cancelled receive, and a send to this rank.
- * Over UCX only eager sends are cancelled (docs/status.md); from device
- * buffers (cuda=devbuf) rendezvous ones too (CUDA IPC, and staged with
- * OXMPI_CUDA_IPC=0). */
+ * Over UCX too (a rendezvous: the receiver drops UCX's descriptor, which
+ * ends the sender's send), and from device buffers (cuda=devbuf: CUDA
+ * IPC, and staged with OXMPI_CUDA_IPC=0). */
 #include "util.h"
 #include <stdlib.h>
 #include <string.h>
@@ -28,9 +28,7 @@ int main(int argc, char **argv) {
         int peer = 1 - rank;
         size_t sizes[] = {8, 1000, 40000, 1 << 20};
         char *buf = malloc(1 << 20), *in = malloc(1 << 20);
-        /* Over UCX a rendezvous send (the link holds its buffer) is not
-         * cancelled: the sizes there stay eager. */
-        int nk = getenv("OXMPI_TEST_UCX") ? 3 : 4;
+        int nk = 4;
         for (int k = 0; k < 4; k++) {
             if (k >= nk) {
                 MPI_Barrier(MPI_COMM_WORLD);

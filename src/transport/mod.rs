@@ -402,6 +402,18 @@ impl Net {
         }
     }
 
+    /// Drops the data of a rendezvous arrival from `w` (its envelope's
+    /// `addr`) that will never be fetched, on a link with `Caps::fetch`.
+    ///
+    /// # Safety
+    /// `addr` came from one arrival, not fetched nor dropped yet.
+    pub unsafe fn drop_arrival(&mut self, w: usize, addr: u64) {
+        if let (Link::Ucx, Some(u)) = (self.links[w], self.ucx.as_mut()) {
+            // SAFETY: forwarded contract.
+            unsafe { u.drop_arrival(addr as usize) }
+        }
+    }
+
     /// The oldest message from `w` not handled yet, left in place: its
     /// envelope and payload (valid until `release(w)`). Only links whose
     /// messages stay in place answer (shared memory).

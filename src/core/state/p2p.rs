@@ -784,7 +784,19 @@ impl State {
             // matched probe): it is delivered, not cancelled.
             return false;
         }
-        self.unexp.remove(&uid);
+        if let Some(Unexp {
+            kind: UKind::Rts { addr, .. },
+            ..
+        }) = self.unexp.remove(&uid)
+        {
+            if addr != 0 && self.net.caps(w).fetch {
+                // The link holds the message's data (UCX's rendezvous):
+                // dropped there, which completes the sender's send.
+                // SAFETY: the descriptor came with this arrival and was
+                // neither fetched (it was unexpected) nor dropped.
+                unsafe { self.net.drop_arrival(w, addr) };
+            }
+        }
         true
     }
 
@@ -799,16 +811,10 @@ impl State {
             return;
         }
         let inner = self.reqs.from_token(msg);
-        // A rendezvous over UCX: the link holds the buffer (as for any send).
-        let link = self.net.link(w);
-        let ucx_rndv = inner
-            .and_then(|i| self.reqs.get(i))
-            .is_some_and(|i| i.rndv_peer.is_some());
         if !matches!(
-            link,
+            self.net.link(w),
             Link::Local | Link::Shm(_) | Link::Loopback | Link::Ucx
-        ) || (link == Link::Ucx && ucx_rndv)
-        {
+        ) {
             return;
         }
         let r = self.reqs.get_mut(rid).unwrap();
@@ -851,8 +857,17 @@ impl State {
             // It had completed before the cancel: done again.
             2 => r.done = true,
             // Pending: a dropped message completes it now, else it goes
-            // on as it would have.
-            1 if dropped => self.complete(rid),
+            // on as it would have. A rendezvous over UCX completes when
+            // UCX ends its send, which the receiver's drop makes happen
+            // (the link holds the buffer until then).
+            1 if dropped => {
+                let ucx = r
+                    .rndv_peer
+                    .is_some_and(|w| self.net.link(w as usize) == Link::Ucx);
+                if !ucx {
+                    self.complete(rid);
+                }
+            }
             // It completed while the cancel was in flight.
             3 => self.complete(rid),
             _ => {}
@@ -922,8 +937,7 @@ impl State {
         if !matches!(
             link,
             Link::Local | Link::Shm(_) | Link::Loopback | Link::Ucx
-        ) || (link == Link::Ucx && r.rndv_peer.is_some())
-        {
+        ) {
             return;
         }
         let r = self.reqs.get_mut(rid).unwrap();

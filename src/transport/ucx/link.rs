@@ -151,6 +151,18 @@ impl UcxLink {
         }
     }
 
+    /// Drops the data of a rendezvous arrival that will not be fetched
+    /// (`Ucx::drop_arrival`).
+    ///
+    /// # Safety
+    /// `desc` came from an arrival, not fetched nor dropped yet.
+    pub unsafe fn drop_arrival(&mut self, desc: usize) {
+        if self.failed.is_none() {
+            // SAFETY: forwarded contract.
+            unsafe { self.ucx.drop_arrival(desc) }
+        }
+    }
+
     /// UCX reports CUDA memory (`Ucx::cuda_memory`).
     pub fn cuda_memory(&self) -> bool {
         self.ucx.cuda_memory()

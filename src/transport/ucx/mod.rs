@@ -456,6 +456,20 @@ impl Ucx {
         Ok(())
     }
 
+    /// Drops the rendezvous data of an arrival without receiving it (a
+    /// cancelled send): UCX ends the rendezvous, and the sender's send
+    /// completes without its bytes moving.
+    ///
+    /// # Safety
+    /// `desc` is a descriptor from an arrival not fetched nor dropped yet.
+    pub unsafe fn drop_arrival(&mut self, desc: usize) {
+        // SAFETY: per the contract.
+        unsafe {
+            self.lib
+                .ucp_am_data_release(self.worker, desc as *mut c_void)
+        }
+    }
+
     /// Tokens of the whole-buffer sends and fetches completed since the
     /// last call.
     pub fn take_done(&mut self) -> Vec<u64> {
