@@ -751,3 +751,99 @@ unsafe fn grequest_start(
 alias!(grequest_start(query: *mut c_void, free: *mut c_void, cancel: *mut c_void, extra: *const isize, request: *mut c_int, ierr: *mut c_int);
     mpi_grequest_start_, mpi_grequest_start__, mpi_grequest_start, MPI_GREQUEST_START,
     pmpi_grequest_start_, pmpi_grequest_start__, pmpi_grequest_start, PMPI_GREQUEST_START);
+
+/// The head of a Fortran 2018 C descriptor (`CFI_cdesc_t` of gfortran's
+/// ISO_Fortran_binding.h); `CfiDim`s follow it, one per dimension.
+#[repr(C)]
+pub struct CfiHead {
+    base_addr: *mut c_void,
+    elem_len: usize,
+    version: c_int,
+    rank: i8,
+    attribute: i8,
+    ty: i16,
+}
+
+/// One dimension of a C descriptor: lower bound, extent, byte stride.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct CfiDim {
+    lower_bound: isize,
+    extent: isize,
+    sm: isize,
+}
+
+/// `mpi_f08`'s non-contiguous choice buffers (MPI_SUBARRAYS_SUPPORTED):
+/// the array section `desc` describes, as a new committed datatype made of
+/// `datatype` elements at the section's addresses in array element order
+/// (nested `MPI_Type_create_hvector`s of its extents and byte strides), and
+/// the address of its first element. The call then passes `base`, one
+/// element of `newtype`. Takes a predefined `datatype` of the section's
+/// element size and `count` equal to the section's number of elements;
+/// anything else is MPI_ERR_BUFFER (the answer), nothing made.
+///
+/// # Safety
+/// `desc` is a C descriptor gfortran made for an assumed-rank dummy;
+/// `newtype` and `base` are writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxmpi_f08_section(
+    desc: *const CfiHead,
+    count: i64,
+    datatype: c_int,
+    newtype: *mut c_int,
+    base: *mut *mut c_void,
+) -> c_int {
+    use crate::abi::consts::{MPI_ERR_BUFFER, MPI_SUCCESS};
+    // SAFETY: the caller's contract: a descriptor with `rank` dimensions
+    // after its head.
+    let (head, dims) = unsafe {
+        let h = &*desc;
+        let d = (desc as *const u8).add(std::mem::size_of::<CfiHead>()) as *const CfiDim;
+        (h, std::slice::from_raw_parts(d, h.rank.max(0) as usize))
+    };
+    let n: i64 = dims.iter().map(|d| d.extent.max(0) as i64).product();
+    let size = crate::base::handles::builtin_size(datatype);
+    if size != Some(head.elem_len) || count != n || head.rank <= 0 {
+        return MPI_ERR_BUFFER;
+    }
+    let mut t = datatype;
+    let mut made: Vec<c_int> = Vec::new();
+    if dims.iter().any(|d| d.extent > c_int::MAX as isize) {
+        return MPI_ERR_BUFFER;
+    }
+    for d in dims {
+        let mut next: c_int = 0;
+        // SAFETY: `t` is a valid datatype; `next` is writable.
+        let rc = unsafe {
+            crate::abi::datatype::PMPI_Type_create_hvector(
+                d.extent as c_int,
+                1,
+                d.sm as _,
+                t,
+                &mut next,
+            )
+        };
+        if rc != MPI_SUCCESS {
+            for mut m in made {
+                // SAFETY: a type made above.
+                unsafe { crate::abi::datatype::PMPI_Type_free(&mut m) };
+            }
+            return rc;
+        }
+        made.push(next);
+        t = next;
+    }
+    // SAFETY: `t` is the last type made above.
+    let rc = unsafe { crate::abi::datatype::PMPI_Type_commit(&mut t) };
+    // The inner types are held by the outer one.
+    for mut m in made.into_iter().filter(|&m| m != t) {
+        // SAFETY: a type made above.
+        unsafe { crate::abi::datatype::PMPI_Type_free(&mut m) };
+    }
+    // SAFETY: the caller's contract.
+    unsafe {
+        *newtype = t;
+        *base = head.base_addr;
+    }
+    rc
+}
