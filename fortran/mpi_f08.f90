@@ -9899,6 +9899,16 @@ contains
       info%MPI_VAL, request, ierr0)
     if (present(ierror)) ierror = ierr0
   end subroutine MPI_Exscan_init_c
+  subroutine MPI_File_get_type_extent_c(fh, datatype, extent, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER(KIND=MPI_COUNT_KIND) :: extent
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    external :: pmpi_file_get_type_extent_c
+    call pmpi_file_get_type_extent_c(fh%MPI_VAL, datatype%MPI_VAL, extent, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_File_get_type_extent_c
   subroutine MPI_File_iread_all_c(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), TARGET :: buf
@@ -14534,6 +14544,17 @@ contains
     call pmpi_type_create_indexed_block_c(count, blocklength, array_of_displacements, oldtype%MPI_VAL, newtype, ierr0)
     if (present(ierror)) ierror = ierr0
   end subroutine MPI_Type_create_indexed_block_c
+  subroutine MPI_Type_create_resized_c(oldtype, lb, extent, newtype, ierror)
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: lb
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: extent
+    TYPE(MPI_Datatype) :: newtype
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    external :: pmpi_type_create_resized_c
+    call pmpi_type_create_resized_c(oldtype%MPI_VAL, lb, extent, newtype, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Type_create_resized_c
   subroutine MPI_Type_create_struct_c(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype, ierror)
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     INTEGER(KIND=MPI_COUNT_KIND) :: array_of_blocklengths(*)
@@ -14593,6 +14614,26 @@ contains
     call pmpi_type_get_envelope_c(dt%MPI_VAL, num_integers, num_addresses, num_large_counts, num_datatypes, combiner, ierr0)
     if (present(ierror)) ierror = ierr0
   end subroutine MPI_Type_get_envelope_c
+  subroutine MPI_Type_get_extent_c(datatype, lb, extent, ierror)
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER(KIND=MPI_COUNT_KIND) :: lb
+    INTEGER(KIND=MPI_COUNT_KIND) :: extent
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    external :: pmpi_type_get_extent_c
+    call pmpi_type_get_extent_c(datatype%MPI_VAL, lb, extent, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Type_get_extent_c
+  subroutine MPI_Type_get_true_extent_c(datatype, true_lb, true_extent, ierror)
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER(KIND=MPI_COUNT_KIND) :: true_lb
+    INTEGER(KIND=MPI_COUNT_KIND) :: true_extent
+    integer, optional, intent(out) :: ierror
+    integer :: ierr0
+    external :: pmpi_type_get_true_extent_c
+    call pmpi_type_get_true_extent_c(datatype%MPI_VAL, true_lb, true_extent, ierr0)
+    if (present(ierror)) ierror = ierr0
+  end subroutine MPI_Type_get_true_extent_c
   subroutine MPI_Type_indexed_c(count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror)
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     INTEGER(KIND=MPI_COUNT_KIND) :: array_of_blocklengths(*)

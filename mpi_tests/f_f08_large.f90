@@ -4,7 +4,8 @@
 ! generic names: a ring of Send/Recv and Isend/Irecv with MPI_Get_count
 ! into a count-kind result, Bcast, Allreduce, Allgatherv with count-kind
 ! counts, a contiguous type of 2^31 + 5 bytes whose MPI_Type_size is
-! read as a count (its int form cannot hold it), and MPI_Pack_size. The
+! read as a count (its int form cannot hold it) and its extent by
+! MPI_Type_get_extent_c's own name, and MPI_Pack_size. The
 ! int forms still resolve beside them. Results checked on every rank.
 program f_f08_large
   use mpi_f08
@@ -19,6 +20,7 @@ program f_f08_large
   type(MPI_Status) :: st
   type(MPI_Request) :: rq(2)
   type(MPI_Datatype) :: big
+  integer(kind=MPI_COUNT_KIND) :: lbc, extc
 
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
@@ -73,6 +75,9 @@ program f_f08_large
   call MPI_Type_commit(big)
   call MPI_Type_size(big, tsize)
   if (tsize /= n) call fail('Type_size (count kind) of 2^31 + 5 bytes')
+  ! By its own name: the same kinds as the int form's (no overload).
+  call MPI_Type_get_extent_c(big, lbc, extc)
+  if (lbc /= 0 .or. extc /= n) call fail('Type_get_extent_c')
   call MPI_Type_free(big)
   n = 10
   call MPI_Pack_size(n, MPI_INTEGER, MPI_COMM_WORLD, tsize)

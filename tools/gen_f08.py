@@ -30,9 +30,10 @@ do (a TYPE(C_PTR) passed by value is the address a by-reference array
 is). The large-count forms (`MPI_Send_c`, ...) are module procedures too,
 each beside its int form under one generic name (`MPI_Send`), which
 picks it by the kinds of the counts; they call the `_c` forms' Fortran
-entry points. Spawn, MPI_Register_datarep, the MPI-1 names, and the
-`_c` forms that no overload can tell apart (MPI_Aint against MPI_Count,
-one kind here) are left out and listed in docs/fortran.md.
+entry points; the four that no overload can tell apart (MPI_Aint against
+MPI_Count, one kind here) are there by their own names only. Spawn,
+MPI_Register_datarep and the MPI-1 names are left out and listed in
+docs/fortran.md.
 
 Usage: gen_f08.py [--check]
 """
@@ -313,12 +314,11 @@ for ret, name, ps in ordered:
             left.append(name)
         continue
     if name.endswith("_c"):
-        if not distinguishable(shapes[name[:-2]], [shape(d) for d in decls]):
-            # Same kinds as the int form (MPI_Aint against MPI_Count):
-            # no overload can tell them apart.
-            left.append(name)
-            continue
-        overloads[name[:-2]] = name
+        if distinguishable(shapes[name[:-2]], [shape(d) for d in decls]):
+            overloads[name[:-2]] = name
+        # Else the same kinds as the int form (MPI_Aint against
+        # MPI_Count): no overload can tell them apart; callable by its
+        # own name only.
     else:
         shapes[name] = [shape(d) for d in decls]
     names.append(name)
