@@ -170,6 +170,39 @@ int main(int argc, char **argv) {
         MPI_Wait(&r, MPI_STATUS_IGNORE);
         MPI_Request_free(&r);
     }
+    /* Tags equal modulo 2^28: a second operation of one side with the
+     * same peer is refused while the first is initialised, accepted once
+     * it is freed; a sender and a receiver whose tags differ only above
+     * 2^28 get MPI_ERR_TAG at the receiver instead of the data. */
+    int hi = 5 + (1 << 28);
+    MPI_Request r2;
+    if (sender) {
+        MPI_Psend_init(buf, 1, 1, MPI_INT, peer, 5, MPI_COMM_WORLD, MPI_INFO_NULL, &r);
+        rc = MPI_Psend_init(buf, 1, 1, MPI_INT, peer, hi, MPI_COMM_WORLD, MPI_INFO_NULL, &r2);
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_TAG, "two partitioned sends with tags equal modulo 2^28: class %d", cls);
+        MPI_Request_free(&r);
+        CHECK(MPI_Psend_init(buf, 1, 1, MPI_INT, peer, hi, MPI_COMM_WORLD, MPI_INFO_NULL, &r2) == MPI_SUCCESS,
+              "a partitioned send with the other tag once the first is freed");
+        buf[0] = 4242;
+        MPI_Start(&r2);
+        MPI_Pready(0, r2);
+        MPI_Wait(&r2, MPI_STATUS_IGNORE);
+        MPI_Request_free(&r2);
+    } else {
+        MPI_Precv_init(buf, 1, 1, MPI_INT, peer, 5, MPI_COMM_WORLD, MPI_INFO_NULL, &r);
+        rc = MPI_Precv_init(buf, 1, 1, MPI_INT, peer, hi, MPI_COMM_WORLD, MPI_INFO_NULL, &r2);
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_TAG, "two partitioned receives with tags equal modulo 2^28: class %d", cls);
+        buf[0] = -1;
+        MPI_Start(&r);
+        MPI_Status st;
+        rc = MPI_Wait(&r, &st);
+        MPI_Error_class(rc == MPI_ERR_IN_STATUS ? st.MPI_ERROR : rc, &cls);
+        CHECK(cls == MPI_ERR_TAG, "a partitioned receive of tag 5 from a send of tag 5 + 2^28: class %d", cls);
+        CHECK(buf[0] == -1, "the other tag's data was delivered: %d", buf[0]);
+        MPI_Request_free(&r);
+    }
     free(buf);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) printf("part: OK\n");

@@ -12,9 +12,12 @@
 //! so the pair stays together on the link; the receiver takes a header,
 //! then that partition's data straight into place (a device buffer or a
 //! non-contiguous type lands in a packed area and is unpacked per receive
-//! partition), and so on until it has had every sender partition. Two
-//! partitioned operations active at once between the same pair with tags
-//! equal modulo 2^28 are not told apart (docs/status.md).
+//! partition), and so on until it has had every sender partition. The
+//! internal tag keeps the user's modulo 2^28: two partitioned operations
+//! of one side with one peer whose tags are equal modulo 2^28 are refused
+//! while both are initialised (MPI_ERR_TAG), and a header carries the
+//! full tag, so a sender and a receiver whose tags differ only above
+//! 2^28 get MPI_ERR_TAG instead of each other's data.
 
 use super::consts::*;
 use super::datatype::describe;
@@ -31,12 +34,63 @@ use std::os::raw::{c_int, c_void};
 use std::sync::Arc;
 
 /// Internal tags of partitioned traffic: below the group-creation ranges
-/// of `coll::create` and `abi::comm` (which end at -0x2fff_fffe).
+/// of `coll::create` and `abi::comm` (which end at -0x2fff_fffe). Tags
+/// equal modulo 2^28 share one: `Live` refuses two such operations
+/// between one pair at once, and the header's full tag catches a sender
+/// and a receiver whose tags differ only above that.
 fn part_tag(tag: c_int) -> i32 {
     -0x3000_0000 - (tag & 0x0fff_ffff)
 }
 
-const HDR: usize = 16;
+/// A partition's header: byte offset, length, the sender's partition
+/// count, the sender's full tag.
+const HDR: usize = 20;
+
+/// The partitioned operations initialised and not freed in this process:
+/// (context, peer's world rank, send side, user tag, id).
+static LIVE: std::sync::Mutex<Vec<(u32, usize, bool, c_int, u64)>> =
+    std::sync::Mutex::new(Vec::new());
+static LIVE_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// One partitioned operation in `LIVE`, for as long as its request (which
+/// holds this in its factory) lives.
+struct Live(u64);
+
+impl Live {
+    /// Registers an operation; refused while another one of the same side
+    /// with the same peer and communicator has a different tag equal to
+    /// this one modulo 2^28 (their messages could not be told apart).
+    fn new(env: &Env, send: bool, tag: c_int) -> Result<Live> {
+        let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(&(_, _, _, other, _)) = live.iter().find(|&&(ctx, w, sd, t, _)| {
+            ctx == env.ctx
+                && w == env.peer_w
+                && sd == send
+                && t != tag
+                && part_tag(t) == part_tag(tag)
+        }) {
+            return Err(err!(
+                MPI_ERR_TAG,
+                "tag={tag}: a partitioned {} with tag={other} and the same {}={} is initialised already; partitioned operations active at once between one pair need tags that differ below 2^28",
+                if send { "send" } else { "receive" },
+                if send { "dest" } else { "source" },
+                env.peer
+            ));
+        }
+        // Relaxed: a counter for distinct ids only.
+        let id = LIVE_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        live.push((env.ctx, env.peer_w, send, tag, id));
+        Ok(Live(id))
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        LIVE.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|e| e.4 != self.0);
+    }
+}
 
 /// What both sides know of their buffer.
 #[derive(Clone)]
@@ -105,6 +159,8 @@ struct Env {
     peer_w: usize,
     peer: i32,
     tag: i32,
+    /// The user's tag (`tag` is the internal one).
+    user_tag: i32,
     comm: MPI_Comm,
 }
 
@@ -132,6 +188,7 @@ fn env_of(comm: MPI_Comm, peer: c_int, tag: c_int, what: &str) -> Result<Env> {
             peer_w: c.peer_world(peer) as usize,
             peer,
             tag: part_tag(tag),
+            user_tag: tag,
             comm,
         })
     })
@@ -223,7 +280,8 @@ impl Progress for PartSend {
         let mut h = [0u8; HDR];
         h[..8].copy_from_slice(&(off as u64).to_le_bytes());
         h[8..12].copy_from_slice(&(len as u32).to_le_bytes());
-        h[12..].copy_from_slice(&(self.l.parts as u32).to_le_bytes());
+        h[12..16].copy_from_slice(&(self.l.parts as u32).to_le_bytes());
+        h[16..].copy_from_slice(&self.env.user_tag.to_le_bytes());
         self.hdrs[p] = h;
         let data = match &self.l.staged {
             None => self.l.buf.wrapping_add(off) as *const u8,
@@ -344,7 +402,16 @@ impl Progress for PartRecv {
                     let h = *self.hdr;
                     let off = u64::from_le_bytes(h[..8].try_into().unwrap()) as usize;
                     let len = u32::from_le_bytes(h[8..12].try_into().unwrap()) as usize;
-                    let n = u32::from_le_bytes(h[12..].try_into().unwrap()) as usize;
+                    let n = u32::from_le_bytes(h[12..16].try_into().unwrap()) as usize;
+                    let tag = i32::from_le_bytes(h[16..].try_into().unwrap());
+                    if tag != self.env.user_tag {
+                        return Err(err!(
+                            MPI_ERR_TAG,
+                            "partitioned receive with tag={} from rank {} got a partition of its partitioned send with tag={tag} (tags equal modulo 2^28 between one pair are not told apart)",
+                            self.env.user_tag,
+                            self.env.peer
+                        ));
+                    }
                     self.sender_parts = Some(n);
                     if off + len > self.l.total() {
                         return Err(err!(
@@ -430,9 +497,11 @@ fn psend_init(
 ) -> Result<()> {
     let l = Layout::new(buf, partitions, count, datatype)?;
     let env = env_of(comm, dest, tag, "dest")?;
+    let live = Live::new(&env, true, tag)?;
     register(
         comm,
         move || {
+            let _ = &live;
             let n = l.parts;
             Box::new(PartSend {
                 env,
@@ -461,9 +530,11 @@ fn precv_init(
 ) -> Result<()> {
     let l = Layout::new(buf, partitions, count, datatype)?;
     let env = env_of(comm, source, tag, "source")?;
+    let live = Live::new(&env, false, tag)?;
     register(
         comm,
         move || {
+            let _ = &live;
             let landing = if l.staged.is_some() {
                 vec![0u8; l.total()]
             } else {
