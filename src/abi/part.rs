@@ -46,10 +46,12 @@ fn part_tag(tag: c_int) -> i32 {
 /// count, the sender's full tag.
 const HDR: usize = 20;
 
-/// The partitioned operations initialised and not freed in this process:
-/// (context, peer's world rank, send side, user tag, id).
-static LIVE: std::sync::Mutex<Vec<(u32, usize, bool, c_int, u64)>> =
-    std::sync::Mutex::new(Vec::new());
+/// A partitioned operation initialised and not freed: (context, peer's
+/// world rank, send side, user tag, id).
+type LiveOp = (u32, usize, bool, c_int, u64);
+
+/// The partitioned operations initialised and not freed in this process.
+static LIVE: std::sync::Mutex<Vec<LiveOp>> = std::sync::Mutex::new(Vec::new());
 static LIVE_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// One partitioned operation in `LIVE`, for as long as its request (which
