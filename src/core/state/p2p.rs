@@ -913,8 +913,9 @@ impl State {
     /// rendezvous on this node (CUDA IPC or staged in pieces) is dropped
     /// like any: the CANCEL follows its RTS on the ring, after any packed
     /// copy the RTS waited for, and a dropped RTS is never answered, so
-    /// nothing reads the buffer afterwards. A rendezvous over UCX, whose
-    /// buffer the link holds, is left to complete.
+    /// nothing reads the buffer afterwards. A rendezvous over UCX is
+    /// dropped by the receiver releasing UCX's descriptor; the request
+    /// then completes when UCX ends its send (`cancel_answered`).
     pub fn cancel_send(&mut self, rid: ReqId) {
         let token = self.reqs.token(rid);
         let Some(r) = self.reqs.get(rid) else {
