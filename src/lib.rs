@@ -14,7 +14,7 @@
 /// (`eprintln!` writes each formatted piece apart on unbuffered stderr).
 macro_rules! say {
     ($($t:tt)*) => {
-        $crate::sys::say_line(&format!($($t)*))
+        $crate::sys::say_line(format!($($t)*))
     };
 }
 

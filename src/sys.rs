@@ -755,11 +755,9 @@ pub fn tick() -> f64 {
 }
 
 /// Writes `line` and a newline to stderr with one `write`; see `say!`.
-pub fn say_line(line: &str) {
-    let mut b = String::with_capacity(line.len() + 1);
-    b.push_str(line);
-    b.push('\n');
-    let _ = std::io::Write::write_all(&mut std::io::stderr(), b.as_bytes());
+pub fn say_line(mut line: String) {
+    line.push('\n');
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
 }
 
 pub fn hostname() -> String {

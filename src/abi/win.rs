@@ -1208,15 +1208,14 @@ fn plain_bytes(ot: MPI_Datatype, oc: usize, tt: MPI_Datatype, tc: usize) -> Opti
     (os > 0 && ts > 0 && n > 0 && tc.checked_mul(ts) == Some(n)).then_some(n)
 }
 
-/// A put or get on the fast path: a window rank this process maps, basic
-/// types, host memory; false where the general path must take it.
+/// An operation on the fast path (`f`: `Win::direct_bytes`, `direct_acc`
+/// or `direct_cas` on the checked target rank), after the checks every
+/// operation makes; true when done (MPI_PROC_NULL: nothing to do), false
+/// where the general path must take it.
 fn direct(
-    buf: *mut u8,
-    n: usize,
     target_rank: c_int,
-    disp: MPI_Aint,
     win: MPI_Win,
-    put: bool,
+    f: impl FnOnce(&rma::Win, usize) -> Result<bool>,
 ) -> Result<bool> {
     rma::with_win(win, |w| {
         if target_rank == MPI_PROC_NULL {
@@ -1224,9 +1223,7 @@ fn direct(
         }
         let r = w.check_rank(target_rank)?;
         w.access(r)?;
-        // SAFETY: `buf` holds the `n` bytes of the origin's elements (the
-        // caller's contract).
-        Ok(unsafe { w.direct_bytes(r, disp, buf, n, put) })
+        f(w, r)
     })
 }
 
@@ -1242,7 +1239,12 @@ fn put(
     win: MPI_Win,
 ) -> Result<()> {
     if let Some(n) = plain_bytes(ot, oc, tt, tc) {
-        if direct(origin_addr as *mut u8, n, target_rank, disp, win, true)? {
+        let put = |w: &rma::Win, r| {
+            // SAFETY: the origin buffer holds the `n` bytes of its
+            // elements (the caller's contract).
+            Ok(unsafe { w.direct_bytes(r, disp, origin_addr as *mut u8, n, true) })
+        };
+        if direct(target_rank, win, put)? {
             return Ok(());
         }
     }
@@ -1277,7 +1279,12 @@ fn get(
     later: bool,
 ) -> Result<()> {
     if let Some(n) = plain_bytes(ot, oc, tt, tc) {
-        if direct(origin_addr as *mut u8, n, target_rank, disp, win, false)? {
+        let get = |w: &rma::Win, r| {
+            // SAFETY: the origin buffer holds room for the `n` bytes (the
+            // caller's contract).
+            Ok(unsafe { w.direct_bytes(r, disp, origin_addr as *mut u8, n, false) })
+        };
+        if direct(target_rank, win, get)? {
             return Ok(());
         }
     }
@@ -1396,22 +1403,13 @@ fn get_accumulate(
             };
             let n = tc.checked_mul(es);
             let got = result.map_or(std::ptr::null_mut(), |(b, _, _)| b as *mut u8);
-            let done = rma::with_win(win, |w| {
-                if target_rank == MPI_PROC_NULL {
-                    return Ok(true);
-                }
-                let r = w.check_rank(target_rank)?;
-                w.access(r)?;
-                match n {
-                    // SAFETY: the origin and result buffers hold `tc`
-                    // elements of `tt` (the caller's contract).
-                    Some(n) => unsafe {
-                        w.direct_acc(r, disp, a, n, origin_addr as *const u8, got)
-                    },
-                    None => Ok(false),
-                }
-            })?;
-            if done {
+            let acc = |w: &rma::Win, r| match n {
+                // SAFETY: the origin and result buffers hold `tc` elements
+                // of `tt` (the caller's contract).
+                Some(n) => unsafe { w.direct_acc(r, disp, a, n, origin_addr as *const u8, got) },
+                None => Ok(false),
+            };
+            if direct(target_rank, win, acc)? {
                 return Ok(());
             }
         }
@@ -1995,26 +1993,17 @@ pub unsafe extern "C" fn MPI_Compare_and_swap(
         ));
     }
     if let Some(es) = handles::builtin_size(datatype) {
-        let done = rma::with_win(win, |w| {
-            if target_rank == MPI_PROC_NULL {
-                return Ok(true);
-            }
-            let r = w.check_rank(target_rank)?;
-            w.access(r)?;
+        let (new, cmp, old) = (
+            origin_addr as *const u8,
+            compare_addr as *const u8,
+            result_addr as *mut u8,
+        );
+        let cas = |w: &rma::Win, r| {
             // SAFETY: the three buffers hold one element of `datatype`
             // (the caller's contract).
-            Ok(unsafe {
-                w.direct_cas(
-                    r,
-                    target_disp,
-                    es,
-                    origin_addr as *const u8,
-                    compare_addr as *const u8,
-                    result_addr as *mut u8,
-                )
-            })
-        })?;
-        if done {
+            Ok(unsafe { w.direct_cas(r, target_disp, es, new, cmp, old) })
+        };
+        if direct(target_rank, win, cas)? {
             return Ok(());
         }
     }
@@ -2263,8 +2252,6 @@ pub unsafe extern "C" fn MPI_Win_unlock_all(win: MPI_Win) -> c_int {
     })
 }
 
-/// Flush of `rank` (None: all): every operation is complete when its call
-/// returns, so a flush orders memory; it needs a passive-target epoch.
 /// `flush`'s error outside a passive-target epoch.
 #[cold]
 #[inline(never)]
@@ -2276,6 +2263,8 @@ fn no_passive_epoch(rank: Option<c_int>) -> crate::base::error::Error {
     )
 }
 
+/// Flush of `rank` (None: all): every operation is complete when its call
+/// returns, so a flush orders memory; it needs a passive-target epoch.
 fn flush(win: MPI_Win, rank: Option<c_int>) -> Result<()> {
     rma::with_win(win, |w| {
         let open = match rank {

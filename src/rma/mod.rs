@@ -473,6 +473,20 @@ impl Win {
         Ok(())
     }
 
+    /// The address here of the `n` bytes at displacement `disp` of target
+    /// `r`, where its window memory is host memory this process maps (not
+    /// a dynamic window's) and the bytes lie inside it: the fast paths'
+    /// common check. None leaves the operation to the general path.
+    #[inline]
+    fn mapped(&self, r: usize, disp: i64, n: usize) -> Option<usize> {
+        let tg = self.target(r);
+        if !tg.direct || tg.device || self.flavor == MPI_WIN_FLAVOR_DYNAMIC || disp < 0 {
+            return None;
+        }
+        let off = (disp as u64).checked_mul(tg.unit as u64)?;
+        (off <= tg.size as u64 && n as u64 <= tg.size as u64 - off).then(|| tg.addr + off as usize)
+    }
+
     /// A put (`put`) or get of `n` contiguous bytes at displacement `disp`
     /// of target `r`, moved at once between host memory at `buf` and
     /// window memory this process maps (the allocated flavors, its own
@@ -492,17 +506,13 @@ impl Win {
         n: usize,
         put: bool,
     ) -> bool {
-        let tg = self.target(r);
-        if !tg.direct || tg.device || self.flavor == MPI_WIN_FLAVOR_DYNAMIC || disp < 0 {
+        let Some(at) = self.mapped(r, disp, n) else {
+            return false;
+        };
+        if crate::gpu::classify(buf, n) != MemKind::Host {
             return false;
         }
-        let off = (disp as u64).checked_mul(tg.unit as u64);
-        if off.is_none_or(|o| o > tg.size as u64 || n as u64 > tg.size as u64 - o)
-            || crate::gpu::classify(buf, n) != MemKind::Host
-        {
-            return false;
-        }
-        let at = (tg.addr + off.unwrap() as usize) as *mut u8;
+        let at = at as *mut u8;
         // SAFETY: the `n` bytes at `at` lie in window memory this process
         // maps (checked above); `buf` holds `n` bytes (the caller's contract).
         unsafe {
@@ -537,26 +547,16 @@ impl Win {
         src: *const u8,
         got: *mut u8,
     ) -> Result<bool> {
-        let tg = self.target(r);
-        if !tg.direct
-            || tg.device
-            || self.remote.is_some()
-            || self.flavor == MPI_WIN_FLAVOR_DYNAMIC
-            || disp < 0
-            || a.esize == 0
-            || n % a.esize != 0
-        {
+        if self.remote.is_some() || a.esize == 0 || n % a.esize != 0 {
             return Ok(false);
         }
-        let off = (disp as u64).checked_mul(tg.unit as u64);
+        let Some(at) = self.mapped(r, disp, n) else {
+            return Ok(false);
+        };
         let host = |p: *const u8| p.is_null() || crate::gpu::classify(p, n) == MemKind::Host;
-        if off.is_none_or(|o| o > tg.size as u64 || n as u64 > tg.size as u64 - o)
-            || !host(got)
-            || (a.op != MPI_NO_OP && !host(src))
-        {
+        if !host(got) || (a.op != MPI_NO_OP && !host(src)) {
             return Ok(false);
         }
-        let at = tg.addr + off.unwrap() as usize;
         let data: &[u8] = if a.op == MPI_NO_OP {
             &[]
         } else {
@@ -576,12 +576,33 @@ impl Win {
             }
             return Ok(true);
         }
+        // SAFETY: the `n` bytes at `at` lie in window memory this process
+        // maps (checked above).
+        unsafe { self.reduce_in_place(r, at as *mut u8, n, a, data, fetch)? };
+        Ok(true)
+    }
+
+    /// Reduces the packed `data` into the `n` bytes at `at` of target
+    /// `r`'s window memory, in place under its accumulate mutex (one pass
+    /// over the target's elements, not a copy out and back); `fetch` gets
+    /// them as they were.
+    ///
+    /// # Safety
+    /// `at` names `n` bytes of `r`'s window memory that this process maps.
+    unsafe fn reduce_in_place(
+        &self,
+        r: usize,
+        at: *mut u8,
+        n: usize,
+        a: AccOp,
+        data: &[u8],
+        fetch: Option<&mut [u8]>,
+    ) -> Result<()> {
         self.stored.set(true);
         self.with_acc_lock(r, || {
-            // SAFETY: the `n` bytes at `at` lie in window memory this
-            // process maps (checked above); the mutex keeps other
+            // SAFETY: the caller's contract; the mutex keeps other
             // accumulates out.
-            let cur = unsafe { std::slice::from_raw_parts_mut(at as *mut u8, n) };
+            let cur = unsafe { std::slice::from_raw_parts_mut(at, n) };
             if let Some(f) = fetch {
                 f.copy_from_slice(cur);
             }
@@ -589,8 +610,7 @@ impl Win {
                 crate::op::reduce_builtin(a.op, a.elem, n / a.esize, data, cur);
             }
             Ok(())
-        })?;
-        Ok(true)
+        })
     }
 
     /// A compare-and-swap of one 4- or 8-byte element at displacement
@@ -609,50 +629,19 @@ impl Win {
         cmp: *const u8,
         old: *mut u8,
     ) -> bool {
-        let tg = self.target(r);
-        if !self.atomics || !tg.direct || tg.device || self.remote.is_some() || disp < 0 {
+        if !self.atomics || self.remote.is_some() || !(es == 4 || es == 8) {
             return false;
         }
-        let off = (disp as u64).checked_mul(tg.unit as u64);
+        let Some(at) = self.mapped(r, disp, es).filter(|at| at % es == 0) else {
+            return false;
+        };
         let host = |p: *const u8| crate::gpu::classify(p, es) == MemKind::Host;
-        if !(es == 4 || es == 8)
-            || off.is_none_or(|o| o > tg.size as u64 || es as u64 > tg.size as u64 - o)
-            || !host(new)
-            || !host(cmp)
-            || !host(old)
-        {
+        if !host(new) || !host(cmp) || !host(old) {
             return false;
         }
-        let at = tg.addr + off.unwrap() as usize;
-        if at % es != 0 {
-            return false;
-        }
-        // AcqRel: pairs with the other origins' atomics on this word and,
-        // through the epoch's synchronization, the target's own accesses
-        // (as in `compare_swap`).
         // SAFETY: `at` is aligned window memory this process maps (checked
         // above); the three buffers hold `es` bytes (the caller's contract).
-        unsafe {
-            if es == 8 {
-                let w = AtomicU64::from_ptr(at as *mut u64);
-                let (c, v) = (
-                    std::ptr::read_unaligned(cmp as *const u64),
-                    std::ptr::read_unaligned(new as *const u64),
-                );
-                let (Ok(o) | Err(o)) =
-                    w.compare_exchange(c, v, Ordering::AcqRel, Ordering::Acquire);
-                std::ptr::write_unaligned(old as *mut u64, o);
-            } else {
-                let w = AtomicU32::from_ptr(at as *mut u32);
-                let (c, v) = (
-                    std::ptr::read_unaligned(cmp as *const u32),
-                    std::ptr::read_unaligned(new as *const u32),
-                );
-                let (Ok(o) | Err(o)) =
-                    w.compare_exchange(c, v, Ordering::AcqRel, Ordering::Acquire);
-                std::ptr::write_unaligned(old as *mut u32, o);
-            }
-        }
+        unsafe { cas_word(at, es, new, cmp, old) };
         true
     }
 
@@ -925,14 +914,17 @@ impl Win {
         // The table overflowed once: when the host regions fit again, it
         // is written anew and checked again. While the flag is still set
         // the origins do not read the slots.
+        // Relaxed: only this rank writes its flag.
+        if t.overflow.load(Ordering::Relaxed) == 0 {
+            return;
+        }
         let host: Vec<(usize, usize)> = self
             .attached
             .iter()
             .filter(|r| !r.2)
             .map(|&(a, n, _)| (a, n))
             .collect();
-        // Relaxed: only this rank writes its flag.
-        if t.overflow.load(Ordering::Relaxed) != 0 && host.len() <= layout::ATTACH_SLOTS {
+        if host.len() <= layout::ATTACH_SLOTS {
             for (i, s) in t.regs.iter().enumerate() {
                 let (a, n) = host.get(i).copied().unwrap_or((0, 0));
                 s[0].store(a as u64, Ordering::Relaxed);
@@ -973,16 +965,22 @@ impl Win {
     /// Where the bytes of `count` elements of `t` at `addr` of target `r`
     /// (as `place` gave it) are reached from this process.
     fn route(&self, r: usize, addr: usize, t: &Type, count: usize) -> Result<Route> {
-        if self.flavor != MPI_WIN_FLAVOR_DYNAMIC || count == 0 || t.size == 0 {
-            let tg = self.target(r);
-            return Ok(Route {
-                addr,
-                direct: tg.direct,
-                device: tg.device,
-                _pin: None,
-            });
+        if count == 0 || t.size == 0 {
+            return Ok(self.plain_route(r, addr));
         }
         self.route_at(r, addr, addr.wrapping_add_signed(t.true_lb))
+    }
+
+    /// The target's own reach of `addr` (every window but a dynamic one's
+    /// device regions).
+    fn plain_route(&self, r: usize, addr: usize) -> Route {
+        let tg = self.target(r);
+        Route {
+            addr,
+            direct: tg.direct,
+            device: tg.device,
+            _pin: None,
+        }
     }
 
     /// `route` of an operation at `addr` whose first byte is at `first`:
@@ -991,12 +989,7 @@ impl Win {
     /// cache while the operation runs).
     fn route_at(&self, r: usize, addr: usize, first: usize) -> Result<Route> {
         let tg = self.target(r);
-        let plain = Route {
-            addr,
-            direct: tg.direct,
-            device: tg.device,
-            _pin: None,
-        };
+        let plain = self.plain_route(r, addr);
         if self.flavor != MPI_WIN_FLAVOR_DYNAMIC {
             return Ok(plain);
         }
@@ -1150,22 +1143,10 @@ impl Win {
         }
         let rt = self.route(r, addr, t, count)?;
         if rt.direct && !rt.device && t.is_contiguous(count) {
-            // Mapped and contiguous: reduced in place under the mutex (one
-            // pass over the target's elements, not a copy out and back).
-            return self.with_acc_lock(r, || {
-                let at = (addr as *mut u8).wrapping_offset(t.start());
-                // SAFETY: `place` checked that the `n` bytes from the data's
-                // start lie in the window memory, which this process maps;
-                // the mutex keeps other accumulates out.
-                let cur = unsafe { std::slice::from_raw_parts_mut(at, n) };
-                if let Some(f) = fetch {
-                    f.copy_from_slice(cur);
-                }
-                if a.op != MPI_NO_OP {
-                    crate::op::reduce_builtin(a.op, a.elem, n / a.esize, data, cur);
-                }
-                Ok(())
-            });
+            let at = (addr as *mut u8).wrapping_offset(t.start());
+            // SAFETY: `place` checked that the `n` bytes from the data's
+            // start lie in the window memory, which this process maps.
+            return unsafe { self.reduce_in_place(r, at, n, a, data, fetch) };
         }
         self.with_acc_lock(r, || {
             // The target's elements: on the stack when few.
@@ -1230,31 +1211,9 @@ impl Win {
             && self.target(r).direct
             && addr % es == 0
         {
-            // AcqRel: pairs with the other origins' atomics on this word
-            // and, through the epoch's synchronization, the target's own accesses.
-            if es == 8 {
-                // SAFETY: aligned, mapped window memory.
-                let w = unsafe { AtomicU64::from_ptr(addr as *mut u64) };
-                let (c, v) = (
-                    u64::from_ne_bytes(cmp.try_into().unwrap()),
-                    u64::from_ne_bytes(new.try_into().unwrap()),
-                );
-                let o = match w.compare_exchange(c, v, Ordering::AcqRel, Ordering::Acquire) {
-                    Ok(x) | Err(x) => x,
-                };
-                old.copy_from_slice(&o.to_ne_bytes());
-            } else {
-                // SAFETY: aligned, mapped window memory.
-                let w = unsafe { AtomicU32::from_ptr(addr as *mut u32) };
-                let (c, v) = (
-                    u32::from_ne_bytes(cmp.try_into().unwrap()),
-                    u32::from_ne_bytes(new.try_into().unwrap()),
-                );
-                let o = match w.compare_exchange(c, v, Ordering::AcqRel, Ordering::Acquire) {
-                    Ok(x) | Err(x) => x,
-                };
-                old.copy_from_slice(&o.to_ne_bytes());
-            }
+            // SAFETY: aligned, mapped window memory; `new`, `cmp` and `old`
+            // hold `es` bytes each (`old` is as long as `new`).
+            unsafe { cas_word(addr, es, new.as_ptr(), cmp.as_ptr(), old.as_mut_ptr()) };
             return Ok(());
         }
         self.with_acc_lock(r, || {
@@ -1498,6 +1457,10 @@ impl Win {
     /// Puts to rank `r` (all: None) are complete at the target (flush).
     pub fn settle(&self, r: Option<usize>) -> Result<()> {
         if self.stored.replace(false) {
+            // SeqCst: orders this process's stores into window memory before
+            // its later loads and stores; pairs with the target's fence in
+            // MPI_Win_sync and the Acquire side of whatever synchronizes the
+            // two next (a message ring, a lock word, a barrier).
             fence(Ordering::SeqCst);
         }
         match self.remote.as_ref() {
@@ -1665,6 +1628,38 @@ fn net_acquire(net: &net::Remote, r: usize, exclusive: bool) -> Result<()> {
 ///
 /// # Safety
 /// `p` is valid, mapped memory aligned to `a.esize` (4 or 8).
+/// Compare-and-swap of the 4- or 8-byte word at `at` by the CPU's atomic
+/// instruction: `old` gets the word; it becomes `new` when it equalled
+/// `cmp`.
+///
+/// # Safety
+/// `at` is aligned window memory this process maps; `new`, `cmp` and `old`
+/// hold `es` bytes each, `old` writable.
+unsafe fn cas_word(at: usize, es: usize, new: *const u8, cmp: *const u8, old: *mut u8) {
+    // AcqRel: pairs with the other origins' atomics on this word and,
+    // through the epoch's synchronization, the target's own accesses.
+    // SAFETY: the caller's contract.
+    unsafe {
+        if es == 8 {
+            let w = AtomicU64::from_ptr(at as *mut u64);
+            let (c, v) = (
+                std::ptr::read_unaligned(cmp as *const u64),
+                std::ptr::read_unaligned(new as *const u64),
+            );
+            let (Ok(o) | Err(o)) = w.compare_exchange(c, v, Ordering::AcqRel, Ordering::Acquire);
+            std::ptr::write_unaligned(old as *mut u64, o);
+        } else {
+            let w = AtomicU32::from_ptr(at as *mut u32);
+            let (c, v) = (
+                std::ptr::read_unaligned(cmp as *const u32),
+                std::ptr::read_unaligned(new as *const u32),
+            );
+            let (Ok(o) | Err(o)) = w.compare_exchange(c, v, Ordering::AcqRel, Ordering::Acquire);
+            std::ptr::write_unaligned(old as *mut u32, o);
+        }
+    }
+}
+
 unsafe fn atomic_apply(p: *mut u8, a: AccOp, src: &[u8], got: Option<&mut [u8]>) {
     use crate::op::Elem::*;
     let int = matches!(a.elem, I32 | U32 | I64 | U64);
