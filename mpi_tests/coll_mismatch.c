@@ -5,7 +5,11 @@
  * typed data, v forms with per-rank counts) run and give their results.
  * The v and w forms are compared pair by pair (what a rank sends another
  * against what that one expects from it).
- * With MISMATCH_FATAL=kind|root|count|pairs|nonblocking the program makes that
+ * Persistent collectives are checked at their initialisation (which every
+ * rank makes in the same order; the starts need not be); collectives on an
+ * intercommunicator across both groups (kind, op, MPI_ROOT/MPI_PROC_NULL
+ * and the root's rank, the data between the groups).
+ * With MISMATCH_FATAL=kind|root|count|pairs|nonblocking|persistent|inter the program makes that
  * one mismatch under MPI_ERRORS_ARE_FATAL, and the testlist checks the
  * message the job ends with. Needs 2 or more ranks. */
 #include "util.h"
@@ -18,6 +22,17 @@ static void expect_error(int rc, int cls, const char *what) {
     int c;
     MPI_Error_class(rc, &c);
     CHECK(c == cls, "%s: class %d, not %d", what, c, cls);
+}
+
+/* An intercommunicator between the even ranks and the odd ones (local
+   leaders: their lowest ranks), named "halves". */
+static MPI_Comm halves(void) {
+    MPI_Comm local, inter;
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &local);
+    MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, rank % 2 ? 0 : 1, 77, &inter);
+    MPI_Comm_free(&local);
+    MPI_Comm_set_name(inter, "halves");
+    return inter;
 }
 
 /* One mismatch under MPI_ERRORS_ARE_FATAL: the job ends with its message. */
@@ -37,6 +52,13 @@ static void fatal(const char *which) {
         for (int i = 0; i < size; i++) { sc[i] = rc[i] = 1; sd[i] = rd[i] = i; }
         if (rank == last) { sc[0] = 2; for (int i = 1; i < size; i++) sd[i] = i + 1; }
         MPI_Alltoallv(a, sc, sd, MPI_INT, b, rc, rd, MPI_INT, MPI_COMM_WORLD);
+    } else if (!strcmp(which, "persistent")) {
+        if (rank == 0) MPI_Bcast_init(a, 4, MPI_INT, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &q);
+        else MPI_Allreduce_init(a, b, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &q);
+    } else if (!strcmp(which, "inter")) {
+        MPI_Comm inter = halves();
+        if (rank % 2 == 0) MPI_Bcast(a, 4, MPI_INT, rank == 0 ? MPI_ROOT : MPI_PROC_NULL, inter);
+        else MPI_Allreduce(a, b, 4, MPI_INT, MPI_SUM, inter);
     } else if (!strcmp(which, "nonblocking")) {
         for (int i = 0; i < 2; i++) MPI_Barrier(MPI_COMM_WORLD);
         if (rank == 0) MPI_Ibcast(a, 4, MPI_INT, 0, MPI_COMM_WORLD, &q);
@@ -185,6 +207,86 @@ int main(int argc, char **argv) {
     MPI_Wait(&q, MPI_STATUS_IGNORE);
     CHECK(b[1] == last + 1, "iallreduce gave %d", b[1]);
     CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS, "barrier");
+
+    /* Persistent collectives, checked at their initialisation: a
+       mismatch there leaves no request; agreeing ones are started in
+       different orders on different ranks (allowed) and give their
+       results. */
+    {
+        MPI_Request p[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+        if (rank == 0) rc = MPI_Bcast_init(a, 4, MPI_INT, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &p[0]);
+        else rc = MPI_Allreduce_init(a, b, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &p[0]);
+        expect_error(rc, MPI_ERR_OTHER, "persistent kind");
+        CHECK(p[0] == MPI_REQUEST_NULL, "a failed initialisation left a request");
+        rc = MPI_Reduce_init(a, b, rank == last ? 3 : 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &p[0]);
+        expect_error(rc, MPI_ERR_TYPE, "persistent count");
+        rc = MPI_Alltoallv_init(a, (int[64]){0}, (int[64]){0}, MPI_INT, b, (int[64]){0}, (int[64]){0}, MPI_INT,
+                                MPI_COMM_WORLD, MPI_INFO_NULL, &p[0]);
+        CHECK(rc == MPI_SUCCESS, "alltoallv_init of nothing: %d", rc);
+        MPI_Request_free(&p[0]);
+        int x[4] = {rank == 0 ? 42 : -1}, y[2] = {0}, one = 1;
+        CHECK(MPI_Bcast_init(x, 1, MPI_INT, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &p[0]) == MPI_SUCCESS, "bcast_init");
+        CHECK(MPI_Allreduce_init(&one, y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &p[1]) == MPI_SUCCESS, "allreduce_init");
+        for (int round = 0; round < 2; round++) {
+            if (rank % 2) { MPI_Start(&p[1]); MPI_Start(&p[0]); }
+            else { MPI_Start(&p[0]); MPI_Start(&p[1]); }
+            MPI_Waitall(2, p, MPI_STATUSES_IGNORE);
+            CHECK(x[0] == 42 && y[0] == size, "persistent round %d gave %d %d", round, x[0], y[0]);
+        }
+        MPI_Request_free(&p[0]);
+        MPI_Request_free(&p[1]);
+    }
+
+    /* Intercommunicators: both groups compared (evens against odds). */
+    {
+        MPI_Comm inter = halves();
+        MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+        int even = rank % 2 == 0, lrank, rsize;
+        MPI_Comm_rank(inter, &lrank);
+        MPI_Comm_remote_size(inter, &rsize);
+        int root_here = even ? (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+        int x[8] = {0};
+        if (even) rc = MPI_Bcast(a, 4, MPI_INT, root_here, inter);
+        else rc = MPI_Allreduce(a, b, 4, MPI_INT, MPI_SUM, inter);
+        expect_error(rc, MPI_ERR_OTHER, "inter kind");
+        /* MPI_ROOT in both groups */
+        rc = MPI_Bcast(a, 4, MPI_INT, lrank == 0 ? MPI_ROOT : MPI_PROC_NULL, inter);
+        expect_error(rc, MPI_ERR_ROOT, "inter two roots");
+        /* an odd rank names a root the evens do not have */
+        rc = MPI_Bcast(a, 4, MPI_INT, even ? root_here : (lrank == 0 ? 0 : 1), inter);
+        if (size > 3) expect_error(rc, MPI_ERR_ROOT, "inter remote root");
+        else if (size == 2 || size == 3) CHECK(rc == MPI_SUCCESS, "inter bcast: %d", rc);
+        /* an odd rank receives 5 ints where the root sends 4 */
+        if (even && lrank == 0) for (int i = 0; i < 4; i++) x[i] = 7 + i;
+        rc = MPI_Bcast(x, !even && lrank == 0 ? 5 : 4, MPI_INT, root_here, inter);
+        expect_error(rc, MPI_ERR_TYPE, "inter bcast count");
+        rc = MPI_Allreduce(a, b, rank == last ? 3 : 4, MPI_INT, MPI_SUM, inter);
+        expect_error(rc, MPI_ERR_TYPE, "inter allreduce count");
+        rc = MPI_Allreduce(a, b, 4, MPI_INT, rank == last ? MPI_MAX : MPI_SUM, inter);
+        expect_error(rc, MPI_ERR_OP, "inter op");
+        int *g = malloc(sizeof(int) * 2 * size);
+        rc = MPI_Allgather(a, 1, MPI_INT, g, even ? 1 : 2, MPI_INT, inter);
+        expect_error(rc, MPI_ERR_TYPE, "inter allgather blocks");
+        /* agreeing: a bcast, an allgather, a gather to the root, a persistent bcast */
+        rc = MPI_Bcast(x, 4, MPI_INT, root_here, inter);
+        CHECK(rc == MPI_SUCCESS, "inter bcast that agrees: %d", rc);
+        if (!even) CHECK(x[3] == 10, "inter bcast gave %d", x[3]);
+        CHECK(MPI_Allgather(&rank, 1, MPI_INT, g, 1, MPI_INT, inter) == MPI_SUCCESS, "inter allgather");
+        for (int j = 0; j < rsize; j++) CHECK(g[j] == 2 * j + even, "inter allgather [%d] = %d", j, g[j]);
+        CHECK(MPI_Gather(&rank, 1, MPI_INT, g, 1, MPI_INT, root_here, inter) == MPI_SUCCESS, "inter gather");
+        if (even && lrank == 0) for (int j = 0; j < rsize; j++) CHECK(g[j] == 2 * j + 1, "inter gather [%d] = %d", j, g[j]);
+        MPI_Request p;
+        x[0] = even ? 5 : 0;
+        CHECK(MPI_Bcast_init(x, 1, MPI_INT, root_here, inter, MPI_INFO_NULL, &p) == MPI_SUCCESS, "inter bcast_init");
+        MPI_Start(&p);
+        MPI_Wait(&p, MPI_STATUS_IGNORE);
+        if (!even) CHECK(x[0] == 5, "inter persistent bcast gave %d", x[0]);
+        MPI_Request_free(&p);
+        rc = MPI_Allreduce_init(a, b, rank == last ? 3 : 4, MPI_INT, MPI_SUM, inter, MPI_INFO_NULL, &p);
+        expect_error(rc, MPI_ERR_TYPE, "inter persistent count");
+        free(g);
+        MPI_Comm_free(&inter);
+    }
 
     /* On a communicator of its own, with its own call count. */
     MPI_Comm half;

@@ -1,10 +1,12 @@
-//! Collective mismatch checks (`OXMPI_CHECK=1`): before a collective on an
-//! intracommunicator does anything, its ranks exchange a small description
-//! of the call (an allgather of `WORDS` words on the same communicator,
-//! which every rank makes at the same point, whatever collective it
-//! called) and compare: the collective (its blocking, nonblocking and
-//! persistent forms count as one), the root, the op, and the type
-//! signatures and counts where the standard requires them to agree. A
+//! Collective mismatch checks (`OXMPI_CHECK=1`): before a collective does
+//! anything, its ranks exchange a small description of the call (an
+//! allgather of `WORDS` words on the same communicator, which every rank
+//! makes at the same point, whatever collective it called) and compare:
+//! the collective (its blocking, nonblocking and persistent forms count as
+//! one), the root, the op, and the type signatures and counts where the
+//! standard requires them to agree. Persistent collectives are checked at
+//! their initialisation (`at_init`), intercommunicators over both groups
+//! (`inter_verdict`). A
 //! mismatch is an MPI error on every rank, naming the ranks and the
 //! differing arguments, instead of a hang or wrong data:
 //!
@@ -44,6 +46,8 @@ thread_local! {
     /// The MPI function this thread is in (set by `abi::guard` while the
     /// checks are on), for the messages.
     static CURRENT: Cell<&'static str> = const { Cell::new("") };
+    /// A persistent collective's initialisation being checked (`at_init`).
+    static PROBE: Cell<u8> = const { Cell::new(0) };
 }
 
 /// Notes the entry point being called (checks on).
@@ -218,9 +222,9 @@ fn family_of(name: &str) -> Option<&'static str> {
 /// Checks that every rank of `comm` makes the same collective (the family
 /// of the entry point this thread is in) with agreeing arguments; the
 /// guard keeps the collective's own inner calls from being checked again.
-/// Nothing happens with the checks off, inside a checked collective, on an
-/// intercommunicator, or where the call is not a collective's entry point
-/// (`MPI_Start` of a persistent collective).
+/// Nothing happens with the checks off, inside a checked collective, or
+/// where the call is not a collective's entry point (`MPI_Start` of a
+/// persistent collective, checked at its initialisation instead).
 #[inline(always)]
 pub fn collective(
     comm: MPI_Comm,
@@ -248,7 +252,6 @@ fn checked(
     let Some(family) = family_of(name) else {
         return Ok(Guard(false));
     };
-    let shape = shape();
     let (inter, size, label) = crate::core::runtime::with(|st| {
         let c = st.comm(comm)?;
         let label = match comm {
@@ -259,11 +262,9 @@ fn checked(
         };
         Ok((c.remote.is_some(), c.peer_size() as usize, label))
     })?;
-    if inter {
-        return Ok(Guard(false));
-    }
     INSIDE.with(|i| i.set(true));
     let guard = Guard(true);
+    let shape = shape();
     let kind = FAMILIES
         .iter()
         .position(|f| *f == family)
@@ -299,14 +300,104 @@ fn checked(
     put(&mut mine[11..17], b);
     mine[17] = counts;
     mine[18] = name_id;
-    let all = words(comm, &mine, WORDS, size, false, name)?;
-    let d: Vec<Desc> = all.chunks(WORDS).map(Desc::from).collect();
-    verdict(&d, &label)?;
-    if let Some((send, recv)) = pairs {
-        // Every rank is here: the verdict above is the same on all.
-        pairwise(comm, size, &send, &recv, name, &label, call)?;
+    if inter {
+        // Both groups' descriptions, in the merged numbering.
+        let (d, sides) = inter_words(comm, &mine)?;
+        inter_verdict(&d, &sides, &label)?;
+    } else {
+        let all = words(comm, &mine, WORDS, size, false, name)?;
+        let d: Vec<Desc> = all.chunks(WORDS).map(Desc::from).collect();
+        verdict(&d, &label)?;
+        if let Some((send, recv)) = pairs {
+            // Every rank is here: the verdict above is the same on all.
+            pairwise(comm, size, &send, &recv, name, &label, call)?;
+        }
+    }
+    if PROBE.with(|p| p.get()) == PROBING {
+        // A persistent collective's initialisation (`at_init`): checked,
+        // and its schedule is built at each MPI_Start, not now.
+        PROBE.with(|p| p.set(PROBED));
+        return Err(err!(MPI_ERR_OTHER, "{name}: checked at initialisation"));
     }
     Ok(guard)
+}
+
+/// Checks a persistent collective's arguments at its initialisation
+/// (checks on): the initialisations are collective and made in the same
+/// order on every rank, where the starts need not be. `build` is the
+/// request's factory: it runs up to its check and stops there (nothing is
+/// built, no tag is taken but the check's own); its error before or in the
+/// check is the initialisation's.
+pub fn at_init<T>(build: impl FnOnce() -> Result<T>) -> Result<()> {
+    PROBE.with(|p| p.set(PROBING));
+    let r = build();
+    let state = PROBE.with(|p| p.replace(0));
+    match r {
+        Err(_) if state == PROBED => Ok(()),
+        Err(e) => Err(e),
+        Ok(_) => Ok(()),
+    }
+}
+
+/// `PROBE`: a persistent collective's initialisation is being checked;
+/// its check has passed.
+const PROBING: u8 = 1;
+const PROBED: u8 = 2;
+
+/// Where each rank of an intercommunicator's two groups is, for the
+/// messages: (this rank's group, rank within its group, world rank).
+struct Side {
+    local: bool,
+    rank: usize,
+    world: i32,
+}
+
+impl Side {
+    fn text(&self) -> String {
+        format!(
+            "rank {} of the {} group (world rank {})",
+            self.rank,
+            if self.local { "local" } else { "remote" },
+            self.world
+        )
+    }
+}
+
+/// The check's exchange on an intercommunicator: an allgather over both
+/// groups (the merged numbering of its collectives, `coll::inter`), so
+/// every rank of either group sees every description.
+fn inter_words(comm: MPI_Comm, mine: &[u64; WORDS]) -> Result<(Vec<Desc>, Vec<Side>)> {
+    let iv = crate::coll::inter::view(comm)?.ok_or_else(|| {
+        err!(
+            MPI_ERR_COMM,
+            "the collective check: not an intercommunicator"
+        )
+    })?;
+    let n = iv.all.size;
+    let me = iv.all.rank;
+    let block = WORDS * 8;
+    let mut all = vec![0u8; block * n];
+    for (k, w) in mine.iter().enumerate() {
+        all[me * block + 8 * k..me * block + 8 * (k + 1)].copy_from_slice(&w.to_le_bytes());
+    }
+    let blocks: Vec<(usize, usize)> = (0..n).map(|i| (i * block, block)).collect();
+    crate::coll::basic::allgatherv(&iv.all, &mut all, &blocks)?;
+    let words: Vec<u64> = all
+        .chunks(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+        .collect();
+    let d = words.chunks(WORDS).map(Desc::from).collect();
+    let sides = (0..n)
+        .map(|i| {
+            let local = (iv.lbase..iv.lbase + iv.nl).contains(&i);
+            Side {
+                local,
+                rank: if local { i - iv.lbase } else { i - iv.rbase },
+                world: iv.all.world[i],
+            }
+        })
+        .collect();
+    Ok((d, sides))
 }
 
 /// The check's own exchange of `per` words per rank on `comm` (of `size`
@@ -620,20 +711,11 @@ fn verdict(d: &[Desc], label: &str) -> Result<()> {
             ));
         }
         if x.op != first.op {
-            let op = |o: u64| {
-                let o = o as u32 as c_int;
-                let n = crate::op::op_name(o);
-                if n.starts_with("MPI_") {
-                    n.to_string()
-                } else {
-                    format!("op 0x{:08x}", o as u32)
-                }
-            };
             return Err(err!(
                 MPI_ERR_OP,
                 "collective mismatch: {name} with {} on rank 0 but {} on rank {j} {}",
-                op(first.op),
-                op(x.op),
+                op_text(first.op),
+                op_text(x.op),
                 at(first.call)
             ));
         }
@@ -712,6 +794,162 @@ fn verdict(d: &[Desc], label: &str) -> Result<()> {
         _ => {}
     }
     Ok(())
+}
+
+/// The verdict on an intercommunicator, `d` and `sides` in the merged
+/// numbering of both groups: the collective and the op alike everywhere;
+/// the roots as the standard has them (MPI_ROOT on one rank, MPI_PROC_NULL
+/// on the rest of its group, that rank's number on every rank of the other
+/// group); the signatures between the groups: the root's data against
+/// every remote rank's (bcast, reduce, gather, scatter), each rank's send
+/// block against every remote rank's receive block (allgather, alltoall),
+/// every rank's data alike (allreduce) and reduce_scatter's element. The
+/// v and w forms and reduce_scatter_block's counts (which differ between
+/// the groups by design) are not compared.
+fn inter_verdict(d: &[Desc], sides: &[Side], label: &str) -> Result<()> {
+    let first = &d[0];
+    let at = format!("in {label}, call {}", first.call);
+    let who = |i: usize| sides[i].text();
+    for (j, x) in d.iter().enumerate().skip(1) {
+        if x.kind != first.kind {
+            return Err(err!(
+                MPI_ERR_OTHER,
+                "collective mismatch: {} on {} but {} on {} {at}",
+                called(first),
+                who(0),
+                called(x),
+                who(j)
+            ));
+        }
+    }
+    let name = called(first);
+    for (j, x) in d.iter().enumerate().skip(1) {
+        if x.op != first.op {
+            return Err(err!(
+                MPI_ERR_OP,
+                "collective mismatch: {name} with {} on {} but {} on {} {at}",
+                op_text(first.op),
+                who(0),
+                op_text(x.op),
+                who(j)
+            ));
+        }
+    }
+    let root_of = |x: &Desc| x.root as u32 as i32;
+    let mut root = None;
+    if first.root != u64::MAX {
+        let roots: Vec<usize> = (0..d.len())
+            .filter(|&i| root_of(&d[i]) == MPI_ROOT)
+            .collect();
+        let r = match roots[..] {
+            [] => {
+                return Err(err!(
+                    MPI_ERR_ROOT,
+                    "collective mismatch: {name}: no rank passed root=MPI_ROOT {at}"
+                ))
+            }
+            [r] => r,
+            [r, q, ..] => {
+                return Err(err!(
+                    MPI_ERR_ROOT,
+                    "collective mismatch: {name}: root=MPI_ROOT on {} and on {} {at}",
+                    who(r),
+                    who(q)
+                ))
+            }
+        };
+        for (j, x) in d.iter().enumerate() {
+            if sides[j].local == sides[r].local {
+                if j != r && root_of(x) != MPI_PROC_NULL {
+                    return Err(err!(
+                        MPI_ERR_ROOT,
+                        "collective mismatch: {name}: root={} on {}, in the group of the root ({}), whose other ranks pass MPI_PROC_NULL {at}",
+                        root_of(x),
+                        who(j),
+                        who(r)
+                    ));
+                }
+            } else if root_of(x) != sides[r].rank as i32 {
+                return Err(err!(
+                    MPI_ERR_ROOT,
+                    "collective mismatch: {name}: root={} on {} but the root (MPI_ROOT) is {} {at}",
+                    root_of(x),
+                    who(j),
+                    who(r)
+                ));
+            }
+        }
+        root = Some(r);
+    }
+    let mismatch =
+        |what: &str, i: usize, si: &Option<Sig>, other: &str, j: usize, sj: &Option<Sig>| {
+            err!(
+                MPI_ERR_TYPE,
+                "collective mismatch: {name}: {what} {} on {} but {other} {} on {} {at}",
+                sig_text(si),
+                who(i),
+                sig_text(sj),
+                who(j)
+            )
+        };
+    let remote = |i: usize, j: usize| sides[i].local != sides[j].local;
+    // (tag, the root's or rank i's signature, the remote rank's)
+    let pairs: &[Between] = match (first.tag, first.kind) {
+        // bcast, reduce: the data; reduce_scatter_block: counts differ.
+        (1, 1) | (1, 2) => &[("data", |x| &x.a, "data", |x| &x.a)],
+        (1, 3) | (5, _) => {
+            for (j, x) in d.iter().enumerate().skip(1) {
+                if let (Some(p), Some(q)) = (&first.a, &x.a) {
+                    if !agree(p, q) {
+                        let what = if first.tag == 5 { "element" } else { "data" };
+                        return Err(mismatch(what, 0, &first.a, what, j, &x.a));
+                    }
+                }
+            }
+            &[]
+        }
+        (2, _) => &[("send block", |x| &x.a, "receive block", |x| &x.b)],
+        (3, _) => &[("receive block", |x| &x.b, "send block", |x| &x.a)],
+        (4, _) => &[("send block", |x| &x.a, "receive block", |x| &x.b)],
+        _ => &[],
+    };
+    for &(what, mine, other, theirs) in pairs {
+        // From the root only where there is one; else from every rank.
+        let from: Vec<usize> = match root {
+            Some(r) => vec![r],
+            None => (0..d.len()).collect(),
+        };
+        for &i in &from {
+            for j in (0..d.len()).filter(|&j| remote(i, j)) {
+                if let (Some(p), Some(q)) = (mine(&d[i]), theirs(&d[j])) {
+                    if !agree(p, q) {
+                        return Err(mismatch(what, i, mine(&d[i]), other, j, theirs(&d[j])));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Signatures compared between the groups of an intercommunicator: what
+/// the root's (or every rank's) description says, and the other group's.
+type Between = (
+    &'static str,
+    fn(&Desc) -> &Option<Sig>,
+    &'static str,
+    fn(&Desc) -> &Option<Sig>,
+);
+
+/// An op's name for the messages.
+fn op_text(o: u64) -> String {
+    let o = o as u32 as c_int;
+    let n = crate::op::op_name(o);
+    if n.starts_with("MPI_") {
+        n.to_string()
+    } else {
+        format!("op 0x{:08x}", o as u32)
+    }
 }
 
 /// A hash of a counts array (reduce_scatter's recvcounts).
@@ -824,5 +1062,47 @@ mod tests {
             desc(1, 0, 0, 1, bytes, None),
         ];
         assert!(verdict(&untyped, "x").is_ok());
+    }
+
+    #[test]
+    fn intercommunicator_roots_follow_the_standard() {
+        // Merged numbering: ranks 0-1 the local group, 2-3 the remote one.
+        let sides: Vec<Side> = (0..4)
+            .map(|i| Side {
+                local: i < 2,
+                rank: i % 2,
+                world: i as i32,
+            })
+            .collect();
+        let r = |v: c_int| v as u32 as u64;
+        let bcast = |roots: [c_int; 4], counts: [u64; 4]| -> Vec<Desc> {
+            (0..4)
+                .map(|i| desc(1, r(roots[i]), u64::MAX, 1, int_sig(counts[i], 9), None))
+                .collect()
+        };
+        let good = bcast([MPI_PROC_NULL, MPI_ROOT, 1, 1], [0, 4, 4, 4]);
+        assert!(inter_verdict(&good, &sides, "x").is_ok());
+        let none = bcast([MPI_PROC_NULL, MPI_PROC_NULL, 1, 1], [4; 4]);
+        let e = inter_verdict(&none, &sides, "x").unwrap_err();
+        assert_eq!(e.class, MPI_ERR_ROOT);
+        assert!(e.msg.contains("no rank passed root=MPI_ROOT"), "{}", e.msg);
+        let two = bcast([MPI_ROOT, MPI_PROC_NULL, MPI_ROOT, 0], [4; 4]);
+        let e = inter_verdict(&two, &sides, "x").unwrap_err();
+        assert!(e.msg.contains("root=MPI_ROOT on rank 0 of the local group (world rank 0) and on rank 0 of the remote group (world rank 2)"), "{}", e.msg);
+        let wrong = bcast([MPI_PROC_NULL, MPI_ROOT, 1, 0], [4; 4]);
+        let e = inter_verdict(&wrong, &sides, "x").unwrap_err();
+        assert!(e.msg.contains("root=0 on rank 1 of the remote group (world rank 3) but the root (MPI_ROOT) is rank 1 of the local group"), "{}", e.msg);
+        let group = bcast([0, MPI_ROOT, 1, 1], [4; 4]);
+        assert_eq!(
+            inter_verdict(&group, &sides, "x").unwrap_err().class,
+            MPI_ERR_ROOT
+        );
+        // The root's data against the other group's; its own group's
+        // (MPI_PROC_NULL) buffers are not significant.
+        let count = bcast([MPI_PROC_NULL, MPI_ROOT, 1, 1], [9, 4, 4, 5]);
+        let e = inter_verdict(&count, &sides, "x").unwrap_err();
+        assert_eq!(e.class, MPI_ERR_TYPE);
+        assert!(e.msg.contains("data 4 x"), "{}", e.msg);
+        assert!(e.msg.contains("but data 5 x"), "{}", e.msg);
     }
 }

@@ -2493,6 +2493,11 @@ fn persistent(
     factory: crate::core::state::CollFactory,
     request: *mut MPI_Request,
 ) -> Result<()> {
+    if super::check::on() {
+        // The collective check runs at the initialisation, which every rank
+        // makes in the same order (the starts need not be).
+        super::check::at_init(&*factory)?;
+    }
     let rid = with(|st| {
         // The tag is fixed now, in the order of initialisation (the same on
         // every rank), not at each MPI_Start.
