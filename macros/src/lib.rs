@@ -19,6 +19,12 @@
 //! A collective's entry points (by name) first count the call on its
 //! communicator (`crate::abi::guard::coll_entered`, for the hang report).
 //!
+//! `#[mpi_fn(fast = path)]` tries `path(args) -> Option<c_int>` first,
+//! outside the unwinding boundary and the diagnosis notes
+//! (`crate::abi::guard::fast`): a call it completes (Some) costs no more
+//! than itself; None takes the path above. It must not panic (a panic
+//! there aborts the process) and must change nothing when it answers None.
+//!
 //! `#[mpi_fn(tools)]` (the `MPI_T_` tools interface) goes through
 //! `crate::abi::tools::enter` instead, which returns the error code
 //! without calling any error handler, as the standard says of `MPI_T_`.
@@ -73,7 +79,15 @@ use syn::{parse_macro_input, FnArg, ItemFn, Pat, ReturnType, Type};
 
 #[proc_macro_attribute]
 pub fn mpi_fn(attr: TokenStream, item: TokenStream) -> TokenStream {
-    let tools = attr.to_string().trim() == "tools";
+    let attr_s = attr.to_string();
+    let tools = attr_s.trim() == "tools";
+    // `fast = path`: a function of the same arguments returning
+    // Option<c_int>, tried first outside the unwinding boundary (`fast`
+    // below).
+    let fast: Option<syn::Path> = attr_s
+        .split_once('=')
+        .filter(|(k, _)| k.trim() == "fast")
+        .map(|(_, v)| syn::parse_str(v.trim()).expect("#[mpi_fn(fast = path)]"));
     let f = parse_macro_input!(item as ItemFn);
     let name = f.sig.ident.clone();
     let name_str = name.to_string();
@@ -154,11 +168,20 @@ pub fn mpi_fn(attr: TokenStream, item: TokenStream) -> TokenStream {
             })
         }
     };
+    let try_fast = match &fast {
+        Some(p) => quote! {
+            if let Some(rc) = crate::abi::guard::fast(&__OXMPI_NAME, || #p(#(#args),*)) {
+                return rc;
+            }
+        },
+        None => quote!(),
+    };
     quote! {
         #[allow(non_snake_case, clippy::too_many_arguments, unused_unsafe, unused_mut)]
         #[inline(always)]
         unsafe fn #inner(#inputs) -> ::std::os::raw::c_int {
             static __OXMPI_NAME: &str = #name_str;
+            #try_fast
             #count_coll
             #enter
         }

@@ -47,6 +47,21 @@ pub fn enter(
     rc
 }
 
+/// An entry point's fast path (`#[mpi_fn(fast = ...)]`): `f` runs outside
+/// the unwinding boundary when no diagnosis is on and no panic poisoned the
+/// library, after the hang report's note of the call; its None (not for
+/// it) sends the call down the general path, which does everything again.
+#[inline(always)]
+pub fn fast(name: &'static &'static str, f: impl FnOnce() -> Option<c_int>) -> Option<c_int> {
+    // Relaxed: as in `enter`.
+    use crate::core::profile::{diag, CHECK, PROFILE};
+    if diag() & (PROFILE | CHECK) != 0 || POISONED.load(Ordering::Relaxed) {
+        return None;
+    }
+    crate::core::hang::entering(name);
+    f()
+}
+
 /// A collective entry point was entered on `comm` (before its arguments
 /// are checked): its communicator counts the call, for the hang report.
 #[inline(always)]

@@ -1473,7 +1473,127 @@ fn get_accumulate(
     })
 }
 
-#[mpi_fn]
+// The fast paths of the small operations (`#[mpi_fn(fast = ...)]`, tried
+// before the unwinding boundary): basic types between host memory and
+// window memory this process maps, in a passive epoch that covers the
+// target (`Win::ready`). Each answers None, having done nothing, where
+// anything else holds, and the general path then takes the call; none can
+// panic (no indexing that is not checked, no unwrap). Put + flush of 8
+// bytes: 17.2 -> 13.7 ns (docs/performance.md). Accumulate and
+// fetch-and-op measured slower this way (35 -> 38, 24 -> 29 ns) and keep
+// the general path's.
+
+/// MPI_Put's and MPI_Get's fast path (`put`: which).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn bytes_fast(
+    buf: *mut c_void,
+    origin_count: c_int,
+    origin_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: c_int,
+    target_datatype: MPI_Datatype,
+    win: MPI_Win,
+    put: bool,
+) -> Option<c_int> {
+    let n = plain_bytes(
+        origin_datatype,
+        usize::try_from(origin_count).ok()?,
+        target_datatype,
+        usize::try_from(target_count).ok()?,
+    )?;
+    rma::try_win(win, |w| {
+        let r = w.ready(target_rank)?;
+        // SAFETY: the origin buffer holds the `n` bytes of its elements,
+        // writable for a get (the caller's contract).
+        unsafe { w.direct_bytes(r, target_disp, buf as *mut u8, n, put) }.then_some(MPI_SUCCESS)
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn put_fast(
+    origin_addr: *const c_void,
+    origin_count: c_int,
+    origin_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: c_int,
+    target_datatype: MPI_Datatype,
+    win: MPI_Win,
+) -> Option<c_int> {
+    bytes_fast(
+        origin_addr as *mut c_void,
+        origin_count,
+        origin_datatype,
+        target_rank,
+        target_disp,
+        target_count,
+        target_datatype,
+        win,
+        true,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn get_fast(
+    origin_addr: *mut c_void,
+    origin_count: c_int,
+    origin_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: c_int,
+    target_datatype: MPI_Datatype,
+    win: MPI_Win,
+) -> Option<c_int> {
+    bytes_fast(
+        origin_addr,
+        origin_count,
+        origin_datatype,
+        target_rank,
+        target_disp,
+        target_count,
+        target_datatype,
+        win,
+        false,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn compare_and_swap_fast(
+    origin_addr: *const c_void,
+    compare_addr: *const c_void,
+    result_addr: *mut c_void,
+    datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    win: MPI_Win,
+) -> Option<c_int> {
+    use crate::op::Elem::*;
+    let es = handles::builtin_size(datatype)?;
+    if !matches!(
+        crate::op::elem_of(datatype)?,
+        I8 | U8 | I16 | U16 | I32 | U32 | I64 | U64 | Bool | Logical | Byte
+    ) {
+        return None;
+    }
+    rma::try_win(win, |w| {
+        let r = w.ready(target_rank)?;
+        let (new, cmp, old) = (
+            origin_addr as *const u8,
+            compare_addr as *const u8,
+            result_addr as *mut u8,
+        );
+        // SAFETY: the three buffers hold one element of `datatype` (the
+        // caller's contract).
+        unsafe { w.direct_cas(r, target_disp, es, new, cmp, old) }.then_some(MPI_SUCCESS)
+    })
+}
+
+#[mpi_fn(fast = put_fast)]
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Put(
     origin_addr: *const c_void,
@@ -1575,7 +1695,7 @@ pub unsafe extern "C" fn MPI_Rput_c(
     done_request(request)
 }
 
-#[mpi_fn]
+#[mpi_fn(fast = get_fast)]
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Get(
     origin_addr: *mut c_void,
@@ -1969,7 +2089,7 @@ pub unsafe extern "C" fn MPI_Fetch_and_op(
     )
 }
 
-#[mpi_fn]
+#[mpi_fn(fast = compare_and_swap_fast)]
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Compare_and_swap(
     origin_addr: *const c_void,
@@ -2286,7 +2406,18 @@ fn flush(win: MPI_Win, rank: Option<c_int>) -> Result<()> {
     })
 }
 
-#[mpi_fn]
+/// MPI_Win_flush's fast path (`#[mpi_fn(fast)]`): a window of this node
+/// in a passive epoch that covers `rank`.
+#[inline(always)]
+fn flush_fast(rank: c_int, win: MPI_Win) -> Option<c_int> {
+    rma::try_win(win, |w| {
+        w.ready(rank)?;
+        w.settle_local()?;
+        Some(MPI_SUCCESS)
+    })
+}
+
+#[mpi_fn(fast = flush_fast)]
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_flush(rank: c_int, win: MPI_Win) -> c_int {
     flush(win, Some(rank))

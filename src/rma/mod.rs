@@ -314,6 +314,29 @@ pub fn with_win<R>(h: c_int, f: impl FnOnce(&mut Win) -> Result<R>) -> Result<R>
     f(unsafe { &mut *c.win.get() })
 }
 
+/// `with_win` for a fast path (`abi::win`'s `#[mpi_fn(fast)]` functions):
+/// None, having done nothing, where the window is not valid or already held
+/// by this thread or `f` says None. Panics nowhere.
+#[inline(always)]
+pub fn try_win<R>(h: c_int, f: impl FnOnce(&mut Win) -> Option<R>) -> Option<R> {
+    let c = get(h).ok()?;
+    let locked = crate::core::runtime::locked();
+    if locked {
+        c.lock.lock();
+    }
+    if c.busy.get() {
+        if locked {
+            // SAFETY: locked just above by this thread.
+            unsafe { c.lock.unlock() };
+        }
+        return None;
+    }
+    c.busy.set(true);
+    let _held = Held(c, locked);
+    // SAFETY: this thread holds the window (see WinCell).
+    f(unsafe { &mut *c.win.get() })
+}
+
 /// Removes window `h` from the table and frees it (MPI_Win_free).
 pub fn remove(h: c_int) -> Result<()> {
     get(h)?;
@@ -1452,6 +1475,32 @@ impl Win {
             w.fetch_sub(1, Ordering::Release);
         }
         Ok(())
+    }
+
+    /// Target rank `r` of a fast path: a rank of this window mapped here
+    /// (no other host), in a passive epoch (lock or lock_all) that covers
+    /// it; None otherwise (the general path reports or handles it).
+    #[inline(always)]
+    pub fn ready(&self, r: c_int) -> Option<usize> {
+        let i = usize::try_from(r).ok()?;
+        let t = self.targets.get(i)?;
+        (self.remote.is_none()
+            && t.local.is_some()
+            && (self.ep.lock_all.is_some() || self.ep.locks.get(i).is_some_and(Option::is_some)))
+        .then_some(i)
+    }
+
+    /// `settle` of a window on this node (None: one with ranks elsewhere).
+    #[inline(always)]
+    pub fn settle_local(&self) -> Option<()> {
+        if self.remote.is_some() {
+            return None;
+        }
+        if self.stored.replace(false) {
+            // SeqCst: as in `settle`.
+            fence(Ordering::SeqCst);
+        }
+        Some(())
     }
 
     /// Puts to rank `r` (all: None) are complete at the target (flush).
