@@ -243,7 +243,12 @@ fn build(
         .map(|&r| if allocated { cards[r].size as usize } else { 0 })
         .collect();
     let contiguous = flavor == MPI_WIN_FLAVOR_SHARED && !info_true(&kv, "alloc_shared_noncontig");
-    let layout = Layout::new(&sizes, contiguous, flavor == MPI_WIN_FLAVOR_DYNAMIC);
+    let skew = if flavor == MPI_WIN_FLAVOR_ALLOCATE {
+        crate::rma::layout::WIN_SKEW
+    } else {
+        0
+    };
+    let layout = Layout::new(&sizes, contiguous, flavor == MPI_WIN_FLAVOR_DYNAMIC, skew);
     let name = format!(
         "{}-w{}",
         crate::transport::shm::segment_name(&kvs, world[local[0]]),
