@@ -248,6 +248,7 @@ fn slices<'x, T: Copy + Default>(
 }
 
 /// The result left in `tmp` by `slices`, into `b`.
+#[inline(always)]
 fn write_back<T>(tmp: Option<(Vec<T>, Vec<T>)>, b: &mut [u8]) {
     if let Some((_, y)) = tmp {
         let len = std::mem::size_of_val(&y[..]);
