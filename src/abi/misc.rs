@@ -22,17 +22,23 @@ pub unsafe extern "C" fn MPI_Alloc_mem(
     info: MPI_Info,
     baseptr: *mut c_void,
 ) -> c_int {
-    let _ = info;
     if size < 0 {
         return Err(err!(MPI_ERR_SIZE, "size={size} must be non-negative"));
     }
     if baseptr.is_null() {
         return Err(err!(MPI_ERR_ARG, "baseptr=NULL"));
     }
+    // A cache line, or the `mpi_minimum_memory_alignment` asked for.
+    let kv = if info == MPI_INFO_NULL {
+        Vec::new()
+    } else {
+        crate::core::info::get(info)?
+    };
+    let align = super::win::min_alignment(&kv).unwrap_or(64).max(64);
     let mut p: *mut c_void = std::ptr::null_mut();
-    // SAFETY: posix_memalign writes p on success; 64 is a power of two and a
-    // multiple of the pointer size.
-    let rc = unsafe { libc::posix_memalign(&mut p, 64, (size as usize).max(1)) };
+    // SAFETY: posix_memalign writes p on success; `align` is a power of two
+    // and a multiple of the pointer size.
+    let rc = unsafe { libc::posix_memalign(&mut p, align, (size as usize).max(1)) };
     if rc != 0 {
         return Err(err!(MPI_ERR_NO_MEM, "size={size}: out of memory"));
     }

@@ -35,17 +35,21 @@ struct Card {
     unit: i64,
     size: u64,
     base: u64,
+    /// Where an `MPI_Win_allocate` rank's memory starts in its page
+    /// (`skew_for`).
+    skew: u64,
 }
 
 impl Card {
-    const LEN: usize = 32;
-    fn bytes(&self) -> [u8; 32] {
-        let mut b = [0u8; 32];
+    const LEN: usize = 40;
+    fn bytes(&self) -> [u8; 40] {
+        let mut b = [0u8; 40];
         b[0..4].copy_from_slice(&self.pid.to_le_bytes());
         b[4..8].copy_from_slice(&self.node.to_le_bytes());
         b[8..16].copy_from_slice(&self.unit.to_le_bytes());
         b[16..24].copy_from_slice(&self.size.to_le_bytes());
         b[24..32].copy_from_slice(&self.base.to_le_bytes());
+        b[32..40].copy_from_slice(&self.skew.to_le_bytes());
         b
     }
     fn from(b: &[u8]) -> Card {
@@ -60,6 +64,7 @@ impl Card {
             unit: i64::from_le_bytes(i(8..16)),
             size: u64::from_le_bytes(i(16..24)),
             base: u64::from_le_bytes(i(24..32)),
+            skew: u64::from_le_bytes(i(32..40)),
         }
     }
 }
@@ -110,6 +115,26 @@ fn info_of(info: MPI_Info) -> Result<Vec<(String, String)>> {
         return Ok(Vec::new());
     }
     crate::core::info::get(info)
+}
+
+/// The `mpi_minimum_memory_alignment` info value (MPI 4.0): a power of
+/// two, else None (the hint is ignored).
+pub(crate) fn min_alignment(kv: &[(String, String)]) -> Option<usize> {
+    kv.iter()
+        .find(|(k, _)| k == "mpi_minimum_memory_alignment")
+        .and_then(|(_, v)| v.trim().parse::<usize>().ok())
+        .filter(|a| a.is_power_of_two())
+}
+
+/// Where this rank's `MPI_Win_allocate` memory starts in its page: at
+/// `WIN_SKEW` (away from the page offsets of the usual buffers), moved up
+/// to a multiple of the alignment the info asks for; on the page itself
+/// from an alignment of a page (larger ones get a page: the segment's
+/// mappings are page aligned).
+fn skew_for(kv: &[(String, String)]) -> usize {
+    const PAGE: usize = 4096;
+    let a = min_alignment(kv).unwrap_or(1).min(PAGE);
+    crate::rma::layout::WIN_SKEW.next_multiple_of(a) % PAGE
 }
 
 fn info_true(kv: &[(String, String)], key: &str) -> bool {
@@ -221,6 +246,11 @@ fn build(
         unit: unit as i64,
         size: size as u64,
         base: base as u64,
+        skew: if flavor == MPI_WIN_FLAVOR_ALLOCATE {
+            skew_for(&kv) as u64
+        } else {
+            0
+        },
     };
     let all = allgather_bytes(wcomm, &mine.bytes())?;
     let cards: Vec<Card> = all.chunks_exact(Card::LEN).map(Card::from).collect();
@@ -243,12 +273,8 @@ fn build(
         .map(|&r| if allocated { cards[r].size as usize } else { 0 })
         .collect();
     let contiguous = flavor == MPI_WIN_FLAVOR_SHARED && !info_true(&kv, "alloc_shared_noncontig");
-    let skew = if flavor == MPI_WIN_FLAVOR_ALLOCATE {
-        crate::rma::layout::WIN_SKEW
-    } else {
-        0
-    };
-    let layout = Layout::new(&sizes, contiguous, flavor == MPI_WIN_FLAVOR_DYNAMIC, skew);
+    let skews: Vec<usize> = local.iter().map(|&r| cards[r].skew as usize).collect();
+    let layout = Layout::new(&sizes, contiguous, flavor == MPI_WIN_FLAVOR_DYNAMIC, &skews);
     let name = format!(
         "{}-w{}",
         crate::transport::shm::segment_name(&kvs, world[local[0]]),

@@ -112,10 +112,10 @@ impl Layout {
     /// memory the ranks bring themselves); `contiguous`: one rank's memory
     /// right after the one before (`MPI_Win_allocate_shared` without
     /// `alloc_shared_noncontig`), else each on a page of its own.
-    /// `dynamic`: with a table of attached regions per rank. `skew`: each
-    /// rank's memory starts this far past its page (`WIN_SKEW` for
-    /// `MPI_Win_allocate`; not with `contiguous`).
-    pub fn new(sizes: &[usize], contiguous: bool, dynamic: bool, skew: usize) -> Layout {
+    /// `dynamic`: with a table of attached regions per rank. `skews`: how
+    /// far past its page each rank's memory starts (`MPI_Win_allocate`;
+    /// not with `contiguous`; none: 0).
+    pub fn new(sizes: &[usize], contiguous: bool, dynamic: bool, skews: &[usize]) -> Layout {
         let n = sizes.len();
         let post = round_up(n * std::mem::size_of::<Ctl>(), 128);
         let complete = round_up(post + n * n * 4, 128);
@@ -125,9 +125,9 @@ impl Layout {
             at += n * 2 * PAGE;
         }
         let mut data = Vec::with_capacity(n);
-        for &s in sizes {
+        for (i, &s) in sizes.iter().enumerate() {
             if !contiguous {
-                at += skew;
+                at += skews.get(i).copied().unwrap_or(0) % PAGE;
             }
             data.push(at);
             at += s;
@@ -202,7 +202,7 @@ mod tests {
     use super::*;
     #[test]
     fn layout_places_memory_after_the_counters() {
-        let l = Layout::new(&[10, 0, 4096], false, false, 0);
+        let l = Layout::new(&[10, 0, 4096], false, false, &[]);
         assert_eq!(std::mem::size_of::<Ctl>(), 128);
         assert_eq!(l.post, 384);
         assert!(l.complete >= l.post + 36);
@@ -210,18 +210,18 @@ mod tests {
         assert_eq!(l.data[1], l.data[0] + PAGE);
         assert_eq!(l.data[2], l.data[1]);
         assert_eq!(l.len, l.data[2] + PAGE);
-        let c = Layout::new(&[10, 6, 3], true, false, WIN_SKEW);
+        let c = Layout::new(&[10, 6, 3], true, false, &[WIN_SKEW; 3]);
         assert_eq!(c.data[1], c.data[0] + 10);
         assert_eq!(c.data[2], c.data[0] + 16);
         assert_eq!(c.len % PAGE, 0);
         assert!(std::mem::size_of::<Attached>() <= PAGE);
         assert!(std::mem::size_of::<DevAttached>() <= PAGE);
         const { assert!(DEV_SLOTS >= 32) };
-        let k = Layout::new(&[10, 4096], false, false, WIN_SKEW);
+        let k = Layout::new(&[10, 4096], false, false, &[WIN_SKEW, 0]);
         assert_eq!(k.data[0] % PAGE, WIN_SKEW);
-        assert_eq!(k.data[1] % PAGE, WIN_SKEW);
+        assert_eq!(k.data[1] % PAGE, 0);
         assert!(k.data[1] >= k.data[0] + 10 && k.len >= k.data[1] + 4096);
-        let d = Layout::new(&[0, 0], false, true, 0);
+        let d = Layout::new(&[0, 0], false, true, &[]);
         let a = d.attached.unwrap();
         assert!(a >= d.complete + 16 && a % PAGE == 0);
         assert_eq!(d.data[0], a + 4 * PAGE);
