@@ -288,38 +288,18 @@ impl Drop for Held<'_> {
     fn drop(&mut self) {
         self.0.busy.set(false);
         if self.1 {
-            // SAFETY: this thread locked it in `with_win`.
+            // SAFETY: this thread locked it in `hold`.
             unsafe { self.0.lock.unlock() };
         }
     }
 }
 
-/// Runs `f` on window `h`, holding it.
-pub fn with_win<R>(h: c_int, f: impl FnOnce(&mut Win) -> Result<R>) -> Result<R> {
-    let c = get(h)?;
-    let locked = crate::core::runtime::locked();
-    if locked {
-        c.lock.lock();
-    }
-    if c.busy.get() {
-        if locked {
-            // SAFETY: locked just above by this thread.
-            unsafe { c.lock.unlock() };
-        }
-        return Err(in_use(h));
-    }
-    c.busy.set(true);
-    let _held = Held(c, locked);
-    // SAFETY: this thread holds the window (see WinCell).
-    f(unsafe { &mut *c.win.get() })
-}
-
-/// `with_win` for a fast path (`abi::win`'s `#[mpi_fn(fast)]` functions):
-/// None, having done nothing, where the window is not valid or already held
-/// by this thread or `f` says None. Panics nowhere.
+/// Holds window cell `c` for this thread (under MPI_THREAD_MULTIPLE, its
+/// lock too) until the `Held` is dropped; None, holding nothing, where
+/// this thread holds it already (a call on the window from a callback of
+/// a call on it).
 #[inline(always)]
-pub fn try_win<R>(h: c_int, f: impl FnOnce(&mut Win) -> Option<R>) -> Option<R> {
-    let c = get(h).ok()?;
+fn hold(c: &WinCell) -> Option<Held<'_>> {
     let locked = crate::core::runtime::locked();
     if locked {
         c.lock.lock();
@@ -332,7 +312,24 @@ pub fn try_win<R>(h: c_int, f: impl FnOnce(&mut Win) -> Option<R>) -> Option<R> 
         return None;
     }
     c.busy.set(true);
-    let _held = Held(c, locked);
+    Some(Held(c, locked))
+}
+
+/// Runs `f` on window `h`, holding it.
+pub fn with_win<R>(h: c_int, f: impl FnOnce(&mut Win) -> Result<R>) -> Result<R> {
+    let c = get(h)?;
+    let _held = hold(c).ok_or_else(|| in_use(h))?;
+    // SAFETY: this thread holds the window (see WinCell).
+    f(unsafe { &mut *c.win.get() })
+}
+
+/// `with_win` for a fast path (`abi::win`'s `#[mpi_fn(fast)]` functions):
+/// None, having done nothing, where the window is not valid or already held
+/// by this thread or `f` says None. Panics nowhere.
+#[inline(always)]
+pub fn try_win<R>(h: c_int, f: impl FnOnce(&mut Win) -> Option<R>) -> Option<R> {
+    let c = get(h).ok()?;
+    let _held = hold(c)?;
     // SAFETY: this thread holds the window (see WinCell).
     f(unsafe { &mut *c.win.get() })
 }
