@@ -1423,13 +1423,17 @@ fn get_accumulate(
         op == MPI_NO_OP || same(ot, oc),
         result.is_none_or(|(_, c, dt)| same(dt, c)),
     ) {
-        // Scalar elements only (pairs take the general path).
-        let scalar = crate::op::elem_of(tt).is_some_and(|e| !matches!(e, crate::op::Elem::Pair(_)));
-        if scalar && crate::op::is_builtin_op(op) {
+        // Scalar elements only (pairs take the general path); `check`
+        // reports an op that does not apply to the type.
+        let elem = match crate::op::is_builtin_op(op) {
+            true => Some(crate::op::check(op, tt)?),
+            false => None,
+        };
+        if let Some(elem) = elem.filter(|e| !matches!(e, crate::op::Elem::Pair(_))) {
             let a = AccOp {
                 op,
-                elem: crate::op::check(op, tt)?,
-                esize: handles::type_size(tt)?,
+                elem,
+                esize: es,
                 basic: tt,
             };
             let n = tc.checked_mul(es);
