@@ -29,11 +29,7 @@ pub unsafe extern "C" fn MPI_Alloc_mem(
         return Err(err!(MPI_ERR_ARG, "baseptr=NULL"));
     }
     // A cache line, or the `mpi_minimum_memory_alignment` asked for.
-    let kv = if info == MPI_INFO_NULL {
-        Vec::new()
-    } else {
-        crate::core::info::get(info)?
-    };
+    let kv = super::win::info_of(info)?;
     let align = super::win::min_alignment(&kv).unwrap_or(64).max(64);
     let mut p: *mut c_void = std::ptr::null_mut();
     // SAFETY: posix_memalign writes p on success; `align` is a power of two

@@ -110,7 +110,7 @@ fn free_comm(mut c: MPI_Comm) {
     let _ = super::comm::__oxmpi_body_MPI_Comm_free(&mut c);
 }
 
-fn info_of(info: MPI_Info) -> Result<Vec<(String, String)>> {
+pub(crate) fn info_of(info: MPI_Info) -> Result<Vec<(String, String)>> {
     if info == MPI_INFO_NULL {
         return Ok(Vec::new());
     }
@@ -124,17 +124,6 @@ pub(crate) fn min_alignment(kv: &[(String, String)]) -> Option<usize> {
         .find(|(k, _)| k == "mpi_minimum_memory_alignment")
         .and_then(|(_, v)| v.trim().parse::<usize>().ok())
         .filter(|a| a.is_power_of_two())
-}
-
-/// Where this rank's `MPI_Win_allocate` memory starts in its page: at
-/// `WIN_SKEW` (away from the page offsets of the usual buffers), moved up
-/// to a multiple of the alignment the info asks for; on the page itself
-/// from an alignment of a page (larger ones get a page: the segment's
-/// mappings are page aligned).
-fn skew_for(kv: &[(String, String)]) -> usize {
-    const PAGE: usize = 4096;
-    let a = min_alignment(kv).unwrap_or(1).min(PAGE);
-    crate::rma::layout::WIN_SKEW.next_multiple_of(a) % PAGE
 }
 
 fn info_true(kv: &[(String, String)], key: &str) -> bool {
@@ -247,7 +236,7 @@ fn build(
         size: size as u64,
         base: base as u64,
         skew: if flavor == MPI_WIN_FLAVOR_ALLOCATE {
-            skew_for(&kv) as u64
+            crate::rma::layout::skew_for(min_alignment(&kv)) as u64
         } else {
             0
         },
@@ -1596,6 +1585,17 @@ fn get_fast(
     )
 }
 
+/// Whether MPI_Compare_and_swap takes `datatype`: a predefined integer,
+/// logical or byte type.
+#[inline(always)]
+fn cas_type(datatype: MPI_Datatype) -> bool {
+    use crate::op::Elem::*;
+    matches!(
+        crate::op::elem_of(datatype),
+        Some(I8 | U8 | I16 | U16 | I32 | U32 | I64 | U64 | Bool | Logical | Byte)
+    )
+}
+
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn compare_and_swap_fast(
@@ -1607,12 +1607,8 @@ fn compare_and_swap_fast(
     target_disp: MPI_Aint,
     win: MPI_Win,
 ) -> Option<c_int> {
-    use crate::op::Elem::*;
     let es = handles::builtin_size(datatype)?;
-    if !matches!(
-        crate::op::elem_of(datatype)?,
-        I8 | U8 | I16 | U16 | I32 | U32 | I64 | U64 | Bool | Logical | Byte
-    ) {
+    if !cas_type(datatype) {
         return None;
     }
     rma::try_win(win, |w| {
@@ -2135,12 +2131,7 @@ pub unsafe extern "C" fn MPI_Compare_and_swap(
     target_disp: MPI_Aint,
     win: MPI_Win,
 ) -> c_int {
-    use crate::op::Elem::*;
-    let ok = matches!(
-        crate::op::elem_of(datatype),
-        Some(I8 | U8 | I16 | U16 | I32 | U32 | I64 | U64 | Bool | Logical | Byte)
-    );
-    if !ok {
+    if !cas_type(datatype) {
         return Err(err!(
             MPI_ERR_TYPE,
             "datatype=0x{:08x}: MPI_Compare_and_swap takes a predefined integer, logical or byte datatype",

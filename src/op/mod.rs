@@ -744,7 +744,8 @@ mod simd {
     use std::os::raw::c_int;
     use std::sync::atomic::{AtomicU8, Ordering};
 
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    /// Ordered by width.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
     pub enum Width {
         Base,
         Avx2,
@@ -778,12 +779,15 @@ mod simd {
             && std::arch::is_x86_feature_detected!("avx512vl");
         let avx2 = std::arch::is_x86_feature_detected!("avx2");
         let want = crate::config::get_str("OXMPI_SIMD").unwrap_or_default();
+        let widest = match (avx512, avx2) {
+            (true, _) => Width::Avx512,
+            (false, true) => Width::Avx2,
+            _ => Width::Base,
+        };
         match want.trim() {
             "none" | "0" => Width::Base,
-            "avx2" if avx2 => Width::Avx2,
-            _ if avx512 && want.trim() != "avx2" => Width::Avx512,
-            _ if avx2 => Width::Avx2,
-            _ => Width::Base,
+            "avx2" => widest.min(Width::Avx2),
+            _ => widest,
         }
     }
 

@@ -84,6 +84,16 @@ const PAGE: usize = 4096;
 /// cbindgen:ignore
 pub const WIN_SKEW: usize = 2048 + 64;
 
+/// Where a rank's `MPI_Win_allocate` memory starts in its page: at
+/// `WIN_SKEW`, moved up to a multiple of the alignment asked for
+/// (`mpi_minimum_memory_alignment`); on the page itself from an alignment
+/// of a page (larger ones get a page: the segment's mappings are page
+/// aligned).
+pub fn skew_for(align: Option<usize>) -> usize {
+    let a = align.unwrap_or(1).min(PAGE);
+    WIN_SKEW.next_multiple_of(a) % PAGE
+}
+
 fn round_up(x: usize, a: usize) -> usize {
     x.div_ceil(a) * a
 }

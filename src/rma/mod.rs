@@ -1505,15 +1505,14 @@ impl Win {
         if self.remote.is_some() {
             return None;
         }
-        if self.stored.replace(false) {
-            // SeqCst: as in `settle`.
-            fence(Ordering::SeqCst);
-        }
+        self.fence_stores();
         Some(())
     }
 
-    /// Puts to rank `r` (all: None) are complete at the target (flush).
-    pub fn settle(&self, r: Option<usize>) -> Result<()> {
+    /// The plain stores into window memory made since the last call are
+    /// complete (for every observer) before this process's later accesses.
+    #[inline(always)]
+    fn fence_stores(&self) {
         if self.stored.replace(false) {
             // SeqCst: orders this process's stores into window memory before
             // its later loads and stores; pairs with the target's fence in
@@ -1521,6 +1520,11 @@ impl Win {
             // two next (a message ring, a lock word, a barrier).
             fence(Ordering::SeqCst);
         }
+    }
+
+    /// Puts to rank `r` (all: None) are complete at the target (flush).
+    pub fn settle(&self, r: Option<usize>) -> Result<()> {
+        self.fence_stores();
         match self.remote.as_ref() {
             Some(net) => net.flush(r),
             None => Ok(()),
