@@ -177,7 +177,6 @@ CUresult cuDeviceGet(CUdevice *d, int ordinal) {
     return CUDA_SUCCESS;
 }
 CUresult cuDeviceGetAttribute(int *v, int attrib, CUdevice d) {
-    (void)d;
     if (!inited) return CUDA_ERROR_NOT_INITIALIZED;
     /* 75, 76: compute capability major, minor; 133: MPS enabled, 1 unless
      * CUDA_DOUBLE_MPS=0 (every allocation of the double is on device 0, so
@@ -188,7 +187,9 @@ CUresult cuDeviceGetAttribute(int *v, int attrib, CUdevice d) {
         *v = e ? atoi(e) != 0 : 1;
         return CUDA_SUCCESS;
     }
-    *v = attrib == 75 ? 9 : attrib == 76 ? 0 : 1;
+    /* 33: PCI bus id (the ordinal + 1, so devices differ), 34: PCI device,
+     * 50: PCI domain (0) */
+    *v = attrib == 75 ? 9 : attrib == 76 ? 0 : attrib == 33 ? d + 1 : attrib == 34 ? 0 : attrib == 50 ? 0 : 1;
     return CUDA_SUCCESS;
 }
 CUresult cuDeviceGetName(char *name, int len, CUdevice d) {

@@ -504,6 +504,71 @@ static void short_results(void) {
     dfree(r);
 }
 
+/* Ranks sharing one GPU without MPS (the test double's CUDA_DOUBLE_MPS=0:
+ * all its memory is on device 0): a single-copy collective whose CUDA IPC
+ * copies would be smaller than OXMPI_CUDA_IPC_SHARED_MIN (256 KiB) goes
+ * through host memory instead, since each IPC copy would wait for a switch
+ * of the GPU between the ranks' contexts; from that size, and under MPS,
+ * by IPC. Each case checks its values and the copies out of IPC mappings
+ * on all ranks (the double counts them). Runs where CUDA_DOUBLE_MPS is
+ * set and every rank is on this node's shared memory. */
+static void shared_gpu(void) {
+    const char *mps = getenv("CUDA_DOUBLE_MPS"), *ipc = getenv("OXMPI_CUDA_IPC");
+    if (!mps || !cu.ipc_copies || size == 1 || getenv("OXMPI_TEST_UCX") || getenv("OXMPI_TEST_RANKS_PER_NODE") ||
+        getenv("CUDA_DOUBLE_NO_IPC") || (ipc && atoi(ipc) == 0))
+        return;
+    const char *m = getenv("OXMPI_CUDA_IPC_SHARED_MIN");
+    long min = m ? atol(m) : 262144;
+    int shared = atoi(mps) == 0;
+    /* Bytes of each IPC copy: 200 KB and 300 KB (a bcast takes its single
+     * copy from 128 KiB). */
+    for (int big = 0; big < 2; big++) {
+        int per = big ? 75000 : 50000; /* ints per copy */
+        long bytes = per * (long)sizeof(int);
+        int want = !(shared && bytes < min);
+        int n = per * size, root = size - 1;
+        for (int c = 0; c < 6; c++) {
+            static const char *names[] = {"allreduce", "reduce", "reduce_scatter_block", "allgather", "alltoall", "bcast"};
+            int *s = dev_ints(n, val, rank), *r = dalloc((size_t)n * sizeof(int), 0);
+            long before = cu.ipc_copies();
+            switch (c) {
+            case 0: MPI_Allreduce(s, r, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD); break;
+            case 1: MPI_Reduce(s, r, n, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD); break;
+            case 2: MPI_Reduce_scatter_block(s, r, per, MPI_INT, MPI_SUM, MPI_COMM_WORLD); break;
+            case 3: MPI_Allgather(s, per, MPI_INT, r, per, MPI_INT, MPI_COMM_WORLD); break;
+            case 4: MPI_Alltoall(s, per, MPI_INT, r, per, MPI_INT, MPI_COMM_WORLD); break;
+            case 5: MPI_Bcast(s, per, MPI_INT, root, MPI_COMM_WORLD); break;
+            }
+            long used = cu.ipc_copies() - before, all = 0;
+            MPI_Allreduce(&used, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+            CHECK(want ? all > 0 : all == 0,
+                  "%s with IPC copies of %ld bytes (MPS %s, shared minimum %ld): %ld copies out of IPC mappings, expected %s",
+                  names[c], bytes, shared ? "off" : "on", min, all, want ? "some" : "none");
+            int *g = back(c == 5 ? s : r, n);
+            /* Elements that hold a result here. */
+            int lim = c == 1 && rank != root ? 0 : c == 2 || c == 5 ? per : n;
+            for (int i = 0; i < lim; i++) {
+                long e = 0;
+                if (c == 0 || c == 1)
+                    for (int q = 0; q < size; q++) e += val(q, i);
+                else if (c == 2)
+                    for (int q = 0; q < size; q++) e += val(q, rank * per + i);
+                else if (c == 3)
+                    e = val(i / per, i % per);
+                else if (c == 4)
+                    e = val(i / per, rank * per + i % per);
+                else
+                    e = val(root, i);
+                CHECK(g[i] == e, "%s (MPS %s, %ld bytes per copy) [%d] = %d, expected %ld", names[c],
+                      shared ? "off" : "on", bytes, i, g[i], e);
+            }
+            free(g);
+            dfree(s);
+            dfree(r);
+        }
+    }
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -522,6 +587,7 @@ int main(int argc, char **argv) {
     }
     derived_and_neighbours();
     single_copy();
+    shared_gpu();
     short_results();
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) printf("gpu_coll ok\n");

@@ -149,6 +149,14 @@ struct Buffers {
     /// The buffers are device memory (the reductions then go by CUDA IPC,
     /// `ipc`).
     dev: bool,
+    /// For device buffers: their GPU where it runs without MPS, else 0
+    /// (`gpu::ipc::gpu_without_mps`).
+    gpu: u32,
+    /// A device source's bytes also lie in host memory of its process, at
+    /// `dst` (a device rank's output address is read by no one): made
+    /// where CUDA IPC copies from it could each wait for a switch of a
+    /// shared GPU (`bounce_for`).
+    bounce: bool,
 }
 
 /// Marks device buffers in the pid word of a single-copy call's payload.
@@ -156,20 +164,56 @@ const DEV_BIT: u64 = 1 << 63;
 /// Marks a payload that carries the IPC reference of its source buffer
 /// after the three words (a device bcast root's, `bcast_cma`).
 const REF_BIT: u64 = 1 << 62;
+/// Marks a device source whose host copy's address is its third word
+/// (`Buffers::bounce`).
+const BOUNCE_BIT: u64 = 1 << 61;
+/// Where the `Buffers::gpu` word lies in the pid word: the 29 bits from 32.
+const GPU_SHIFT: u32 = 32;
+const GPU_MASK: u64 = (1 << 29) - 1;
+const _: () = assert!((GPU_MASK << GPU_SHIFT) & (BOUNCE_BIT | REF_BIT | DEV_BIT) == 0);
+const _: () = assert!(crate::gpu::ipc::NO_MPS as u64 <= GPU_MASK);
+
+/// Whether CUDA IPC copies of `len` bytes between device ranks `a` and `b`
+/// would each wait for a switch of the GPU between their contexts: both
+/// on one GPU that runs without MPS, and `len` below
+/// `OXMPI_CUDA_IPC_SHARED_MIN` (as for point-to-point, where staging
+/// through host memory measured the faster there: docs/gpu.md).
+fn switches(a: &Buffers, b: &Buffers, len: usize) -> bool {
+    a.dev && b.dev && a.gpu != 0 && a.gpu == b.gpu && len < crate::config::cuda_ipc_shared_min()
+}
+
+/// Whether a device source of IPC copies of `len` bytes publishes a host
+/// copy of itself too (`Buffers::bounce`): its GPU runs without MPS and
+/// `len` is below `OXMPI_CUDA_IPC_SHARED_MIN`, so that a device reader on
+/// the same GPU (which only the readers learn) reads it through host
+/// memory instead. Its GPU word comes back with the answer.
+fn bounce_for(src: *const u8, len: usize) -> (bool, u32) {
+    let gpu = crate::gpu::ipc::gpu_without_mps(src);
+    (gpu != 0 && len < crate::config::cuda_ipc_shared_min(), gpu)
+}
 /// Payload of a single-copy bcast: the buffers and room for one IPC
 /// reference, still inside the call line.
 const BUFFERS_REF: usize = BUFFERS + crate::gpu::ipc::WIRE;
 const _: () = assert!(BUFFERS_REF <= INLINE);
 
-/// Whether the ranks of a single-copy reduction published host buffers
-/// (Some(false)), all device buffers (Some(true)), or a mix (None: every
-/// rank then stages its device buffers in host memory and calls again).
-/// Every rank reads the same payloads, so every rank gets the same answer.
-fn kinds(bufs: &[Buffers]) -> Option<bool> {
+/// Whether the ranks of a single-copy reduction, whose IPC copies would
+/// be of `len` bytes, published host buffers (Some(false)), all device
+/// buffers (Some(true)), or a mix (None: every rank then stages its device
+/// buffers in host memory and calls again). Device buffers of two ranks
+/// whose copies would wait for a switch of their shared GPU (`switches`)
+/// count as a mix. Every rank reads the same payloads, so every rank gets
+/// the same answer.
+fn kinds(bufs: &[Buffers], len: usize) -> Option<bool> {
     let dev = bufs.iter().filter(|b| b.dev).count();
     match dev {
         0 => Some(false),
-        d if d == bufs.len() => Some(true),
+        d if d == bufs.len() => {
+            let shared = bufs
+                .iter()
+                .enumerate()
+                .any(|(i, a)| bufs[i + 1..].iter().any(|b| switches(a, b, len)));
+            (!shared).then_some(true)
+        }
         _ => None,
     }
 }
@@ -177,8 +221,8 @@ fn kinds(bufs: &[Buffers]) -> Option<bool> {
 /// `kinds` for a reduction's first step: None where every rank's buffers
 /// are host memory (the host form goes on), Some(true) where all are
 /// device memory, Some(false) for a mix.
-fn device_or_mixed(bufs: &[Buffers]) -> Option<bool> {
-    match kinds(bufs) {
+fn device_or_mixed(bufs: &[Buffers], len: usize) -> Option<bool> {
+    match kinds(bufs, len) {
         Some(false) => None,
         Some(true) => Some(true),
         None => Some(false),
@@ -391,21 +435,34 @@ impl Area {
 
     /// Single copy, first step: this call's line gets the addresses of my
     /// source (input) and output buffers and my process id.
+    /// Device buffers (`dev`) add their GPU's word (`Buffers::gpu`).
     fn publish_buffers(&self, src: *const u8, dst: *mut u8, dev: bool) -> Result<()> {
-        self.publish_buffers_ref(src, dst, dev, None)
+        let gpu = if dev {
+            crate::gpu::ipc::gpu_without_mps(src)
+        } else {
+            0
+        };
+        self.publish_buffers_ref(src, dst, dev, None, gpu, false)
     }
     /// `publish_buffers` with the IPC reference of my source buffer after
-    /// the three words (the call's payload holds `BUFFERS_REF` bytes).
+    /// the three words (the call's payload holds `BUFFERS_REF` bytes), my
+    /// GPU's word, and whether `dst` is the address of a host copy of my
+    /// device source (`Buffers::bounce`).
     fn publish_buffers_ref(
         &self,
         src: *const u8,
         dst: *mut u8,
         dev: bool,
         r: Option<&crate::gpu::ipc::IpcRef>,
+        gpu: u32,
+        bounce: bool,
     ) -> Result<()> {
         self.before_write()?;
         let w = self.half(self.me) as *mut u64;
-        let dev = if dev { DEV_BIT } else { 0 } | if r.is_some() { REF_BIT } else { 0 };
+        let dev = if dev { DEV_BIT } else { 0 }
+            | if r.is_some() { REF_BIT } else { 0 }
+            | if bounce { BOUNCE_BIT } else { 0 }
+            | (gpu as u64 & GPU_MASK) << GPU_SHIFT;
         if let Some(r) = r {
             // SAFETY: the payload holds BUFFERS_REF bytes (the caller's
             // contract), mine as below.
@@ -459,6 +516,8 @@ impl Area {
                 pid: pid as u32 as i32,
                 dst: r.add(2).read() as usize,
                 dev: pid & DEV_BIT != 0,
+                gpu: (pid >> GPU_SHIFT & GPU_MASK) as u32,
+                bounce: pid & BOUNCE_BIT != 0,
             }
         }
     }
@@ -968,8 +1027,9 @@ fn pusher(src_dev: bool, dst_dev: bool, push: bool) -> bool {
 /// `len` bytes at byte `off` of rank i's source buffer (described by `b`)
 /// into my `dst`, which is device memory where `dev`: `process_vm_readv`
 /// between host buffers; through host pieces into device memory from a
-/// host source; by CUDA IPC between device buffers (the source's reference
-/// published with its buffers).
+/// host source, or from a device source's host copy where we share a GPU
+/// without MPS (`Buffers::bounce`); by CUDA IPC between other device
+/// buffers (the source's reference published with its buffers).
 ///
 /// # Safety
 /// `dst` holds `len` bytes; rank i's source holds off + len and is not
@@ -985,28 +1045,32 @@ unsafe fn pull(
     len: usize,
     dev: bool,
 ) -> Result<()> {
+    // A host source, or a device source's host copy (which lies at its
+    // output's address, `Buffers::bounce`), into my device memory.
+    let host_pieces = |from: usize| {
+        let piece = piece_bytes(1) * 16;
+        let mut tmp = crate::core::pool::take(piece.min(len));
+        let r = (|| -> Result<()> {
+            let mut at = 0;
+            while at < len {
+                let l = piece.min(len - at);
+                // SAFETY: tmp holds l bytes; [at, at + l) lies in both.
+                unsafe {
+                    cma_from(b, i, from + off + at, tmp.as_mut_ptr(), l)?;
+                    crate::gpu::copy(dst.add(at), tmp.as_ptr(), l)?;
+                }
+                at += l;
+            }
+            Ok(())
+        })();
+        crate::core::pool::give(tmp);
+        r
+    };
     match (b.dev, dev) {
         // SAFETY: the caller's contract.
         (false, false) => unsafe { cma_from(b, i, b.src + off, dst, len) },
-        (false, true) => {
-            let piece = piece_bytes(1) * 16;
-            let mut tmp = crate::core::pool::take(piece.min(len));
-            let r = (|| -> Result<()> {
-                let mut at = 0;
-                while at < len {
-                    let l = piece.min(len - at);
-                    // SAFETY: tmp holds l bytes; [at, at + l) lies in both.
-                    unsafe {
-                        cma_from(b, i, b.src + off + at, tmp.as_mut_ptr(), l)?;
-                        crate::gpu::copy(dst.add(at), tmp.as_ptr(), l)?;
-                    }
-                    at += l;
-                }
-                Ok(())
-            })();
-            crate::core::pool::give(tmp);
-            r
-        }
+        (false, true) => host_pieces(b.src),
+        (true, true) if b.bounce && a.buffers(a.me).gpu == b.gpu => host_pieces(b.dst),
         (true, _) => {
             let r = a.buffer_ref(i).ok_or_else(|| {
                 crate::err!(
@@ -1060,29 +1124,66 @@ unsafe fn push(
     r
 }
 
-/// The area of a single-copy allgather or alltoall with my buffers
-/// published: a device rank adds its source's IPC reference (a rank that
+/// What `pair_area` returns: the area, the outcome of exporting my
+/// source (returned once the call is finished), and my source's host copy.
+type Paired = (Area, Result<()>, Option<Vec<u8>>);
+
+/// The area of a single-copy allgather, alltoall or bcast with my buffers
+/// published: a device rank that is a source (every rank, or the `root`)
+/// adds its source's IPC reference (a rank that
 /// cannot export it publishes none; the error comes back with the area,
-/// to be returned once the call is finished).
+/// to be returned once the call is finished), its GPU's word, and where
+/// its copies of `len` bytes could wait for a switch of a shared GPU
+/// (`bounce_for`), a host copy of its source's first `whole(n)` bytes
+/// (n ranks), returned
+/// with the area: it is read until the call is finished, and goes back to
+/// the pool then (`give_bounce`).
 fn pair_area(
     comm: std::os::raw::c_int,
     src: *const u8,
     dst: *mut u8,
     dev: bool,
-) -> Result<Option<(Area, Result<()>)>> {
+    root: Option<usize>,
+    len: usize,
+    whole: impl FnOnce(usize) -> usize,
+) -> Result<Option<Paired>> {
     let Some(a) = area(comm, |_| BUFFERS_REF)? else {
         return Ok(None);
     };
-    let (reference, status) = if dev {
-        match crate::gpu::ipc::export(src) {
-            Ok(r) => (Some(r), Ok(())),
-            Err(e) => (None, Err(e)),
-        }
+    let (mut reference, mut status, mut host) = (None, Ok(()), None);
+    let (bounce, gpu) = if dev {
+        bounce_for(src, len)
     } else {
-        (None, Ok(()))
+        (false, 0)
     };
-    a.publish_buffers_ref(src, dst, dev, reference.as_ref())?;
-    Ok(Some((a, status)))
+    if dev && root.is_none_or(|r| r == a.me) {
+        match crate::gpu::ipc::export(src) {
+            Ok(r) => reference = Some(r),
+            Err(e) => status = Err(e),
+        }
+        let whole = whole(a.n);
+        if bounce && whole > 0 {
+            let mut v = crate::core::pool::take(whole);
+            // SAFETY: src holds `whole` bytes of device memory; v as many.
+            match unsafe { crate::gpu::copy(v.as_mut_ptr(), src, whole) } {
+                Ok(()) => host = Some(v),
+                Err(e) => {
+                    crate::core::pool::give(v);
+                    status = status.and(Err(e));
+                }
+            }
+        }
+    }
+    let at = host.as_mut().map_or(dst, |v| v.as_mut_ptr());
+    a.publish_buffers_ref(src, at, dev, reference.as_ref(), gpu, host.is_some())?;
+    Ok(Some((a, status, host)))
+}
+
+/// Gives a source's host copy (`pair_area`) back to the pool.
+fn give_bounce(host: Option<Vec<u8>>) {
+    if let Some(v) = host {
+        crate::core::pool::give(v);
+    }
 }
 
 /// A copy within my own buffers (device memory where `dev`).
@@ -1121,7 +1222,7 @@ pub unsafe fn allgather_cma(
     // Both forms publish my block's address (and my output's, for the
     // pushers); a rank writes into rank i's output, or reads rank i's
     // block, as soon as rank i has published.
-    let Some((a, status)) = pair_area(comm, mine, out, dev)? else {
+    let Some((a, status, host)) = pair_area(comm, mine, out, dev, None, blk, |_| blk)? else {
         return Ok(());
     };
     // SAFETY: out holds n * blk bytes.
@@ -1185,6 +1286,7 @@ pub unsafe fn allgather_cma(
             local = unsafe { local_copy(at, mine, blk, dev) };
         }
     });
+    give_bounce(host);
     r.and(local)
 }
 
@@ -1203,7 +1305,7 @@ pub unsafe fn alltoall_cma(
     blk: usize,
     dev: bool,
 ) -> Result<()> {
-    let Some((a, status)) = pair_area(comm, send, out, dev)? else {
+    let Some((a, status, host)) = pair_area(comm, send, out, dev, None, blk, |n| n * blk)? else {
         return Ok(());
     };
     // My own block first here (allgather copies it last): at 4 ranks on 2
@@ -1227,7 +1329,9 @@ pub unsafe fn alltoall_cma(
                 Ok(())
             })
         });
-    a.finish_single(r, || ())
+    let r = a.finish_single(r, || ());
+    give_bounce(host);
+    r
 }
 
 /// Single-copy allreduce of `count` elements of `esize` bytes (a builtin,
@@ -1264,7 +1368,8 @@ pub unsafe fn allreduce_cma(
         return Ok(true);
     };
     let bufs = a.all_buffers();
-    if let Some(device) = bufs.as_ref().ok().and_then(|b| device_or_mixed(b)) {
+    let slice = count * esize / a.n;
+    if let Some(device) = bufs.as_ref().ok().and_then(|b| device_or_mixed(b, slice)) {
         a.finish_single(Ok(()), || ())?;
         return match device {
             true => {
@@ -1327,7 +1432,8 @@ pub unsafe fn reduce_cma(
         return Ok(true);
     };
     let bufs = a.all_buffers();
-    if let Some(device) = bufs.as_ref().ok().and_then(|b| device_or_mixed(b)) {
+    let slice = count * esize / a.n;
+    if let Some(device) = bufs.as_ref().ok().and_then(|b| device_or_mixed(b, slice)) {
         a.finish_single(Ok(()), || ())?;
         return match device {
             true => {
@@ -1408,7 +1514,7 @@ pub unsafe fn reduce_scatter_block_cma(
         return Ok(true);
     };
     let bufs = a.all_buffers();
-    if let Some(device) = bufs.as_ref().ok().and_then(|b| device_or_mixed(b)) {
+    if let Some(device) = bufs.as_ref().ok().and_then(|b| device_or_mixed(b, blk)) {
         a.finish_single(Ok(()), || ())?;
         return match device {
             // SAFETY: forwarded contract; every rank's buffers are device memory.
@@ -1613,8 +1719,9 @@ unsafe fn cma_from(b: &Buffers, i: usize, remote: usize, dst: *mut u8, len: usiz
 /// pair, from the two payloads both sides of a pair read, so both agree: a
 /// device reader takes the whole message itself (by CUDA IPC out of a
 /// device root's buffer, whose reference the root publishes; through host
-/// pieces out of a host root's), and a device root writes the whole
-/// message into each host reader (from one host copy of its buffer).
+/// pieces out of a host root's, or out of a device root's host copy where
+/// the two share a GPU without MPS, `pull`), and a device root writes the
+/// whole message into each host reader (from one host copy of its buffer).
 ///
 /// # Safety
 /// `buf` holds `len` bytes (of device memory where `dev`); `cma_all()`
@@ -1626,25 +1733,18 @@ pub unsafe fn bcast_cma(
     root: usize,
     dev: bool,
 ) -> Result<()> {
-    let Some(a) = area(comm, |_| BUFFERS_REF)? else {
+    // A device root publishes its buffer's reference for device readers
+    // (one that cannot export it publishes none, and they fail), and its
+    // host copy where they might share its GPU without MPS (`pair_area`).
+    let Some((a, export_err, bounce)) = pair_area(comm, buf, buf, dev, Some(root), len, |_| len)?
+    else {
         return Ok(());
     };
-    // A device root publishes its buffer's reference for device readers;
-    // one that cannot export it publishes none, and they fail.
-    let mut export_err = None;
-    let reference = if dev && a.me == root {
-        crate::gpu::ipc::export(buf)
-            .map_err(|e| export_err = Some(e))
-            .ok()
-    } else {
-        None
-    };
-    a.publish_buffers_ref(buf, buf, dev, reference.as_ref())?;
     let share = (len / a.n) & !63;
     let r = if a.me == root {
         // My device buffer's bytes in host memory, made for the first host
-        // reader.
-        let mut host_copy: Option<Vec<u8>> = None;
+        // reader (or already made for readers of my GPU).
+        let mut host_copy: Option<Vec<u8>> = bounce;
         let r = others(&a).try_for_each(|i| {
             a.wait_seq(std::iter::once(i))?;
             let b = a.buffers(i);
@@ -1671,10 +1771,11 @@ pub unsafe fn bcast_cma(
                 }
             }
         });
-        if let Some(v) = host_copy {
-            crate::core::pool::give(v);
-        }
-        export_err.map_or(r, Err)
+        // Readers may still read my host copy: given back once all are done.
+        let r = export_err.and(r);
+        let r = a.finish_single(r, || ());
+        give_bounce(host_copy);
+        return r;
     } else {
         (|| -> Result<()> {
             a.wait_seq(std::iter::once(root))?;

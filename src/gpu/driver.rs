@@ -57,6 +57,12 @@ pub const CU_EVENT_DISABLE_TIMING: c_uint = 2;
 /// cbindgen:ignore
 pub const CU_DEVICE_ATTRIBUTE_MPS_ENABLED: c_int = 133;
 /// cbindgen:ignore
+pub const CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: c_int = 33;
+/// cbindgen:ignore
+pub const CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: c_int = 34;
+/// cbindgen:ignore
+pub const CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID: c_int = 50;
+/// cbindgen:ignore
 pub const CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS: c_uint = 1;
 
 /// `CUDA_MEMCPY2D` (the v2 layout, current since CUDA 3.2).

@@ -330,6 +330,68 @@ pub fn shares_gpu(peer: usize, id: u64) -> bool {
     caches(|c| c.opened.get(&(peer, id)).is_some_and(|o| o.shared))
 }
 
+/// Marks a `gpu_without_mps` word: the GPU runs without MPS; the bits
+/// below name it.
+pub const NO_MPS: u32 = 1 << 28;
+
+/// For the single-copy collectives, which publish it beside their device
+/// buffers: 0 where the GPU that holds the device memory at `p` runs with
+/// MPS (or a driver before CUDA 12.3 does not say), else `NO_MPS` and the
+/// GPU's PCI domain (low 15 bits), bus and device, which name it alike in
+/// every process of the node (a device ordinal depends on each process's
+/// `CUDA_VISIBLE_DEVICES`). Two device ranks that publish the same nonzero
+/// word take turns on one GPU, and every CUDA IPC copy between them waits
+/// for a switch of its context. Asked once per device ordinal.
+pub fn gpu_without_mps(p: *const u8) -> u32 {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    /// Per device ordinal: 0 not asked yet, else the word with bit 31 set.
+    static WORDS: [AtomicU32; 64] = [const { AtomicU32::new(0) }; 64];
+    const ASKED: u32 = 1 << 31;
+    let Ok(d) = for_copy() else {
+        return 0;
+    };
+    let mut ordinal: c_int = -1;
+    // SAFETY: the out pointer has the attribute's type (int).
+    let r = unsafe {
+        d.attributes(
+            p as CUdeviceptr,
+            [(
+                CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                (&mut ordinal as *mut c_int).cast(),
+            )],
+        )
+    };
+    if r != CUDA_SUCCESS || !(0..64).contains(&ordinal) {
+        return 0;
+    }
+    let slot = &WORDS[ordinal as usize];
+    // Relaxed: a cache of a value every thread computes the same way.
+    let w = slot.load(Ordering::Relaxed);
+    if w != 0 {
+        return w & !ASKED;
+    }
+    let attr = |a: c_int| -> Option<c_int> {
+        let mut v: c_int = 0;
+        // SAFETY: `v` is a valid out pointer; `ordinal` is a device ordinal
+        // the driver reported.
+        let r = unsafe { (d.device_get_attribute)(&mut v, a, ordinal) };
+        (r == CUDA_SUCCESS).then_some(v)
+    };
+    let word = match attr(CU_DEVICE_ATTRIBUTE_MPS_ENABLED) {
+        Some(0) => {
+            let f = |a| attr(a).unwrap_or(0) as u32;
+            NO_MPS
+                | (f(CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID) & 0x7fff) << 13
+                | (f(CU_DEVICE_ATTRIBUTE_PCI_BUS_ID) & 0xff) << 5
+                | f(CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID) & 0x1f
+        }
+        _ => 0,
+    };
+    // Relaxed: as above.
+    slot.store(word | ASKED, Ordering::Relaxed);
+    word
+}
+
 /// Whether the mapped device memory at `b` is on the current context's
 /// device and that device reports MPS off. A driver that does not know
 /// the attribute (before CUDA 12.3) answers an error: taken as "not known
