@@ -212,62 +212,79 @@ macro_rules! float_kernel {
     }};
 }
 
-/// Reinterprets raw bytes as slices of `T`: the bytes themselves where both
-/// are aligned for `T`, else copies in `tmp` (which `write_back` copies
-/// into `b` afterwards).
-#[inline(always)]
-fn slices<'x, T: Copy + Default>(
-    a: &'x [u8],
-    b: &'x mut [u8],
-    n: usize,
-    tmp: &'x mut Option<(Vec<T>, Vec<T>)>,
-) -> (&'x [T], &'x mut [T]) {
-    let sz = std::mem::size_of::<T>();
-    debug_assert!(a.len() >= n * sz && b.len() >= n * sz);
-    let aligned = |p: *const u8| (p as usize) % std::mem::align_of::<T>() == 0;
-    if aligned(a.as_ptr()) && aligned(b.as_ptr()) {
-        // SAFETY: both ranges hold n * size_of::<T>() bytes, are aligned for T, and
-        // every bit pattern is a valid T for the numeric types used here.
-        unsafe {
-            (
-                std::slice::from_raw_parts(a.as_ptr() as *const T, n),
-                std::slice::from_raw_parts_mut(b.as_mut_ptr() as *mut T, n),
-            )
-        }
-    } else {
-        let mut x = vec![T::default(); n];
-        let mut y = vec![T::default(); n];
-        // SAFETY: the vectors hold n elements of T; the byte ranges hold as many bytes.
-        unsafe {
-            std::ptr::copy_nonoverlapping(a.as_ptr(), x.as_mut_ptr() as *mut u8, n * sz);
-            std::ptr::copy_nonoverlapping(b.as_ptr(), y.as_mut_ptr() as *mut u8, n * sz);
-        }
-        let (x, y) = tmp.insert((x, y));
-        (x, y)
-    }
-}
+/// Unaligned operands are reduced through aligned copies on the stack of
+/// this many bytes at a time (a copy of every operand in one allocation
+/// made each large accumulate that arrived unaligned in a network buffer
+/// cost page faults: docs/performance.md).
+const CHUNK_BYTES: usize = 4096;
 
-/// The result left in `tmp` by `slices`, into `b`.
+/// Whether `p` is aligned for `T`.
 #[inline(always)]
-fn write_back<T>(tmp: Option<(Vec<T>, Vec<T>)>, b: &mut [u8]) {
-    if let Some((_, y)) = tmp {
-        let len = std::mem::size_of_val(&y[..]);
-        // SAFETY: `y` holds `len` bytes and `b` at least as many (`slices`).
-        unsafe { std::ptr::copy_nonoverlapping(y.as_ptr() as *const u8, b.as_mut_ptr(), len) };
-    }
+fn aligned_for<T>(p: *const u8) -> bool {
+    (p as usize) % std::mem::align_of::<T>() == 0
 }
 
 /// Runs `$body` with `$x`, `$y` the bytes `$a`, `$b` as `$n` elements of
-/// `$t` (`slices`): expanded in place, so the kernel is compiled with the
-/// CPU features of the function it is in (`reduce_builtin`).
+/// `$t`: the bytes themselves where both are aligned for `$t`, else
+/// aligned copies of `CHUNK_BYTES` at a time, `$y`'s copied back after
+/// each (the kernels are element-wise, and a chunk holds an even number
+/// of elements, so complex pairs stay whole). Expanded in place, so the
+/// kernel is compiled with the CPU features of the function it is in
+/// (`reduce_builtin`), once.
 macro_rules! on_slices {
     ($t:ty, $a:expr, $b:expr, $n:expr, |$x:ident, $y:ident| $body:expr) => {{
-        let mut tmp: Option<(Vec<$t>, Vec<$t>)> = None;
-        {
-            let ($x, $y) = slices::<$t>($a, $b, $n, &mut tmp);
+        let (a, b, n): (&[u8], &mut [u8], usize) = ($a, $b, $n);
+        const K: usize = CHUNK_BYTES / std::mem::size_of::<$t>();
+        const SZ: usize = std::mem::size_of::<$t>();
+        const _: () = assert!(K % 2 == 0);
+        debug_assert!(a.len() >= n * SZ && b.len() >= n * SZ);
+        let direct = aligned_for::<$t>(a.as_ptr()) && aligned_for::<$t>(b.as_ptr());
+        let mut xs = [std::mem::MaybeUninit::<$t>::uninit(); K];
+        let mut ys = [std::mem::MaybeUninit::<$t>::uninit(); K];
+        let mut at = 0;
+        while at < n {
+            let m = if direct { n } else { K.min(n - at) };
+            let (lo, len) = (at * SZ, m * SZ);
+            // SAFETY: [lo, lo + len) lies in both byte ranges (n elements);
+            // direct: both are aligned for $t, and every bit pattern is a
+            // valid $t for the numeric types used here; otherwise the m
+            // elements of xs and ys are written from those bytes first.
+            let ($x, $y) = unsafe {
+                if direct {
+                    (
+                        std::slice::from_raw_parts(a.as_ptr().add(lo) as *const $t, m),
+                        std::slice::from_raw_parts_mut(b.as_mut_ptr().add(lo) as *mut $t, m),
+                    )
+                } else {
+                    std::ptr::copy_nonoverlapping(
+                        a.as_ptr().add(lo),
+                        xs.as_mut_ptr() as *mut u8,
+                        len,
+                    );
+                    std::ptr::copy_nonoverlapping(
+                        b.as_ptr().add(lo),
+                        ys.as_mut_ptr() as *mut u8,
+                        len,
+                    );
+                    (
+                        std::slice::from_raw_parts(xs.as_ptr() as *const $t, m),
+                        std::slice::from_raw_parts_mut(ys.as_mut_ptr() as *mut $t, m),
+                    )
+                }
+            };
             $body;
+            if !direct {
+                // SAFETY: ys holds m elements (len bytes); b's range as above.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        ys.as_ptr() as *const u8,
+                        b.as_mut_ptr().add(lo),
+                        len,
+                    )
+                };
+            }
+            at += m;
         }
-        write_back(tmp, $b);
     }};
 }
 
@@ -632,6 +649,60 @@ mod tests {
             }
         }
         assert!(checked > 200, "{checked}");
+    }
+
+    /// Unaligned operands (either or both) give the bytes that aligned
+    /// copies of them give, across the stack chunks' boundaries
+    /// (`on_slices`), for each element size and complex pairs.
+    #[test]
+    fn unaligned_operands_reduce_like_aligned_ones() {
+        use crate::base::consts::*;
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let cases = [
+            (MPI_DOUBLE, MPI_SUM),
+            (MPI_FLOAT, MPI_MAX),
+            (MPI_INT, MPI_PROD),
+            (MPI_INT16_T, MPI_SUM),
+            (MPI_INT8_T, MPI_BXOR),
+            (MPI_C_DOUBLE_COMPLEX, MPI_PROD),
+            (MPI_C_FLOAT_COMPLEX, MPI_PROD),
+        ];
+        for (dt, op) in cases {
+            let size = crate::base::handles::type_size(dt).unwrap();
+            let e = check(op, dt).unwrap();
+            // Below, at and across the 4 KiB chunks.
+            for n in [5usize, 4096 / size, 4096 / size + 3, 3 * 4096 / size + 7] {
+                for (oa, ob) in [(1usize, 0usize), (0, 3), (5, 2)] {
+                    let a: Vec<u8> = (0..n * size + 8).map(|_| next() as u8).collect();
+                    let b: Vec<u8> = (0..n * size + 8).map(|_| next() as u8).collect();
+                    let want = {
+                        let (x, mut y) =
+                            (a[oa..oa + n * size].to_vec(), b[ob..ob + n * size].to_vec());
+                        reduce_builtin(op, e, n, &x, &mut y);
+                        y
+                    };
+                    let mut bb = b.clone();
+                    reduce_builtin(op, e, n, &a[oa..oa + n * size], &mut bb[ob..ob + n * size]);
+                    assert_eq!(
+                        &bb[ob..ob + n * size],
+                        &want[..],
+                        "type {dt:#x} op {op:#x} n {n} offsets {oa} {ob}"
+                    );
+                    assert_eq!(&bb[..ob], &b[..ob], "bytes before the operand changed");
+                    assert_eq!(
+                        &bb[ob + n * size..],
+                        &b[ob + n * size..],
+                        "bytes after changed"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
