@@ -401,6 +401,10 @@ impl Remote {
                         .and_then(|v| self.answer(t, v))
                         .and_then(|v| {
                             let want: usize = dsts.iter().map(|d| d.1).sum();
+                            // A get's bytes landed as they arrived (`send_into`).
+                            if v.is_empty() && !dsts.is_empty() {
+                                return Ok(());
+                            }
                             if v.len() != want {
                                 return Err(err!(
                                     MPI_ERR_INTERN,
@@ -717,15 +721,19 @@ fn serve_checked(
         }
         return Ok(Ok(Vec::new()));
     }
-    let mut cur = vec![0u8; n];
+    // Room for the status byte `serve` adds; not zeroed (every byte is
+    // copied in below).
+    let mut cur = crate::transport::ucx::rma::reply_buffer(n + 1);
     let mut at = 0;
     for &(p, l, dev) in &segs {
         // SAFETY: the segment lies in this process's window memory (checked
         // above), alive while the window is registered (attached memory:
-        // while `lock` is held).
+        // while `lock` is held); `cur` has room for n bytes.
         unsafe { w.copy(cur.as_mut_ptr().add(at), p as *const u8, l, dev)? };
         at += l;
     }
+    // SAFETY: the segments' n bytes were written above.
+    unsafe { cur.set_len(n) };
     if kind == KIND_GET {
         return Ok(Ok(cur));
     }
@@ -961,10 +969,13 @@ impl Remote {
             rel,
             Cow::Owned(Vec::new()),
         );
-        let t = self
-            .rma
-            .send(self.peers[r].ep, &h, d.into_owned())
-            .map_err(ucx_err)?;
+        // SAFETY: every destination stays writable until the flush that
+        // waits for this reply (`get_later`'s contract).
+        let t = unsafe {
+            self.rma
+                .send_into(self.peers[r].ep, &h, d.into_owned(), dsts.clone(), DONE)
+        }
+        .map_err(ucx_err)?;
         self.inflight[r].borrow_mut().push((t, dsts));
         Ok(())
     }

@@ -53,6 +53,13 @@ pub fn set_server(f: Serve) {
 const AM_REQ: u32 = 1;
 const AM_REP: u32 = 2;
 
+/// Where a reply's bytes go (`Rma::send_into`): (address, length) of each
+/// piece in order, and the byte that ends a reply that lands.
+struct Landing {
+    dsts: Vec<(usize, usize)>,
+    ok: u8,
+}
+
 /// A reply UCX still sends: its request, header and bytes.
 type Sending = (usize, Box<[u8; 8]>, Vec<u8>);
 /// A request UCX still sends: (request, header, data).
@@ -63,6 +70,8 @@ type Posted = (usize, Vec<u8>, Vec<u8>);
 struct Am {
     /// Replies that arrived, by token.
     replies: Mutex<HashMap<u64, Vec<u8>>>,
+    /// Where the replies to some requests land (`send_into`), by token.
+    landing: Mutex<HashMap<u64, Landing>>,
     /// Replies to send (the peer's reply endpoint, token, bytes): sent by
     /// `pump` after the worker's progress returns, not from its callback.
     todo: Mutex<Vec<(usize, u64, Vec<u8>)>>,
@@ -140,9 +149,32 @@ unsafe extern "C" fn on_reply(
     let h = bytes(header, header_length);
     if h.len() == 8 {
         let token = u64::from_le_bytes(h.try_into().unwrap());
-        lock(&am.replies).insert(token, bytes(data, length).to_vec());
+        let v = bytes(data, length);
+        let reply = match lock(&am.landing).remove(&token) {
+            Some(l) if land(&l, v) => vec![l.ok],
+            _ => v.to_vec(),
+        };
+        lock(&am.replies).insert(token, reply);
     }
     sys::ucs_status_t_UCS_OK
+}
+
+/// Copies a reply `v` into its landing places where it is their bytes and
+/// the ending byte (`Landing::ok`); false (nothing copied) otherwise.
+fn land(l: &Landing, v: &[u8]) -> bool {
+    let want: usize = l.dsts.iter().map(|d| d.1).sum();
+    if v.len() != want + 1 || v[want] != l.ok {
+        return false;
+    }
+    let mut at = 0;
+    for &(dst, n) in &l.dsts {
+        // SAFETY: each landing place is n writable bytes that the sender
+        // of the request keeps for the reply (`send_into`'s contract);
+        // [at, at + n) lies in `v`.
+        unsafe { std::ptr::copy_nonoverlapping(v.as_ptr().add(at), dst as *mut u8, n) };
+        at += n;
+    }
+    true
 }
 
 // SAFETY: the worker was created in UCS_THREAD_MODE_MULTI (checked in
@@ -250,6 +282,19 @@ impl Rma {
                 // RMA worker also reaches them (and this rank) for the
                 // window's atomics, over the network transports and self.
                 let (k, v) = (CString::new("TLS").unwrap(), CString::new("^sm").unwrap());
+                lib.ucp_config_modify(config, k.as_ptr(), v.as_ptr());
+            }
+            if std::env::var_os("UCX_TCP_RX_SEG_SIZE").is_none() {
+                // Over tcp an active message is one fragment up to the
+                // receive segment (64 KiB by default), headers included:
+                // a 64 KiB get's answer or put's request then went as two,
+                // reassembled by copies at the receiver. With 256 KiB
+                // segments, 64 KiB gets across two pretend hosts went from
+                // 0.8-0.95 to 1.3-1.5 GB/s (docs/performance.md).
+                let (k, v) = (
+                    CString::new("RX_SEG_SIZE").unwrap(),
+                    CString::new(RX_SEG).unwrap(),
+                );
                 lib.ucp_config_modify(config, k.as_ptr(), v.as_ptr());
             }
             let mut params: sys::ucp_params_t = std::mem::zeroed();
@@ -816,8 +861,11 @@ impl Rma {
             };
             if !r.is_null() && !ptr_is_err(r) {
                 lock(&self.am.sending).push((r as usize, head, reply));
+            } else {
+                // Sent already, or an error: the origin is gone, and its
+                // failure ends the job.
+                give_reply_buffer(reply);
             }
-            // An error: the origin is gone, and its failure ends the job.
         }
         let lib = self.lib;
         let done = |r: usize| {
@@ -831,7 +879,17 @@ impl Rma {
             unsafe { lib.ucp_request_free(r) };
             true
         };
-        lock(&self.am.sending).retain(|&(r, _, _)| !done(r));
+        let mut spare = Vec::new();
+        lock(&self.am.sending).retain_mut(|(r, _, reply)| {
+            let d = done(*r);
+            if d {
+                spare.push(std::mem::take(reply));
+            }
+            !d
+        });
+        for v in spare {
+            give_reply_buffer(v);
+        }
         lock(&self.am.posted).retain(|&(r, _, _)| !done(r));
         sent
     }
@@ -856,6 +914,17 @@ impl Rma {
     /// the worker until UCX has sent them (`pump` retires them).
     pub fn send(&self, ep: Ep, header: &[u8], data: Vec<u8>) -> Result<u64, String> {
         let token = self.am.next.fetch_add(1, Ordering::Relaxed);
+        self.post_request(ep, token, header, data)
+    }
+
+    /// `send`'s sending, under `token`.
+    fn post_request(
+        &self,
+        ep: Ep,
+        token: u64,
+        header: &[u8],
+        data: Vec<u8>,
+    ) -> Result<u64, String> {
         let mut head = token.to_le_bytes().to_vec();
         head.extend_from_slice(header);
         // SAFETY: `head` and `data` move into `posted` below (their heap
@@ -873,6 +942,29 @@ impl Rma {
         Ok(token)
     }
 
+    /// `send`, with the reply's bytes copied into `dsts` ((address, length)
+    /// of each piece, in order) as it arrives, where it is those bytes and
+    /// then `ok`: the reply is then `[ok]` alone; otherwise (an error's
+    /// text) it is kept whole, nothing copied.
+    ///
+    /// # Safety
+    /// Each of `dsts` is writable for its length until `reply(token)`
+    /// returns.
+    pub unsafe fn send_into(
+        &self,
+        ep: Ep,
+        header: &[u8],
+        data: Vec<u8>,
+        dsts: Vec<(usize, usize)>,
+        ok: u8,
+    ) -> Result<u64, String> {
+        let token = self.am.next.fetch_add(1, Ordering::Relaxed);
+        lock(&self.am.landing).insert(token, Landing { dsts, ok });
+        self.post_request(ep, token, header, data).inspect_err(|_| {
+            lock(&self.am.landing).remove(&token);
+        })
+    }
+
     /// Waits for the reply to request `token` sent to `ep`.
     pub fn reply(&self, ep: Ep, token: u64) -> Result<Vec<u8>, String> {
         let mut spins = 0u32;
@@ -881,6 +973,8 @@ impl Rma {
                 return Ok(v);
             }
             if self.failed(ep) {
+                // Its reply can no longer arrive: nothing lands later.
+                lock(&self.am.landing).remove(&token);
                 return Err("the target's endpoint failed (its process or host is gone)".into());
             }
             // SAFETY: multi-threaded worker.
@@ -935,6 +1029,43 @@ impl Rma {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .contains(&ep.0)
+    }
+}
+
+/// The RMA worker's tcp receive segment (`UCX_TCP_RX_SEG_SIZE` unless
+/// set): one fragment per active message up to this size.
+const RX_SEG: &str = "256k";
+
+/// Reply buffers whose sends are over, kept for the next replies
+/// (`reply_buffer`): a 64 KiB get's answer otherwise took a fresh
+/// allocation each time, which the heap gave back to the kernel and took
+/// again, a page fault per 4 KiB.
+static SPARE: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
+/// Kept buffers: at most this many, of at least `SPARE_MIN` bytes.
+const SPARE_MAX: usize = 16;
+const SPARE_MIN: usize = 4096;
+
+/// An empty buffer with room for `cap` bytes, for a reply to a peer's
+/// request (a kept one where one is large enough).
+pub fn reply_buffer(cap: usize) -> Vec<u8> {
+    if cap >= SPARE_MIN {
+        let mut s = lock(&SPARE);
+        if let Some(i) = s.iter().position(|v| v.capacity() >= cap) {
+            let mut v = s.swap_remove(i);
+            v.clear();
+            return v;
+        }
+    }
+    Vec::with_capacity(cap)
+}
+
+/// Keeps a sent reply's buffer for `reply_buffer`.
+fn give_reply_buffer(v: Vec<u8>) {
+    if v.capacity() >= SPARE_MIN {
+        let mut s = lock(&SPARE);
+        if s.len() < SPARE_MAX {
+            s.push(v);
+        }
     }
 }
 
