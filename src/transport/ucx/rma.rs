@@ -284,19 +284,7 @@ impl Rma {
                 let (k, v) = (CString::new("TLS").unwrap(), CString::new("^sm").unwrap());
                 lib.ucp_config_modify(config, k.as_ptr(), v.as_ptr());
             }
-            if std::env::var_os("UCX_TCP_RX_SEG_SIZE").is_none() {
-                // Over tcp an active message is one fragment up to the
-                // receive segment (64 KiB by default), headers included:
-                // a 64 KiB get's answer or put's request then went as two,
-                // reassembled by copies at the receiver. With 256 KiB
-                // segments, 64 KiB gets across two pretend hosts went from
-                // 0.8-0.95 to 1.3-1.5 GB/s (docs/performance.md).
-                let (k, v) = (
-                    CString::new("RX_SEG_SIZE").unwrap(),
-                    CString::new(RX_SEG).unwrap(),
-                );
-                lib.ucp_config_modify(config, k.as_ptr(), v.as_ptr());
-            }
+            super::set_rx_segment(lib, config);
             let mut params: sys::ucp_params_t = std::mem::zeroed();
             params.field_mask = sys::ucp_params_field_UCP_PARAM_FIELD_FEATURES as u64;
             params.features = (sys::ucp_feature_UCP_FEATURE_RMA
@@ -1031,10 +1019,6 @@ impl Rma {
             .contains(&ep.0)
     }
 }
-
-/// The RMA worker's tcp receive segment (`UCX_TCP_RX_SEG_SIZE` unless
-/// set): one fragment per active message up to this size.
-const RX_SEG: &str = "256k";
 
 /// Reply buffers whose sends are over, kept for the next replies
 /// (`reply_buffer`): a 64 KiB get's answer otherwise took a fresh
