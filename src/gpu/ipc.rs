@@ -332,6 +332,7 @@ pub fn shares_gpu(peer: usize, id: u64) -> bool {
 
 /// Marks a `gpu_without_mps` word: the GPU runs without MPS; the bits
 /// below name it.
+/// cbindgen:ignore
 pub const NO_MPS: u32 = 1 << 28;
 
 /// For the single-copy collectives, which publish it beside their device
