@@ -457,6 +457,57 @@ static void events(void) {
           seen.algo_calls - algos);
 }
 
+/* A callback that frees another registration of the same event: the
+   freed one's callback is not called after its free, not even for the
+   event being delivered (its tool may have released what it uses). */
+static MPI_T_event_registration other;
+static int other_freed, other_calls_after, other_calls;
+
+static void on_freed_other(MPI_T_event_registration r, MPI_T_cb_safety level, void *user) {
+    (void)r, (void)level, (void)user;
+    other_freed = 1;
+}
+
+static int event_tag(MPI_T_event_instance e) {
+    int tag = -1;
+    T(MPI_T_event_read(e, 1, &tag));
+    return tag;
+}
+
+static void on_first(MPI_T_event_instance e, MPI_T_event_registration r, MPI_T_cb_safety level, void *user) {
+    (void)r, (void)level, (void)user;
+    if (event_tag(e) != 44 || other_freed) return;
+    T(MPI_T_event_handle_free(other, NULL, on_freed_other));
+}
+
+static void on_second(MPI_T_event_instance e, MPI_T_event_registration r, MPI_T_cb_safety level, void *user) {
+    (void)r, (void)level, (void)user;
+    if (event_tag(e) != 44) return;
+    other_calls++;
+    if (other_freed) other_calls_after++;
+}
+
+static void free_in_callback(void) {
+    if (size < 2) return;
+    int ui = -1;
+    T(MPI_T_event_get_index("oxmpi_unexpected_message", &ui));
+    MPI_T_event_registration first;
+    T(MPI_T_event_handle_alloc(ui, NULL, MPI_INFO_NULL, &first));
+    T(MPI_T_event_handle_alloc(ui, NULL, MPI_INFO_NULL, &other));
+    T(MPI_T_event_register_callback(first, MPI_T_CB_REQUIRE_MPI_RESTRICTED, MPI_INFO_NULL, NULL, on_first));
+    T(MPI_T_event_register_callback(other, MPI_T_CB_REQUIRE_MPI_RESTRICTED, MPI_INFO_NULL, NULL, on_second));
+    MPI_Barrier(MPI_COMM_WORLD);
+    unexpected_one(44, 4);
+    if (rank == 0) {
+        CHECK(other_freed, "the callback did not free the other registration");
+        CHECK(other_calls_after == 0, "a freed registration's callback was called %d times after its free",
+              other_calls_after);
+    }
+    T(MPI_T_event_handle_free(first, NULL, NULL));
+    if (rank != 0) T(MPI_T_event_handle_free(other, NULL, NULL));
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv) {
     int provided = -1;
     /* Before MPI_Init: not initialized, then initialized. */
@@ -487,6 +538,7 @@ int main(int argc, char **argv) {
     algorithms();
     categories();
     events();
+    free_in_callback();
     /* A session's handles go with it; a freed session is invalid. */
     MPI_T_pvar_session s2 = session;
     T(MPI_T_pvar_session_free(&session));

@@ -199,7 +199,13 @@ pub mod ev {
         pub callbacks: [Option<(Callback, usize)>; LEVELS],
         pub dropped: u64,
         pub dropped_cb: Option<Dropped>,
+        /// Its number among all registrations (a freed one's handle may
+        /// come back for a new one).
+        serial: u64,
     }
+
+    /// The next registration's `serial`.
+    static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
     /// Live registrations (their handles: the boxes' addresses).
     static REGS: Mutex<Vec<usize>> = Mutex::new(Vec::new());
@@ -214,6 +220,8 @@ pub mod ev {
             callbacks: [None; LEVELS],
             dropped: 0,
             dropped_cb: None,
+            // Relaxed: only distinctness matters.
+            serial: SERIAL.fetch_add(1, Relaxed),
         }));
         REGS.lock().push(r as usize);
         r.cast()
@@ -286,7 +294,7 @@ pub mod ev {
         };
         // The callbacks to call, taken under the lock and called after it
         // (a callback may read the event, which takes no lock).
-        type Call = (usize, Callback, usize, usize, Option<(Dropped, u64)>);
+        type Call = (usize, u64, usize, Option<(Dropped, u64)>);
         let calls: Vec<Call> = {
             let regs = REGS.lock();
             regs.iter()
@@ -296,13 +304,13 @@ pub mod ev {
                     if r.kind != kind {
                         return None;
                     }
-                    match (CONTEXT_LEVEL..LEVELS).find_map(|l| r.callbacks[l].map(|c| (l, c))) {
-                        Some((l, (cb, user))) => {
+                    match (CONTEXT_LEVEL..LEVELS).find(|&l| r.callbacks[l].is_some()) {
+                        Some(l) => {
                             let missed = r
                                 .dropped_cb
                                 .filter(|_| r.dropped > 0)
                                 .map(|d| (d, std::mem::take(&mut r.dropped)));
-                            Some((h, cb, user, l, missed))
+                            Some((h, r.serial, l, missed))
                         }
                         None => {
                             r.dropped += 1;
@@ -312,7 +320,17 @@ pub mod ev {
                 })
                 .collect()
         };
-        for (h, cb, user, level, missed) in calls {
+        for (h, serial, level, missed) in calls {
+            // The callback as it is now: an earlier callback of this event
+            // may have freed this registration (MPI_T_event_handle_free;
+            // its tool may have released what the callback uses) or
+            // changed its callback; a freed one is not called.
+            let now = with(h as *mut c_void, |r| {
+                (r.serial == serial).then_some(r.callbacks[level]).flatten()
+            });
+            let Some(Some((cb, user))) = now else {
+                continue;
+            };
             if let Some((d, n)) = missed {
                 // SAFETY: the tool's dropped handler with the standard's
                 // arguments (source 0: the one source).
