@@ -1048,23 +1048,13 @@ unsafe fn pull(
     // A host source, or a device source's host copy (which lies at its
     // output's address, `Buffers::bounce`), into my device memory.
     let host_pieces = |from: usize| {
-        let piece = piece_bytes(1) * 16;
-        let mut tmp = crate::core::pool::take(piece.min(len));
-        let r = (|| -> Result<()> {
-            let mut at = 0;
-            while at < len {
-                let l = piece.min(len - at);
-                // SAFETY: tmp holds l bytes; [at, at + l) lies in both.
-                unsafe {
-                    cma_from(b, i, from + off + at, tmp.as_mut_ptr(), l)?;
-                    crate::gpu::copy(dst.add(at), tmp.as_ptr(), l)?;
-                }
-                at += l;
+        by_host_pieces(len, |tmp, at, l| {
+            // SAFETY: tmp holds l bytes; [at, at + l) lies in both ranges.
+            unsafe {
+                cma_from(b, i, from + off + at, tmp, l)?;
+                crate::gpu::copy(dst.add(at), tmp, l)
             }
-            Ok(())
-        })();
-        crate::core::pool::give(tmp);
-        r
+        })
     };
     match (b.dev, dev) {
         // SAFETY: the caller's contract.
@@ -1105,21 +1095,32 @@ unsafe fn push(
         // SAFETY: the caller's contract.
         return unsafe { cma_to(b, i, b.dst + off, src, len) };
     }
+    by_host_pieces(len, |tmp, at, l| {
+        // SAFETY: tmp holds l bytes; [at, at + l) lies in both ranges.
+        unsafe {
+            crate::gpu::copy(tmp, src.add(at), l)?;
+            cma_to(b, i, b.dst + off + at, tmp, l)
+        }
+    })
+}
+
+/// Moves `len` bytes a piece at a time through a host buffer from the
+/// pool (between device memory and another process): `step(tmp, at, l)`
+/// moves bytes [at, at + l) through `tmp`, which holds `l` bytes; the
+/// first error ends it.
+fn by_host_pieces(
+    len: usize,
+    mut step: impl FnMut(*mut u8, usize, usize) -> Result<()>,
+) -> Result<()> {
     let piece = piece_bytes(1) * 16;
     let mut tmp = crate::core::pool::take(piece.min(len));
-    let r = (|| -> Result<()> {
-        let mut at = 0;
-        while at < len {
-            let l = piece.min(len - at);
-            // SAFETY: tmp holds l bytes; [at, at + l) lies in both.
-            unsafe {
-                crate::gpu::copy(tmp.as_mut_ptr(), src.add(at), l)?;
-                cma_to(b, i, b.dst + off + at, tmp.as_ptr(), l)?;
-            }
-            at += l;
-        }
-        Ok(())
-    })();
+    let mut at = 0;
+    let mut r = Ok(());
+    while at < len && r.is_ok() {
+        let l = piece.min(len - at);
+        r = step(tmp.as_mut_ptr(), at, l);
+        at += l;
+    }
     crate::core::pool::give(tmp);
     r
 }
