@@ -201,6 +201,84 @@ unsafe extern "C" fn on_am(
     sys::ucs_status_t_UCS_OK
 }
 
+/// A context with `features` and one worker in thread `mode` with wakeup
+/// events (RX and TX), and the worker's address: the part our two UCX
+/// contexts share (the link's, `Ucx::new`, and the RMA worker's,
+/// `rma::Rma`). Without the user's `UCX_TLS`, UCX may use every transport
+/// but shared memory (`^sm`: shared memory between the ranks of a node is
+/// ours); tcp's receive segment as `set_rx_segment` says. `what` follows
+/// the failing call's name in an error ("" or " (RMA)"); nothing is left
+/// made on an error.
+///
+/// # Safety
+/// Plain C calls on the loaded library; the caller owns the context and
+/// worker returned (destroys them, or keeps them for the process's life).
+pub(crate) unsafe fn open_worker(
+    lib: &'static sys::Ucp,
+    features: u32,
+    mode: sys::ucs_thread_mode_t,
+    what: &str,
+) -> Result<(sys::ucp_context_h, sys::ucp_worker_h, Vec<u8>), String> {
+    let fail = |call: &str, s: sys::ucs_status_t| format!("{call}{what}: {}", status_text(lib, s));
+    // SAFETY: plain C calls with valid out-pointers; what is made is
+    // destroyed on the error paths below.
+    unsafe {
+        let mut config: *mut sys::ucp_config_t = std::ptr::null_mut();
+        let s = lib.ucp_config_read(std::ptr::null(), std::ptr::null(), &mut config);
+        if s != sys::ucs_status_t_UCS_OK {
+            return Err(fail("ucp_config_read", s));
+        }
+        if std::env::var_os("UCX_TLS").is_none() {
+            let (k, v) = (CString::new("TLS").unwrap(), CString::new("^sm").unwrap());
+            let s = lib.ucp_config_modify(config, k.as_ptr(), v.as_ptr());
+            if s != sys::ucs_status_t_UCS_OK {
+                lib.ucp_config_release(config);
+                return Err(fail("ucp_config_modify(TLS)", s));
+            }
+        }
+        set_rx_segment(lib, config);
+        let mut params: sys::ucp_params_t = std::mem::zeroed();
+        params.field_mask = sys::ucp_params_field_UCP_PARAM_FIELD_FEATURES as u64;
+        params.features = features as u64;
+        let mut context: sys::ucp_context_h = std::ptr::null_mut();
+        let s = lib.ucp_init_version(
+            sys::UCP_API_MAJOR,
+            sys::UCP_API_MINOR,
+            &params,
+            config,
+            &mut context,
+        );
+        lib.ucp_config_release(config);
+        if s != sys::ucs_status_t_UCS_OK {
+            return Err(fail("ucp_init", s));
+        }
+        let mut wp: sys::ucp_worker_params_t = std::mem::zeroed();
+        wp.field_mask = (sys::ucp_worker_params_field_UCP_WORKER_PARAM_FIELD_THREAD_MODE
+            | sys::ucp_worker_params_field_UCP_WORKER_PARAM_FIELD_EVENTS)
+            as u64;
+        wp.thread_mode = mode;
+        wp.events =
+            sys::ucp_wakeup_event_types_UCP_WAKEUP_RX | sys::ucp_wakeup_event_types_UCP_WAKEUP_TX;
+        let mut worker: sys::ucp_worker_h = std::ptr::null_mut();
+        let s = lib.ucp_worker_create(context, &wp, &mut worker);
+        if s != sys::ucs_status_t_UCS_OK {
+            lib.ucp_cleanup(context);
+            return Err(fail("ucp_worker_create", s));
+        }
+        let mut a: *mut sys::ucp_address_t = std::ptr::null_mut();
+        let mut alen = 0usize;
+        let s = lib.ucp_worker_get_address(worker, &mut a, &mut alen);
+        if s != sys::ucs_status_t_UCS_OK {
+            lib.ucp_worker_destroy(worker);
+            lib.ucp_cleanup(context);
+            return Err(fail("ucp_worker_get_address", s));
+        }
+        let address = std::slice::from_raw_parts(a as *const u8, alen).to_vec();
+        lib.ucp_worker_release_address(worker, a);
+        Ok((context, worker, address))
+    }
+}
+
 /// The tcp transport's receive segment for our contexts, unless the user
 /// set `UCX_TCP_RX_SEG_SIZE`: over tcp an active message travels as one
 /// fragment up to the receive segment, headers included (64 KiB by
@@ -238,59 +316,12 @@ impl Ucx {
         // SAFETY: plain C calls with valid out-pointers; every object made
         // here is destroyed in Drop (or on the error paths below).
         unsafe {
-            let mut config: *mut sys::ucp_config_t = std::ptr::null_mut();
-            let s = lib.ucp_config_read(std::ptr::null(), std::ptr::null(), &mut config);
-            if s != sys::ucs_status_t_UCS_OK {
-                return Err(fail("ucp_config_read", s));
-            }
-            if std::env::var_os("UCX_TLS").is_none() {
-                let (k, v) = (CString::new("TLS").unwrap(), CString::new("^sm").unwrap());
-                let s = lib.ucp_config_modify(config, k.as_ptr(), v.as_ptr());
-                if s != sys::ucs_status_t_UCS_OK {
-                    lib.ucp_config_release(config);
-                    return Err(fail("ucp_config_modify(TLS)", s));
-                }
-            }
-            set_rx_segment(lib, config);
-            let mut params: sys::ucp_params_t = std::mem::zeroed();
-            params.field_mask = sys::ucp_params_field_UCP_PARAM_FIELD_FEATURES as u64;
-            params.features =
-                (sys::ucp_feature_UCP_FEATURE_AM | sys::ucp_feature_UCP_FEATURE_WAKEUP) as u64;
-            let mut context: sys::ucp_context_h = std::ptr::null_mut();
-            let s = lib.ucp_init_version(
-                sys::UCP_API_MAJOR,
-                sys::UCP_API_MINOR,
-                &params,
-                config,
-                &mut context,
-            );
-            lib.ucp_config_release(config);
-            if s != sys::ucs_status_t_UCS_OK {
-                return Err(fail("ucp_init", s));
-            }
-            let mut wp: sys::ucp_worker_params_t = std::mem::zeroed();
-            wp.field_mask = (sys::ucp_worker_params_field_UCP_WORKER_PARAM_FIELD_THREAD_MODE
-                | sys::ucp_worker_params_field_UCP_WORKER_PARAM_FIELD_EVENTS)
-                as u64;
-            wp.thread_mode = sys::ucs_thread_mode_t_UCS_THREAD_MODE_SINGLE;
-            wp.events = sys::ucp_wakeup_event_types_UCP_WAKEUP_RX
-                | sys::ucp_wakeup_event_types_UCP_WAKEUP_TX;
-            let mut worker: sys::ucp_worker_h = std::ptr::null_mut();
-            let s = lib.ucp_worker_create(context, &wp, &mut worker);
-            if s != sys::ucs_status_t_UCS_OK {
-                lib.ucp_cleanup(context);
-                return Err(fail("ucp_worker_create", s));
-            }
-            let mut a: *mut sys::ucp_address_t = std::ptr::null_mut();
-            let mut alen = 0usize;
-            let s = lib.ucp_worker_get_address(worker, &mut a, &mut alen);
-            if s != sys::ucs_status_t_UCS_OK {
-                lib.ucp_worker_destroy(worker);
-                lib.ucp_cleanup(context);
-                return Err(fail("ucp_worker_get_address", s));
-            }
-            let address = std::slice::from_raw_parts(a as *const u8, alen).to_vec();
-            lib.ucp_worker_release_address(worker, a);
+            let (context, worker, address) = open_worker(
+                lib,
+                sys::ucp_feature_UCP_FEATURE_AM | sys::ucp_feature_UCP_FEATURE_WAKEUP,
+                sys::ucs_thread_mode_t_UCS_THREAD_MODE_SINGLE,
+                "",
+            )?;
             let mut efd = -1;
             if lib.ucp_worker_get_efd(worker, &mut efd) != sys::ucs_status_t_UCS_OK {
                 efd = -1; // waiting then sleeps in short steps, as without UCX

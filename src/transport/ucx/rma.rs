@@ -18,7 +18,7 @@
 use super::sys;
 use super::{ptr_is_err, ptr_status, status_text};
 use std::collections::HashMap;
-use std::ffi::{c_void, CString};
+use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
@@ -272,51 +272,16 @@ impl Rma {
         // SAFETY: plain C calls with valid out-pointers; objects made here
         // live until the process ends.
         unsafe {
-            let mut config: *mut sys::ucp_config_t = std::ptr::null_mut();
-            let s = lib.ucp_config_read(std::ptr::null(), std::ptr::null(), &mut config);
-            if s != sys::ucs_status_t_UCS_OK {
-                return Err(fail("ucp_config_read", s));
-            }
-            if std::env::var_os("UCX_TLS").is_none() {
-                // Shared memory between the ranks of a node is ours; the
-                // RMA worker also reaches them (and this rank) for the
-                // window's atomics, over the network transports and self.
-                let (k, v) = (CString::new("TLS").unwrap(), CString::new("^sm").unwrap());
-                lib.ucp_config_modify(config, k.as_ptr(), v.as_ptr());
-            }
-            super::set_rx_segment(lib, config);
-            let mut params: sys::ucp_params_t = std::mem::zeroed();
-            params.field_mask = sys::ucp_params_field_UCP_PARAM_FIELD_FEATURES as u64;
-            params.features = (sys::ucp_feature_UCP_FEATURE_RMA
-                | sys::ucp_feature_UCP_FEATURE_AM
-                | sys::ucp_feature_UCP_FEATURE_AMO32
-                | sys::ucp_feature_UCP_FEATURE_AMO64
-                | sys::ucp_feature_UCP_FEATURE_WAKEUP) as u64;
-            let mut context: sys::ucp_context_h = std::ptr::null_mut();
-            let s = lib.ucp_init_version(
-                sys::UCP_API_MAJOR,
-                sys::UCP_API_MINOR,
-                &params,
-                config,
-                &mut context,
-            );
-            lib.ucp_config_release(config);
-            if s != sys::ucs_status_t_UCS_OK {
-                return Err(fail("ucp_init (RMA)", s));
-            }
-            let mut wp: sys::ucp_worker_params_t = std::mem::zeroed();
-            wp.field_mask = (sys::ucp_worker_params_field_UCP_WORKER_PARAM_FIELD_THREAD_MODE
-                | sys::ucp_worker_params_field_UCP_WORKER_PARAM_FIELD_EVENTS)
-                as u64;
-            wp.thread_mode = sys::ucs_thread_mode_t_UCS_THREAD_MODE_MULTI;
-            wp.events = sys::ucp_wakeup_event_types_UCP_WAKEUP_RX
-                | sys::ucp_wakeup_event_types_UCP_WAKEUP_TX;
-            let mut worker: sys::ucp_worker_h = std::ptr::null_mut();
-            let s = lib.ucp_worker_create(context, &wp, &mut worker);
-            if s != sys::ucs_status_t_UCS_OK {
-                lib.ucp_cleanup(context);
-                return Err(fail("ucp_worker_create (RMA)", s));
-            }
+            let (context, worker, address) = super::open_worker(
+                lib,
+                sys::ucp_feature_UCP_FEATURE_RMA
+                    | sys::ucp_feature_UCP_FEATURE_AM
+                    | sys::ucp_feature_UCP_FEATURE_AMO32
+                    | sys::ucp_feature_UCP_FEATURE_AMO64
+                    | sys::ucp_feature_UCP_FEATURE_WAKEUP,
+                sys::ucs_thread_mode_t_UCS_THREAD_MODE_MULTI,
+                " (RMA)",
+            )?;
             let mut wa: sys::ucp_worker_attr_t = std::mem::zeroed();
             wa.field_mask = sys::ucp_worker_attr_field_UCP_WORKER_ATTR_FIELD_THREAD_MODE as u64;
             let s = lib.ucp_worker_query(worker, &mut wa);
@@ -330,16 +295,6 @@ impl Rma {
                         .into(),
                 );
             }
-            let mut a: *mut sys::ucp_address_t = std::ptr::null_mut();
-            let mut alen = 0usize;
-            let s = lib.ucp_worker_get_address(worker, &mut a, &mut alen);
-            if s != sys::ucs_status_t_UCS_OK {
-                lib.ucp_worker_destroy(worker);
-                lib.ucp_cleanup(context);
-                return Err(fail("ucp_worker_get_address (RMA)", s));
-            }
-            let address = std::slice::from_raw_parts(a as *const u8, alen).to_vec();
-            lib.ucp_worker_release_address(worker, a);
             let am: Box<Am> = Box::default();
             let handlers: [(u32, sys::ucp_am_recv_callback_t); 2] =
                 [(AM_REQ, Some(on_request)), (AM_REP, Some(on_reply))];
