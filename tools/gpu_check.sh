@@ -91,10 +91,14 @@ run)
   for c in 131072 2097152; do
     job env OXMPI_CUDA_IPC=0 OXMPI_GPU_PIPELINE_CHUNK=$c $mpirun -n 2 --timeout 60 "$out/gpu_bench" dd
   done
-  # Allreduce by CUDA IPC (the default) and staged through host memory.
+  # Allreduce by CUDA IPC (the default) and staged through host memory;
+  # without MPS the default stages calls whose slices are below
+  # OXMPI_CUDA_IPC_SHARED_MIN, so IPC at every size (minimum 0) beside it
+  # gives the collectives' own crossover.
   for n in 2 4; do
     job $mpirun -n $n --timeout 60 "$out/gpu_bench" allreduce
     job env OXMPI_CUDA_IPC=0 $mpirun -n $n --timeout 60 "$out/gpu_bench" allreduce
+    job env OXMPI_CUDA_IPC_SHARED_MIN=0 $mpirun -n $n --timeout 60 "$out/gpu_bench" allreduce
   done
   # Ranks sharing one GPU without MPS pay a switch between the processes'
   # GPU contexts whenever the GPU work alternates between them (a ping-pong,
