@@ -212,79 +212,62 @@ macro_rules! float_kernel {
     }};
 }
 
-/// Unaligned operands are reduced through aligned copies on the stack of
-/// this many bytes at a time (a copy of every operand in one allocation
-/// made each large accumulate that arrived unaligned in a network buffer
-/// cost page faults: docs/performance.md).
-const CHUNK_BYTES: usize = 4096;
-
-/// Whether `p` is aligned for `T`.
+/// Reinterprets raw bytes as slices of `T`: the bytes themselves where both
+/// are aligned for `T`, else copies in `tmp` (which `write_back` copies
+/// into `b` afterwards).
 #[inline(always)]
-fn aligned_for<T>(p: *const u8) -> bool {
-    (p as usize) % std::mem::align_of::<T>() == 0
+fn slices<'x, T: Copy + Default>(
+    a: &'x [u8],
+    b: &'x mut [u8],
+    n: usize,
+    tmp: &'x mut Option<(Vec<T>, Vec<T>)>,
+) -> (&'x [T], &'x mut [T]) {
+    let sz = std::mem::size_of::<T>();
+    debug_assert!(a.len() >= n * sz && b.len() >= n * sz);
+    let aligned = |p: *const u8| (p as usize) % std::mem::align_of::<T>() == 0;
+    if aligned(a.as_ptr()) && aligned(b.as_ptr()) {
+        // SAFETY: both ranges hold n * size_of::<T>() bytes, are aligned for T, and
+        // every bit pattern is a valid T for the numeric types used here.
+        unsafe {
+            (
+                std::slice::from_raw_parts(a.as_ptr() as *const T, n),
+                std::slice::from_raw_parts_mut(b.as_mut_ptr() as *mut T, n),
+            )
+        }
+    } else {
+        let mut x = vec![T::default(); n];
+        let mut y = vec![T::default(); n];
+        // SAFETY: the vectors hold n elements of T; the byte ranges hold as many bytes.
+        unsafe {
+            std::ptr::copy_nonoverlapping(a.as_ptr(), x.as_mut_ptr() as *mut u8, n * sz);
+            std::ptr::copy_nonoverlapping(b.as_ptr(), y.as_mut_ptr() as *mut u8, n * sz);
+        }
+        let (x, y) = tmp.insert((x, y));
+        (x, y)
+    }
+}
+
+/// The result left in `tmp` by `slices`, into `b`.
+#[inline(always)]
+fn write_back<T>(tmp: Option<(Vec<T>, Vec<T>)>, b: &mut [u8]) {
+    if let Some((_, y)) = tmp {
+        let len = std::mem::size_of_val(&y[..]);
+        // SAFETY: `y` holds `len` bytes and `b` at least as many (`slices`).
+        unsafe { std::ptr::copy_nonoverlapping(y.as_ptr() as *const u8, b.as_mut_ptr(), len) };
+    }
 }
 
 /// Runs `$body` with `$x`, `$y` the bytes `$a`, `$b` as `$n` elements of
-/// `$t`: the bytes themselves where both are aligned for `$t`, else
-/// aligned copies of `CHUNK_BYTES` at a time, `$y`'s copied back after
-/// each (the kernels are element-wise, and a chunk holds an even number
-/// of elements, so complex pairs stay whole). Expanded in place, so the
-/// kernel is compiled with the CPU features of the function it is in
-/// (`reduce_builtin`), once.
+/// `$t` (`slices`): expanded in place, so the kernel is compiled with the
+/// CPU features of the function it is in (`reduce_builtin`).
 macro_rules! on_slices {
     ($t:ty, $a:expr, $b:expr, $n:expr, |$x:ident, $y:ident| $body:expr) => {{
-        let (a, b, n): (&[u8], &mut [u8], usize) = ($a, $b, $n);
-        const K: usize = CHUNK_BYTES / std::mem::size_of::<$t>();
-        const SZ: usize = std::mem::size_of::<$t>();
-        const _: () = assert!(K % 2 == 0);
-        debug_assert!(a.len() >= n * SZ && b.len() >= n * SZ);
-        let direct = aligned_for::<$t>(a.as_ptr()) && aligned_for::<$t>(b.as_ptr());
-        let mut xs = [std::mem::MaybeUninit::<$t>::uninit(); K];
-        let mut ys = [std::mem::MaybeUninit::<$t>::uninit(); K];
-        let mut at = 0;
-        while at < n {
-            let m = if direct { n } else { K.min(n - at) };
-            let (lo, len) = (at * SZ, m * SZ);
-            // SAFETY: [lo, lo + len) lies in both byte ranges (n elements);
-            // direct: both are aligned for $t, and every bit pattern is a
-            // valid $t for the numeric types used here; otherwise the m
-            // elements of xs and ys are written from those bytes first.
-            let ($x, $y) = unsafe {
-                if direct {
-                    (
-                        std::slice::from_raw_parts(a.as_ptr().add(lo) as *const $t, m),
-                        std::slice::from_raw_parts_mut(b.as_mut_ptr().add(lo) as *mut $t, m),
-                    )
-                } else {
-                    std::ptr::copy_nonoverlapping(
-                        a.as_ptr().add(lo),
-                        xs.as_mut_ptr() as *mut u8,
-                        len,
-                    );
-                    std::ptr::copy_nonoverlapping(
-                        b.as_ptr().add(lo),
-                        ys.as_mut_ptr() as *mut u8,
-                        len,
-                    );
-                    (
-                        std::slice::from_raw_parts(xs.as_ptr() as *const $t, m),
-                        std::slice::from_raw_parts_mut(ys.as_mut_ptr() as *mut $t, m),
-                    )
-                }
-            };
+        let mut tmp: Option<(Vec<$t>, Vec<$t>)> = None;
+        {
+            let ($x, $y) = slices::<$t>($a, $b, $n, &mut tmp);
             $body;
-            if !direct {
-                // SAFETY: ys holds m elements (len bytes); b's range as above.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        ys.as_ptr() as *const u8,
-                        b.as_mut_ptr().add(lo),
-                        len,
-                    )
-                };
-            }
-            at += m;
         }
+        write_back(tmp, $b);
     }};
 }
 
@@ -456,6 +439,17 @@ fn loc_kernel<V: Copy + PartialOrd>(
 /// is taken at run time (`OXMPI_SIMD`): an accumulate of 8192 doubles took
 /// 1.27 µs with SSE2 and 0.71 µs with AVX-512 here (docs/performance.md).
 pub fn reduce_builtin(op: c_int, e: Elem, n: usize, inbuf: &[u8], inout: &mut [u8]) {
+    // Operands not aligned for their elements (an accumulate's data in a
+    // network buffer) go through aligned copies a chunk at a time; the
+    // kernels below then see aligned ones (their own fallback copies
+    // whole operands).
+    if n > 1 {
+        if let Some(es) = scalar_size(e) {
+            if (inbuf.as_ptr() as usize | inout.as_ptr() as usize) & (es - 1) != 0 {
+                return reduce_unaligned(op, e, es, n, inbuf, inout);
+            }
+        }
+    }
     // A few elements (an accumulate of one) gain nothing from vectors.
     #[cfg(target_arch = "x86_64")]
     if n >= 8 {
@@ -468,6 +462,54 @@ pub fn reduce_builtin(op: c_int, e: Elem, n: usize, inbuf: &[u8], inout: &mut [u
         }
     }
     reduce_kernels(op, e, n, inbuf, inout)
+}
+
+/// The alignment the kernels want of a numeric element kind `e` (its
+/// scalar's size: a complex number's part's); None for the kinds whose
+/// kernels read bytes (pairs, `long double`).
+fn scalar_size(e: Elem) -> Option<usize> {
+    use Elem::*;
+    Some(match e {
+        I8 | U8 | Bool | Byte => 1,
+        I16 | U16 | F16 | BF16 => 2,
+        I32 | U32 | Logical | F32 | C32 => 4,
+        I64 | U64 | F64 | C64 => 8,
+        F80 | C80 | Pair(_) => return None,
+    })
+}
+
+/// Bytes of each aligned chunk `reduce_unaligned` copies the operands
+/// into: a whole number of elements of every kind (complex ones too).
+const CHUNK_BYTES: usize = 4096;
+
+/// `reduce_builtin` of operands that are not aligned for their elements
+/// (each `es`-byte scalar; `n` elements of `e`): through aligned copies on
+/// the stack, `CHUNK_BYTES` at a time, the result copied back after each.
+/// Two zeroed heap copies of whole 64 KiB operands made each such
+/// accumulate across hosts pay page faults (docs/performance.md); kept
+/// out of line so the aligned path's frame stays small.
+#[inline(never)]
+#[cold]
+fn reduce_unaligned(op: c_int, e: Elem, es: usize, n: usize, inbuf: &[u8], inout: &mut [u8]) {
+    #[repr(C, align(64))]
+    struct Chunk([u8; CHUNK_BYTES]);
+    let per = if matches!(e, Elem::C32 | Elem::C64) {
+        2 * es
+    } else {
+        es
+    };
+    let len = n * per;
+    let (mut x, mut y) = (Chunk([0; CHUNK_BYTES]), Chunk([0; CHUNK_BYTES]));
+    let step = CHUNK_BYTES / per * per;
+    let mut at = 0;
+    while at < len {
+        let l = step.min(len - at);
+        x.0[..l].copy_from_slice(&inbuf[at..at + l]);
+        y.0[..l].copy_from_slice(&inout[at..at + l]);
+        reduce_builtin(op, e, l / per, &x.0[..l], &mut y.0[..l]);
+        inout[at..at + l].copy_from_slice(&y.0[..l]);
+        at += l;
+    }
 }
 
 /// The kernels at the vector width of the CPU features of their caller
