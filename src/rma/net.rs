@@ -204,6 +204,7 @@ impl Remote {
         // its first operation as soon as this exchange ends for it, before
         // this rank has left `new`.
         crate::transport::ucx::rma::set_server(serve);
+        crate::transport::ucx::rma::set_memory_server(serve_memory);
         let served = Arc::new(Served {
             base,
             size,
@@ -622,6 +623,33 @@ fn serve(h: &[u8], data: &[u8]) -> Vec<u8> {
             v
         }
     }
+}
+
+/// A get of one range of a window's host memory (allocated or created,
+/// not dynamic): answered with that memory as it lies, not a copy of it
+/// (`ServeMemory`; the window lives until every origin's epoch on it is
+/// over, by MPI's rules). None for anything else, or a range outside the
+/// window (`serve` then reports it).
+fn serve_memory(h: &[u8], _data: &[u8]) -> Option<(usize, usize, u8)> {
+    let u64at = |i: usize| {
+        h.get(i..i + 8)
+            .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
+    };
+    let u32at = |i: usize| {
+        h.get(i..i + 4)
+            .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
+    };
+    let flags = h.get(8..11)?;
+    // A get (kind, no inline data flag) of one segment listed in the header.
+    if flags[0] != KIND_GET || flags[2] != 0 || u32at(24)? != 1 {
+        return None;
+    }
+    let (o, l) = (u64at(28)? as usize, u64at(36)? as usize);
+    let w = lock_served().get(&u64at(0)?).cloned()?;
+    if w.dynamic || w.device || l == 0 || o.checked_add(l).is_none_or(|e| e > w.size) {
+        return None;
+    }
+    Some((w.base + o, l, DONE))
 }
 
 fn serve_inner(h: &[u8], data: &[u8]) -> std::result::Result<Vec<u8>, (u8, String)> {

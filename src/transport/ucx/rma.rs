@@ -49,6 +49,27 @@ pub fn set_server(f: Serve) {
     let _ = SERVE.set(f);
 }
 
+/// The target's side of a plain get: (header, data) -> the address and
+/// length in this process of the memory that answers it as it lies, with
+/// a status byte of `ok`; None for any other request (`Serve` takes it).
+/// The memory stays until the origin has the answer (MPI's rules: the
+/// window lives until every origin's epoch on it is over).
+pub type ServeMemory = fn(&[u8], &[u8]) -> Option<(usize, usize, u8)>;
+static SERVE_MEMORY: OnceLock<ServeMemory> = OnceLock::new();
+
+/// Sets `ServeMemory`.
+pub fn set_memory_server(f: ServeMemory) {
+    let _ = SERVE_MEMORY.set(f);
+}
+
+/// A reply to a peer's request: bytes ending with their status byte, or
+/// memory of this process sent as it lies (`ServeMemory`), its status
+/// byte in the reply's header.
+enum Reply {
+    Bytes(Vec<u8>),
+    Memory { at: usize, len: usize, status: u8 },
+}
+
 /// Active-message ids of the RMA worker: a request, its reply.
 const AM_REQ: u32 = 1;
 const AM_REP: u32 = 2;
@@ -60,8 +81,9 @@ struct Landing {
     ok: u8,
 }
 
-/// A reply UCX still sends: its request, header and bytes.
-type Sending = (usize, Box<[u8; 8]>, Vec<u8>);
+/// A reply UCX still sends: its request, header and bytes (none for
+/// memory sent as it lies).
+type Sending = (usize, Vec<u8>, Vec<u8>);
 /// A request UCX still sends: (request, header, data).
 type Posted = (usize, Vec<u8>, Vec<u8>);
 
@@ -74,7 +96,7 @@ struct Am {
     landing: Mutex<HashMap<u64, Landing>>,
     /// Replies to send (the peer's reply endpoint, token, bytes): sent by
     /// `pump` after the worker's progress returns, not from its callback.
-    todo: Mutex<Vec<(usize, u64, Vec<u8>)>>,
+    todo: Mutex<Vec<(usize, u64, Reply)>>,
     /// Replies UCX still sends, with their buffers.
     sending: Mutex<Vec<Sending>>,
     /// Requests sent without waiting (`send`) that UCX still sends,
@@ -120,13 +142,18 @@ unsafe extern "C" fn on_request(
         return sys::ucs_status_t_UCS_OK; // not ours: nothing to answer
     }
     let token = u64::from_le_bytes(h[..8].try_into().unwrap());
-    let reply = match SERVE.get() {
-        // Requests are sent eager (UCP_AM_SEND_FLAG_EAGER): the data is here.
-        Some(f) if attr & sys::ucp_am_recv_attr_t_UCP_AM_RECV_ATTR_FLAG_RNDV as u64 == 0 => {
-            f(&h[8..], bytes(data, length))
-        }
+    // Requests are sent eager (UCP_AM_SEND_FLAG_EAGER): the data is here.
+    let eager = attr & sys::ucp_am_recv_attr_t_UCP_AM_RECV_ATTR_FLAG_RNDV as u64 == 0;
+    let (head, body) = (&h[8..], bytes(data, length));
+    let memory = SERVE_MEMORY
+        .get()
+        .filter(|_| eager)
+        .and_then(|f| f(head, body));
+    let reply = match (memory, SERVE.get()) {
+        (Some((at, len, status)), _) => Reply::Memory { at, len, status },
+        (None, Some(f)) if eager => Reply::Bytes(f(head, body)),
         // Its status byte last, 1: failed (`rma::net` reads replies).
-        _ => b"no server for one-sided requests in this process\x01".to_vec(),
+        _ => Reply::Bytes(b"no server for one-sided requests in this process\x01".to_vec()),
     };
     lock(&am.todo).push((ep as usize, token, reply));
     sys::ucs_status_t_UCS_OK
@@ -147,23 +174,35 @@ unsafe extern "C" fn on_reply(
     // SAFETY: as in `on_request`.
     let am = unsafe { &*(arg as *const Am) };
     let h = bytes(header, header_length);
-    if h.len() == 8 {
-        let token = u64::from_le_bytes(h.try_into().unwrap());
+    // The token, then the status byte where the bytes are memory sent as
+    // it lies (`Reply::Memory`); else the status byte ends the bytes.
+    if h.len() == 8 || h.len() == 9 {
+        let token = u64::from_le_bytes(h[..8].try_into().unwrap());
         let v = bytes(data, length);
-        let reply = match lock(&am.landing).remove(&token) {
-            Some(l) if land(&l, v) => vec![l.ok],
-            _ => v.to_vec(),
+        let (payload, status) = match (h.get(8), v.split_last()) {
+            (Some(&s), _) => (v, Some(s)),
+            (None, Some((&s, rest))) => (rest, Some(s)),
+            (None, None) => (v, None),
+        };
+        let reply = match (lock(&am.landing).remove(&token), status) {
+            (Some(l), Some(s)) if s == l.ok && land(&l, payload) => vec![l.ok],
+            _ => {
+                let mut r = payload.to_vec();
+                r.extend(status);
+                r
+            }
         };
         lock(&am.replies).insert(token, reply);
     }
     sys::ucs_status_t_UCS_OK
 }
 
-/// Copies a reply `v` into its landing places where it is their bytes and
-/// the ending byte (`Landing::ok`); false (nothing copied) otherwise.
+/// Copies a reply's bytes `v` (its status byte apart, `Landing::ok`) into
+/// its landing places where it is exactly their bytes; false (nothing
+/// copied) otherwise.
 fn land(l: &Landing, v: &[u8]) -> bool {
     let want: usize = l.dsts.iter().map(|d| d.1).sum();
-    if v.len() != want + 1 || v[want] != l.ok {
+    if v.len() != want {
         return false;
     }
     let mut at = 0;
@@ -785,9 +824,18 @@ impl Rma {
         let todo = std::mem::take(&mut *lock(&self.am.todo));
         let sent = !todo.is_empty();
         for (ep, token, reply) in todo {
-            let head = Box::new(token.to_le_bytes());
+            let mut head = token.to_le_bytes().to_vec();
+            let (at, len, reply) = match reply {
+                Reply::Bytes(v) => (v.as_ptr() as usize, v.len(), v),
+                Reply::Memory { at, len, status } => {
+                    head.push(status);
+                    (at, len, Vec::new())
+                }
+            };
             // SAFETY: `ep` is the reply endpoint UCX gave with the request;
-            // the header and reply live in `sending` until completion.
+            // the header and reply bytes live in `sending` until completion
+            // (their heap bytes stay put), memory sent as it lies stays
+            // until the origin has it (`ServeMemory`).
             let r = unsafe {
                 let mut p: sys::ucp_request_param_t = std::mem::zeroed();
                 p.op_attr_mask = sys::ucp_op_attr_t_UCP_OP_ATTR_FIELD_FLAGS;
@@ -796,9 +844,9 @@ impl Rma {
                     ep as sys::ucp_ep_h,
                     AM_REP,
                     head.as_ptr() as *const c_void,
-                    8,
-                    reply.as_ptr() as *const c_void,
-                    reply.len(),
+                    head.len(),
+                    at as *const c_void,
+                    len,
                     &p,
                 )
             };
