@@ -351,20 +351,10 @@ pub fn gpu_without_mps(p: *const u8) -> u32 {
     let Ok(d) = for_copy() else {
         return 0;
     };
-    let mut ordinal: c_int = -1;
-    // SAFETY: the out pointer has the attribute's type (int).
-    let r = unsafe {
-        d.attributes(
-            p as CUdeviceptr,
-            [(
-                CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-                (&mut ordinal as *mut c_int).cast(),
-            )],
-        )
-    };
-    if r != CUDA_SUCCESS || !(0..64).contains(&ordinal) {
+    let Some(ordinal) = super::ordinal_of(d, p as CUdeviceptr).filter(|o| (0..64).contains(o))
+    else {
         return 0;
-    }
+    };
     let slot = &WORDS[ordinal as usize];
     // Relaxed: a cache of a value every thread computes the same way.
     let w = slot.load(Ordering::Relaxed);
@@ -398,27 +388,10 @@ pub fn gpu_without_mps(p: *const u8) -> u32 {
 /// the attribute (before CUDA 12.3) answers an error: taken as "not known
 /// to share", which keeps IPC.
 fn same_gpu_without_mps(d: &Driver, b: CUdeviceptr) -> bool {
-    let mut on: c_int = -1;
     let mut mine: c_int = -1;
-    // SAFETY: each out pointer has its attribute's type (int).
-    let r = unsafe {
-        d.attributes(
-            b,
-            [(
-                CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-                (&mut on as *mut c_int).cast(),
-            )],
-        )
-    };
     // SAFETY: `mine` is a valid out pointer.
-    if r != CUDA_SUCCESS || unsafe { (d.ctx_get_device)(&mut mine) } != CUDA_SUCCESS || on != mine {
-        return false;
-    }
-    let mut mps: c_int = 1;
-    // SAFETY: `mps` is a valid out pointer; `mine` is a device ordinal the
-    // driver reported.
-    let r = unsafe { (d.device_get_attribute)(&mut mps, CU_DEVICE_ATTRIBUTE_MPS_ENABLED, mine) };
-    r == CUDA_SUCCESS && mps == 0
+    let here = unsafe { (d.ctx_get_device)(&mut mine) } == CUDA_SUCCESS;
+    here && super::ordinal_of(d, b) == Some(mine) && gpu_without_mps(b as *const u8) != 0
 }
 
 /// Mappings opened so far (for tests and diagnostics).

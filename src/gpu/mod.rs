@@ -302,21 +302,28 @@ pub fn on_current_device(p: *const u8) -> bool {
     let Ok(d) = for_copy() else {
         return false;
     };
-    let mut ordinal: c_int = -1;
     let mut dev: c_int = -2;
-    // SAFETY: the out pointer has the attribute's type (int); `dev` is a
-    // valid out pointer.
-    let ok = unsafe {
+    // SAFETY: `dev` is a valid out pointer.
+    let here = unsafe { (d.ctx_get_device)(&mut dev) } == CUDA_SUCCESS;
+    here && ordinal_of(d, p as CUdeviceptr) == Some(dev)
+}
+
+/// The ordinal of the device that holds the device memory at `p` (an
+/// allocation of this process or an opened IPC mapping), as the driver
+/// reports it; None where it reports none.
+pub(crate) fn ordinal_of(d: &Driver, p: CUdeviceptr) -> Option<c_int> {
+    let mut ordinal: c_int = -1;
+    // SAFETY: the out pointer has the attribute's type (int).
+    let r = unsafe {
         d.attributes(
-            p as u64,
+            p,
             [(
                 CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
                 (&mut ordinal as *mut c_int).cast(),
             )],
-        ) == CUDA_SUCCESS
-            && (d.ctx_get_device)(&mut dev) == CUDA_SUCCESS
+        )
     };
-    ok && ordinal == dev
+    (r == CUDA_SUCCESS).then_some(ordinal)
 }
 
 /// A device allocation of the library's own, on the current context's
