@@ -401,27 +401,18 @@ impl Remote {
                         .map_err(ucx_err)
                         .and_then(|v| self.answer(t, v))
                         .and_then(|v| {
-                            let want: usize = dsts.iter().map(|d| d.1).sum();
-                            // A get's bytes landed as they arrived (`send_into`).
-                            if v.is_empty() && !dsts.is_empty() {
+                            // A put's answer has no bytes; a get's landed in
+                            // its buffers as it arrived (`send_into`), its
+                            // status byte alone left, which `answer` took.
+                            if v.is_empty() {
                                 return Ok(());
                             }
-                            if v.len() != want {
-                                return Err(err!(
-                                    MPI_ERR_INTERN,
-                                    "rank {t} returned {} bytes for gets of {want}",
-                                    v.len()
-                                ));
-                            }
-                            let mut at = 0;
-                            for &(dst, n) in &dsts {
-                                // SAFETY: `dst` is the origin buffer of a
-                                // get (`get_later`), `n` bytes, valid until
-                                // this flush by MPI's rules.
-                                unsafe { crate::sys::copy(dst as *mut u8, v[at..].as_ptr(), n) };
-                                at += n;
-                            }
-                            Ok(())
+                            let want: usize = dsts.iter().map(|d| d.1).sum();
+                            Err(err!(
+                                MPI_ERR_INTERN,
+                                "rank {t} returned {} bytes for gets of {want}",
+                                v.len()
+                            ))
                         });
                     if let (Err(e), true) = (got, first.is_ok()) {
                         first = Err(e);
