@@ -248,7 +248,6 @@ fn slices<'x, T: Copy + Default>(
 }
 
 /// The result left in `tmp` by `slices`, into `b`.
-#[inline(always)]
 fn write_back<T>(tmp: Option<(Vec<T>, Vec<T>)>, b: &mut [u8]) {
     if let Some((_, y)) = tmp {
         let len = std::mem::size_of_val(&y[..]);
@@ -695,7 +694,7 @@ mod tests {
 
     /// Unaligned operands (either or both) give the bytes that aligned
     /// copies of them give, across the stack chunks' boundaries
-    /// (`on_slices`), for each element size and complex pairs.
+    /// (`reduce_unaligned`), for each element size and complex pairs.
     #[test]
     fn unaligned_operands_reduce_like_aligned_ones() {
         use crate::base::consts::*;
