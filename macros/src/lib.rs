@@ -176,14 +176,33 @@ pub fn mpi_fn(attr: TokenStream, item: TokenStream) -> TokenStream {
         },
         None => quote!(),
     };
+    // With a fast path the general one is a function of its own, out of
+    // line: the entry's frame is then the fast path's alone (the general
+    // path's closure, built first, cost the fast path's calls its frame
+    // and stores: docs/performance.md).
+    let general = match &fast {
+        Some(_) => quote! {
+            #[allow(non_snake_case, clippy::too_many_arguments, unused_unsafe, unused_mut)]
+            #[inline(never)]
+            unsafe fn __oxmpi_general(#inputs) -> ::std::os::raw::c_int {
+                #count_coll
+                #enter
+            }
+            #try_fast
+            // SAFETY: same contract as the caller's.
+            unsafe { __oxmpi_general(#(#args),*) }
+        },
+        None => quote! {
+            #count_coll
+            #enter
+        },
+    };
     quote! {
         #[allow(non_snake_case, clippy::too_many_arguments, unused_unsafe, unused_mut)]
         #[inline(always)]
         unsafe fn #inner(#inputs) -> ::std::os::raw::c_int {
             static __OXMPI_NAME: &str = #name_str;
-            #try_fast
-            #count_coll
-            #enter
+            #general
         }
         /// The entry point's body, for another entry point that takes the
         /// same path (the large-count `_c` forms) and reports its errors

@@ -564,12 +564,13 @@ impl Win {
     /// (the CPU's atomics on aligned integer elements of the allocated
     /// flavors, else in place under the target's accumulate mutex); false,
     /// having done nothing, where that does not apply (the general path
-    /// then takes it).
+    /// then takes it). It cannot fail: a window of this node only.
     ///
     /// # Safety
     /// `src` holds `n` readable bytes unless `a.op` is `MPI_NO_OP`; `got`,
     /// when not null, `n` writable ones.
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     pub unsafe fn direct_acc(
         &self,
         r: usize,
@@ -578,16 +579,16 @@ impl Win {
         n: usize,
         src: *const u8,
         got: *mut u8,
-    ) -> Result<bool> {
+    ) -> bool {
         if self.remote.is_some() || a.esize == 0 || elems(n, a.esize).1 != 0 {
-            return Ok(false);
+            return false;
         }
-        let Some(at) = self.mapped(r, disp, n) else {
-            return Ok(false);
+        let (Some(at), Some(l)) = (self.mapped(r, disp, n), self.target(r).local) else {
+            return false;
         };
         let host = |p: *const u8| p.is_null() || crate::gpu::classify(p, n) == MemKind::Host;
         if !host(got) || (a.op != MPI_NO_OP && !host(src)) {
-            return Ok(false);
+            return false;
         }
         let data: &[u8] = if a.op == MPI_NO_OP {
             &[]
@@ -599,39 +600,85 @@ impl Win {
         let mut fetch = (!got.is_null()).then(|| unsafe { std::slice::from_raw_parts_mut(got, n) });
         if self.atomics && atomic_elem(a.elem) && elems(at, a.esize).1 == 0 {
             let es = a.esize;
-            for k in (0..n).step_by(es) {
+            // Element by element (a while loop: `step_by` divides).
+            let mut k = 0;
+            while k < n {
                 let one = data.get(k..k + es).unwrap_or(&[]);
-                let old = fetch.as_deref_mut().map(|f| &mut f[k..k + es]);
+                let old = fetch.as_deref_mut().and_then(|f| f.get_mut(k..k + es));
                 // SAFETY: `at + k` lies in mapped window memory (checked
                 // above), aligned to the element.
                 unsafe { atomic_apply((at + k) as *mut u8, a, one, old) };
+                k += es;
             }
-            return Ok(true);
+            return true;
         }
         // SAFETY: the `n` bytes at `at` lie in window memory this process
         // maps (checked above).
-        unsafe { self.reduce_in_place(r, at as *mut u8, n, a, data, fetch)? };
-        Ok(true)
+        unsafe { self.reduce_in_place(l, at as *mut u8, n, a, data, fetch) };
+        true
     }
 
-    /// Reduces the packed `data` into the `n` bytes at `at` of target
-    /// `r`'s window memory, in place under its accumulate mutex (one pass
-    /// over the target's elements, not a copy out and back); `fetch` gets
-    /// them as they were.
+    /// `direct_acc` of one element that the CPU's atomics apply (4- and
+    /// 8-byte integers of the allocated flavors at an aligned address: a
+    /// fetch-and-op, a counter's accumulate), as a path of its own, inlined
+    /// into the fast entries; false, having done nothing, for anything else.
     ///
     /// # Safety
-    /// `at` names `n` bytes of `r`'s window memory that this process maps.
-    unsafe fn reduce_in_place(
+    /// `src` holds one element unless `a.op` is `MPI_NO_OP`; `got`, when
+    /// not null, room for one.
+    #[inline(always)]
+    pub unsafe fn direct_atomic(
         &self,
         r: usize,
+        disp: i64,
+        a: AccOp,
+        src: *const u8,
+        got: *mut u8,
+    ) -> bool {
+        let es = a.esize;
+        if !self.atomics || !atomic_elem(a.elem) || self.remote.is_some() {
+            return false;
+        }
+        let Some(at) = self.mapped(r, disp, es).filter(|at| at & (es - 1) == 0) else {
+            return false;
+        };
+        let host = |p: *const u8| crate::gpu::classify(p, es) == MemKind::Host;
+        if !host(got) || (a.op != MPI_NO_OP && !host(src)) {
+            return false;
+        }
+        let one: &[u8] = match a.op {
+            MPI_NO_OP => &[],
+            // SAFETY: the caller's contract (`src` is not read for MPI_NO_OP).
+            _ => unsafe { std::slice::from_raw_parts(src, es) },
+        };
+        // SAFETY: as above.
+        let old = (!got.is_null()).then(|| unsafe { std::slice::from_raw_parts_mut(got, es) });
+        // SAFETY: `at` lies in mapped window memory, aligned to the element
+        // (checked above).
+        unsafe { atomic_apply(at as *mut u8, a, one, old) };
+        true
+    }
+
+    /// Reduces the packed `data` into the `n` bytes at `at` of the window
+    /// memory of local rank `l`, in place under its accumulate mutex (one
+    /// pass over the target's elements, not a copy out and back); `fetch`
+    /// gets them as they were.
+    ///
+    /// # Safety
+    /// `at` names `n` bytes of local rank `l`'s window memory that this
+    /// process maps.
+    #[inline]
+    unsafe fn reduce_in_place(
+        &self,
+        l: usize,
         at: *mut u8,
         n: usize,
         a: AccOp,
         data: &[u8],
         fetch: Option<&mut [u8]>,
-    ) -> Result<()> {
+    ) {
         self.stored.set(true);
-        self.with_acc_lock(r, || {
+        self.local_acc_lock(l, || {
             // SAFETY: the caller's contract; the mutex keeps other
             // accumulates out.
             let cur = unsafe { std::slice::from_raw_parts_mut(at, n) };
@@ -641,7 +688,6 @@ impl Win {
             if a.op != MPI_NO_OP {
                 crate::op::reduce_builtin(a.op, a.elem, elems(n, a.esize).0, data, cur);
             }
-            Ok(())
         })
     }
 
@@ -1082,7 +1128,13 @@ impl Win {
             let un = net.unlock_acc(r);
             return res.and_then(|v| un.map(|_| v));
         }
-        let l = self.target(r).local.unwrap();
+        self.local_acc_lock(self.target(r).local.unwrap(), f)
+    }
+
+    /// Holds local rank `l`'s accumulate mutex (in this node's segment)
+    /// while `f` runs.
+    #[inline]
+    fn local_acc_lock<R>(&self, l: usize, f: impl FnOnce() -> R) -> R {
         // SAFETY: the segment is mapped for the window's life; l < n.
         let m = unsafe { self.layout.ctl(self.seg.base(), l) };
         let mut spins = 0u32;
@@ -1174,11 +1226,14 @@ impl Win {
             return Ok(());
         }
         let rt = self.route(r, addr, t, count)?;
-        if rt.direct && !rt.device && t.is_contiguous(count) {
+        let local = self.target(r).local;
+        if let (true, false, true, Some(l)) = (rt.direct, rt.device, t.is_contiguous(count), local)
+        {
             let at = (addr as *mut u8).wrapping_offset(t.start());
             // SAFETY: `place` checked that the `n` bytes from the data's
             // start lie in the window memory, which this process maps.
-            return unsafe { self.reduce_in_place(r, at, n, a, data, fetch) };
+            unsafe { self.reduce_in_place(l, at, n, a, data, fetch) };
+            return Ok(());
         }
         self.with_acc_lock(r, || {
             // The target's elements: on the stack when few.
@@ -1722,6 +1777,7 @@ unsafe fn cas_word(at: usize, es: usize, new: *const u8, cmp: *const u8, old: *m
     }
 }
 
+#[inline]
 unsafe fn atomic_apply(p: *mut u8, a: AccOp, src: &[u8], got: Option<&mut [u8]>) {
     use crate::op::Elem::*;
     let int = matches!(a.elem, I32 | U32 | I64 | U64);
