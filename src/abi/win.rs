@@ -1632,7 +1632,7 @@ fn acc_fast(
         let r = w.ready(target_rank)?;
         // SAFETY: the origin and result buffers hold `target_count`
         // elements of `target_datatype` (the caller's contract).
-        let done = (n == es && unsafe { w.direct_atomic(r, target_disp, a, src, got) })
+        let done = (n == es && unsafe { w.direct_one(r, target_disp, a, src, got) })
             || unsafe { w.direct_acc(r, target_disp, a, n, src, got) };
         done.then_some(MPI_SUCCESS)
     })

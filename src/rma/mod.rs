@@ -618,16 +618,18 @@ impl Win {
         true
     }
 
-    /// `direct_acc` of one element that the CPU's atomics apply (4- and
-    /// 8-byte integers of the allocated flavors at an aligned address: a
-    /// fetch-and-op, a counter's accumulate), as a path of its own, inlined
-    /// into the fast entries; false, having done nothing, for anything else.
+    /// `direct_acc` of one element, as a path of its own inlined into the
+    /// fast entries: by the CPU's atomics where `direct_acc` uses them (4-
+    /// and 8-byte integers of the allocated flavors at an aligned address:
+    /// a fetch-and-op, a counter's accumulate), else under the target's
+    /// accumulate mutex; false, having done nothing, where `direct_acc`
+    /// would not apply.
     ///
     /// # Safety
     /// `src` holds one element unless `a.op` is `MPI_NO_OP`; `got`, when
     /// not null, room for one.
     #[inline(always)]
-    pub unsafe fn direct_atomic(
+    pub unsafe fn direct_one(
         &self,
         r: usize,
         disp: i64,
@@ -636,15 +638,40 @@ impl Win {
         got: *mut u8,
     ) -> bool {
         let es = a.esize;
-        if !self.atomics || !atomic_elem(a.elem) || self.remote.is_some() {
+        if self.remote.is_some() {
             return false;
         }
-        let Some(at) = self.mapped(r, disp, es).filter(|at| at & (es - 1) == 0) else {
+        let Some(at) = self.mapped(r, disp, es) else {
             return false;
         };
         let host = |p: *const u8| crate::gpu::classify(p, es) == MemKind::Host;
         if !host(got) || (a.op != MPI_NO_OP && !host(src)) {
             return false;
+        }
+        if !(self.atomics && atomic_elem(a.elem) && at & (es - 1) == 0) {
+            // Under the mutex, as `direct_acc` would, the element by value.
+            let Some(l) = self.target(r).local else {
+                return false;
+            };
+            let one: &[u8] = match a.op {
+                MPI_NO_OP => &[],
+                // SAFETY: the caller's contract (`src` is not read for MPI_NO_OP).
+                _ => unsafe { std::slice::from_raw_parts(src, es) },
+            };
+            self.stored.set(true);
+            self.local_acc_lock(l, || {
+                // SAFETY: `at` names one element of mapped window memory
+                // (checked above); the mutex keeps other accumulates out.
+                let cur = unsafe { std::slice::from_raw_parts_mut(at as *mut u8, es) };
+                if !got.is_null() {
+                    // SAFETY: `got` has room for one element (the caller's contract).
+                    unsafe { std::ptr::copy_nonoverlapping(cur.as_ptr(), got, es) };
+                }
+                if a.op != MPI_NO_OP {
+                    crate::op::reduce_builtin(a.op, a.elem, 1, one, cur);
+                }
+            });
+            return true;
         }
         let one: &[u8] = match a.op {
             MPI_NO_OP => &[],
@@ -1741,10 +1768,6 @@ fn net_acquire(net: &net::Remote, r: usize, exclusive: bool) -> Result<()> {
     taken
 }
 
-/// One element of an accumulate with the CPU's atomics.
-///
-/// # Safety
-/// `p` is valid, mapped memory aligned to `a.esize` (4 or 8).
 /// Compare-and-swap of the 4- or 8-byte word at `at` by the CPU's atomic
 /// instruction: `old` gets the word; it becomes `new` when it equalled
 /// `cmp`.
@@ -1777,7 +1800,14 @@ unsafe fn cas_word(at: usize, es: usize, new: *const u8, cmp: *const u8, old: *m
     }
 }
 
-#[inline]
+/// One element of an accumulate by the CPU's atomics (`a.esize` 4 or 8):
+/// the ops with an instruction of their own inline (the fast entries'
+/// fetch-and-op and counters), the others by a compare-and-swap loop out
+/// of line (`atomic_loop`); `got` gets the element as it was.
+///
+/// # Safety
+/// `p` is valid, mapped memory aligned to `a.esize` (4 or 8).
+#[inline(always)]
 unsafe fn atomic_apply(p: *mut u8, a: AccOp, src: &[u8], got: Option<&mut [u8]>) {
     use crate::op::Elem::*;
     let int = matches!(a.elem, I32 | U32 | I64 | U64);
@@ -1796,21 +1826,47 @@ unsafe fn atomic_apply(p: *mut u8, a: AccOp, src: &[u8], got: Option<&mut [u8]>)
                 MPI_BAND if int => w.fetch_and(v, Ordering::AcqRel),
                 MPI_BOR if int => w.fetch_or(v, Ordering::AcqRel),
                 MPI_BXOR if int => w.fetch_xor(v, Ordering::AcqRel),
-                _ => {
-                    let mut cur = w.load(Ordering::Relaxed);
-                    loop {
-                        let mut b = cur.to_ne_bytes();
-                        crate::op::reduce_builtin(a.op, a.elem, 1, src, &mut b);
-                        match w.compare_exchange_weak(
-                            cur,
-                            <$t>::from_ne_bytes(b),
-                            Ordering::AcqRel,
-                            Ordering::Relaxed,
-                        ) {
-                            Ok(_) => break cur,
-                            Err(x) => cur = x,
-                        }
-                    }
+                // SAFETY: the caller's contract.
+                _ => return unsafe { atomic_loop(p, a, src, got) },
+            };
+            if let Some(g) = got {
+                g.copy_from_slice(&old.to_ne_bytes());
+            }
+        }};
+    }
+    if a.esize == 8 {
+        go!(AtomicU64, u64)
+    } else {
+        go!(AtomicU32, u32)
+    }
+}
+
+/// `atomic_apply` of an op without an instruction of its own (max, min,
+/// product, the logical ops): the reduction of the element as read,
+/// installed by compare-and-swap until no other origin changed it between.
+///
+/// # Safety
+/// As `atomic_apply`.
+#[inline(never)]
+unsafe fn atomic_loop(p: *mut u8, a: AccOp, src: &[u8], got: Option<&mut [u8]>) {
+    macro_rules! go {
+        ($at:ty, $t:ty) => {{
+            // SAFETY: the caller's contract.
+            let w = unsafe { <$at>::from_ptr(p as *mut $t) };
+            // Relaxed: the exchange below (AcqRel) is what publishes.
+            let mut cur = w.load(Ordering::Relaxed);
+            let old = loop {
+                let mut b = cur.to_ne_bytes();
+                crate::op::reduce_builtin(a.op, a.elem, 1, src, &mut b);
+                // AcqRel: as in `atomic_apply`.
+                match w.compare_exchange_weak(
+                    cur,
+                    <$t>::from_ne_bytes(b),
+                    Ordering::AcqRel,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => break cur,
+                    Err(x) => cur = x,
                 }
             };
             if let Some(g) = got {
