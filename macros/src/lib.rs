@@ -21,7 +21,7 @@
 //!
 //! `#[mpi_fn(fast = path)]` tries `path(args) -> Option<c_int>` first,
 //! outside the unwinding boundary and the diagnosis notes
-//! (`crate::abi::guard::fast`): a call it completes (Some) costs no more
+//! (`crate::abi::guard::fast_open`): a call it completes (Some) costs no more
 //! than itself; None takes the path above. It must not panic (a panic
 //! there aborts the process) and must change nothing when it answers None.
 //!
@@ -170,8 +170,10 @@ pub fn mpi_fn(attr: TokenStream, item: TokenStream) -> TokenStream {
     };
     let try_fast = match &fast {
         Some(p) => quote! {
-            if let Some(rc) = crate::abi::guard::fast(&__OXMPI_NAME, || #p(#(#args),*)) {
-                return rc;
+            if crate::abi::guard::fast_open(&__OXMPI_NAME) {
+                if let Some(rc) = #p(#(#args),*) {
+                    return rc;
+                }
             }
         },
         None => quote!(),

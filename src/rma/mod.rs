@@ -238,15 +238,18 @@ fn slot(h: c_int) -> Option<usize> {
 /// The window behind handle `h`.
 #[inline]
 fn get(h: c_int) -> Result<&'static WinCell> {
+    find(h).ok_or_else(|| bad_win(h))
+}
+
+/// `get` without its error (a fast path's lookup builds none).
+#[inline(always)]
+fn find(h: c_int) -> Option<&'static WinCell> {
     // Acquire: pairs with the Release store in `insert`.
-    let p = slot(h).map_or(std::ptr::null_mut(), |i| WINS[i].load(Ordering::Acquire));
-    if p.is_null() {
-        return Err(bad_win(h));
-    }
+    let p = WINS.get(slot(h)?)?.load(Ordering::Acquire);
     // SAFETY: a non-null slot points to a live window (Box::into_raw in
     // `insert`); it is freed only by `remove`, which MPI_Win_free calls
     // when no other call may use the window.
-    Ok(unsafe { &*p })
+    (!p.is_null()).then(|| unsafe { &*p })
 }
 
 /// `with_win`'s error for a window already held by this thread.
@@ -328,7 +331,7 @@ pub fn with_win<R>(h: c_int, f: impl FnOnce(&mut Win) -> Result<R>) -> Result<R>
 /// by this thread or `f` says None. Panics nowhere.
 #[inline(always)]
 pub fn try_win<R>(h: c_int, f: impl FnOnce(&mut Win) -> Option<R>) -> Option<R> {
-    let c = get(h).ok()?;
+    let c = find(h)?;
     let _held = hold(c)?;
     // SAFETY: this thread holds the window (see WinCell).
     f(unsafe { &mut *c.win.get() })
