@@ -1532,12 +1532,11 @@ fn bytes_fast(
         target_datatype,
         usize::try_from(target_count).ok()?,
     )?;
-    rma::try_win(win, |w| {
-        let r = w.ready(target_rank)?;
-        // SAFETY: the origin buffer holds the `n` bytes of its elements,
-        // writable for a get (the caller's contract).
-        unsafe { w.direct_bytes(r, target_disp, buf as *mut u8, n, put) }.then_some(MPI_SUCCESS)
-    })
+    let w = rma::try_win(win)?;
+    let r = w.ready(target_rank)?;
+    // SAFETY: the origin buffer holds the `n` bytes of its elements,
+    // writable for a get (the caller's contract).
+    unsafe { w.direct_bytes(r, target_disp, buf as *mut u8, n, put) }.then_some(MPI_SUCCESS)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1628,14 +1627,13 @@ fn acc_fast(
     };
     let got = result.map_or(std::ptr::null_mut(), |(b, _, _)| b as *mut u8);
     let src = origin_addr as *const u8;
-    rma::try_win(win, |w| {
-        let r = w.ready(target_rank)?;
-        // SAFETY: the origin and result buffers hold `target_count`
-        // elements of `target_datatype` (the caller's contract).
-        let done = (n == es && unsafe { w.direct_one(r, target_disp, a, src, got) })
-            || unsafe { w.direct_acc(r, target_disp, a, n, src, got) };
-        done.then_some(MPI_SUCCESS)
-    })
+    let w = rma::try_win(win)?;
+    let r = w.ready(target_rank)?;
+    // SAFETY: the origin and result buffers hold `target_count`
+    // elements of `target_datatype` (the caller's contract).
+    let done = (n == es && unsafe { w.direct_one(r, target_disp, a, src, got) })
+        || unsafe { w.direct_acc(r, target_disp, a, n, src, got) };
+    done.then_some(MPI_SUCCESS)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1749,17 +1747,16 @@ fn compare_and_swap_fast(
     if !cas_type(datatype) {
         return None;
     }
-    rma::try_win(win, |w| {
-        let r = w.ready(target_rank)?;
-        let (new, cmp, old) = (
-            origin_addr as *const u8,
-            compare_addr as *const u8,
-            result_addr as *mut u8,
-        );
-        // SAFETY: the three buffers hold one element of `datatype` (the
-        // caller's contract).
-        unsafe { w.direct_cas(r, target_disp, es, new, cmp, old) }.then_some(MPI_SUCCESS)
-    })
+    let w = rma::try_win(win)?;
+    let r = w.ready(target_rank)?;
+    let (new, cmp, old) = (
+        origin_addr as *const u8,
+        compare_addr as *const u8,
+        result_addr as *mut u8,
+    );
+    // SAFETY: the three buffers hold one element of `datatype` (the
+    // caller's contract).
+    unsafe { w.direct_cas(r, target_disp, es, new, cmp, old) }.then_some(MPI_SUCCESS)
 }
 
 #[mpi_fn(fast = put_fast)]
@@ -2574,11 +2571,10 @@ fn flush(win: MPI_Win, rank: Option<c_int>) -> Result<()> {
 /// in a passive epoch that covers `rank`.
 #[inline(always)]
 fn flush_fast(rank: c_int, win: MPI_Win) -> Option<c_int> {
-    rma::try_win(win, |w| {
-        w.ready(rank)?;
-        w.settle_local()?;
-        Some(MPI_SUCCESS)
-    })
+    let w = rma::try_win(win)?;
+    w.ready(rank)?;
+    w.settle_local()?;
+    Some(MPI_SUCCESS)
 }
 
 #[mpi_fn(fast = flush_fast)]

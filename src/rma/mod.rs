@@ -327,14 +327,42 @@ pub fn with_win<R>(h: c_int, f: impl FnOnce(&mut Win) -> Result<R>) -> Result<R>
 }
 
 /// `with_win` for a fast path (`abi::win`'s `#[mpi_fn(fast)]` functions):
-/// None, having done nothing, where the window is not valid or already held
-/// by this thread or `f` says None. Panics nowhere.
+/// the window, held until the `HeldWin` is dropped; None, holding nothing,
+/// where the window is not valid or already held by this thread. Panics
+/// nowhere. A guard, not a function taking the fast path as a closure: the
+/// closure was a call of its own, out of line, in every fast call.
 #[inline(always)]
-pub fn try_win<R>(h: c_int, f: impl FnOnce(&mut Win) -> Option<R>) -> Option<R> {
+pub fn try_win(h: c_int) -> Option<HeldWin> {
     let c = find(h)?;
-    let _held = hold(c)?;
-    // SAFETY: this thread holds the window (see WinCell).
-    f(unsafe { &mut *c.win.get() })
+    let held = hold(c)?;
+    Some(HeldWin {
+        win: c.win.get(),
+        _held: held,
+    })
+}
+
+/// A window this thread holds (`try_win`).
+pub struct HeldWin {
+    win: *mut Win,
+    _held: Held<'static>,
+}
+
+impl std::ops::Deref for HeldWin {
+    type Target = Win;
+    #[inline(always)]
+    fn deref(&self) -> &Win {
+        // SAFETY: this thread holds the window (see WinCell) while the
+        // guard lives, and the reference cannot outlive the guard.
+        unsafe { &*self.win }
+    }
+}
+
+impl std::ops::DerefMut for HeldWin {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut Win {
+        // SAFETY: as for `deref`; `&mut self` makes it the only one.
+        unsafe { &mut *self.win }
+    }
 }
 
 /// Removes window `h` from the table and frees it (MPI_Win_free).
