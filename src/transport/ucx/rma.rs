@@ -19,7 +19,7 @@ use super::sys;
 use super::{ptr_is_err, ptr_status, status_text};
 use std::collections::HashMap;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// The RMA worker of this process.
@@ -34,6 +34,12 @@ pub struct Rma {
     failed: Box<Mutex<Vec<usize>>>,
     stop: AtomicBool,
     thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// Callers driving the worker in a wait now (`Driving`), and when the
+    /// last one stopped (ns since `born`): the progress thread stands
+    /// aside meanwhile (`stand_aside`).
+    driving: AtomicU32,
+    drove_at: AtomicU64,
+    born: std::time::Instant,
     /// Requests served for peers and replies to ours (the active-message
     /// callbacks' argument: boxed, so it stays put).
     am: Box<Am>,
@@ -363,6 +369,9 @@ impl Rma {
                 failed: Box::default(),
                 stop: AtomicBool::new(false),
                 thread: Mutex::new(None),
+                driving: AtomicU32::new(0),
+                drove_at: AtomicU64::new(0),
+                born: std::time::Instant::now(),
                 am,
             })
         }
@@ -379,6 +388,9 @@ impl Rma {
         }
         // Relaxed: `stop` only ends the loop; `ucp_worker_signal` wakes it.
         while !self.stop.load(Ordering::Relaxed) {
+            if self.stand_aside() {
+                continue;
+            }
             // SAFETY: as above.
             while unsafe { self.lib.ucp_worker_progress(self.worker) } != 0 {
                 self.pump();
@@ -393,6 +405,11 @@ impl Rma {
             let t0 = std::time::Instant::now();
             let mut more = false;
             while t0.elapsed() < SPIN_AFTER_WORK {
+                // Relaxed: a hint (see `stand_aside`).
+                if self.driving.load(Ordering::Relaxed) != 0 {
+                    more = true;
+                    break;
+                }
                 // SAFETY: as above.
                 if unsafe { self.lib.ucp_worker_progress(self.worker) } != 0 || self.pump() {
                     more = true;
@@ -419,6 +436,38 @@ impl Rma {
             // SAFETY: one valid pollfd. The timeout is a backstop only.
             unsafe { libc::poll(&mut p, 1, 1000) };
         }
+    }
+
+    /// While a caller drives the worker (it waits for a reply or a
+    /// request: `Driving`), and for `LEASE` after the last one stopped,
+    /// the progress thread sleeps in steps of `LEASE` instead of driving
+    /// the worker too: it would wake at every arrival and contend for the
+    /// worker's lock, and on the caller's own core (a rank bound to one)
+    /// take that core from it while it polls after its work (an 8-byte
+    /// fetch-and-op across two pretend hosts, each rank bound to a CPU of
+    /// its own: 33 us against 17 unbound; docs/performance.md). The caller
+    /// serves the peers' requests meanwhile (`pump` in its waits), and a
+    /// rank that stops calling is served again within two `LEASE`s.
+    /// True when it slept.
+    fn stand_aside(&self) -> bool {
+        // Relaxed, both: hints of when to drive; a stale value only moves
+        // the thread's next look by one step. The worker's own lock
+        // orders the progress itself.
+        let busy = self.driving.load(Ordering::Relaxed) != 0 || {
+            let now = self.born.elapsed().as_nanos() as u64;
+            now.saturating_sub(self.drove_at.load(Ordering::Relaxed)) < LEASE.as_nanos() as u64
+        };
+        if busy {
+            std::thread::sleep(LEASE);
+        }
+        busy
+    }
+
+    /// Notes a caller driving the worker until the guard is dropped.
+    fn driving(&self) -> Driving<'_> {
+        // Relaxed: a hint (see `stand_aside`).
+        self.driving.fetch_add(1, Ordering::Relaxed);
+        Driving(self)
     }
 
     /// This worker's address, for the window's exchange.
@@ -524,6 +573,7 @@ impl Rma {
     /// the first failure, if any, is the result.
     fn wait_all(&self, reqs: &mut Vec<sys::ucs_status_ptr_t>, what: &str) -> Result<(), String> {
         let mut err = None;
+        let _driving = (!reqs.is_empty()).then(|| self.driving());
         let mut spins = 0u32;
         while !reqs.is_empty() {
             let lib = self.lib;
@@ -959,6 +1009,7 @@ impl Rma {
     /// Waits for the reply to request `token` sent to `ep`.
     pub fn reply(&self, ep: Ep, token: u64) -> Result<Vec<u8>, String> {
         let mut spins = 0u32;
+        let _driving = self.driving();
         loop {
             if let Some(v) = lock(&self.am.replies).remove(&token) {
                 return Ok(v);
@@ -1055,6 +1106,23 @@ fn give_reply_buffer(v: Vec<u8>) {
         }
     }
 }
+
+/// A caller driving the worker (`Rma::driving`).
+struct Driving<'a>(&'a Rma);
+
+impl Drop for Driving<'_> {
+    fn drop(&mut self) {
+        let r = self.0;
+        // Relaxed, both: hints (see `stand_aside`).
+        r.drove_at
+            .store(r.born.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        r.driving.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// How long the progress thread stands aside after a caller last drove
+/// the worker, and the step of its sleep meanwhile (`stand_aside`).
+const LEASE: std::time::Duration = std::time::Duration::from_micros(200);
 
 /// How long the progress thread polls after its last piece of work
 /// before it sleeps on the event fd.
