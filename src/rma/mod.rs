@@ -333,19 +333,11 @@ pub fn with_win<R>(h: c_int, f: impl FnOnce(&mut Win) -> Result<R>) -> Result<R>
 /// closure was a call of its own, out of line, in every fast call.
 #[inline(always)]
 pub fn try_win(h: c_int) -> Option<HeldWin> {
-    let c = find(h)?;
-    let held = hold(c)?;
-    Some(HeldWin {
-        win: c.win.get(),
-        _held: held,
-    })
+    hold(find(h)?).map(HeldWin)
 }
 
 /// A window this thread holds (`try_win`).
-pub struct HeldWin {
-    win: *mut Win,
-    _held: Held<'static>,
-}
+pub struct HeldWin(Held<'static>);
 
 impl std::ops::Deref for HeldWin {
     type Target = Win;
@@ -353,7 +345,7 @@ impl std::ops::Deref for HeldWin {
     fn deref(&self) -> &Win {
         // SAFETY: this thread holds the window (see WinCell) while the
         // guard lives, and the reference cannot outlive the guard.
-        unsafe { &*self.win }
+        unsafe { &*self.0 .0.win.get() }
     }
 }
 
@@ -361,7 +353,7 @@ impl std::ops::DerefMut for HeldWin {
     #[inline(always)]
     fn deref_mut(&mut self) -> &mut Win {
         // SAFETY: as for `deref`; `&mut self` makes it the only one.
-        unsafe { &mut *self.win }
+        unsafe { &mut *self.0 .0.win.get() }
     }
 }
 
