@@ -51,12 +51,12 @@ for mpi in mpis:
             f = line.split()
             if len(f) == 3:
                 vals[(f[0], int(f[1]))][mpi].append(float(f[2]))
-print(f"{'test':5} {'size':>9} {'OxMPI':>10} {'Open MPI':>10} {'MPICH':>10} {'ratio':>7}   (median of {reps}; lat, collectives and put/get/acc/fop/cas in us, lower is better; bw/bibw/putbw/getbw MB/s, rate msg/s, higher is better)")
+print(f"{'test':5} {'size':>9} {'OxMPI':>10} {'Open MPI':>10} {'MPICH':>10} {'ratio':>7}   (median of {reps}; lat, collectives and put/get/acc/fop/cas in us, lower is better; bw/bibw/putbw/getbw/accbw MB/s, rate msg/s, foprate thousands/s, higher is better)")
 for (t, n) in sorted(vals, key=lambda k: (k[0], k[1])):
     m = {k: statistics.median(v) for k, v in vals[(t, n)].items()}
     if len(m) < len(mpis) or "oxmpi" not in m: continue
     peers = [m[k] for k in mpis if k != "oxmpi"]
-    lower_better = t not in ("bw", "bibw", "rate", "vbw", "cma", "putbw", "getbw")
+    lower_better = t not in ("bw", "bibw", "rate", "vbw", "cma", "putbw", "getbw", "accbw", "foprate")
     best = (min(peers) if lower_better else max(peers)) if peers else float("nan")
     ratio = m["oxmpi"] / best if best else float("nan")
     cols = " ".join(f"{m.get(k, float('nan')):>10.2f}" for k in ("oxmpi", "openmpi", "mpich"))

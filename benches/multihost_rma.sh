@@ -50,7 +50,7 @@ for mpi in mpis:
                     vals[(f[0], int(f[1]))][mpi].append(float(f[2]))
         except (FileNotFoundError, ValueError):
             pass
-hi = ("putbw", "getbw")
+hi = ("putbw", "getbw", "accbw", "foprate")
 print(f"{'test':7} {'size':>7} " + " ".join(f"{m:>24}" for m in mpis) + f" {'ratio':>6}")
 for (t, n) in sorted(vals):
     row = vals[(t, n)]
@@ -60,5 +60,5 @@ for (t, n) in sorted(vals):
     best = (max(peers) if t in hi else min(peers)) if peers else None
     ratio = f"{med['oxmpi'] / best:6.2f}" if best and "oxmpi" in med else "     -"
     print(f"{t:7} {n:>7} " + " ".join(f"{c:>24}" for c in cells) + f" {ratio}")
-print(f"(median over {reps} launches; put/get/acc/fop/cas in us with a flush each, lower is better; putbw/getbw MB/s, higher is better; ratio: OxMPI / faster peer)")
+print(f"(median over {reps} launches; put/get/acc/fop/cas in us with a flush each, lower is better; putbw/getbw/accbw MB/s, foprate thousands/s, higher is better; ratio: OxMPI / faster peer)")
 PY

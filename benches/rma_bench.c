@@ -4,10 +4,12 @@
  * waits in MPI_Barrier meanwhile. For each size:
  *   put, get   latency of one operation and its flush, us
  *   acc        MPI_Accumulate of doubles (MPI_SUM) and its flush, us
- *   putbw, getbw  64 operations, then one flush, MB/s
+ *   putbw, getbw, accbw  64 operations, then one flush, MB/s
  * and at 8 B only:
  *   fop        MPI_Fetch_and_op (int64, MPI_SUM) and its flush, us
  *   cas        MPI_Compare_and_swap (int64) and its flush, us
+ *   foprate    64 MPI_Fetch_and_op (each its own result), then one flush:
+ *              thousands of operations per second
  * Usage: rma_bench [max_bytes]   (2 ranks). Output lines "<test> <size> <value>".
  * Builds against any MPI. */
 #include <mpi.h>
@@ -47,13 +49,23 @@ static double lat(int op, long n, int iters, char *buf, MPI_Win win) {
 
 static double bw(int op, long n, int iters, char *buf, MPI_Win win) {
     double t0 = 0;
+    int64_t one = 1;
     for (int i = -2; i < iters; i++) {
         if (i == 0) t0 = MPI_Wtime();
         for (int w = 0; w < WINDOW; w++) {
-            if (op == PUT)
-                MPI_Put(buf, (int)n, MPI_BYTE, 1, (MPI_Aint)w * n, (int)n, MPI_BYTE, win);
-            else
+            switch (op) {
+            case PUT: MPI_Put(buf, (int)n, MPI_BYTE, 1, (MPI_Aint)w * n, (int)n, MPI_BYTE, win); break;
+            case GET:
                 MPI_Get(buf + (long)w * n, (int)n, MPI_BYTE, 1, (MPI_Aint)w * n, (int)n, MPI_BYTE, win);
+                break;
+            case ACC:
+                MPI_Accumulate(buf, (int)(n / 8), MPI_DOUBLE, 1, (MPI_Aint)w * n, (int)(n / 8), MPI_DOUBLE,
+                               MPI_SUM, win);
+                break;
+            case FOP:
+                MPI_Fetch_and_op(&one, (int64_t *)buf + w, MPI_INT64_T, 1, (MPI_Aint)w * 8, MPI_SUM, win);
+                break;
+            }
         }
         MPI_Win_flush(1, win);
     }
@@ -80,6 +92,8 @@ int main(int argc, char **argv) {
         MPI_Win_lock_all(0, win);
         printf("fop 8 %.3f\n", lat(FOP, 8, 20000, buf, win));
         printf("cas 8 %.3f\n", lat(CAS, 8, 20000, buf, win));
+        /* 8 bytes a fetch-and-op: MB/s / 8 * 1000 is thousands per second */
+        printf("foprate 8 %.1f\n", bw(FOP, 8, 400, buf, win) / 8 * 1000);
         for (long n = 8; n <= maxn; n *= 2) {
             int it = iters_for(n, 10000);
             printf("put %ld %.3f\n", n, lat(PUT, n, it, buf, win));
@@ -88,6 +102,7 @@ int main(int argc, char **argv) {
             int bit = iters_for(n * WINDOW / 8, 200);
             printf("putbw %ld %.1f\n", n, bw(PUT, n, bit, buf, win));
             printf("getbw %ld %.1f\n", n, bw(GET, n, bit, buf, win));
+            printf("accbw %ld %.1f\n", n, bw(ACC, n, bit, buf, win));
             fflush(stdout);
         }
         MPI_Win_unlock_all(win);
