@@ -64,9 +64,8 @@ pub struct Remote {
     /// puts).
     am: bool,
     inflight: Vec<std::cell::RefCell<Vec<Sent>>>,
-    /// Small puts and gets to each rank not sent yet.
+    /// Small operations to each rank not sent yet, all of one kind.
     batch: Vec<std::cell::RefCell<Batch>>,
-    gets: Vec<std::cell::RefCell<Gets>>,
     n: usize,
     /// A window of `MPI_Win_create_dynamic`: its memory is what each rank
     /// attaches, reached by active messages that the target's process
@@ -271,7 +270,6 @@ impl Remote {
                 .map(|_| std::cell::RefCell::new(Vec::new()))
                 .collect(),
             batch: (0..n).map(|_| std::cell::RefCell::default()).collect(),
-            gets: (0..n).map(|_| std::cell::RefCell::default()).collect(),
             n,
             dynamic,
             served,
@@ -534,33 +532,31 @@ const REPLACE_BYTES: AccOp = AccOp {
     basic: MPI_BYTE,
 };
 
-/// Small puts gathered into one request per target (`Remote::sent_put`):
-/// puts of at most `BATCH_PIECE` bytes, up to `BATCH_BYTES` bytes and
-/// `BATCH_SEGS` segments a request (its header grows by 16 bytes a
-/// segment).
+/// Small operations gathered into one request per target (`Remote::later`):
+/// operations of at most `BATCH_PIECE` bytes, up to `BATCH_BYTES` bytes
+/// (sent, and fetched) and `BATCH_SEGS` segments a request (its header
+/// grows by 16 bytes a segment).
 const BATCH_PIECE: usize = 8192;
 const BATCH_BYTES: usize = 65536;
 const BATCH_SEGS: usize = 64;
 
+/// The operations gathered for one target: all of one kind (`what`: the
+/// request's kind, whether it fetches, and its op), the target segments in
+/// order, the data that goes with them, and where the answer's bytes go
+/// (`bytes` in all).
 #[derive(Default)]
 struct Batch {
+    what: Option<(u8, bool, c_int, c_int, usize)>,
     segs: Vec<(u64, u64)>,
     data: Vec<u8>,
+    dsts: Vec<(usize, usize)>,
+    bytes: usize,
 }
 
 /// A request whose answer a flush waits for: its token, and where the
 /// answer's bytes go, in order ((address, length) of each get it carries;
 /// none for puts).
 type Sent = (u64, Vec<(usize, usize)>);
-
-/// Small gets gathered into one request per target (`Remote::get_later`):
-/// the target segments, and where the answer's bytes go, in order.
-#[derive(Default)]
-struct Gets {
-    segs: Vec<(u64, u64)>,
-    dsts: Vec<(usize, usize)>,
-    bytes: usize,
-}
 
 /// Segment lists longer than this go at the start of a request's data
 /// instead of in its header (flag byte 10): UCX's active-message header
@@ -878,59 +874,110 @@ impl Remote {
             return self.moved(r, KIND_PUT, segs, data, None);
         }
         let rel = self.rel(r, segs);
-        if data.len() <= BATCH_PIECE && rel.len() <= BATCH_SEGS {
-            if !self.gets[r].borrow().segs.is_empty() {
-                self.drain(r)?;
-            }
-            let full = {
+        // SAFETY: nothing is fetched.
+        unsafe { self.later(r, KIND_PUT, false, REPLACE_BYTES, rel, data, None) }
+    }
+
+    /// Sends the operations gathered for `r`, if any.
+    fn drain(&self, r: usize) -> Result<()> {
+        if self.batch[r].borrow().segs.is_empty() {
+            return Ok(());
+        }
+        let b = std::mem::take(&mut *self.batch[r].borrow_mut());
+        let (kind, fetch, op, basic, esize) = b.what.unwrap_or_default();
+        // The target takes the op, the basic type and the element's size.
+        let a = AccOp {
+            op,
+            elem: crate::op::Elem::Byte,
+            esize,
+            basic,
+        };
+        self.send(r, kind, fetch, a, &b.segs, b.data, b.dsts)
+    }
+
+    /// An operation of kind `kind` (`fetch`: it fetches, its `dst.1`
+    /// answered bytes going to `dst.0`) with op `a` on the target segments
+    /// `rel` (as the target takes them) and its packed `data`, answered at
+    /// the next flush to `r`: gathered with the operations of the same
+    /// kind and op before it when small (so a run of them costs one
+    /// message, not one each), sent at once otherwise; the operations
+    /// gathered before it go first either way (the target applies this
+    /// origin's operations in their order).
+    ///
+    /// # Safety
+    /// `dst` is writable until that flush.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn later(
+        &self,
+        r: usize,
+        kind: u8,
+        fetch: bool,
+        a: AccOp,
+        rel: Vec<(u64, u64)>,
+        data: &[u8],
+        dst: Option<(usize, usize)>,
+    ) -> Result<()> {
+        let got = dst.map_or(0, |d| d.1);
+        let what = Some((kind, fetch, a.op, a.basic, a.esize));
+        if data.len().max(got) <= BATCH_PIECE && rel.len() <= BATCH_SEGS {
+            let fits = {
                 let b = self.batch[r].borrow();
-                b.segs.len() + rel.len() > BATCH_SEGS || b.data.len() + data.len() > BATCH_BYTES
+                b.segs.is_empty()
+                    || (b.what == what
+                        && b.segs.len() + rel.len() <= BATCH_SEGS
+                        && b.data.len() + data.len() <= BATCH_BYTES
+                        && b.bytes + got <= BATCH_BYTES)
             };
-            if full {
+            if !fits {
                 self.drain(r)?;
             }
             let mut b = self.batch[r].borrow_mut();
+            b.what = what;
             b.segs.extend_from_slice(&rel);
             b.data.extend_from_slice(data);
+            b.dsts.extend(dst);
+            b.bytes += got;
             return Ok(());
         }
         self.drain(r)?;
-        self.send_puts(r, &rel, data.to_vec())
+        self.send(
+            r,
+            kind,
+            fetch,
+            a,
+            &rel,
+            data.to_vec(),
+            dst.into_iter().collect(),
+        )
     }
 
-    /// Sends the gathered small puts and gets to `r`, if any (puts and
-    /// gets are never both gathered: a get sends the puts before it).
-    fn drain(&self, r: usize) -> Result<()> {
-        if !self.am {
-            return Ok(());
+    /// One request of the segments `rel` with their packed `data`, its
+    /// answer's bytes going to `dsts` in order, waited for at the next
+    /// flush.
+    #[allow(clippy::too_many_arguments)]
+    fn send(
+        &self,
+        r: usize,
+        kind: u8,
+        fetch: bool,
+        a: AccOp,
+        rel: &[(u64, u64)],
+        data: Vec<u8>,
+        dsts: Vec<(usize, usize)>,
+    ) -> Result<()> {
+        let (h, d) = request(self.key, kind, fetch, a, rel, Cow::Owned(data));
+        let t = if dsts.is_empty() {
+            self.rma.send(self.peers[r].ep, &h, d.into_owned())
+        } else {
+            // SAFETY: every destination stays writable until the flush that
+            // waits for this reply (`later`'s contract).
+            unsafe {
+                self.rma
+                    .send_into(self.peers[r].ep, &h, d.into_owned(), dsts.clone(), DONE)
+            }
         }
-        if !self.batch[r].borrow().segs.is_empty() {
-            let b = std::mem::take(&mut *self.batch[r].borrow_mut());
-            self.send_puts(r, &b.segs, b.data)?;
-        }
-        if !self.gets[r].borrow().segs.is_empty() {
-            let g = std::mem::take(&mut *self.gets[r].borrow_mut());
-            self.send_gets(r, &g.segs, g.dsts)?;
-        }
-        Ok(())
-    }
-
-    /// One put request of the segments `rel` (as the target takes them)
-    /// with their packed `data`, answered at the next flush.
-    fn send_puts(&self, r: usize, rel: &[(u64, u64)], data: Vec<u8>) -> Result<()> {
-        let (h, d) = request(
-            self.key,
-            KIND_PUT,
-            false,
-            REPLACE_BYTES,
-            rel,
-            Cow::Owned(data),
-        );
-        let t = self
-            .rma
-            .send(self.peers[r].ep, &h, d.into_owned())
-            .map_err(ucx_err)?;
-        self.inflight[r].borrow_mut().push((t, Vec::new()));
+        .map_err(ucx_err)?;
+        self.inflight[r].borrow_mut().push((t, dsts));
         Ok(())
     }
 
@@ -954,49 +1001,10 @@ impl Remote {
             return Ok(false);
         }
         let rel = self.rel(r, segs);
-        if n <= BATCH_PIECE && rel.len() <= BATCH_SEGS {
-            // Gathered as small puts are; the puts gathered so far go first.
-            if !self.batch[r].borrow().segs.is_empty() {
-                self.drain(r)?;
-            }
-            let full = {
-                let g = self.gets[r].borrow();
-                g.segs.len() + rel.len() > BATCH_SEGS || g.bytes + n > BATCH_BYTES
-            };
-            if full {
-                self.drain(r)?;
-            }
-            let mut g = self.gets[r].borrow_mut();
-            g.segs.extend_from_slice(&rel);
-            g.dsts.push((dst as usize, n));
-            g.bytes += n;
-            return Ok(true);
-        }
-        self.drain(r)?;
-        self.send_gets(r, &rel, vec![(dst as usize, n)])?;
+        let dst = Some((dst as usize, n));
+        // SAFETY: forwarded contract.
+        unsafe { self.later(r, KIND_GET, true, REPLACE_BYTES, rel, &[], dst) }?;
         Ok(true)
-    }
-
-    /// One get request of the segments `rel`, its answer going to `dsts`
-    /// in order at the next flush.
-    fn send_gets(&self, r: usize, rel: &[(u64, u64)], dsts: Vec<(usize, usize)>) -> Result<()> {
-        let (h, d) = request(
-            self.key,
-            KIND_GET,
-            true,
-            REPLACE_BYTES,
-            rel,
-            Cow::Owned(Vec::new()),
-        );
-        // SAFETY: every destination stays writable until the flush that
-        // waits for this reply (`get_later`'s contract).
-        let t = unsafe {
-            self.rma
-                .send_into(self.peers[r].ep, &h, d.into_owned(), dsts.clone(), DONE)
-        }
-        .map_err(ucx_err)?;
-        self.inflight[r].borrow_mut().push((t, dsts));
-        Ok(())
     }
 
     /// The segments `segs` (addresses in rank `r`'s process) as its
