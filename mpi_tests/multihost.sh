@@ -23,7 +23,7 @@ hosts=$(mktemp -d /tmp/oxhosts.XXXXXX)
 cleanup() { "$root/tools/hosts.sh" down "$hosts" || true; }
 trap cleanup EXIT
 fail=0
-progs="crash crash_signal abort peer_exit idle_wait link_conformance p2p_basic p2p_nonblocking p2p_probe p2p_bsend icoll coll_dtypes coll_basic intercomm dtypes threads rma_basic rma_passive"
+progs="crash crash_signal abort peer_exit idle_wait link_conformance p2p_basic p2p_nonblocking p2p_probe p2p_bsend icoll coll_dtypes coll_basic intercomm dtypes threads rma_basic rma_passive rma_batch"
 for p in $progs mpmd deadlock mpit; do
   "$prefix/bin/mpicc" -I"$here" "$here/$p.c" -o "$out/$p" -lpthread -lm
 done
@@ -82,6 +82,8 @@ done
 # One-sided operations: ranks of a node by shared memory, of other nodes by UCX.
 expect "rma_basic, 3 hosts x 2,1,2" 0 "rma_basic ok" "$M --host oxhnode1:2,oxhnode2:1,oxhnode3:2 $out/rma_basic"
 expect "rma_passive, 3 hosts x 1 rank" 0 "rma_passive ok" "$M --host oxhnode1,oxhnode2,oxhnode3 $out/rma_passive"
+expect "rma_batch, 3 hosts x 2,1,2" 0 "rma_batch ok" "$M --host oxhnode1:2,oxhnode2:1,oxhnode3:2 $out/rma_batch"
+expect "rma_batch, 2 hosts x 1 rank, acc_single_intrinsic" 0 "rma_batch ok" "$M -x RMA_TEST_INTRINSIC=1 --host oxhnode1,oxhnode2 $out/rma_batch"
 # mpirun need not be on a host of the job.
 expect "p2p_basic on hosts 2 and 3 only, started from host 1" 0 "p2p_basic ok" \
   "$M --host oxhnode2:2,oxhnode3:1 $out/p2p_basic"

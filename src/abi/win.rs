@@ -1391,6 +1391,10 @@ fn acc_op(op: MPI_Op, types: &[(&Type, &str)]) -> Result<AccOp> {
     })
 }
 
+/// MPI_(R)accumulate, MPI_(R)get_accumulate and MPI_Fetch_and_op
+/// (`result`: where the fetched elements go); `later`: the fetched elements
+/// may land at the flush (not the request forms, whose requests complete
+/// in the call).
 #[allow(clippy::too_many_arguments)]
 fn get_accumulate(
     origin_addr: *const c_void,
@@ -1403,6 +1407,7 @@ fn get_accumulate(
     tt: MPI_Datatype,
     op: MPI_Op,
     win: MPI_Win,
+    later: bool,
 ) -> Result<()> {
     // The fast path: one basic type everywhere, the same count, a
     // predefined op, window memory this process maps.
@@ -1492,6 +1497,24 @@ fn get_accumulate(
                 Some(&mut big[..])
             }
         };
+        if let (true, Some((b, c, rt))) = (later, res.as_ref()) {
+            let into = (*b as *mut u8).wrapping_offset(rt.start());
+            if tb > 0
+                && rt.is_contiguous(*c)
+                && crate::gpu::classify(into, 0) == crate::gpu::MemKind::Host
+            {
+                // MPI_Get_accumulate and MPI_Fetch_and_op (not the request
+                // forms, whose requests complete in the call) to another
+                // node may complete at the flush, the fetched elements
+                // landing straight in the result buffer.
+                // SAFETY: `into` holds `tb` bytes (its `c` elements of `rt`,
+                // contiguous) until the flush or the epoch's end, by MPI's
+                // rules; `addr` came from `place` for `t` and `tc`.
+                if unsafe { w.accumulate_later(r, addr, &t, tc, a, &data, into, tb)? } {
+                    return Ok(());
+                }
+            }
+        }
         // SAFETY: `addr` came from `place` for `t` and `tc`.
         unsafe { w.accumulate(r, addr, &t, tc, a, &data, old.as_deref_mut())? };
         if let (Some((b, c, rt)), Some(old)) = (res.as_ref(), old) {
@@ -1991,6 +2014,7 @@ pub unsafe extern "C" fn MPI_Accumulate(
         target_datatype,
         op,
         win,
+        true,
     )
 }
 
@@ -2018,6 +2042,7 @@ pub unsafe extern "C" fn MPI_Accumulate_c(
         target_datatype,
         op,
         win,
+        true,
     )
 }
 
@@ -2047,6 +2072,7 @@ pub unsafe extern "C" fn MPI_Raccumulate(
         target_datatype,
         op,
         win,
+        false,
     )?;
     done_request(request)
 }
@@ -2077,6 +2103,7 @@ pub unsafe extern "C" fn MPI_Raccumulate_c(
         target_datatype,
         op,
         win,
+        false,
     )?;
     done_request(request)
 }
@@ -2112,6 +2139,7 @@ pub unsafe extern "C" fn MPI_Get_accumulate(
         target_datatype,
         op,
         win,
+        true,
     )
 }
 
@@ -2146,6 +2174,7 @@ pub unsafe extern "C" fn MPI_Get_accumulate_c(
         target_datatype,
         op,
         win,
+        true,
     )
 }
 
@@ -2182,6 +2211,7 @@ pub unsafe extern "C" fn MPI_Rget_accumulate(
         target_datatype,
         op,
         win,
+        false,
     )?;
     done_request(request)
 }
@@ -2219,6 +2249,7 @@ pub unsafe extern "C" fn MPI_Rget_accumulate_c(
         target_datatype,
         op,
         win,
+        false,
     )?;
     done_request(request)
 }
@@ -2252,6 +2283,7 @@ pub unsafe extern "C" fn MPI_Fetch_and_op(
         datatype,
         op,
         win,
+        true,
     )
 }
 
@@ -2299,6 +2331,16 @@ pub unsafe extern "C" fn MPI_Compare_and_swap(
         let addr = w.place(r, target_disp, &t, 1)?;
         let new = packed(origin_addr, 1, &t)?;
         let cmp = packed(compare_addr, 1, &t)?;
+        let into = (result_addr as *mut u8).wrapping_offset(t.start());
+        if t.is_contiguous(1) && crate::gpu::classify(into, 0) == crate::gpu::MemKind::Host {
+            // To another node it may complete at the flush, the old element
+            // landing straight in the result buffer.
+            // SAFETY: `into` holds the element until the flush or the
+            // epoch's end, by MPI's rules; `addr` came from `place`.
+            if unsafe { w.compare_swap_later(r, addr, &t, &new, &cmp, into)? } {
+                return Ok(());
+            }
+        }
         let mut old = vec![0u8; es];
         // SAFETY: `addr` came from `place` for one element of `t`.
         unsafe { w.compare_swap(r, addr, &t, &new, &cmp, &mut old)? };

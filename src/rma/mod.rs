@@ -1309,6 +1309,66 @@ impl Win {
         })
     }
 
+    /// A get-accumulate as `accumulate`'s, its `n` fetched bytes going to
+    /// `dst` at the next flush of `r` (or the epoch's end); false, having
+    /// done nothing, where the target is not reached that way
+    /// (`net::Remote::accumulate_later`; single elements as the fabric's
+    /// atomics neither).
+    ///
+    /// # Safety
+    /// As `write`; `dst` holds `n` writable bytes until then.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn accumulate_later(
+        &self,
+        r: usize,
+        addr: usize,
+        t: &Type,
+        count: usize,
+        a: AccOp,
+        data: &[u8],
+        dst: *mut u8,
+        n: usize,
+    ) -> Result<bool> {
+        let Some(net) = self.remote.as_ref() else {
+            return Ok(false);
+        };
+        if n == 0 || (self.single_intrinsic && (a.esize == 4 || a.esize == 8) && n == a.esize) {
+            return Ok(false);
+        }
+        self.stored.set(true);
+        let segs = self.segs(t, count, addr, n);
+        // SAFETY: forwarded contract.
+        unsafe { net.accumulate_later(r, self.target(r).addr, &segs, a, data, dst, n) }
+    }
+
+    /// A compare-and-swap as `compare_swap`'s, the old element going to
+    /// `dst` at the next flush of `r` (or the epoch's end); false, having
+    /// done nothing, where the target is not reached that way.
+    ///
+    /// # Safety
+    /// As `write`; `dst` holds `new.len()` writable bytes until then.
+    pub unsafe fn compare_swap_later(
+        &self,
+        r: usize,
+        addr: usize,
+        t: &Type,
+        new: &[u8],
+        cmp: &[u8],
+        dst: *mut u8,
+    ) -> Result<bool> {
+        let es = new.len();
+        let Some(net) = self.remote.as_ref() else {
+            return Ok(false);
+        };
+        if self.single_intrinsic && (es == 4 || es == 8) && addr % es == 0 {
+            return Ok(false);
+        }
+        self.stored.set(true);
+        let segs = self.segs(t, 1, addr, es);
+        // SAFETY: forwarded contract.
+        unsafe { net.compare_swap_later(r, self.target(r).addr, &segs, new, cmp, dst) }
+    }
+
     /// Compare-and-swap of one element of `esize` bytes at `addr` of target
     /// `r`: `old` gets the element; it becomes `new` when it equalled `cmp`.
     ///

@@ -66,6 +66,9 @@ pub struct Remote {
     inflight: Vec<std::cell::RefCell<Vec<Sent>>>,
     /// Small operations to each rank not sent yet, all of one kind.
     batch: Vec<std::cell::RefCell<Batch>>,
+    /// Accumulates sent to each rank whose answers no flush has waited
+    /// for yet: UCX's atomics on its memory wait for them first.
+    acc_sent: Vec<std::cell::Cell<bool>>,
     n: usize,
     /// A window of `MPI_Win_create_dynamic`: its memory is what each rank
     /// attaches, reached by active messages that the target's process
@@ -270,6 +273,7 @@ impl Remote {
                 .map(|_| std::cell::RefCell::new(Vec::new()))
                 .collect(),
             batch: (0..n).map(|_| std::cell::RefCell::default()).collect(),
+            acc_sent: (0..n).map(|_| std::cell::Cell::new(false)).collect(),
             n,
             dynamic,
             served,
@@ -325,7 +329,7 @@ impl Remote {
     /// Fetching atomics on rank `r`'s window memory: each (operand, remote
     /// address) becomes (old value, address).
     pub fn atomics(&self, r: usize, op: Amo, size: usize, ops: &mut [(u64, u64)]) -> Result<()> {
-        self.drain(r)?;
+        self.settle_acc(r)?;
         let p = &self.peers[r];
         let key = p.data.as_ref().ok_or_else(|| no_memory(r))?;
         // SAFETY: the addresses were checked by `place` and are aligned to `size`.
@@ -334,7 +338,7 @@ impl Remote {
 
     /// Compare-and-swap on rank `r`'s window memory at `raddr`.
     pub fn cswap(&self, r: usize, size: usize, cmp: u64, new: u64, raddr: u64) -> Result<u64> {
-        self.drain(r)?;
+        self.settle_acc(r)?;
         let p = &self.peers[r];
         let key = p.data.as_ref().ok_or_else(|| no_memory(r))?;
         // SAFETY: as for `atomics`.
@@ -344,7 +348,7 @@ impl Remote {
     /// Compare-and-swaps on rank `r`'s window memory, all issued at once:
     /// each (compare, new, remote address) gets the old value for `new`.
     pub fn cswaps(&self, r: usize, size: usize, ops: &mut [(u64, u64, u64)]) -> Result<()> {
-        self.drain(r)?;
+        self.settle_acc(r)?;
         let p = &self.peers[r];
         let key = p.data.as_ref().ok_or_else(|| no_memory(r))?;
         // SAFETY: as for `atomics`.
@@ -385,43 +389,63 @@ impl Remote {
     /// Puts to rank `r` (all ranks: None) are complete at their targets.
     pub fn flush(&self, r: Option<usize>) -> Result<()> {
         for t in 0..self.n {
-            if r.is_none_or(|r| r == t) {
-                self.drain(t)?;
+            if r.is_some_and(|r| r != t) {
+                continue;
             }
-            if r.is_none_or(|r| r == t) && !self.inflight[t].borrow().is_empty() {
-                // Every answer is waited for; the first error is reported.
-                let tokens = std::mem::take(&mut *self.inflight[t].borrow_mut());
-                let mut first = Ok(());
-                for (k, dsts) in tokens {
-                    let got = self
-                        .rma
-                        .reply(self.peers[t].ep, k)
-                        .map_err(ucx_err)
-                        .and_then(|v| self.answer(t, v))
-                        .and_then(|v| {
-                            // A put's answer has no bytes; a get's landed in
-                            // its buffers as it arrived (`send_into`), its
-                            // status byte alone left, which `answer` took.
-                            if v.is_empty() {
-                                return Ok(());
-                            }
-                            let want: usize = dsts.iter().map(|d| d.1).sum();
-                            Err(err!(
-                                MPI_ERR_INTERN,
-                                "rank {t} returned {} bytes for gets of {want}",
-                                v.len()
-                            ))
-                        });
-                    if let (Err(e), true) = (got, first.is_ok()) {
-                        first = Err(e);
-                    }
-                }
-                first?;
-            }
-            if self.dirty[t].get() && r.is_none_or(|r| r == t) {
+            self.drain(t)?;
+            self.wait(t)?;
+            if self.dirty[t].get() {
                 self.rma.flush(self.peers[t].ep).map_err(ucx_err)?;
                 self.dirty[t].set(false);
             }
+        }
+        Ok(())
+    }
+
+    /// Waits for the answers to every request sent to `t` so far; the
+    /// first error is reported.
+    fn wait(&self, t: usize) -> Result<()> {
+        self.acc_sent[t].set(false);
+        if self.inflight[t].borrow().is_empty() {
+            return Ok(());
+        }
+        let tokens = std::mem::take(&mut *self.inflight[t].borrow_mut());
+        let mut first = Ok(());
+        for (k, dsts) in tokens {
+            let got = self
+                .rma
+                .reply(self.peers[t].ep, k)
+                .map_err(ucx_err)
+                .and_then(|v| self.answer(t, v))
+                .and_then(|v| {
+                    // A put's or accumulate's answer has no bytes; a get's
+                    // or fetching accumulate's landed in its buffers as it
+                    // arrived (`send_into`), its status byte alone left,
+                    // which `answer` took.
+                    if v.is_empty() {
+                        return Ok(());
+                    }
+                    let want: usize = dsts.iter().map(|d| d.1).sum();
+                    Err(err!(
+                        MPI_ERR_INTERN,
+                        "rank {t} returned {} bytes for fetches of {want}",
+                        v.len()
+                    ))
+                });
+            if let (Err(e), true) = (got, first.is_ok()) {
+                first = Err(e);
+            }
+        }
+        first
+    }
+
+    /// The accumulates issued to `r` so far are applied there: before
+    /// UCX's atomics on its memory, which the target's process does not
+    /// see (MPI orders an origin's accumulates to one location).
+    fn settle_acc(&self, r: usize) -> Result<()> {
+        self.drain(r)?;
+        if self.acc_sent[r].get() {
+            self.wait(r)?;
         }
         Ok(())
     }
@@ -436,6 +460,7 @@ impl Remote {
 
     /// Takes rank `r`'s accumulate mutex.
     pub fn lock_acc(&self, r: usize) -> Result<()> {
+        self.settle_acc(r)?;
         let mut spins = 0u32;
         while self.ctl_cswap(r, ACC, 0, 1)? != 0 {
             spins += 1;
@@ -739,51 +764,74 @@ fn serve_checked(
     // Room for the status byte `serve` adds; not zeroed (every byte is
     // copied in below).
     let mut cur = crate::transport::ucx::rma::reply_buffer(n + 1);
+    if kind == KIND_GET {
+        let mut at = 0;
+        for &(p, l, dev) in &segs {
+            // SAFETY: the segment lies in this process's window memory
+            // (checked above), alive while the window is registered
+            // (attached memory: while `lock` is held); `cur` has room for n
+            // bytes.
+            unsafe { w.copy(cur.as_mut_ptr().add(at), p as *const u8, l, dev)? };
+            at += l;
+        }
+        // SAFETY: the segments' n bytes were written above.
+        unsafe { cur.set_len(n) };
+        return Ok(Ok(cur));
+    }
+    // Accumulates and compare-and-swaps: the data has, per segment, its
+    // operand (accumulates other than MPI_NO_OP), or its new value then
+    // its compare value (compare-and-swaps). The segments are applied one
+    // after another, as the operations they belong to were issued (a
+    // request may carry several, on the same elements), each reading what
+    // the ones before it left.
+    let per = match kind {
+        KIND_CAS => 2,
+        _ if op == MPI_NO_OP => 0,
+        _ => 1,
+    };
+    let elem = if per == 1 {
+        Some(crate::op::check(op, basic).map_err(|e| e.msg)?)
+    } else {
+        None
+    };
+    if data.len() != per * n || (per == 1 && esize == 0) {
+        return Err(format!(
+            "{} bytes of data for {n} bytes of window",
+            data.len()
+        ));
+    }
+    let mut new = Vec::new();
     let mut at = 0;
     for &(p, l, dev) in &segs {
-        // SAFETY: the segment lies in this process's window memory (checked
-        // above), alive while the window is registered (attached memory:
-        // while `lock` is held); `cur` has room for n bytes.
+        // SAFETY: as for a get above.
         unsafe { w.copy(cur.as_mut_ptr().add(at), p as *const u8, l, dev)? };
+        // SAFETY: those l bytes were just written.
+        let old = unsafe { std::slice::from_raw_parts(cur.as_ptr().add(at), l) };
+        let d = &data[per * at..per * (at + l)];
+        let changed = match elem {
+            _ if kind == KIND_CAS => {
+                let (nv, cmp) = d.split_at(l);
+                new.clear();
+                new.extend_from_slice(nv);
+                old == cmp
+            }
+            Some(e) => {
+                new.clear();
+                new.extend_from_slice(old);
+                crate::op::reduce_builtin(op, e, l / esize, d, &mut new);
+                true
+            }
+            None => false,
+        };
+        if changed {
+            // SAFETY: as above.
+            unsafe { w.copy(p as *mut u8, new.as_ptr(), l, dev)? };
+        }
         at += l;
     }
     // SAFETY: the segments' n bytes were written above.
     unsafe { cur.set_len(n) };
-    if kind == KIND_GET {
-        return Ok(Ok(cur));
-    }
-    let reply = if fetch { cur.clone() } else { Vec::new() };
-    let changed = if kind == KIND_CAS {
-        // data: the new value, then the compare value
-        let (new, cmp) = data.split_at(data.len() / 2);
-        if cur == cmp {
-            cur.copy_from_slice(new);
-            true
-        } else {
-            false
-        }
-    } else if op != MPI_NO_OP {
-        let elem = crate::op::check(op, basic).map_err(|e| e.msg)?;
-        if data.len() != n || esize == 0 {
-            return Err(format!(
-                "{} bytes of data for {n} bytes of window",
-                data.len()
-            ));
-        }
-        crate::op::reduce_builtin(op, elem, n / esize, data, &mut cur);
-        true
-    } else {
-        false
-    };
-    if changed {
-        let mut at = 0;
-        for &(p, l, dev) in &segs {
-            // SAFETY: as above.
-            unsafe { w.copy(p as *mut u8, cur.as_ptr().add(at), l, dev)? };
-            at += l;
-        }
-    }
-    Ok(Ok(reply))
+    Ok(Ok(if fetch { cur } else { Vec::new() }))
 }
 
 impl Remote {
@@ -978,6 +1026,9 @@ impl Remote {
         }
         .map_err(ucx_err)?;
         self.inflight[r].borrow_mut().push((t, dsts));
+        if kind == KIND_ACC || kind == KIND_CAS {
+            self.acc_sent[r].set(true);
+        }
         Ok(())
     }
 
@@ -1030,9 +1081,27 @@ impl Remote {
         self.served.lock.lock().retain(|&(a, _, _)| a != base);
     }
 
+    /// Whether operations on rank `r` may wait for their answers until the
+    /// next flush (`later`): not on this rank (served in the call), on
+    /// device memory or on a dynamic window's (whose errors the call
+    /// reports).
+    fn defers(&self, r: usize) -> bool {
+        !self.dynamic && !self.peers[r].device && r != self.rank
+    }
+
+    /// The segments `segs` of rank `r`'s memory that this rank sees at
+    /// `tbase`, as offsets from its window's base.
+    fn offsets(tbase: usize, segs: &[[usize; 2]]) -> Vec<(u64, u64)> {
+        segs.iter()
+            .map(|&[p, l]| (p.wrapping_sub(tbase) as u64, l as u64))
+            .collect()
+    }
+
     /// An accumulate (with `fetch`, a get-accumulate) of the packed `data`
     /// into the segments `segs` of rank `r`, whose memory this rank sees
-    /// at `tbase`: applied by the target's process (`serve`).
+    /// at `tbase`: applied by the target's process (`serve`). Without
+    /// `fetch` it is complete at the next flush to `r` (`later`: a run of
+    /// them costs one message), with it when the call returns.
     pub fn accumulate(
         &self,
         r: usize,
@@ -1042,10 +1111,11 @@ impl Remote {
         data: &[u8],
         fetch: Option<&mut [u8]>,
     ) -> Result<()> {
-        let rel: Vec<(u64, u64)> = segs
-            .iter()
-            .map(|&[p, l]| (p.wrapping_sub(tbase) as u64, l as u64))
-            .collect();
+        let rel = Self::offsets(tbase, segs);
+        if fetch.is_none() && self.defers(r) {
+            // SAFETY: nothing is fetched.
+            return unsafe { self.later(r, KIND_ACC, false, a, rel, data, None) };
+        }
         let (h, d) = request(
             self.key,
             KIND_ACC,
@@ -1069,6 +1139,53 @@ impl Remote {
         Ok(())
     }
 
+    /// A get-accumulate as `accumulate`'s, its `n` fetched bytes going to
+    /// `dst` at the next flush to `r` (a run of them costs one round trip);
+    /// false, having done nothing, where `r` is not reached that way
+    /// (`defers`).
+    ///
+    /// # Safety
+    /// `dst` holds `n` writable bytes until that flush.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn accumulate_later(
+        &self,
+        r: usize,
+        tbase: usize,
+        segs: &[[usize; 2]],
+        a: AccOp,
+        data: &[u8],
+        dst: *mut u8,
+        n: usize,
+    ) -> Result<bool> {
+        if !self.defers(r) || n == 0 {
+            return Ok(false);
+        }
+        let rel = Self::offsets(tbase, segs);
+        let dst = Some((dst as usize, n));
+        // SAFETY: forwarded contract.
+        unsafe { self.later(r, KIND_ACC, true, a, rel, data, dst) }?;
+        Ok(true)
+    }
+
+    /// The request of a compare-and-swap of the element at `segs`: its
+    /// op (the element's size), segments and data (new, then compare).
+    fn cas_request(
+        tbase: usize,
+        segs: &[[usize; 2]],
+        new: &[u8],
+        cmp: &[u8],
+    ) -> (AccOp, Vec<(u64, u64)>, Vec<u8>) {
+        let a = AccOp {
+            op: MPI_REPLACE,
+            elem: crate::op::Elem::Byte,
+            esize: new.len(),
+            basic: MPI_BYTE,
+        };
+        let mut data = new.to_vec();
+        data.extend_from_slice(cmp);
+        (a, Self::offsets(tbase, segs), data)
+    }
+
     /// Compare-and-swap of the element at `segs` of rank `r`.
     pub fn compare_swap(
         &self,
@@ -1079,18 +1196,7 @@ impl Remote {
         cmp: &[u8],
         old: &mut [u8],
     ) -> Result<()> {
-        let rel: Vec<(u64, u64)> = segs
-            .iter()
-            .map(|&[p, l]| (p.wrapping_sub(tbase) as u64, l as u64))
-            .collect();
-        let a = AccOp {
-            op: MPI_REPLACE,
-            elem: crate::op::Elem::Byte,
-            esize: new.len(),
-            basic: MPI_BYTE,
-        };
-        let mut data = new.to_vec();
-        data.extend_from_slice(cmp);
+        let (a, rel, data) = Self::cas_request(tbase, segs, new, cmp);
         let (h, d) = request(self.key, KIND_CAS, true, a, &rel, Cow::Owned(data));
         let got = self.call(r, &h, &d)?;
         if got.len() != old.len() {
@@ -1102,6 +1208,31 @@ impl Remote {
         }
         old.copy_from_slice(&got);
         Ok(())
+    }
+
+    /// `compare_swap`, the old element going to `dst` (`new.len()` bytes)
+    /// at the next flush to `r`; false, having done nothing, where `r` is
+    /// not reached that way (`defers`).
+    ///
+    /// # Safety
+    /// `dst` holds `new.len()` writable bytes until that flush.
+    pub unsafe fn compare_swap_later(
+        &self,
+        r: usize,
+        tbase: usize,
+        segs: &[[usize; 2]],
+        new: &[u8],
+        cmp: &[u8],
+        dst: *mut u8,
+    ) -> Result<bool> {
+        if !self.defers(r) || new.is_empty() {
+            return Ok(false);
+        }
+        let (a, rel, data) = Self::cas_request(tbase, segs, new, cmp);
+        let dst = Some((dst as usize, new.len()));
+        // SAFETY: forwarded contract.
+        unsafe { self.later(r, KIND_CAS, true, a, rel, &data, dst) }?;
+        Ok(true)
     }
 }
 
