@@ -386,20 +386,30 @@ impl Remote {
         .map_err(ucx_err)
     }
 
-    /// Puts to rank `r` (all ranks: None) are complete at their targets.
+    /// The operations to rank `r` (all ranks: None) are complete at their
+    /// targets. Every target's answers are waited for even when one
+    /// reports an error (the first is returned): none lands in a result
+    /// buffer after the call.
     pub fn flush(&self, r: Option<usize>) -> Result<()> {
+        let mut first = Ok(());
         for t in 0..self.n {
             if r.is_some_and(|r| r != t) {
                 continue;
             }
-            self.drain(t)?;
-            self.wait(t)?;
-            if self.dirty[t].get() {
-                self.rma.flush(self.peers[t].ep).map_err(ucx_err)?;
-                self.dirty[t].set(false);
+            let sent = self.drain(t);
+            let waited = self.wait(t);
+            let done = sent.and(waited).and_then(|_| {
+                if self.dirty[t].get() {
+                    self.rma.flush(self.peers[t].ep).map_err(ucx_err)?;
+                    self.dirty[t].set(false);
+                }
+                Ok(())
+            });
+            if let (Err(e), true) = (done, first.is_ok()) {
+                first = Err(e);
             }
         }
-        Ok(())
+        first
     }
 
     /// Waits for the answers to every request sent to `t` so far; the
