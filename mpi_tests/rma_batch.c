@@ -40,21 +40,12 @@ typedef struct {
     double big[BIG];       /* large accumulates */
 } Cell;
 
-static MPI_Info hints(void) {
-    MPI_Info info = MPI_INFO_NULL;
-    if (getenv("RMA_TEST_INTRINSIC")) {
-        MPI_Info_create(&info);
-        MPI_Info_set(info, "acc_single_intrinsic", "true");
-    }
-    return info;
-}
-
 static void run(int rank, int size, int allocate) {
     const char *how = allocate ? "allocate" : "create";
     CHECK(size <= 16, "at most 16 ranks");
     MPI_Win win;
     Cell *c;
-    MPI_Info info = hints();
+    MPI_Info info = rma_test_info();
     if (allocate) {
         MPI_Win_allocate(sizeof(Cell), 1, info, MPI_COMM_WORLD, &c, &win);
     } else {

@@ -32,11 +32,7 @@ static void run(int rank, int size, int allocate) {
     /* RMA_TEST_INTRINSIC=1: single-element accumulates as the fabric's
      * atomics (acc_single_intrinsic); the accumulates below are all single
      * elements, as that hint requires. */
-    MPI_Info info = MPI_INFO_NULL;
-    if (getenv("RMA_TEST_INTRINSIC")) {
-        MPI_Info_create(&info);
-        MPI_Info_set(info, "acc_single_intrinsic", "true");
-    }
+    MPI_Info info = rma_test_info();
     if (allocate) {
         MPI_Win_allocate(sizeof(Cell), 1, info, MPI_COMM_WORLD, &c, &win);
     } else {

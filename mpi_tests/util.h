@@ -29,4 +29,15 @@ static inline long verify(const unsigned char *b, long n, int src, int tag) {
         if (b[i] != pattern(src, tag, i)) return i;
     return -1;
 }
+/* RMA_TEST_INTRINSIC=1: an info with acc_single_intrinsic=true (single
+ * 4- and 8-byte accumulates as the fabric's atomics), else MPI_INFO_NULL;
+ * the caller frees what is not MPI_INFO_NULL. */
+static inline MPI_Info rma_test_info(void) {
+    MPI_Info info = MPI_INFO_NULL;
+    if (getenv("RMA_TEST_INTRINSIC")) {
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "acc_single_intrinsic", "true");
+    }
+    return info;
+}
 #endif

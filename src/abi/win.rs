@@ -1486,17 +1486,6 @@ fn get_accumulate(
             Some(o) => packed(origin_addr, oc, o)?,
             None => Cow::Borrowed(&[][..]),
         };
-        // The fetched elements: on the stack when few (fetch-and-op).
-        let mut small = [0u8; 64];
-        let mut big = Vec::new();
-        let mut old: Option<&mut [u8]> = match res.as_ref() {
-            None => None,
-            Some(_) if tb <= small.len() => Some(&mut small[..tb]),
-            Some(_) => {
-                big.resize(tb, 0);
-                Some(&mut big[..])
-            }
-        };
         if let (true, Some((b, c, rt))) = (later, res.as_ref()) {
             let into = (*b as *mut u8).wrapping_offset(rt.start());
             if tb > 0
@@ -1515,6 +1504,17 @@ fn get_accumulate(
                 }
             }
         }
+        // The fetched elements: on the stack when few (fetch-and-op).
+        let mut small = [0u8; 64];
+        let mut big = Vec::new();
+        let mut old: Option<&mut [u8]> = match res.as_ref() {
+            None => None,
+            Some(_) if tb <= small.len() => Some(&mut small[..tb]),
+            Some(_) => {
+                big.resize(tb, 0);
+                Some(&mut big[..])
+            }
+        };
         // SAFETY: `addr` came from `place` for `t` and `tc`.
         unsafe { w.accumulate(r, addr, &t, tc, a, &data, old.as_deref_mut())? };
         if let (Some((b, c, rt)), Some(old)) = (res.as_ref(), old) {

@@ -1234,7 +1234,7 @@ impl Win {
             // Across nodes every accumulate takes the target's mutex (one
             // path for every element whatever the count), unless the window
             // said single elements may go as the fabric's atomics.
-            if self.single_intrinsic && (a.esize == 4 || a.esize == 8) && n == a.esize {
+            if self.intrinsic(a.esize, n) {
                 // SAFETY: forwarded contract.
                 return unsafe { self.net_accumulate(r, addr, t, count, a, data, fetch) };
             }
@@ -1309,6 +1309,14 @@ impl Win {
         })
     }
 
+    /// Whether an accumulate of `n` bytes of `esize`-byte elements in a
+    /// spanning window goes as the fabric's atomics: a single 4- or 8-byte
+    /// element, where the window said `acc_single_intrinsic`.
+    #[inline]
+    fn intrinsic(&self, esize: usize, n: usize) -> bool {
+        self.single_intrinsic && (esize == 4 || esize == 8) && n == esize
+    }
+
     /// A get-accumulate as `accumulate`'s, its `n` fetched bytes going to
     /// `dst` at the next flush of `r` (or the epoch's end); false, having
     /// done nothing, where the target is not reached that way
@@ -1332,7 +1340,7 @@ impl Win {
         let Some(net) = self.remote.as_ref() else {
             return Ok(false);
         };
-        if n == 0 || (self.single_intrinsic && (a.esize == 4 || a.esize == 8) && n == a.esize) {
+        if n == 0 || self.intrinsic(a.esize, n) {
             return Ok(false);
         }
         self.stored.set(true);
@@ -1360,7 +1368,7 @@ impl Win {
         let Some(net) = self.remote.as_ref() else {
             return Ok(false);
         };
-        if self.single_intrinsic && (es == 4 || es == 8) && addr % es == 0 {
+        if self.intrinsic(es, es) && addr % es == 0 {
             return Ok(false);
         }
         self.stored.set(true);
@@ -1387,7 +1395,7 @@ impl Win {
         let es = new.len();
         if let (Some(net), true) = (
             self.remote.as_ref(),
-            self.single_intrinsic && (es == 4 || es == 8) && addr % es == 0,
+            self.intrinsic(es, es) && addr % es == 0,
         ) {
             let v = |b: &[u8]| {
                 let mut x = [0u8; 8];

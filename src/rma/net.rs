@@ -810,32 +810,37 @@ fn serve_checked(
             data.len()
         ));
     }
-    let mut new = Vec::new();
+    // A fetching accumulate's results are computed beside the fetched
+    // elements (kept for the reply); the others' in place.
+    let mut scratch = Vec::new();
     let mut at = 0;
     for &(p, l, dev) in &segs {
         // SAFETY: as for a get above.
         unsafe { w.copy(cur.as_mut_ptr().add(at), p as *const u8, l, dev)? };
-        // SAFETY: those l bytes were just written.
-        let old = unsafe { std::slice::from_raw_parts(cur.as_ptr().add(at), l) };
+        // SAFETY: those l bytes were just written; nothing else refers to
+        // them while `old` lives.
+        let old = unsafe { std::slice::from_raw_parts_mut(cur.as_mut_ptr().add(at), l) };
         let d = &data[per * at..per * (at + l)];
-        let changed = match elem {
+        let result: Option<&[u8]> = match elem {
             _ if kind == KIND_CAS => {
                 let (nv, cmp) = d.split_at(l);
-                new.clear();
-                new.extend_from_slice(nv);
-                old == cmp
+                (*old == *cmp).then_some(nv)
+            }
+            Some(e) if fetch => {
+                scratch.clear();
+                scratch.extend_from_slice(old);
+                crate::op::reduce_builtin(op, e, l / esize, d, &mut scratch);
+                Some(&scratch)
             }
             Some(e) => {
-                new.clear();
-                new.extend_from_slice(old);
-                crate::op::reduce_builtin(op, e, l / esize, d, &mut new);
-                true
+                crate::op::reduce_builtin(op, e, l / esize, d, old);
+                Some(old)
             }
-            None => false,
+            None => None,
         };
-        if changed {
-            // SAFETY: as above.
-            unsafe { w.copy(p as *mut u8, new.as_ptr(), l, dev)? };
+        if let Some(v) = result {
+            // SAFETY: as above; `v` holds the segment's l bytes.
+            unsafe { w.copy(p as *mut u8, v.as_ptr(), l, dev)? };
         }
         at += l;
     }
@@ -1058,7 +1063,7 @@ impl Remote {
         dst: *mut u8,
         n: usize,
     ) -> Result<bool> {
-        if !self.am || self.dynamic || self.peers[r].device || r == self.rank || n == 0 {
+        if !self.am || !self.defers(r) || n == 0 {
             return Ok(false);
         }
         let rel = self.rel(r, segs);
