@@ -773,6 +773,144 @@ impl Win {
         true
     }
 
+    /// The offset in target `r`'s window memory of the `n` bytes at
+    /// displacement `disp`, where `r` is on another node, an epoch open
+    /// here covers it without a wait (a fence, a lock or lock_all), and the
+    /// bytes lie in its window memory (not a dynamic window's): the remote
+    /// fast paths' common check. None leaves the operation to the general
+    /// path, which reports what is wrong.
+    #[inline]
+    fn remote_off(&self, r: c_int, disp: i64, n: usize) -> Option<(&net::Remote, usize, u64)> {
+        let net = self.remote.as_ref()?;
+        let i = usize::try_from(r).ok()?;
+        let tg = self.targets.get(i)?;
+        let open = self.ep.fence
+            || self.ep.lock_all.is_some()
+            || self.ep.locks.get(i).is_some_and(Option::is_some);
+        if !open || tg.local.is_some() || tg.device || self.flavor == MPI_WIN_FLAVOR_DYNAMIC {
+            return None;
+        }
+        let off = u64::try_from(disp).ok()?.checked_mul(tg.unit as u64)?;
+        (off <= tg.size as u64 && n as u64 <= tg.size as u64 - off).then_some((net, i, off))
+    }
+
+    /// A put (`put`) or get of `n` contiguous bytes between host memory at
+    /// `buf` and displacement `disp` of target `r` on another node, gathered
+    /// into the request that the next flush to `r` sends
+    /// (`net::Remote::gather_put`, `gather_get`); false, having done
+    /// nothing, where that does not apply as things stand (the general
+    /// path then takes it). Nothing is sent here and nothing can fail.
+    ///
+    /// # Safety
+    /// `buf` holds `n` bytes, readable for a put; for a get, writable
+    /// until the next flush to `r` (MPI's rule for a get's buffer).
+    #[inline(never)]
+    pub unsafe fn remote_bytes(
+        &self,
+        r: c_int,
+        disp: i64,
+        buf: *mut u8,
+        n: usize,
+        put: bool,
+    ) -> bool {
+        let Some((net, i, off)) = self.remote_off(r, disp, n) else {
+            return false;
+        };
+        if n == 0 || crate::gpu::classify(buf, n) != MemKind::Host {
+            return false;
+        }
+        if put {
+            // SAFETY: the caller's contract.
+            let data = unsafe { std::slice::from_raw_parts(buf, n) };
+            self.stored.set(true);
+            net.gather_put(i, off, data)
+        } else {
+            // SAFETY: forwarded contract.
+            unsafe { net.gather_get(i, off, buf, n) }
+        }
+    }
+
+    /// An accumulate (with `got`, a get-accumulate) of `n` contiguous bytes
+    /// of basic elements at displacement `disp` of target `r` on another
+    /// node, gathered as `remote_bytes` gathers a put
+    /// (`net::Remote::gather_acc`; single elements that go as UCX's
+    /// atomics take the general path); false, having done nothing, where
+    /// that does not apply.
+    ///
+    /// # Safety
+    /// `src` holds `n` readable bytes unless `a.op` is `MPI_NO_OP`; `got`,
+    /// when not null, `n` writable ones until the next flush to `r`.
+    #[inline(never)]
+    pub unsafe fn remote_acc(
+        &self,
+        r: c_int,
+        disp: i64,
+        a: AccOp,
+        n: usize,
+        src: *const u8,
+        got: *mut u8,
+    ) -> bool {
+        if a.esize == 0 || elems(n, a.esize).1 != 0 || self.intrinsic(a.esize, n) {
+            return false;
+        }
+        let Some((net, i, off)) = self.remote_off(r, disp, n) else {
+            return false;
+        };
+        let host = |p: *const u8| p.is_null() || crate::gpu::classify(p, n) == MemKind::Host;
+        if !host(got) || (a.op != MPI_NO_OP && !host(src)) {
+            return false;
+        }
+        let data: &[u8] = if a.op == MPI_NO_OP {
+            &[]
+        } else {
+            // SAFETY: the caller's contract.
+            unsafe { std::slice::from_raw_parts(src, n) }
+        };
+        self.stored.set(true);
+        // SAFETY: forwarded contract.
+        unsafe { net.gather_acc(i, off, a, n, data, got) }
+    }
+
+    /// A compare-and-swap of one `es`-byte element at displacement `disp`
+    /// of target `r` on another node, gathered as `remote_acc` gathers an
+    /// accumulate (`net::Remote::gather_cas`); false, having done nothing,
+    /// where that does not apply.
+    ///
+    /// # Safety
+    /// `new` and `cmp` hold `es` readable bytes; `old` `es` writable ones
+    /// until the next flush to `r`.
+    #[inline(never)]
+    pub unsafe fn remote_cas(
+        &self,
+        r: c_int,
+        disp: i64,
+        es: usize,
+        new: *const u8,
+        cmp: *const u8,
+        old: *mut u8,
+    ) -> bool {
+        if es == 0 || es > 8 || self.intrinsic(es, es) {
+            return false;
+        }
+        let Some((net, i, off)) = self.remote_off(r, disp, es) else {
+            return false;
+        };
+        let host = |p: *const u8| crate::gpu::classify(p, es) == MemKind::Host;
+        if !host(new) || !host(cmp) || !host(old) {
+            return false;
+        }
+        // SAFETY: the caller's contract.
+        let (new, cmp) = unsafe {
+            (
+                std::slice::from_raw_parts(new, es),
+                std::slice::from_raw_parts(cmp, es),
+            )
+        };
+        self.stored.set(true);
+        // SAFETY: forwarded contract.
+        unsafe { net.gather_cas(i, off, new, cmp, old) }
+    }
+
     /// Address of `count` elements of `t` at displacement `disp` of target
     /// `r`, checked against the window's bounds.
     pub fn place(&self, r: usize, disp: i64, t: &Type, count: usize) -> Result<usize> {

@@ -567,6 +567,16 @@ const REPLACE_BYTES: AccOp = AccOp {
     basic: MPI_BYTE,
 };
 
+/// A compare-and-swap's request names its element's size.
+fn cas_op(esize: usize) -> AccOp {
+    AccOp {
+        op: MPI_REPLACE,
+        elem: crate::op::Elem::Byte,
+        esize,
+        basic: MPI_BYTE,
+    }
+}
+
 /// Small operations gathered into one request per target (`Remote::later`):
 /// operations of at most `BATCH_PIECE` bytes, up to `BATCH_BYTES` bytes
 /// (sent, and fetched) and `BATCH_SEGS` segments a request (its header
@@ -938,7 +948,7 @@ impl Remote {
         }
         let rel = self.rel(r, segs);
         // SAFETY: nothing is fetched.
-        unsafe { self.later(r, KIND_PUT, false, REPLACE_BYTES, rel, data, None) }
+        unsafe { self.later(r, KIND_PUT, false, REPLACE_BYTES, &rel, data, None) }
     }
 
     /// Sends the operations gathered for `r`, if any.
@@ -976,41 +986,167 @@ impl Remote {
         kind: u8,
         fetch: bool,
         a: AccOp,
-        rel: Vec<(u64, u64)>,
+        rel: &[(u64, u64)],
         data: &[u8],
         dst: Option<(usize, usize)>,
     ) -> Result<()> {
-        let got = dst.map_or(0, |d| d.1);
-        let what = Some((kind, fetch, a.op, a.basic, a.esize));
-        if data.len().max(got) <= BATCH_PIECE && rel.len() <= BATCH_SEGS {
-            let fits = {
-                let b = self.batch[r].borrow();
-                b.segs.is_empty()
-                    || (b.what == what
-                        && b.segs.len() + rel.len() <= BATCH_SEGS
-                        && b.data.len() + data.len() <= BATCH_BYTES
-                        && b.bytes + got <= BATCH_BYTES)
-            };
-            if !fits {
-                self.drain(r)?;
-            }
-            let mut b = self.batch[r].borrow_mut();
-            b.what = what;
-            b.segs.extend_from_slice(&rel);
-            b.data.extend_from_slice(data);
-            b.dsts.extend(dst);
-            b.bytes += got;
+        if self.gather(r, kind, fetch, a, rel, data, dst) {
             return Ok(());
         }
         self.drain(r)?;
+        if self.gather(r, kind, fetch, a, rel, data, dst) {
+            return Ok(());
+        }
         self.send(
             r,
             kind,
             fetch,
             a,
-            &rel,
+            rel,
             data.to_vec(),
             dst.into_iter().collect(),
+        )
+    }
+
+    /// `later`'s gathering: the operation joins the request gathered for
+    /// `r` where it is small and fits there as that request stands (none
+    /// yet, or one of the same kind and op with room); false, having done
+    /// nothing, otherwise. It sends nothing and cannot fail.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn gather(
+        &self,
+        r: usize,
+        kind: u8,
+        fetch: bool,
+        a: AccOp,
+        rel: &[(u64, u64)],
+        data: &[u8],
+        dst: Option<(usize, usize)>,
+    ) -> bool {
+        let got = dst.map_or(0, |d| d.1);
+        if data.len().max(got) > BATCH_PIECE || rel.len() > BATCH_SEGS {
+            return false;
+        }
+        let Some(cell) = self.batch.get(r) else {
+            return false;
+        };
+        let Ok(mut b) = cell.try_borrow_mut() else {
+            return false;
+        };
+        let what = Some((kind, fetch, a.op, a.basic, a.esize));
+        let fits = b.segs.is_empty()
+            || (b.what == what
+                && b.segs.len() + rel.len() <= BATCH_SEGS
+                && b.data.len() + data.len() <= BATCH_BYTES
+                && b.bytes + got <= BATCH_BYTES);
+        if !fits {
+            return false;
+        }
+        b.what = what;
+        b.segs.extend_from_slice(rel);
+        b.data.extend_from_slice(data);
+        b.dsts.extend(dst);
+        b.bytes += got;
+        true
+    }
+
+    /// The fast entries' put of `data` to offset `off` of rank `r`'s
+    /// window memory (another node's, not a dynamic window's), gathered
+    /// into the request for `r` as `later` would; false, having done
+    /// nothing, where it is not gathered as the request stands (UCX's RMA
+    /// for puts, device memory there, a request of another kind or full):
+    /// the general path then takes it.
+    #[inline]
+    pub fn gather_put(&self, r: usize, off: u64, data: &[u8]) -> bool {
+        self.am
+            && self.defers(r)
+            && self.gather(
+                r,
+                KIND_PUT,
+                false,
+                REPLACE_BYTES,
+                &[(off, data.len() as u64)],
+                data,
+                None,
+            )
+    }
+
+    /// `gather_put`'s get: the `n` bytes at offset `off` go to `dst` at the
+    /// next flush to `r`.
+    ///
+    /// # Safety
+    /// `dst` holds `n` writable bytes until that flush.
+    #[inline]
+    pub unsafe fn gather_get(&self, r: usize, off: u64, dst: *mut u8, n: usize) -> bool {
+        let at = Some((dst as usize, n));
+        self.am
+            && self.defers(r)
+            && n > 0
+            && self.gather(
+                r,
+                KIND_GET,
+                true,
+                REPLACE_BYTES,
+                &[(off, n as u64)],
+                &[],
+                at,
+            )
+    }
+
+    /// `gather_put`'s accumulate of the `n` bytes of `data` (none for
+    /// `MPI_NO_OP`) at offset `off`, fetching into `got` when it is not
+    /// null (at the next flush to `r`). Not for single elements that go as
+    /// UCX's atomics (`Win::intrinsic`: the caller's check).
+    ///
+    /// # Safety
+    /// `got`, when not null, holds `n` writable bytes until that flush.
+    #[inline]
+    pub unsafe fn gather_acc(
+        &self,
+        r: usize,
+        off: u64,
+        a: AccOp,
+        n: usize,
+        data: &[u8],
+        got: *mut u8,
+    ) -> bool {
+        let at = (!got.is_null()).then_some((got as usize, n));
+        self.defers(r)
+            && n > 0
+            && self.gather(r, KIND_ACC, at.is_some(), a, &[(off, n as u64)], data, at)
+    }
+
+    /// `gather_acc`'s compare-and-swap of the element at offset `off`: the
+    /// old element goes to `got` (`new.len()` bytes, at most 8).
+    ///
+    /// # Safety
+    /// As `gather_acc`'s.
+    #[inline]
+    pub unsafe fn gather_cas(
+        &self,
+        r: usize,
+        off: u64,
+        new: &[u8],
+        cmp: &[u8],
+        got: *mut u8,
+    ) -> bool {
+        let es = new.len();
+        if es == 0 || es > 8 || cmp.len() != es || !self.defers(r) {
+            return false;
+        }
+        let mut data = [0u8; 16];
+        data[..es].copy_from_slice(new);
+        data[es..2 * es].copy_from_slice(cmp);
+        let at = Some((got as usize, es));
+        self.gather(
+            r,
+            KIND_CAS,
+            true,
+            cas_op(es),
+            &[(off, es as u64)],
+            &data[..2 * es],
+            at,
         )
     }
 
@@ -1069,7 +1205,7 @@ impl Remote {
         let rel = self.rel(r, segs);
         let dst = Some((dst as usize, n));
         // SAFETY: forwarded contract.
-        unsafe { self.later(r, KIND_GET, true, REPLACE_BYTES, rel, &[], dst) }?;
+        unsafe { self.later(r, KIND_GET, true, REPLACE_BYTES, &rel, &[], dst) }?;
         Ok(true)
     }
 
@@ -1129,7 +1265,7 @@ impl Remote {
         let rel = Self::offsets(tbase, segs);
         if fetch.is_none() && self.defers(r) {
             // SAFETY: nothing is fetched.
-            return unsafe { self.later(r, KIND_ACC, false, a, rel, data, None) };
+            return unsafe { self.later(r, KIND_ACC, false, a, &rel, data, None) };
         }
         let (h, d) = request(
             self.key,
@@ -1178,7 +1314,7 @@ impl Remote {
         let rel = Self::offsets(tbase, segs);
         let dst = Some((dst as usize, n));
         // SAFETY: forwarded contract.
-        unsafe { self.later(r, KIND_ACC, true, a, rel, data, dst) }?;
+        unsafe { self.later(r, KIND_ACC, true, a, &rel, data, dst) }?;
         Ok(true)
     }
 
@@ -1190,15 +1326,9 @@ impl Remote {
         new: &[u8],
         cmp: &[u8],
     ) -> (AccOp, Vec<(u64, u64)>, Vec<u8>) {
-        let a = AccOp {
-            op: MPI_REPLACE,
-            elem: crate::op::Elem::Byte,
-            esize: new.len(),
-            basic: MPI_BYTE,
-        };
         let mut data = new.to_vec();
         data.extend_from_slice(cmp);
-        (a, Self::offsets(tbase, segs), data)
+        (cas_op(new.len()), Self::offsets(tbase, segs), data)
     }
 
     /// Compare-and-swap of the element at `segs` of rank `r`.
@@ -1246,7 +1376,7 @@ impl Remote {
         let (a, rel, data) = Self::cas_request(tbase, segs, new, cmp);
         let dst = Some((dst as usize, new.len()));
         // SAFETY: forwarded contract.
-        unsafe { self.later(r, KIND_CAS, true, a, rel, &data, dst) }?;
+        unsafe { self.later(r, KIND_CAS, true, a, &rel, &data, dst) }?;
         Ok(true)
     }
 }
