@@ -7,6 +7,7 @@
 #   COMM (coll only): world (default) or reversed (world's ranks in reverse order)
 #   COLLS (coll only): all (default) or a comma-separated list (allgather,alltoall)
 #   MIN_BYTES (coll only): first size (default 8); SCALE=k multiplies the iteration counts
+# FLAVOR (rma only): allocate (default), create or dynamic, the window's flavor.
 # MPIS="oxmpi openmpi" leaves MPICH out (its busy-polling ranks do not finish
 # oversubscribed runs); each repetition swaps the order of the launches.
 set -euo pipefail
@@ -25,10 +26,13 @@ build/prefix/bin/mpicc -O2 benches/$prog.c -o "$out/${prog}_oxmpi"
 mpicc.openmpi -O2 benches/$prog.c -o "$out/${prog}_openmpi"
 mpicc.mpich -O2 benches/$prog.c -o "$out/${prog}_mpich"
 args="$test $maxn"; [ "$test" = coll ] && args="$maxn $comm $colls $minn ${SCALE:-1}"
-[ "$test" = rma ] && args="$maxn"
+flavor=${FLAVOR:-allocate}
+[ "$test" = rma ] && args="$maxn $flavor"
 # Open MPI 4.1's osc/rdma over vader's CMA single copy segfaults in
-# MPI_Compare_and_swap on these machines; without the single copy it runs.
-ompi_extra=""; [ "$test" = rma ] && ompi_extra="--mca btl_vader_single_copy_mechanism none"
+# MPI_Compare_and_swap on allocated windows on these machines; without the
+# single copy it runs. Created and dynamic windows' memory is reached by
+# that single copy (it runs there).
+ompi_extra=""; [ "$test" = rma ] && [ "$flavor" = allocate ] && ompi_extra="--mca btl_vader_single_copy_mechanism none"
 launch() {
   case $1 in
     oxmpi) build/prefix/bin/mpirun -n "$np" "$out/${prog}_oxmpi" $args ;;

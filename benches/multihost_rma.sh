@@ -6,10 +6,11 @@
 # launcher through the same agent from inside host 1, alternated REPS times.
 # Prints the median per test and size over the launches, with the range, and
 # the ratio OxMPI / faster peer.
-# Usage: benches/multihost_rma.sh [REPS] [MAXBYTES]   (MPIS="oxmpi mpich" to leave one out)
+# Usage: benches/multihost_rma.sh [REPS] [MAXBYTES]   (MPIS="oxmpi mpich" to leave one out;
+# FLAVOR=create or dynamic for the window's flavor, allocate by default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-reps=${1:-3}; maxn=${2:-65536}; mpis=${MPIS:-oxmpi mpich openmpi}
+reps=${1:-3}; maxn=${2:-65536}; mpis=${MPIS:-oxmpi mpich openmpi}; flavor=${FLAVOR:-allocate}
 if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ] && ! command -v mpicc.openmpi >/dev/null; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openmpi-bin libopenmpi-dev mpich libmpich-dev >/dev/null
 fi
@@ -25,11 +26,11 @@ A=$hosts/agent
 hl=oxhnode1:1,oxhnode2:1
 launch() {
   case $1 in
-    oxmpi) "$A" oxhnode1 "timeout 300 $PWD/build/prefix/bin/mpirun --bind-to none --launcher-exec $A --host $hl $out/rb_oxmpi $maxn" ;;
-    mpich) "$A" oxhnode1 "timeout 300 mpiexec.hydra -launcher ssh -launcher-exec $A -hosts $hl -n 2 $out/rb_mpich $maxn" ;;
+    oxmpi) "$A" oxhnode1 "timeout 300 $PWD/build/prefix/bin/mpirun --bind-to none --launcher-exec $A --host $hl $out/rb_oxmpi $maxn $flavor" ;;
+    mpich) "$A" oxhnode1 "timeout 300 mpiexec.hydra -launcher ssh -launcher-exec $A -hosts $hl -n 2 $out/rb_mpich $maxn $flavor" ;;
     openmpi) "$A" oxhnode1 "timeout 300 mpirun.openmpi --allow-run-as-root --bind-to none --mca plm_rsh_agent $A --host $hl -n 2 \
        --mca pml ob1 --mca osc pt2pt --mca btl tcp,vader,self --mca btl_tcp_if_include 10.200.0.0/24 --mca oob_tcp_if_include 10.200.0.0/24 \
-       $out/rb_openmpi $maxn" 2>/dev/null ;;
+       $out/rb_openmpi $maxn $flavor" 2>/dev/null ;;
   esac
 }
 order=$mpis

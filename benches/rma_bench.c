@@ -10,7 +10,11 @@
  *   cas        MPI_Compare_and_swap (int64) and its flush, us
  *   foprate    64 MPI_Fetch_and_op (each its own result), then one flush:
  *              thousands of operations per second
- * Usage: rma_bench [max_bytes]   (2 ranks). Output lines "<test> <size> <value>".
+ * Usage: rma_bench [max_bytes] [allocate|create|dynamic]   (2 ranks): the
+ * window's flavor, MPI_Win_allocate by default; "create": MPI_Win_create of
+ * memory from malloc; "dynamic": MPI_Win_create_dynamic with rank 1's
+ * memory (from malloc) attached, its address the base of every
+ * displacement. Output lines "<test> <size> <value>".
  * Builds against any MPI. */
 #include <mpi.h>
 #include <stdint.h>
@@ -28,19 +32,23 @@ static int iters_for(long n, int base) {
 
 enum { PUT, GET, ACC, FOP, CAS };
 
+/* The target's displacement of byte 0 of its memory: 0, or its address in
+ * a dynamic window. */
+static MPI_Aint tbase;
+
 static double lat(int op, long n, int iters, char *buf, MPI_Win win) {
     int64_t one = 1, old = 0, cmp = 0;
     double t0 = 0;
     for (int i = -iters / 10 - 1; i < iters; i++) {
         if (i == 0) t0 = MPI_Wtime();
         switch (op) {
-        case PUT: MPI_Put(buf, (int)n, MPI_BYTE, 1, 0, (int)n, MPI_BYTE, win); break;
-        case GET: MPI_Get(buf, (int)n, MPI_BYTE, 1, 0, (int)n, MPI_BYTE, win); break;
+        case PUT: MPI_Put(buf, (int)n, MPI_BYTE, 1, tbase, (int)n, MPI_BYTE, win); break;
+        case GET: MPI_Get(buf, (int)n, MPI_BYTE, 1, tbase, (int)n, MPI_BYTE, win); break;
         case ACC:
-            MPI_Accumulate(buf, (int)(n / 8), MPI_DOUBLE, 1, 0, (int)(n / 8), MPI_DOUBLE, MPI_SUM, win);
+            MPI_Accumulate(buf, (int)(n / 8), MPI_DOUBLE, 1, tbase, (int)(n / 8), MPI_DOUBLE, MPI_SUM, win);
             break;
-        case FOP: MPI_Fetch_and_op(&one, &old, MPI_INT64_T, 1, 0, MPI_SUM, win); break;
-        case CAS: MPI_Compare_and_swap(&one, &cmp, &old, MPI_INT64_T, 1, 0, win); break;
+        case FOP: MPI_Fetch_and_op(&one, &old, MPI_INT64_T, 1, tbase, MPI_SUM, win); break;
+        case CAS: MPI_Compare_and_swap(&one, &cmp, &old, MPI_INT64_T, 1, tbase, win); break;
         }
         MPI_Win_flush(1, win);
     }
@@ -54,16 +62,16 @@ static double bw(int op, long n, int iters, char *buf, MPI_Win win) {
         if (i == 0) t0 = MPI_Wtime();
         for (int w = 0; w < WINDOW; w++) {
             switch (op) {
-            case PUT: MPI_Put(buf, (int)n, MPI_BYTE, 1, (MPI_Aint)w * n, (int)n, MPI_BYTE, win); break;
+            case PUT: MPI_Put(buf, (int)n, MPI_BYTE, 1, tbase + (MPI_Aint)w * n, (int)n, MPI_BYTE, win); break;
             case GET:
-                MPI_Get(buf + (long)w * n, (int)n, MPI_BYTE, 1, (MPI_Aint)w * n, (int)n, MPI_BYTE, win);
+                MPI_Get(buf + (long)w * n, (int)n, MPI_BYTE, 1, tbase + (MPI_Aint)w * n, (int)n, MPI_BYTE, win);
                 break;
             case ACC:
-                MPI_Accumulate(buf, (int)(n / 8), MPI_DOUBLE, 1, (MPI_Aint)w * n, (int)(n / 8), MPI_DOUBLE,
+                MPI_Accumulate(buf, (int)(n / 8), MPI_DOUBLE, 1, tbase + (MPI_Aint)w * n, (int)(n / 8), MPI_DOUBLE,
                                MPI_SUM, win);
                 break;
             case FOP:
-                MPI_Fetch_and_op(&one, (int64_t *)buf + w, MPI_INT64_T, 1, (MPI_Aint)w * 8, MPI_SUM, win);
+                MPI_Fetch_and_op(&one, (int64_t *)buf + w, MPI_INT64_T, 1, tbase + (MPI_Aint)w * 8, MPI_SUM, win);
                 break;
             }
         }
@@ -84,7 +92,20 @@ int main(int argc, char **argv) {
     if (winbytes < 4096) winbytes = 4096;
     char *mem;
     MPI_Win win;
-    MPI_Win_allocate(winbytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+    const char *flavor = argc > 2 ? argv[2] : "allocate";
+    int dynamic = strcmp(flavor, "dynamic") == 0, create = strcmp(flavor, "create") == 0;
+    if (create) {
+        mem = malloc(winbytes);
+        MPI_Win_create(mem, winbytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    } else if (dynamic) {
+        mem = malloc(winbytes);
+        MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+        MPI_Win_attach(win, mem, winbytes);
+        MPI_Get_address(mem, &tbase);
+        MPI_Bcast(&tbase, 1, MPI_AINT, 1, MPI_COMM_WORLD);
+    } else {
+        MPI_Win_allocate(winbytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+    }
     memset(mem, 0, winbytes);
     char *buf = calloc(1, winbytes);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -108,7 +129,9 @@ int main(int argc, char **argv) {
         MPI_Win_unlock_all(win);
     }
     MPI_Barrier(MPI_COMM_WORLD);
+    if (dynamic) MPI_Win_detach(win, mem);
     MPI_Win_free(&win);
+    if (dynamic || create) free(mem);
     free(buf);
     MPI_Finalize();
     return 0;

@@ -1070,6 +1070,15 @@ pub unsafe fn unpack_mem(
 /// The typemap of `count` elements of `t` at `base` as [address, length]
 /// segments in stream order, adjacent ones merged (for vectored copies).
 pub fn segments(t: &Type, count: usize, base: usize) -> Vec<[usize; 2]> {
+    if t.is_contiguous(count) {
+        // One range, without a step per element (65,536 of MPI_BYTE took
+        // 230 us).
+        let n = t.size.saturating_mul(count);
+        return match n {
+            0 => Vec::new(),
+            _ => vec![[base.wrapping_add_signed(t.start()), n]],
+        };
+    }
     let ext = t.extent();
     let mut v: Vec<[usize; 2]> = Vec::with_capacity(t.pieces().saturating_mul(count).min(1 << 16));
     for i in 0..count {
