@@ -19,6 +19,12 @@
  *    their requests complete;
  *  - fetch-and-ops of 4-byte integers with MPI_MAX and MPI_MIN, and on a
  *    window of MPI_Win_create memory.
+ * Then runs of puts and gets before one flush on MPI_Win_create memory
+ * (on one node the library may gather them into one single copy per
+ * target at the flush): more of them than one gathering holds, at
+ * scattered and at adjacent places, a put's buffer changed right after
+ * each call (a put's bytes are its buffer's at the call), a put of a
+ * derived type, the gets' values and the target's memory checked.
  * RMA_TEST_INTRINSIC=1 sets acc_single_intrinsic: single elements then go
  * as the fabric's atomics while the longer accumulates do not, and the
  * ordering checks above span the two. */
@@ -197,6 +203,69 @@ static void run(int rank, int size, int allocate) {
     if (!allocate) free(c);
 }
 
+#define PG_REGION 3072 /* ints of each origin's region at a target */
+#define PG_PUTS (PG_REGION / 2)
+
+static int pg_val(int origin, int i) { return origin * 100000 + i; }
+
+static void puts_gets(int rank, int size) {
+    CHECK(size <= 16, "at most 16 ranks");
+    int n = PG_REGION * size;
+    int *mem = malloc(sizeof(int) * n);
+    for (int i = 0; i < n; i++) mem[i] = -1;
+    MPI_Win win;
+    MPI_Win_create(mem, sizeof(int) * n, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    int t = (rank + 1) % size, from = (rank + size - 1) % size;
+    MPI_Aint region = (MPI_Aint)rank * PG_REGION;
+    MPI_Win_lock_all(0, win);
+    /* every second int of my region at t, one put each from one buffer
+     * that changes right after each call */
+    int v;
+    for (int i = 0; i < PG_PUTS; i++) {
+        v = pg_val(rank, 2 * i);
+        MPI_Put(&v, 1, MPI_INT, t, region + 2 * i, 1, MPI_INT, win);
+        v = -7;
+    }
+    /* a derived origin type: ints 1, 3, 5, 7 of `src` into the odd ints
+     * 1..7 of my region (vector at the target too) */
+    int src[8];
+    for (int k = 0; k < 8; k++) src[k] = (k % 2) ? pg_val(rank, k) : -9;
+    MPI_Datatype odd;
+    MPI_Type_vector(4, 1, 2, MPI_INT, &odd);
+    MPI_Type_commit(&odd);
+    MPI_Put(&src[1], 1, odd, t, region + 1, 1, odd, win);
+    MPI_Win_flush(t, win);
+    /* gets: every second int one by one into scattered results, then the
+     * odd ints 1..7 one by one into adjacent results */
+    int *got = malloc(sizeof(int) * PG_PUTS);
+    for (int i = 0; i < PG_PUTS; i++) got[i] = -5;
+    for (int i = 0; i < PG_PUTS; i++) MPI_Get(&got[i], 1, MPI_INT, t, region + 2 * i, 1, MPI_INT, win);
+    int odds[4] = {-5, -5, -5, -5};
+    for (int k = 0; k < 4; k++) MPI_Get(&odds[k], 1, MPI_INT, t, region + 1 + 2 * k, 1, MPI_INT, win);
+    MPI_Win_flush_all(win);
+    for (int i = 0; i < PG_PUTS; i++)
+        CHECK(got[i] == pg_val(rank, 2 * i), "get %d from %d: %d, want %d", i, t, got[i], pg_val(rank, 2 * i));
+    for (int k = 0; k < 4; k++)
+        CHECK(odds[k] == pg_val(rank, 1 + 2 * k), "odd get %d from %d: %d, want %d", k, t, odds[k],
+              pg_val(rank, 1 + 2 * k));
+    MPI_Win_unlock_all(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* my memory: `from`'s region as it put it, every other region untouched */
+    MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win);
+    for (int i = 0; i < n; i++) {
+        int o = i / PG_REGION, k = i % PG_REGION;
+        int want = (o == from && (k % 2 == 0 || k < 8)) ? pg_val(from, k) : -1;
+        if (size == 1) want = (o == rank && (k % 2 == 0 || k < 8)) ? pg_val(rank, k) : -1;
+        CHECK(mem[i] == want, "int %d (region of %d, %d) is %d, want %d", i, o, k, mem[i], want);
+    }
+    MPI_Win_unlock(rank, win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Type_free(&odd);
+    MPI_Win_free(&win);
+    free(got);
+    free(mem);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int rank, size;
@@ -205,6 +274,7 @@ int main(int argc, char **argv) {
     test_rank = rank;
     run(rank, size, 1);
     run(rank, size, 0);
+    puts_gets(rank, size);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) printf("rma_batch ok\n");
     MPI_Finalize();

@@ -453,6 +453,7 @@ fn build(
         remote,
         dev_maps,
         stored: std::cell::Cell::new(false),
+        cma: Default::default(),
     };
     Ok((rma::insert(w)?, my_base))
 }
@@ -1281,6 +1282,13 @@ fn put(
         w.access(r)?;
         let addr = w.place(r, disp, &t, tc)?;
         let data = packed(origin_addr, oc, &o)?;
+        // A put to a rank of this node reached by single copy may be made
+        // at the flush, its bytes copied now (MPI_Rput's too: its request
+        // completes at the origin in the call, the bytes being copied).
+        // SAFETY: `addr` came from `place` for `t` and `tc`.
+        if unsafe { w.write_later(r, addr, &t, tc, &data)? } {
+            return Ok(());
+        }
         // SAFETY: `addr` came from `place` for `t` and `tc`.
         unsafe { w.write(r, addr, &t, tc, &data) }
     })

@@ -162,7 +162,59 @@ pub struct Win {
     /// last flush (`settle` fences only then: gets are loads, complete
     /// when they return, and atomic instructions are full barriers).
     pub stored: Cell<bool>,
+    /// Puts and gets to ranks of this node by single copy, not yet made.
+    pub cma: CmaGather,
 }
+
+/// Puts and gets to ranks of this node whose window memory this process
+/// does not map (`MPI_Win_create` memory, a dynamic window's attached
+/// memory), gathered per target until the next flush that covers it
+/// (`Win::settle`, `complete`): there a target's puts go as one
+/// `process_vm_writev` and its gets as one `process_vm_readv`. A call
+/// costs about 2 us on the machines measured whatever it moves up to a few
+/// KiB, so 64 8-byte puts and a flush cost one call, not 64. A put's bytes
+/// are copied at the call (programs reuse a put's origin buffer before the
+/// flush, which MPI forbids but other implementations tolerate for small
+/// puts); a get's land in the user's buffer, which MPI leaves unread until
+/// then. The request form of a get (`MPI_Rget`, whose request completes in
+/// the call) is not gathered.
+#[derive(Default)]
+pub struct CmaGather {
+    /// Some target has pieces gathered (the flush's fast path looks).
+    any: Cell<bool>,
+    per: std::cell::RefCell<Vec<CmaBatch>>,
+}
+
+#[derive(Default)]
+struct CmaBatch {
+    put: CmaList,
+    get: CmaList,
+}
+
+/// The target's segments of one direction in the order they were issued,
+/// and this process's side: the puts' bytes (`data`) or the pieces of the
+/// gets' buffers (`local`); `bytes` in all.
+#[derive(Default)]
+struct CmaList {
+    remote: Vec<[usize; 2]>,
+    local: Vec<[usize; 2]>,
+    data: Vec<u8>,
+    bytes: usize,
+}
+
+/// Appends the range `r` ([address, length]) to `v`, merged with the last
+/// one where it continues it.
+fn push_range(v: &mut Vec<[usize; 2]>, r: [usize; 2]) {
+    match v.last_mut() {
+        Some(p) if p[0].wrapping_add(p[1]) == r[0] => p[1] += r[1],
+        _ => v.push(r),
+    }
+}
+
+/// Gathered single copies: the largest piece, and the most target segments
+/// one list holds (IOV_MAX: one call moves them).
+const CMA_PIECE: usize = 65536;
+const CMA_SEGS: usize = 1024;
 
 // SAFETY: a Win is only reached through its WinCell; the raw addresses it
 // holds name the window's segment (owned by `seg`) and user memory the
@@ -1073,7 +1125,8 @@ impl Win {
     /// Starts packing `count` elements of `t` at `addr` of target `r`
     /// into the `n` bytes at `dst`, complete at the next flush of `r` (or
     /// the epoch's end); false, having done nothing, where the target is
-    /// not reached that way (`net::Remote::get_later`).
+    /// not reached that way (`net::Remote::get_later` to another node,
+    /// single copy gathered for a rank of this node: `CmaGather`).
     ///
     /// # Safety
     /// As `read`; `dst` holds `n` writable bytes until then.
@@ -1089,6 +1142,8 @@ impl Win {
         match (self.target(r).local, self.remote.as_ref()) {
             // SAFETY: forwarded contract.
             (None, Some(net)) => unsafe { net.get_later(r, &self.segs(t, count, addr, n), dst, n) },
+            // SAFETY: forwarded contract.
+            (Some(_), _) => unsafe { self.copy_later(r, addr, t, count, dst as usize, n, false) },
             _ => Ok(false),
         }
     }
@@ -1813,7 +1868,7 @@ impl Win {
     /// `settle` of a window on this node (None: one with ranks elsewhere).
     #[inline(always)]
     pub fn settle_local(&self) -> Option<()> {
-        if self.remote.is_some() {
+        if self.remote.is_some() || self.cma.any.get() {
             return None;
         }
         self.fence_stores();
@@ -1835,11 +1890,167 @@ impl Win {
 
     /// Puts to rank `r` (all: None) are complete at the target (flush).
     pub fn settle(&self, r: Option<usize>) -> Result<()> {
+        let copied = self.cma_drain(r);
         self.fence_stores();
-        match self.remote.as_ref() {
+        let flushed = match self.remote.as_ref() {
             Some(net) => net.flush(r),
             None => Ok(()),
+        };
+        copied.and(flushed)
+    }
+
+    /// A put (`put`, of the `n` bytes at `local`, copied now) or get (into
+    /// `local`) with the target segments `segs` of rank `r`, a rank of this
+    /// node reached by single copy, gathered for its next flush
+    /// (`CmaGather`); false, having done nothing, where it is too large to
+    /// gather.
+    ///
+    /// # Safety
+    /// The `n` bytes at `local` are readable (a put), or writable until
+    /// that flush (a get).
+    unsafe fn cma_later(
+        &self,
+        r: usize,
+        segs: &[[usize; 2]],
+        local: usize,
+        n: usize,
+        put: bool,
+    ) -> Result<bool> {
+        if n == 0 || n > CMA_PIECE || segs.len() > CMA_SEGS {
+            return Ok(false);
         }
+        let mut per = self.cma.per.borrow_mut();
+        if per.len() <= r {
+            per.resize_with(self.targets.len().max(r + 1), Default::default);
+        }
+        let b = &mut per[r];
+        let list = if put { &mut b.put } else { &mut b.get };
+        if list.remote.len() + segs.len() > CMA_SEGS
+            || list.local.len() >= CMA_SEGS
+            || list.bytes + n > 16 * CMA_PIECE
+        {
+            // SAFETY: the gathered pieces are valid until the flush (the
+            // contract of the calls that gathered them).
+            unsafe { self.cma_issue(r, list, put)? };
+        }
+        // Both sides are byte streams (the kernel pairs them byte for
+        // byte), so a piece that continues the one before is merged with it:
+        // the kernel pins each target segment's pages apart, about 0.4 us a
+        // segment here.
+        for &sg in segs {
+            push_range(&mut list.remote, sg);
+        }
+        if put {
+            // SAFETY: the caller's contract.
+            list.data
+                .extend_from_slice(unsafe { std::slice::from_raw_parts(local as *const u8, n) });
+        } else {
+            push_range(&mut list.local, [local, n]);
+        }
+        list.bytes += n;
+        self.cma.any.set(true);
+        Ok(true)
+    }
+
+    /// Makes the single copies gathered in `list` for rank `r` and empties it.
+    ///
+    /// # Safety
+    /// Its local pieces are valid as `cma_later`'s contract says.
+    unsafe fn cma_issue(&self, r: usize, list: &mut CmaList, put: bool) -> Result<()> {
+        if list.bytes == 0 {
+            return Ok(());
+        }
+        let pid = self.target(r).pid;
+        // SAFETY: forwarded contract (a put's bytes are `data`'s); the
+        // kernel checks the target's ranges.
+        let done = unsafe {
+            if put {
+                let data = [[list.data.as_ptr() as usize, list.data.len()]];
+                crate::sys::cma_writev(pid, &list.remote, &data, list.bytes)
+            } else {
+                crate::sys::cma_readv(pid, &list.remote, &list.local, list.bytes)
+            }
+        };
+        let at = list.remote.first().map_or(0, |s| s[0]);
+        list.remote.clear();
+        list.local.clear();
+        list.data.clear();
+        list.bytes = 0;
+        done.map_err(|e| self.cma_error(r, at, e))
+    }
+
+    /// Makes the single copies gathered for rank `r` (all: None): puts,
+    /// then gets. Every target's are made even when one fails (the first
+    /// error is returned).
+    fn cma_drain(&self, r: Option<usize>) -> Result<()> {
+        if !self.cma.any.get() {
+            return Ok(());
+        }
+        let mut per = self.cma.per.borrow_mut();
+        let mut first = Ok(());
+        for (t, b) in per.iter_mut().enumerate() {
+            if r.is_some_and(|r| r != t) {
+                continue;
+            }
+            // SAFETY: gathered by `cma_later`, valid until this flush.
+            let done = unsafe { self.cma_issue(t, &mut b.put, true) }
+                .and(unsafe { self.cma_issue(t, &mut b.get, false) });
+            if let (Err(e), true) = (done, first.is_ok()) {
+                first = Err(e);
+            }
+        }
+        self.cma
+            .any
+            .set(per.iter().any(|b| b.put.bytes > 0 || b.get.bytes > 0));
+        first
+    }
+
+    /// `write` of the packed `data` (copied now), gathered for the next
+    /// flush of `r` where `r` is a rank of this node reached by single copy
+    /// (`CmaGather`); false, having done nothing, otherwise.
+    ///
+    /// # Safety
+    /// As `write`.
+    pub unsafe fn write_later(
+        &self,
+        r: usize,
+        addr: usize,
+        t: &Type,
+        count: usize,
+        data: &[u8],
+    ) -> Result<bool> {
+        // SAFETY: forwarded contract.
+        unsafe { self.copy_later(r, addr, t, count, data.as_ptr() as usize, data.len(), true) }
+    }
+
+    /// `write_later`'s and `read_later`'s single copy.
+    ///
+    /// # Safety
+    /// As theirs.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn copy_later(
+        &self,
+        r: usize,
+        addr: usize,
+        t: &Type,
+        count: usize,
+        local: usize,
+        n: usize,
+        put: bool,
+    ) -> Result<bool> {
+        if self.target(r).local.is_none() || n == 0 || n > CMA_PIECE {
+            return Ok(false);
+        }
+        let rt = self.route(r, addr, t, count)?;
+        if rt.direct || rt.device || crate::gpu::classify(local as *const u8, n) != MemKind::Host {
+            return Ok(false);
+        }
+        let segs = crate::datatype::segments(t, count, rt.addr);
+        if put {
+            self.stored.set(true);
+        }
+        // SAFETY: forwarded contract.
+        unsafe { self.cma_later(r, &segs, local, n, put) }
     }
 
     /// MPI_Win_post to the window ranks `origins`.
@@ -1909,6 +2120,7 @@ impl Win {
                 self.see_post(t)?;
             }
         }
+        self.cma_drain(None)?;
         fence(Ordering::SeqCst);
         if let Some(net) = self.remote.as_ref() {
             net.flush(None)?;
