@@ -189,6 +189,40 @@ pub struct CmaGather {
 struct CmaBatch {
     put: CmaList,
     get: CmaList,
+    acc: AccList,
+}
+
+impl CmaBatch {
+    fn is_empty(&self) -> bool {
+        self.put.bytes == 0 && self.get.bytes == 0 && self.acc.ops.is_empty()
+    }
+}
+
+/// Accumulates, get-accumulates, fetch-and-ops and compare-and-swaps to one
+/// target reached by single copy, gathered like its puts (`CmaGather`): at
+/// the flush the target's accumulate mutex is taken once, the union of
+/// their target ranges read in one call, the operations applied to that
+/// image one after another in their order (each sees the ones before it,
+/// several may name the same element; a fetching one's old elements go to
+/// its result buffer), and the image written back in one call.
+#[derive(Default)]
+struct AccList {
+    ops: Vec<AccPiece>,
+    /// Every operation's target segments, in order.
+    segs: Vec<[usize; 2]>,
+    /// Their operands (none for MPI_NO_OP; new, then compare value, for a
+    /// compare-and-swap).
+    data: Vec<u8>,
+}
+
+struct AccPiece {
+    a: AccOp,
+    cas: bool,
+    /// Its segments in `AccList::segs` and its operand's start in `data`.
+    segs: std::ops::Range<usize>,
+    data: usize,
+    /// Where its old elements go (0: nothing fetched).
+    dst: usize,
 }
 
 /// The target's segments of one direction in the order they were issued,
@@ -1478,6 +1512,19 @@ impl Win {
             unsafe { self.reduce_in_place(l, at, n, a, data, fetch) };
             return Ok(());
         }
+        if let (false, false, Some(_), None) = (rt.direct, rt.device, local, self.remote.as_ref()) {
+            // A rank of this node reached by single copy: a non-fetching
+            // accumulate waits for the flush with the others gathered for
+            // it; any other first applies those (MPI's ordering).
+            if fetch.is_none() {
+                let segs = crate::datatype::segments(t, count, rt.addr);
+                // SAFETY: nothing is fetched.
+                if unsafe { self.acc_later(r, &segs, a, false, data, n, 0)? } {
+                    return Ok(());
+                }
+            }
+            self.acc_settle(r)?;
+        }
         self.with_acc_lock(r, || {
             // The target's elements: on the stack when few.
             let mut small = [0u8; 256];
@@ -1531,7 +1578,14 @@ impl Win {
         n: usize,
     ) -> Result<bool> {
         let Some(net) = self.remote.as_ref() else {
-            return Ok(false);
+            // A rank of this node reached by single copy (`AccList`).
+            return match self.cma_segs(r, addr, t, count)? {
+                // SAFETY: forwarded contract.
+                Some(segs) if n > 0 => unsafe {
+                    self.acc_later(r, &segs, a, false, data, n, dst as usize)
+                },
+                _ => Ok(false),
+            };
         };
         if n == 0 || self.intrinsic(a.esize, n) {
             return Ok(false);
@@ -1559,7 +1613,20 @@ impl Win {
     ) -> Result<bool> {
         let es = new.len();
         let Some(net) = self.remote.as_ref() else {
-            return Ok(false);
+            // A rank of this node reached by single copy (`AccList`).
+            let Some(segs) = self.cma_segs(r, addr, t, 1)? else {
+                return Ok(false);
+            };
+            let mut data = new.to_vec();
+            data.extend_from_slice(cmp);
+            let a = AccOp {
+                op: MPI_REPLACE,
+                elem: crate::op::Elem::Byte,
+                esize: es,
+                basic: MPI_BYTE,
+            };
+            // SAFETY: forwarded contract.
+            return unsafe { self.acc_later(r, &segs, a, true, &data, es, dst as usize) };
         };
         if self.intrinsic(es, es) && addr % es == 0 {
             return Ok(false);
@@ -1613,6 +1680,9 @@ impl Win {
             // hold `es` bytes each (`old` is as long as `new`).
             unsafe { cas_word(addr, es, new.as_ptr(), cmp.as_ptr(), old.as_mut_ptr()) };
             return Ok(());
+        }
+        if self.remote.is_none() {
+            self.acc_settle(r)?;
         }
         self.with_acc_lock(r, || {
             // SAFETY: forwarded contract.
@@ -1992,17 +2062,191 @@ impl Win {
             if r.is_some_and(|r| r != t) {
                 continue;
             }
-            // SAFETY: gathered by `cma_later`, valid until this flush.
+            // SAFETY: gathered by `cma_later` and `acc_later`, valid until
+            // this flush.
             let done = unsafe { self.cma_issue(t, &mut b.put, true) }
-                .and(unsafe { self.cma_issue(t, &mut b.get, false) });
+                .and(unsafe { self.cma_issue(t, &mut b.get, false) })
+                .and(unsafe { self.acc_issue(t, &mut b.acc) });
             if let (Err(e), true) = (done, first.is_ok()) {
                 first = Err(e);
             }
         }
-        self.cma
-            .any
-            .set(per.iter().any(|b| b.put.bytes > 0 || b.get.bytes > 0));
+        self.cma.any.set(per.iter().any(|b| !b.is_empty()));
         first
+    }
+
+    /// An accumulate (`cas`: a compare-and-swap, `data` its new then its
+    /// compare value) with op `a` of `n` bytes on the target segments
+    /// `segs` of rank `r`, a rank of this node reached by single copy,
+    /// gathered for its next flush (`AccList`); `dst` (0: none) gets the
+    /// old elements then. False, having done nothing, where it is too
+    /// large to gather.
+    ///
+    /// # Safety
+    /// `dst`, when not 0, holds `n` writable bytes until that flush.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn acc_later(
+        &self,
+        r: usize,
+        segs: &[[usize; 2]],
+        a: AccOp,
+        cas: bool,
+        data: &[u8],
+        n: usize,
+        dst: usize,
+    ) -> Result<bool> {
+        if n == 0 || n > CMA_PIECE || segs.len() > CMA_SEGS || (a.esize == 0 && !cas) {
+            return Ok(false);
+        }
+        let mut per = self.cma.per.borrow_mut();
+        if per.len() <= r {
+            per.resize_with(self.targets.len().max(r + 1), Default::default);
+        }
+        let list = &mut per[r].acc;
+        if list.ops.len() >= CMA_SEGS
+            || list.segs.len() + segs.len() > CMA_SEGS
+            || list.data.len() + data.len() > 16 * CMA_PIECE
+        {
+            // SAFETY: the gathered operations' result buffers are valid
+            // until the flush (the contract of the calls that gathered them).
+            unsafe { self.acc_issue(r, list)? };
+        }
+        let at = list.segs.len();
+        list.segs.extend_from_slice(segs);
+        list.ops.push(AccPiece {
+            a,
+            cas,
+            segs: at..list.segs.len(),
+            data: list.data.len(),
+            dst,
+        });
+        list.data.extend_from_slice(data);
+        self.stored.set(true);
+        self.cma.any.set(true);
+        Ok(true)
+    }
+
+    /// Applies the operations gathered in `list` for rank `r` (`AccList`)
+    /// and empties it.
+    ///
+    /// # Safety
+    /// Their result buffers are valid as `acc_later`'s contract says.
+    unsafe fn acc_issue(&self, r: usize, list: &mut AccList) -> Result<()> {
+        if list.ops.is_empty() {
+            return Ok(());
+        }
+        // The union of the target ranges, each with its offset in the image.
+        let mut union: Vec<[usize; 2]> = list.segs.clone();
+        union.sort_unstable_by_key(|s| s[0]);
+        let mut merged: Vec<[usize; 2]> = Vec::with_capacity(union.len());
+        for s in union {
+            match merged.last_mut() {
+                Some(p) if s[0] <= p[0] + p[1] => p[1] = p[1].max(s[0] + s[1] - p[0]),
+                _ => merged.push(s),
+            }
+        }
+        let mut offs = Vec::with_capacity(merged.len());
+        let mut total = 0usize;
+        for m in &merged {
+            offs.push(total);
+            total += m[1];
+        }
+        let pid = self.target(r).pid;
+        let mut image = vec![0u8; total];
+        let at = merged.first().map_or(0, |m| m[0]);
+        let done = self.with_acc_lock(r, || {
+            let whole = [[image.as_mut_ptr() as usize, total]];
+            // SAFETY: `image` holds `total` bytes; the kernel checks the
+            // target's ranges.
+            unsafe { crate::sys::cma_readv(pid, &merged, &whole, total) }
+                .map_err(|e| self.cma_error(r, at, e))?;
+            // Written back only where something changed it (a run of
+            // fetches, or of compare-and-swaps that all failed, writes nothing).
+            let mut changed = false;
+            for o in &list.ops {
+                let mut d = o.data;
+                let mut got = o.dst;
+                for s in &list.segs[o.segs.clone()] {
+                    // The merged range holding this segment, wholly.
+                    let i = merged.partition_point(|m| m[0] <= s[0]) - 1;
+                    let off = offs[i] + (s[0] - merged[i][0]);
+                    let cur = &mut image[off..off + s[1]];
+                    if got != 0 {
+                        // SAFETY: the result buffer holds the operation's
+                        // bytes (`acc_later`'s contract), its segments'
+                        // lengths in all.
+                        unsafe {
+                            std::ptr::copy_nonoverlapping(cur.as_ptr(), got as *mut u8, s[1])
+                        };
+                        got += s[1];
+                    }
+                    if o.cas {
+                        let (nv, cmp) =
+                            (&list.data[d..d + s[1]], &list.data[d + s[1]..d + 2 * s[1]]);
+                        if *cur == *cmp {
+                            cur.copy_from_slice(nv);
+                            changed = true;
+                        }
+                    } else if o.a.op != MPI_NO_OP {
+                        changed = true;
+                        let e = elems(s[1], o.a.esize).0;
+                        crate::op::reduce_builtin(
+                            o.a.op,
+                            o.a.elem,
+                            e,
+                            &list.data[d..d + s[1]],
+                            cur,
+                        );
+                        d += s[1];
+                    }
+                }
+            }
+            if changed {
+                // SAFETY: as for the read above.
+                unsafe { crate::sys::cma_writev(pid, &merged, &whole, total) }
+                    .map_err(|e| self.cma_error(r, at, e))?;
+            }
+            Ok(())
+        });
+        list.ops.clear();
+        list.segs.clear();
+        list.data.clear();
+        done
+    }
+
+    /// Applies the accumulates gathered for rank `r` now: before an
+    /// accumulate on it that is not gathered (MPI orders an origin's
+    /// accumulates to one location).
+    fn acc_settle(&self, r: usize) -> Result<()> {
+        if !self.cma.any.get() {
+            return Ok(());
+        }
+        let mut per = self.cma.per.borrow_mut();
+        match per.get_mut(r) {
+            // SAFETY: gathered by `acc_later`, valid until a flush.
+            Some(b) => unsafe { self.acc_issue(r, &mut b.acc) },
+            None => Ok(()),
+        }
+    }
+
+    /// Whether rank `r` is reached by single copy for the `count` elements
+    /// of `t` at `addr` (a rank of this node whose window memory this
+    /// process does not map, host memory): the target segments then.
+    fn cma_segs(
+        &self,
+        r: usize,
+        addr: usize,
+        t: &Type,
+        count: usize,
+    ) -> Result<Option<Vec<[usize; 2]>>> {
+        if self.target(r).local.is_none() || self.remote.is_some() {
+            return Ok(None);
+        }
+        let rt = self.route(r, addr, t, count)?;
+        if rt.direct || rt.device {
+            return Ok(None);
+        }
+        Ok(Some(crate::datatype::segments(t, count, rt.addr)))
     }
 
     /// `write` of the packed `data` (copied now), gathered for the next
