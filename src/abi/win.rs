@@ -1575,7 +1575,9 @@ fn bytes_fast(
     let done = match w.ready(target_rank) {
         // SAFETY: the origin buffer holds the `n` bytes of its elements,
         // writable for a get (the caller's contract).
-        Some(r) => unsafe { w.direct_bytes(r, target_disp, buf, n, put) },
+        Some(r) => unsafe {
+            w.direct_bytes(r, target_disp, buf, n, put) || w.cma_bytes(r, target_disp, buf, n, put)
+        },
         // SAFETY: as above; a get's stays writable until its flush (MPI's rule).
         None => unsafe { w.remote_bytes(target_rank, target_disp, buf, n, put) },
     };
@@ -1681,7 +1683,8 @@ fn acc_fast(
     // SAFETY: the origin and result buffers hold `target_count`
     // elements of `target_datatype` (the caller's contract).
     let done = (n == es && unsafe { w.direct_one(r, target_disp, a, src, got) })
-        || unsafe { w.direct_acc(r, target_disp, a, n, src, got) };
+        || unsafe { w.direct_acc(r, target_disp, a, n, src, got) }
+        || unsafe { w.cma_acc(r, target_disp, a, n, src, got) };
     done.then_some(MPI_SUCCESS)
 }
 
@@ -1805,7 +1808,10 @@ fn compare_and_swap_fast(
     let done = match w.ready(target_rank) {
         // SAFETY: the three buffers hold one element of `datatype` (the
         // caller's contract).
-        Some(r) => unsafe { w.direct_cas(r, target_disp, es, new, cmp, old) },
+        Some(r) => unsafe {
+            w.direct_cas(r, target_disp, es, new, cmp, old)
+                || w.cma_cas(r, target_disp, es, new, cmp, old)
+        },
         // SAFETY: as above; the result buffer stays writable until the
         // flush (MPI's rule).
         None => unsafe { w.remote_cas(target_rank, target_disp, es, new, cmp, old) },

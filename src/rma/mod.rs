@@ -1,8 +1,8 @@
 //! One-sided communication: windows and the operations on them.
 //!
-//! Every operation is carried out by the origin alone, at once, so passive
-//! target needs nothing from the target (within a node: no call and no
-//! progress thread):
+//! Within a node every operation is carried out by the origin alone (at
+//! once, or at the flush where gathered), so passive target needs nothing
+//! from the target (no call and no progress thread):
 //!
 //! * memory of `MPI_Win_allocate` and `MPI_Win_allocate_shared` lives in
 //!   the window's segment on the node (`layout`), which every local rank
@@ -10,7 +10,9 @@
 //!   at aligned addresses are the CPU's atomic instructions;
 //! * memory of `MPI_Win_create` and `MPI_Win_create_dynamic` is the
 //!   application's own: other ranks of the node reach it by single copy
-//!   (`process_vm_readv`/`writev`), the rank itself directly;
+//!   (`process_vm_readv`/`writev`), the rank itself directly; small
+//!   operations by single copy are gathered per target and made at the
+//!   flush (`CmaGather`: one call for a run of them);
 //! * accumulates that are not one atomic instruction take the target's
 //!   accumulate mutex in the segment around read, reduce and write back,
 //!   so accumulates with the same op and basic type are element-wise
@@ -20,9 +22,10 @@
 //!   post/start/complete/wait are counters per (target, origin) pair;
 //!   fence is a barrier on the window's own communicator.
 //!
-//! An operation is complete at the origin when its call returns; flush and
-//! the ends of epochs order memory and, across nodes, wait for UCX's puts to
-//! complete at their targets. A window whose ranks span nodes reaches the
+//! An operation is complete at the origin when its call returns, except
+//! the gathered ones (their bytes are copied at the call; fetched bytes
+//! land at the flush); flush and the ends of epochs make the gathered
+//! ones, order memory and, across nodes, wait for the targets' answers. A window whose ranks span nodes reaches the
 //! other nodes through UCX (`net`): puts and gets on registered memory (a
 //! dynamic window's as active messages its target checks), and
 //! for every target the control words and the accumulate mutex by UCX's
@@ -857,6 +860,139 @@ impl Win {
         // above); the three buffers hold `es` bytes (the caller's contract).
         unsafe { cas_word(at, es, new, cmp, old) };
         true
+    }
+
+    /// The address in target `r`'s process of the `n` bytes at
+    /// displacement `disp`, where `r` is a rank of this node reached by
+    /// single copy (its `MPI_Win_create` memory: not mapped here, not
+    /// device memory, not a dynamic window's) and the bytes lie in its
+    /// window memory: the single-copy fast paths' common check. None leaves
+    /// the operation to the general path.
+    #[inline]
+    fn cma_at(&self, r: usize, disp: i64, n: usize) -> Option<usize> {
+        let tg = self.targets.get(r)?;
+        if tg.local.is_none()
+            || tg.direct
+            || tg.device
+            || self.remote.is_some()
+            || self.flavor == MPI_WIN_FLAVOR_DYNAMIC
+            || n == 0
+            || n > CMA_PIECE
+        {
+            return None;
+        }
+        let off = u64::try_from(disp).ok()?.checked_mul(tg.unit as u64)?;
+        (off <= tg.size as u64 && n as u64 <= tg.size as u64 - off).then(|| tg.addr + off as usize)
+    }
+
+    /// A put (`put`) or get of `n` contiguous bytes of host memory at `buf`
+    /// with displacement `disp` of target `r`, a rank of this node reached
+    /// by single copy, gathered for the next flush to it (`CmaGather`);
+    /// false, having done nothing, where that does not apply as things
+    /// stand (the general path then takes it). Nothing is copied to the
+    /// target here and nothing can fail.
+    ///
+    /// # Safety
+    /// `buf` holds `n` bytes, readable for a put; for a get, writable
+    /// until the next flush to `r` (MPI's rule for a get's buffer).
+    #[inline(never)]
+    pub unsafe fn cma_bytes(&self, r: usize, disp: i64, buf: *mut u8, n: usize, put: bool) -> bool {
+        let Some(at) = self.cma_at(r, disp, n) else {
+            return false;
+        };
+        if crate::gpu::classify(buf, n) != MemKind::Host {
+            return false;
+        }
+        // SAFETY: forwarded contract.
+        let done = unsafe { self.cma_gather(r, &[[at, n]], buf as usize, n, put, false) };
+        matches!(done, Ok(true))
+    }
+
+    /// An accumulate (with `got`, a get-accumulate) of `n` contiguous bytes
+    /// of basic elements at displacement `disp` of target `r`, a rank of
+    /// this node reached by single copy, gathered as `cma_bytes` gathers a
+    /// put (`AccList`); false, having done nothing, where that does not
+    /// apply.
+    ///
+    /// # Safety
+    /// `src` holds `n` readable bytes unless `a.op` is `MPI_NO_OP`; `got`,
+    /// when not null, `n` writable ones until the next flush to `r`.
+    #[inline(never)]
+    pub unsafe fn cma_acc(
+        &self,
+        r: usize,
+        disp: i64,
+        a: AccOp,
+        n: usize,
+        src: *const u8,
+        got: *mut u8,
+    ) -> bool {
+        if a.esize == 0 || elems(n, a.esize).1 != 0 {
+            return false;
+        }
+        let Some(at) = self.cma_at(r, disp, n) else {
+            return false;
+        };
+        let host = |p: *const u8| p.is_null() || crate::gpu::classify(p, n) == MemKind::Host;
+        if !host(got) || (a.op != MPI_NO_OP && !host(src)) || (got.is_null() && a.op == MPI_NO_OP) {
+            return false;
+        }
+        let data: &[u8] = if a.op == MPI_NO_OP {
+            &[]
+        } else {
+            // SAFETY: the caller's contract.
+            unsafe { std::slice::from_raw_parts(src, n) }
+        };
+        // SAFETY: forwarded contract.
+        let done =
+            unsafe { self.acc_gather(r, &[[at, n]], a, false, data, n, got as usize, false) };
+        matches!(done, Ok(true))
+    }
+
+    /// A compare-and-swap of one `es`-byte element at displacement `disp`
+    /// of target `r`, a rank of this node reached by single copy, gathered
+    /// as `cma_acc` gathers an accumulate; false, having done nothing,
+    /// where that does not apply.
+    ///
+    /// # Safety
+    /// `new` and `cmp` hold `es` readable bytes; `old` `es` writable ones
+    /// until the next flush to `r`.
+    #[inline(never)]
+    pub unsafe fn cma_cas(
+        &self,
+        r: usize,
+        disp: i64,
+        es: usize,
+        new: *const u8,
+        cmp: *const u8,
+        old: *mut u8,
+    ) -> bool {
+        if es == 0 || es > 8 {
+            return false;
+        }
+        let Some(at) = self.cma_at(r, disp, es) else {
+            return false;
+        };
+        let host = |p: *const u8| crate::gpu::classify(p, es) == MemKind::Host;
+        if !host(new) || !host(cmp) || !host(old) {
+            return false;
+        }
+        let mut data = [0u8; 16];
+        // SAFETY: the caller's contract.
+        unsafe {
+            std::ptr::copy_nonoverlapping(new, data.as_mut_ptr(), es);
+            std::ptr::copy_nonoverlapping(cmp, data.as_mut_ptr().add(es), es);
+        }
+        let a = AccOp {
+            op: MPI_REPLACE,
+            elem: crate::op::Elem::Byte,
+            esize: es,
+            basic: MPI_BYTE,
+        };
+        let d = &data[..2 * es];
+        // SAFETY: forwarded contract.
+        let done = unsafe { self.acc_gather(r, &[[at, es]], a, true, d, es, old as usize, false) };
+        matches!(done, Ok(true))
     }
 
     /// The offset in target `r`'s window memory of the `n` bytes at
@@ -1986,22 +2122,51 @@ impl Win {
         n: usize,
         put: bool,
     ) -> Result<bool> {
-        if n == 0 || n > CMA_PIECE || segs.len() > CMA_SEGS {
+        // SAFETY: forwarded contract.
+        unsafe { self.cma_gather(r, segs, local, n, put, true) }
+    }
+
+    /// `cma_later`; with `issue` false (the fast entries), false where the
+    /// gathered pieces would first have to be made: then nothing is sent
+    /// and nothing can fail.
+    ///
+    /// # Safety
+    /// As `cma_later`.
+    unsafe fn cma_gather(
+        &self,
+        r: usize,
+        segs: &[[usize; 2]],
+        local: usize,
+        n: usize,
+        put: bool,
+        issue: bool,
+    ) -> Result<bool> {
+        if n == 0 || n > CMA_PIECE || segs.len() > CMA_SEGS || r >= self.targets.len() {
             return Ok(false);
         }
-        let mut per = self.cma.per.borrow_mut();
+        let Ok(mut per) = self.cma.per.try_borrow_mut() else {
+            return Ok(false);
+        };
         if per.len() <= r {
-            per.resize_with(self.targets.len().max(r + 1), Default::default);
+            per.resize_with(self.targets.len(), Default::default);
         }
-        let b = &mut per[r];
+        let Some(b) = per.get_mut(r) else {
+            return Ok(false);
+        };
         let list = if put { &mut b.put } else { &mut b.get };
         if list.remote.len() + segs.len() > CMA_SEGS
             || list.local.len() >= CMA_SEGS
             || list.bytes + n > 16 * CMA_PIECE
         {
+            if !issue {
+                return Ok(false);
+            }
             // SAFETY: the gathered pieces are valid until the flush (the
             // contract of the calls that gathered them).
             unsafe { self.cma_issue(r, list, put)? };
+        }
+        if put {
+            self.stored.set(true);
         }
         // Both sides are byte streams (the kernel pairs them byte for
         // byte), so a piece that continues the one before is merged with it:
@@ -2095,18 +2260,53 @@ impl Win {
         n: usize,
         dst: usize,
     ) -> Result<bool> {
-        if n == 0 || n > CMA_PIECE || segs.len() > CMA_SEGS || (a.esize == 0 && !cas) {
+        // SAFETY: forwarded contract.
+        unsafe { self.acc_gather(r, segs, a, cas, data, n, dst, true) }
+    }
+
+    /// `acc_later`; with `issue` false (the fast entries), false where the
+    /// gathered operations would first have to be applied: then nothing is
+    /// done and nothing can fail.
+    ///
+    /// # Safety
+    /// As `acc_later`.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn acc_gather(
+        &self,
+        r: usize,
+        segs: &[[usize; 2]],
+        a: AccOp,
+        cas: bool,
+        data: &[u8],
+        n: usize,
+        dst: usize,
+        issue: bool,
+    ) -> Result<bool> {
+        if n == 0
+            || n > CMA_PIECE
+            || segs.len() > CMA_SEGS
+            || (a.esize == 0 && !cas)
+            || r >= self.targets.len()
+        {
             return Ok(false);
         }
-        let mut per = self.cma.per.borrow_mut();
+        let Ok(mut per) = self.cma.per.try_borrow_mut() else {
+            return Ok(false);
+        };
         if per.len() <= r {
-            per.resize_with(self.targets.len().max(r + 1), Default::default);
+            per.resize_with(self.targets.len(), Default::default);
         }
-        let list = &mut per[r].acc;
+        let Some(b) = per.get_mut(r) else {
+            return Ok(false);
+        };
+        let list = &mut b.acc;
         if list.ops.len() >= CMA_SEGS
             || list.segs.len() + segs.len() > CMA_SEGS
             || list.data.len() + data.len() > 16 * CMA_PIECE
         {
+            if !issue {
+                return Ok(false);
+            }
             // SAFETY: the gathered operations' result buffers are valid
             // until the flush (the contract of the calls that gathered them).
             unsafe { self.acc_issue(r, list)? };
@@ -2290,9 +2490,6 @@ impl Win {
             return Ok(false);
         }
         let segs = crate::datatype::segments(t, count, rt.addr);
-        if put {
-            self.stored.set(true);
-        }
         // SAFETY: forwarded contract.
         unsafe { self.cma_later(r, &segs, local, n, put) }
     }
