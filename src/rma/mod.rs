@@ -641,7 +641,7 @@ impl Win {
     ///
     /// # Safety
     /// `buf` holds `n` bytes, readable for a put, writable for a get.
-    #[inline]
+    #[inline(always)]
     pub unsafe fn direct_bytes(
         &self,
         r: usize,
