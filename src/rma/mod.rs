@@ -239,6 +239,34 @@ struct CmaList {
     bytes: usize,
 }
 
+/// An accumulate's operand of `n` bytes at `src` (none for `MPI_NO_OP`),
+/// where it and the result buffer `got` (null: none) are host memory: the
+/// fast paths' common check. None leaves the operation to the general
+/// path.
+///
+/// # Safety
+/// `src` holds `n` readable bytes unless `a.op` is `MPI_NO_OP`.
+#[inline]
+unsafe fn acc_operand<'a>(a: AccOp, n: usize, src: *const u8, got: *mut u8) -> Option<&'a [u8]> {
+    let host = |p: *const u8| p.is_null() || crate::gpu::classify(p, n) == MemKind::Host;
+    if !host(got) || (a.op != MPI_NO_OP && !host(src)) {
+        return None;
+    }
+    Some(if a.op == MPI_NO_OP {
+        &[]
+    } else {
+        // SAFETY: the caller's contract.
+        unsafe { std::slice::from_raw_parts(src, n) }
+    })
+}
+
+/// Whether every one of `bufs`, `n` bytes each, is host memory.
+#[inline]
+fn all_host(bufs: &[*const u8], n: usize) -> bool {
+    bufs.iter()
+        .all(|&p| crate::gpu::classify(p, n) == MemKind::Host)
+}
+
 /// Appends the range `r` ([address, length]) to `v`, merged with the last
 /// one where it continues it.
 fn push_range(v: &mut Vec<[usize; 2]>, r: [usize; 2]) {
@@ -698,15 +726,9 @@ impl Win {
         let (Some(at), Some(l)) = (self.mapped(r, disp, n), self.target(r).local) else {
             return false;
         };
-        let host = |p: *const u8| p.is_null() || crate::gpu::classify(p, n) == MemKind::Host;
-        if !host(got) || (a.op != MPI_NO_OP && !host(src)) {
+        // SAFETY: the caller's contract.
+        let Some(data) = (unsafe { acc_operand(a, n, src, got) }) else {
             return false;
-        }
-        let data: &[u8] = if a.op == MPI_NO_OP {
-            &[]
-        } else {
-            // SAFETY: the caller's contract.
-            unsafe { std::slice::from_raw_parts(src, n) }
         };
         // SAFETY: the caller's contract.
         let mut fetch = (!got.is_null()).then(|| unsafe { std::slice::from_raw_parts_mut(got, n) });
@@ -852,8 +874,7 @@ impl Win {
         let Some(at) = self.mapped(r, disp, es).filter(|at| at % es == 0) else {
             return false;
         };
-        let host = |p: *const u8| crate::gpu::classify(p, es) == MemKind::Host;
-        if !host(new) || !host(cmp) || !host(old) {
+        if !all_host(&[new, cmp, old as *const u8], es) {
             return false;
         }
         // SAFETY: `at` is aligned window memory this process maps (checked
@@ -933,15 +954,12 @@ impl Win {
         let Some(at) = self.cma_at(r, disp, n) else {
             return false;
         };
-        let host = |p: *const u8| p.is_null() || crate::gpu::classify(p, n) == MemKind::Host;
-        if !host(got) || (a.op != MPI_NO_OP && !host(src)) || (got.is_null() && a.op == MPI_NO_OP) {
+        if got.is_null() && a.op == MPI_NO_OP {
             return false;
         }
-        let data: &[u8] = if a.op == MPI_NO_OP {
-            &[]
-        } else {
-            // SAFETY: the caller's contract.
-            unsafe { std::slice::from_raw_parts(src, n) }
+        // SAFETY: the caller's contract.
+        let Some(data) = (unsafe { acc_operand(a, n, src, got) }) else {
+            return false;
         };
         // SAFETY: forwarded contract.
         let done =
@@ -973,8 +991,7 @@ impl Win {
         let Some(at) = self.cma_at(r, disp, es) else {
             return false;
         };
-        let host = |p: *const u8| crate::gpu::classify(p, es) == MemKind::Host;
-        if !host(new) || !host(cmp) || !host(old) {
+        if !all_host(&[new, cmp, old as *const u8], es) {
             return false;
         }
         let mut data = [0u8; 16];
@@ -983,12 +1000,7 @@ impl Win {
             std::ptr::copy_nonoverlapping(new, data.as_mut_ptr(), es);
             std::ptr::copy_nonoverlapping(cmp, data.as_mut_ptr().add(es), es);
         }
-        let a = AccOp {
-            op: MPI_REPLACE,
-            elem: crate::op::Elem::Byte,
-            esize: es,
-            basic: MPI_BYTE,
-        };
+        let a = net::cas_op(es);
         let d = &data[..2 * es];
         // SAFETY: forwarded contract.
         let done = unsafe { self.acc_gather(r, &[[at, es]], a, true, d, es, old as usize, false) };
@@ -1078,15 +1090,9 @@ impl Win {
         let Some((net, i, off)) = self.remote_off(r, disp, n) else {
             return false;
         };
-        let host = |p: *const u8| p.is_null() || crate::gpu::classify(p, n) == MemKind::Host;
-        if !host(got) || (a.op != MPI_NO_OP && !host(src)) {
+        // SAFETY: the caller's contract.
+        let Some(data) = (unsafe { acc_operand(a, n, src, got) }) else {
             return false;
-        }
-        let data: &[u8] = if a.op == MPI_NO_OP {
-            &[]
-        } else {
-            // SAFETY: the caller's contract.
-            unsafe { std::slice::from_raw_parts(src, n) }
         };
         self.stored.set(true);
         // SAFETY: forwarded contract.
@@ -1117,8 +1123,7 @@ impl Win {
         let Some((net, i, off)) = self.remote_off(r, disp, es) else {
             return false;
         };
-        let host = |p: *const u8| crate::gpu::classify(p, es) == MemKind::Host;
-        if !host(new) || !host(cmp) || !host(old) {
+        if !all_host(&[new, cmp, old as *const u8], es) {
             return false;
         }
         // SAFETY: the caller's contract.
@@ -1755,12 +1760,7 @@ impl Win {
             };
             let mut data = new.to_vec();
             data.extend_from_slice(cmp);
-            let a = AccOp {
-                op: MPI_REPLACE,
-                elem: crate::op::Elem::Byte,
-                esize: es,
-                basic: MPI_BYTE,
-            };
+            let a = net::cas_op(es);
             // SAFETY: forwarded contract.
             return unsafe { self.acc_later(r, &segs, a, true, &data, es, dst as usize) };
         };
@@ -2126,6 +2126,17 @@ impl Win {
         unsafe { self.cma_gather(r, segs, local, n, put, true) }
     }
 
+    /// Target `r`'s gathered single copies, for adding to (None where `r`
+    /// is not a window rank, or the gathering is in use: the caller then
+    /// does not gather).
+    fn batch_of(&self, r: usize) -> Option<std::cell::RefMut<'_, CmaBatch>> {
+        let mut per = self.cma.per.try_borrow_mut().ok()?;
+        if per.len() <= r {
+            per.resize_with(self.targets.len(), Default::default);
+        }
+        std::cell::RefMut::filter_map(per, |p| p.get_mut(r)).ok()
+    }
+
     /// `cma_later`; with `issue` false (the fast entries), false where the
     /// gathered pieces would first have to be made: then nothing is sent
     /// and nothing can fail.
@@ -2144,15 +2155,10 @@ impl Win {
         if n == 0 || n > CMA_PIECE || segs.len() > CMA_SEGS || r >= self.targets.len() {
             return Ok(false);
         }
-        let Ok(mut per) = self.cma.per.try_borrow_mut() else {
+        let Some(mut b) = self.batch_of(r) else {
             return Ok(false);
         };
-        if per.len() <= r {
-            per.resize_with(self.targets.len(), Default::default);
-        }
-        let Some(b) = per.get_mut(r) else {
-            return Ok(false);
-        };
+        let b = &mut *b;
         let list = if put { &mut b.put } else { &mut b.get };
         if list.remote.len() + segs.len() > CMA_SEGS
             || list.local.len() >= CMA_SEGS
@@ -2290,13 +2296,7 @@ impl Win {
         {
             return Ok(false);
         }
-        let Ok(mut per) = self.cma.per.try_borrow_mut() else {
-            return Ok(false);
-        };
-        if per.len() <= r {
-            per.resize_with(self.targets.len(), Default::default);
-        }
-        let Some(b) = per.get_mut(r) else {
+        let Some(mut b) = self.batch_of(r) else {
             return Ok(false);
         };
         let list = &mut b.acc;

@@ -568,7 +568,7 @@ const REPLACE_BYTES: AccOp = AccOp {
 };
 
 /// A compare-and-swap's request names its element's size.
-fn cas_op(esize: usize) -> AccOp {
+pub fn cas_op(esize: usize) -> AccOp {
     AccOp {
         op: MPI_REPLACE,
         elem: crate::op::Elem::Byte,
