@@ -885,9 +885,10 @@ impl Win {
 
     /// The address in target `r`'s process of the `n` bytes at
     /// displacement `disp`, where `r` is a rank of this node reached by
-    /// single copy (its `MPI_Win_create` memory: not mapped here, not
-    /// device memory, not a dynamic window's) and the bytes lie in its
-    /// window memory: the single-copy fast paths' common check. None leaves
+    /// single copy (its `MPI_Win_create` memory or the host memory it
+    /// attached to a dynamic window: not mapped here, not device memory)
+    /// and the bytes lie in its window memory: the single-copy fast paths'
+    /// common check. None leaves
     /// the operation to the general path.
     #[inline]
     fn cma_at(&self, r: usize, disp: i64, n: usize) -> Option<usize> {
@@ -896,11 +897,32 @@ impl Win {
             || tg.direct
             || tg.device
             || self.remote.is_some()
-            || self.flavor == MPI_WIN_FLAVOR_DYNAMIC
             || n == 0
             || n > CMA_PIECE
         {
             return None;
+        }
+        if self.flavor == MPI_WIN_FLAVOR_DYNAMIC {
+            // An address of the target's: within one region of host memory
+            // it attached, as its table in the segment has them (`place`'s
+            // check; a table that overflowed leaves it to the general path).
+            let at = tg.addr.checked_add(usize::try_from(disp).ok()?)?;
+            let end = at.checked_add(n)?;
+            // SAFETY: the segment is mapped for the window's life; the
+            // local index is below the node's rank count.
+            let t = unsafe { self.layout.attached(self.seg.base(), tg.local?) }?;
+            // Acquire: pairs with the Release store of the overflow flag.
+            if t.overflow.load(Ordering::Acquire) != 0 {
+                return None;
+            }
+            let inside = t.regs.iter().any(|s| {
+                // Acquire: pairs with the Release store of the length in
+                // `attach_region`, after its address.
+                let len = s[1].load(Ordering::Acquire) as usize;
+                let base = s[0].load(Ordering::Relaxed) as usize;
+                len > 0 && at >= base && end - base <= len
+            });
+            return inside.then_some(at);
         }
         let off = u64::try_from(disp).ok()?.checked_mul(tg.unit as u64)?;
         (off <= tg.size as u64 && n as u64 <= tg.size as u64 - off).then(|| tg.addr + off as usize)
