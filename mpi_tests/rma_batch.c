@@ -51,14 +51,7 @@ static void run(int rank, int size, int allocate) {
     CHECK(size <= 16, "at most 16 ranks");
     MPI_Win win;
     Cell *c;
-    MPI_Info info = rma_test_info();
-    if (allocate) {
-        MPI_Win_allocate(sizeof(Cell), 1, info, MPI_COMM_WORLD, &c, &win);
-    } else {
-        c = malloc(sizeof(Cell));
-        MPI_Win_create(c, sizeof(Cell), 1, info, MPI_COMM_WORLD, &win);
-    }
-    if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+    c = rma_test_window(sizeof(Cell), allocate, &win);
     MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win);
     memset(c, 0, sizeof *c);
     c->imin = 1 << 30;

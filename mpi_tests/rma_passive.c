@@ -30,16 +30,9 @@ static void run(int rank, int size, int allocate) {
     MPI_Win win;
     Cell *c;
     /* RMA_TEST_INTRINSIC=1: single-element accumulates as the fabric's
-     * atomics (acc_single_intrinsic); the accumulates below are all single
-     * elements, as that hint requires. */
-    MPI_Info info = rma_test_info();
-    if (allocate) {
-        MPI_Win_allocate(sizeof(Cell), 1, info, MPI_COMM_WORLD, &c, &win);
-    } else {
-        c = malloc(sizeof(Cell));
-        MPI_Win_create(c, sizeof(Cell), 1, info, MPI_COMM_WORLD, &win);
-    }
-    if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+     * atomics (acc_single_intrinsic, set by rma_test_window); the
+     * accumulates below are all single elements, as that hint requires. */
+    c = rma_test_window(sizeof(Cell), allocate, &win);
     memset(c, 0, sizeof *c);
     MPI_Barrier(MPI_COMM_WORLD);
     int64_t want = (int64_t)(size - 1) * ITERS;

@@ -40,4 +40,20 @@ static inline MPI_Info rma_test_info(void) {
     }
     return info;
 }
+
+/* A window of `bytes` bytes (disp unit 1) with rma_test_info's info: from
+ * MPI_Win_allocate, or from malloc with MPI_Win_create (the caller frees
+ * it after MPI_Win_free). */
+static inline void *rma_test_window(MPI_Aint bytes, int allocate, MPI_Win *win) {
+    void *mem;
+    MPI_Info info = rma_test_info();
+    if (allocate) {
+        MPI_Win_allocate(bytes, 1, info, MPI_COMM_WORLD, &mem, win);
+    } else {
+        mem = malloc(bytes);
+        MPI_Win_create(mem, bytes, 1, info, MPI_COMM_WORLD, win);
+    }
+    if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+    return mem;
+}
 #endif

@@ -69,6 +69,17 @@ pub struct Target {
     pub unit: usize,
 }
 
+impl Target {
+    /// The offset in the window memory of the `n` bytes at displacement
+    /// `disp` where they lie inside it (not a dynamic window's: its
+    /// displacements are addresses); the fast paths' range check.
+    #[inline(always)]
+    fn offset(&self, disp: i64, n: usize) -> Option<u64> {
+        let off = u64::try_from(disp).ok()?.checked_mul(self.unit as u64)?;
+        (off <= self.size as u64 && n as u64 <= self.size as u64 - off).then_some(off)
+    }
+}
+
 /// Where an operation's target bytes are reached from this process
 /// (`Win::route`): `addr` translated into a CUDA IPC mapping for a local
 /// rank's attached device memory.
@@ -652,11 +663,10 @@ impl Win {
     #[inline]
     fn mapped(&self, r: usize, disp: i64, n: usize) -> Option<usize> {
         let tg = self.target(r);
-        if !tg.direct || tg.device || self.flavor == MPI_WIN_FLAVOR_DYNAMIC || disp < 0 {
+        if !tg.direct || tg.device || self.flavor == MPI_WIN_FLAVOR_DYNAMIC {
             return None;
         }
-        let off = (disp as u64).checked_mul(tg.unit as u64)?;
-        (off <= tg.size as u64 && n as u64 <= tg.size as u64 - off).then(|| tg.addr + off as usize)
+        tg.offset(disp, n).map(|off| tg.addr + off as usize)
     }
 
     /// A put (`put`) or get of `n` contiguous bytes at displacement `disp`
@@ -924,8 +934,7 @@ impl Win {
             });
             return inside.then_some(at);
         }
-        let off = u64::try_from(disp).ok()?.checked_mul(tg.unit as u64)?;
-        (off <= tg.size as u64 && n as u64 <= tg.size as u64 - off).then(|| tg.addr + off as usize)
+        tg.offset(disp, n).map(|off| tg.addr + off as usize)
     }
 
     /// A put (`put`) or get of `n` contiguous bytes of host memory at `buf`
@@ -1046,8 +1055,7 @@ impl Win {
         if !open || tg.local.is_some() || tg.device || self.flavor == MPI_WIN_FLAVOR_DYNAMIC {
             return None;
         }
-        let off = u64::try_from(disp).ok()?.checked_mul(tg.unit as u64)?;
-        (off <= tg.size as u64 && n as u64 <= tg.size as u64 - off).then_some((net, i, off))
+        tg.offset(disp, n).map(|off| (net, i, off))
     }
 
     /// A put (`put`) or get of `n` contiguous bytes between host memory at
@@ -1682,7 +1690,7 @@ impl Win {
             if fetch.is_none() {
                 let segs = crate::datatype::segments(t, count, rt.addr);
                 // SAFETY: nothing is fetched.
-                if unsafe { self.acc_later(r, &segs, a, false, data, n, 0)? } {
+                if unsafe { self.acc_gather(r, &segs, a, false, data, n, 0, true)? } {
                     return Ok(());
                 }
             }
@@ -1745,7 +1753,7 @@ impl Win {
             return match self.cma_segs(r, addr, t, count)? {
                 // SAFETY: forwarded contract.
                 Some(segs) if n > 0 => unsafe {
-                    self.acc_later(r, &segs, a, false, data, n, dst as usize)
+                    self.acc_gather(r, &segs, a, false, data, n, dst as usize, true)
                 },
                 _ => Ok(false),
             };
@@ -1784,7 +1792,7 @@ impl Win {
             data.extend_from_slice(cmp);
             let a = net::cas_op(es);
             // SAFETY: forwarded contract.
-            return unsafe { self.acc_later(r, &segs, a, true, &data, es, dst as usize) };
+            return unsafe { self.acc_gather(r, &segs, a, true, &data, es, dst as usize, true) };
         };
         if self.intrinsic(es, es) && addr % es == 0 {
             return Ok(false);
@@ -2127,27 +2135,6 @@ impl Win {
         copied.and(flushed)
     }
 
-    /// A put (`put`, of the `n` bytes at `local`, copied now) or get (into
-    /// `local`) with the target segments `segs` of rank `r`, a rank of this
-    /// node reached by single copy, gathered for its next flush
-    /// (`CmaGather`); false, having done nothing, where it is too large to
-    /// gather.
-    ///
-    /// # Safety
-    /// The `n` bytes at `local` are readable (a put), or writable until
-    /// that flush (a get).
-    unsafe fn cma_later(
-        &self,
-        r: usize,
-        segs: &[[usize; 2]],
-        local: usize,
-        n: usize,
-        put: bool,
-    ) -> Result<bool> {
-        // SAFETY: forwarded contract.
-        unsafe { self.cma_gather(r, segs, local, n, put, true) }
-    }
-
     /// Target `r`'s gathered single copies, for adding to (None where `r`
     /// is not a window rank, or the gathering is in use: the caller then
     /// does not gather).
@@ -2159,12 +2146,17 @@ impl Win {
         std::cell::RefMut::filter_map(per, |p| p.get_mut(r)).ok()
     }
 
-    /// `cma_later`; with `issue` false (the fast entries), false where the
-    /// gathered pieces would first have to be made: then nothing is sent
-    /// and nothing can fail.
+    /// A put (`put`, of the `n` bytes at `local`, copied now) or get (into
+    /// `local`) with the target segments `segs` of rank `r`, a rank of this
+    /// node reached by single copy, gathered for its next flush
+    /// (`CmaGather`); false, having done nothing, where it is too large to
+    /// gather. With `issue` false (the fast entries), also false where the
+    /// pieces gathered before would first have to be made: then nothing is
+    /// sent and nothing can fail.
     ///
     /// # Safety
-    /// As `cma_later`.
+    /// The `n` bytes at `local` are readable (a put), or writable until
+    /// that flush (a get).
     unsafe fn cma_gather(
         &self,
         r: usize,
@@ -2218,7 +2210,7 @@ impl Win {
     /// Makes the single copies gathered in `list` for rank `r` and empties it.
     ///
     /// # Safety
-    /// Its local pieces are valid as `cma_later`'s contract says.
+    /// Its local pieces are valid as `cma_gather`'s contract says.
     unsafe fn cma_issue(&self, r: usize, list: &mut CmaList, put: bool) -> Result<()> {
         if list.bytes == 0 {
             return Ok(());
@@ -2255,7 +2247,7 @@ impl Win {
             if r.is_some_and(|r| r != t) {
                 continue;
             }
-            // SAFETY: gathered by `cma_later` and `acc_later`, valid until
+            // SAFETY: gathered by `cma_gather` and `acc_gather`, valid until
             // this flush.
             let done = unsafe { self.cma_issue(t, &mut b.put, true) }
                 .and(unsafe { self.cma_issue(t, &mut b.get, false) })
@@ -2273,31 +2265,12 @@ impl Win {
     /// `segs` of rank `r`, a rank of this node reached by single copy,
     /// gathered for its next flush (`AccList`); `dst` (0: none) gets the
     /// old elements then. False, having done nothing, where it is too
-    /// large to gather.
+    /// large to gather; with `issue` false (the fast entries), also where
+    /// the operations gathered before would first have to be applied: then
+    /// nothing is done and nothing can fail.
     ///
     /// # Safety
     /// `dst`, when not 0, holds `n` writable bytes until that flush.
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn acc_later(
-        &self,
-        r: usize,
-        segs: &[[usize; 2]],
-        a: AccOp,
-        cas: bool,
-        data: &[u8],
-        n: usize,
-        dst: usize,
-    ) -> Result<bool> {
-        // SAFETY: forwarded contract.
-        unsafe { self.acc_gather(r, segs, a, cas, data, n, dst, true) }
-    }
-
-    /// `acc_later`; with `issue` false (the fast entries), false where the
-    /// gathered operations would first have to be applied: then nothing is
-    /// done and nothing can fail.
-    ///
-    /// # Safety
-    /// As `acc_later`.
     #[allow(clippy::too_many_arguments)]
     unsafe fn acc_gather(
         &self,
@@ -2352,7 +2325,7 @@ impl Win {
     /// and empties it.
     ///
     /// # Safety
-    /// Their result buffers are valid as `acc_later`'s contract says.
+    /// Their result buffers are valid as `acc_gather`'s contract says.
     unsafe fn acc_issue(&self, r: usize, list: &mut AccList) -> Result<()> {
         if list.ops.is_empty() {
             return Ok(());
@@ -2395,7 +2368,7 @@ impl Win {
                     let cur = &mut image[off..off + s[1]];
                     if got != 0 {
                         // SAFETY: the result buffer holds the operation's
-                        // bytes (`acc_later`'s contract), its segments'
+                        // bytes (`acc_gather`'s contract), its segments'
                         // lengths in all.
                         unsafe {
                             std::ptr::copy_nonoverlapping(cur.as_ptr(), got as *mut u8, s[1])
@@ -2445,7 +2418,7 @@ impl Win {
         }
         let mut per = self.cma.per.borrow_mut();
         match per.get_mut(r) {
-            // SAFETY: gathered by `acc_later`, valid until a flush.
+            // SAFETY: gathered by `acc_gather`, valid until a flush.
             Some(b) => unsafe { self.acc_issue(r, &mut b.acc) },
             None => Ok(()),
         }
@@ -2513,7 +2486,7 @@ impl Win {
         }
         let segs = crate::datatype::segments(t, count, rt.addr);
         // SAFETY: forwarded contract.
-        unsafe { self.cma_later(r, &segs, local, n, put) }
+        unsafe { self.cma_gather(r, &segs, local, n, put, true) }
     }
 
     /// MPI_Win_post to the window ranks `origins`.
